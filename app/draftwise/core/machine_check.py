@@ -1,0 +1,106 @@
+""""Check this machine": prove the engine runs here, on a tiny model we generate.
+
+Each step is reported as it finishes, so the CLI and the window can show progress. The
+check never needs a model of the user's: a few-hundred-KB random-weight llama is written
+into the cache and launched for real.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from draftwise.core import paths
+
+
+@dataclass(frozen=True)
+class CheckStep:
+    title: str
+    status: str  # ok | fail | info
+    detail: str
+
+
+_GPU_LINE = re.compile(r"using device (\w+)")
+
+
+def tiny_model_path() -> Path:
+    return paths.cache_dir() / "check" / "draftwise-check-tiny-llama.gguf"
+
+
+def write_check_model() -> Path:
+    """Write (or reuse) the tiny model; ImportError when gguf-py is not installed."""
+    from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+
+    path = tiny_model_path()
+    if not path.is_file():
+        tmp = path.with_name(path.stem + ".partial.gguf")
+        write_tiny_model(tmp, TinyModel(name="draftwise-check"))
+        tmp.replace(path)
+    return path
+
+
+def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> Iterator[CheckStep]:
+    from draftwise.core import gguf
+    from draftwise.core.engines import discovery, headless
+
+    try:
+        model = write_check_model()
+    except ImportError:
+        yield CheckStep("Test model", "fail",
+                        "the gguf package is missing; reinstall Draftwise with its extras (make run does).")
+        return
+    try:
+        info = gguf.read_model(model)
+    except gguf.GGUFError as exc:
+        yield CheckStep("Test model", "fail", str(exc))
+        return
+    yield CheckStep("Test model", "ok",
+                    f"{info.architecture}, {info.block_count} layers, {info.size_bytes // 1024} KiB at {model}")
+
+    engine = discovery.best_engine(configured_engine)
+    if engine is None:
+        found = discovery.find_engines(configured_engine)
+        why = "; ".join(e.problem for e in found) or "none installed"
+        yield CheckStep("Engine", "fail",
+                        f"no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).")
+        return
+    yield CheckStep("Engine", "ok", f"llama.cpp {engine.version} ({engine.backend}, {engine.source}) {engine.binary}")
+
+    server = headless.start_server(engine.binary, model)
+    try:
+        yield from _exercise(server, engine, prompt)
+    finally:
+        # Stop even when the caller stops iterating early: never leave an engine behind.
+        code = server.stop()
+    yield CheckStep("Engine stop", "ok", f"stopped (exit code {code}), nothing left running")
+
+
+def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
+    from draftwise.core.engines import headless
+
+    try:
+        seconds = server.wait_ready(timeout=120)
+    except headless.EngineError as exc:
+        yield CheckStep("Engine start", "fail", str(exc))
+        return
+    yield CheckStep("Engine start", "ok", f"ready in {seconds:.2f} s at {server.base_url}")
+    try:
+        result = server.complete(prompt, n_predict=8)
+    except (headless.EngineError, OSError, ValueError) as exc:
+        yield CheckStep("Generation", "fail", str(exc))
+        return
+    timings = result.get("timings") or {}
+    speed = timings.get("predicted_per_second")
+    speed_text = f" at {speed:.0f} tokens/s" if isinstance(speed, int | float) else ""
+    yield CheckStep("Generation", "ok",
+                    f"{result.get('tokens_predicted', '?')} tokens{speed_text} (random weights: the words are nonsense)")
+    devices = sorted(set(_GPU_LINE.findall(server.log_text())))
+    if devices:
+        yield CheckStep("GPU", "ok", "the engine uses " + ", ".join(devices))
+    elif engine.backend in ("cpu", "unknown"):
+        yield CheckStep("GPU", "info", "this engine is a CPU build; models run on the processor")
+    else:
+        yield CheckStep("GPU", "fail",
+                        f"this is a {engine.backend} build but it did not use a GPU; check the driver")

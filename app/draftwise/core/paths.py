@@ -1,0 +1,38 @@
+"""Where Draftwise keeps things on this machine.
+
+One place for every folder, so tests (and portable installs) can move them all with
+environment variables instead of patching platformdirs in many modules.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "draftwise"
+
+
+def _dir(env_var: str, default: str) -> Path:
+    override = os.environ.get(env_var)
+    return Path(override) if override else Path(default)
+
+
+def data_dir() -> Path:
+    """Provisioned engines, the broken-drafter record: things worth keeping."""
+    return _dir("DRAFTWISE_DATA_DIR", platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def cache_dir() -> Path:
+    """Engine sources and build trees, generated models: things that can be rebuilt."""
+    return _dir("DRAFTWISE_CACHE_DIR", platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def config_dir() -> Path:
+    """Settings the user made."""
+    return _dir("DRAFTWISE_CONFIG_DIR", platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def engines_dir() -> Path:
+    return data_dir() / "engines"

@@ -89,6 +89,66 @@ def render_model(d: dict) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- plan
+def _engine_caps(configured: str | None = None):
+    """(binary, caps) of the best engine here, or the pinned engine's facts when none is."""
+    from draftwise.core.engines import capabilities, discovery
+
+    engine = discovery.best_engine(configured)
+    if engine is None:
+        return "llama-server", capabilities.pinned_caps()
+    try:
+        return engine.binary, capabilities.capabilities(engine.binary)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"Could not ask {engine.binary} what it supports: {exc}") from exc
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from draftwise.core import gguf, resolver
+    from draftwise.core.engines import llamacpp
+
+    try:
+        model = gguf.read_model(Path(args.model).expanduser().resolve())
+    except gguf.GGUFError as exc:
+        raise UserError(str(exc)) from exc
+    if model.missing_shards:
+        raise UserError(
+            f"{model.path.name}: missing part(s) {', '.join(model.missing_shards)}; download them into the same folder."
+        )
+    binary, caps = _engine_caps()
+    options = resolver.SpecOptions(
+        mtp=args.mtp,
+        draft=Path(args.draft).expanduser().resolve() if args.draft else None,
+        backend=args.backend,
+        extra_args=tuple(args.engine_args),
+        ngram_when_no_drafter=args.ngram,
+    )
+    try:
+        spec = resolver.resolve(model, options, caps)
+    except resolver.ResolveError as exc:
+        raise UserError(str(exc)) from exc
+    argv = llamacpp.build_argv(binary, model, spec, extra_args=options.extra_args)
+    if args.json:
+        print(json.dumps({"model": str(model.path), "speculative": spec.to_json(), "argv": argv}, indent=2))
+        return 0
+    print(f"{model.path.name}: {model.architecture}, {_human_count(model.parameters)} parameters, "
+          f"{_human_bytes(model.size_bytes)}")
+    label = {"off": "off", "none": "none"}.get(spec.source, spec.spec_type or "none")
+    print(f"Speculation: {label}  (decided by: {spec.source})")
+    for note in spec.notes:
+        print(f"  - {note}")
+    for warning in spec.warnings:
+        print(f"  ! {warning}")
+    print("Engine command:")
+    print("  " + " ".join(_quote(a) for a in argv))
+    return 0
+
+
+def _quote(token: str) -> str:
+    """Display-only quoting of an argv token (the engine is never started through a shell)."""
+    return f"'{token}'" if (not token or any(c in token for c in " \t'\"$")) else token
+
+
 # ---------------------------------------------------------------- engine
 def cmd_engine_install(args: argparse.Namespace) -> int:
     from draftwise.core.engines import provision
@@ -144,7 +204,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="draftwise", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="draftwise", description="Run a local LLM with speculative decoding set up for you.",
+        epilog="Engine arguments go after --, e.g. draftwise plan model.gguf -- --spec-draft-n-max 4",
+    )
     p.add_argument("--version", action="version", version=f"draftwise {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -152,6 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("path")
     ins.add_argument("--json", action="store_true")
     ins.set_defaults(func=cmd_inspect)
+
+    pl = sub.add_parser("plan", help="decide speculation (and later memory) for a model")
+    pl.add_argument("model")
+    pl.add_argument("--mtp", choices=["auto", "off"], default="auto")
+    pl.add_argument("--draft", default=None, help="a draft model file (GGUF)")
+    pl.add_argument("--backend", choices=["llama.cpp", "vllm", "mlx"], default="llama.cpp")
+    pl.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(engine_args=[])
+    pl.set_defaults(func=cmd_plan)
 
     eng = sub.add_parser("engine", help="install or list llama-server engines")
     esub = eng.add_subparsers(dest="engine_command", required=True)
@@ -174,7 +247,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after `--` belongs to the engine, untouched (argparse would parse it).
+    engine_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, engine_args = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if engine_args and not hasattr(args, "engine_args"):
+        parser.error(f"{args.command} takes no engine arguments after --")
+    if hasattr(args, "engine_args"):
+        args.engine_args = engine_args
     try:
         return int(args.func(args))
     except UserError as exc:

@@ -1,0 +1,39 @@
+"""llama-server's command line, built from the decisions (never by editing an old one)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from draftwise.core import gguf
+from draftwise.core.resolver import SpecDecision
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+def user_sets(extra_args: Sequence[str], *flags: str) -> bool:
+    """Whether the user's extra arguments already set one of `flags` (also `--flag=value`)."""
+    return any(t in flags or t.split("=", 1)[0] in flags for t in extra_args)
+
+
+def build_argv(
+    binary: Path | str,
+    model: gguf.ModelInfo,
+    spec: SpecDecision,
+    *,
+    extra_args: Sequence[str] = (),
+    host: str = HOST,
+    port: int = DEFAULT_PORT,
+    plan_args: Sequence[str] = (),
+) -> list[str]:
+    """The full argv. `plan_args` carries the planner's context/KV/offload tokens."""
+    argv = [str(binary), "-m", str(model.path), "--host", host, "--port", str(port)]
+    argv += list(plan_args)
+    argv += list(spec.argv)
+    # MTP with more than one slot was unreliable (rules.md): one slot unless the user says.
+    if spec.spec_type == "draft-mtp" and not user_sets(extra_args, "-np", "--parallel"):
+        if not user_sets(plan_args, "-np", "--parallel"):
+            argv += ["-np", "1"]
+    argv += list(extra_args)
+    return argv

@@ -1,0 +1,468 @@
+"""The speculative decision: which drafter (if any) the engine runs beside the model.
+
+Pure data in, pure data out. The rules are `shared/docs/rules.md` ("Resolver"), in order:
+backend, off, the user's own --spec-type, an explicit draft, then auto (embedded MTP head,
+MTP-only sidecar, companion draft, optional ngram). Extra arguments that re-specify the
+model or the draft are refused first, whatever the mode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from draftwise.core import gguf
+from draftwise.core.engines.capabilities import EngineCaps
+
+# Where the decision came from. Only the auto sources may be dropped by the launcher's
+# startup fallback: what the user chose stays theirs.
+OFF, USER_ARGS, EXPLICIT = "off", "user-args", "explicit"
+AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM, NONE = "auto-mtp", "auto-companion", "auto-ngram", "none"
+AUTO_SOURCES = frozenset({AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM})
+
+LLAMA_CPP = "llama.cpp"
+
+# Extra arguments that would re-specify what the model and draft fields own (rule 7).
+_MODEL_FLAGS = {"-m": "Model", "--model": "Model"}
+_DRAFT_FLAGS = {"-md": "Draft model", "--model-draft": "Draft model", "--spec-draft-model": "Draft model"}
+
+# Name hints for companions, strongest first (rule 5). "mtp" outranks the draft-like names.
+_DRAFT_WORDS = ("draft", "assistant", "eagle", "dflash")
+_QUANT_TAG = re.compile(
+    r"[-_.](?:I?Q\d(?:_[0-9A-Z]+)*|BF16|F16|F32|FP16|FP8|MXFP4)$", re.IGNORECASE
+)
+
+
+class ResolveError(ValueError):
+    """A user error in the speculative settings; `field` names the setting to fix."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+
+
+@dataclass(frozen=True)
+class SpecOptions:
+    """What the user asked for."""
+
+    mtp: str = "auto"  # auto | off
+    draft: Path | None = None
+    backend: str = LLAMA_CPP
+    extra_args: tuple[str, ...] = ()
+    ngram_when_no_drafter: bool = False
+    # Drafters the launcher saw crash this engine (keys from `drafter_key`): auto skips them.
+    broken: Collection[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class SpecDecision:
+    spec_type: str | None
+    draft: Path | None
+    source: str
+    fallback_eligible: bool
+    argv: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    # The drafter's identity for the broken-drafter record (None when nothing was chosen).
+    drafter_key: str | None = None
+    skipped: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "type": self.spec_type,
+            "draft": str(self.draft) if self.draft else None,
+            "source": self.source,
+            "fallback_eligible": self.fallback_eligible,
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+            "argv": list(self.argv),
+        }
+
+
+def drafter_key(path: Path, kind: str) -> str:
+    """Identity of a drafter: its file's path, size and mtime, and how it is used."""
+    try:
+        st = path.stat()
+        return f"{kind}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    except OSError:
+        return f"{kind}|{path}"
+
+
+# ------------------------------------------------------------------ extra arguments
+def _flag_name(token: str) -> str:
+    return token.split("=", 1)[0] if token.startswith("--") else token
+
+
+def check_extra_args(extra_args: Sequence[str]) -> None:
+    """Rule 7: extra arguments may not re-specify the model or the draft."""
+    for token in extra_args:
+        name = _flag_name(token)
+        if name in _MODEL_FLAGS:
+            raise ResolveError(
+                "extra_args",
+                f"Extra engine arguments may not set the model ({token}); choose the model in the Model field.",
+            )
+        if name in _DRAFT_FLAGS:
+            raise ResolveError(
+                "extra_args",
+                f"Extra engine arguments may not set the draft model ({token}); use the Draft model field.",
+            )
+
+
+def user_spec_type(extra_args: Sequence[str]) -> str | None:
+    """The value of a `--spec-type X` or `--spec-type=X` the user wrote, else None."""
+    for i, token in enumerate(extra_args):
+        if token == "--spec-type":
+            return extra_args[i + 1] if i + 1 < len(extra_args) else ""
+        if token.startswith("--spec-type="):
+            return token.split("=", 1)[1]
+    return None
+
+
+def _split_mode_tensor(extra_args: Sequence[str]) -> bool:
+    for i, token in enumerate(extra_args):
+        if token in ("-sm", "--split-mode") and i + 1 < len(extra_args) and extra_args[i + 1] == "tensor":
+            return True
+        if token == "--split-mode=tensor":
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ drafter facts
+def draft_type(draft: gguf.ModelInfo) -> str:
+    """The speculative type a draft file calls for, from its own metadata and tensors."""
+    kind = draft.sidecar_kind
+    if kind == "dspark":
+        return "draft-dspark"
+    if kind == "dflash":
+        return "draft-dflash"
+    if kind == "eagle3":
+        return "draft-eagle3"
+    if draft.mtp_layout in ("mtp-only", "full"):
+        return "draft-mtp"
+    return "draft-simple"
+
+
+def vocabulary_difference(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> str | None:
+    """The first tokenizer field that differs, in words, or None when they match."""
+    t, d = target.tokenizer, draft.tokenizer
+    checks = (
+        ("tokenizer model", t.model, d.model),
+        ("pre-tokenizer", t.pre, d.pre),
+        ("vocabulary size", t.vocab_size, d.vocab_size),
+        ("BOS token id", t.bos_id, d.bos_id),
+        ("EOS token id", t.eos_id, d.eos_id),
+        ("token list", t.tokens_sha256, d.tokens_sha256),
+    )
+    for name, a, b in checks:
+        if a != b:
+            if name == "token list":
+                return "token list (same size, different tokens)"
+            return f"{name} ({b!r} in the draft, {a!r} in the model)"
+    return None
+
+
+def _spec_argv(caps: EngineCaps, spec_type: str, draft: Path | None) -> tuple[str, ...]:
+    argv = ["--spec-type", spec_type]
+    if draft is not None:
+        flag = "--spec-draft-model" if caps.has_flag("--spec-draft-model") else "-md"
+        argv += [flag, str(draft)]
+    return tuple(argv)
+
+
+def family_prefix(path: Path) -> str:
+    """File stem without shard tag and quant tag: "Qwen3-8B" for Qwen3-8B-Q4_K_M-00001-of-00002."""
+    stem = gguf.shard_stem(path)
+    while True:
+        shorter = _QUANT_TAG.sub("", stem)
+        if shorter == stem:
+            return stem
+        stem = shorter
+
+
+# ------------------------------------------------------------------ resolve
+Reader = Callable[[Path], gguf.ModelInfo]
+
+
+def resolve(
+    model: gguf.ModelInfo,
+    options: SpecOptions,
+    caps: EngineCaps,
+    *,
+    read: Reader = gguf.read_model,
+) -> SpecDecision:
+    """Decide the speculative setup. Raises ResolveError for a user error."""
+    extra = tuple(options.extra_args)
+    check_extra_args(extra)
+    if options.mtp not in ("auto", "off"):
+        raise ResolveError("mtp", f"MTP mode must be 'auto' or 'off', not {options.mtp!r}.")
+
+    # 1. Other backends run their own speculation settings; ours would be silently wrong.
+    if options.backend != LLAMA_CPP:
+        if options.draft is not None:
+            raise ResolveError(
+                "draft",
+                f"A draft model works only with llama.cpp, not {options.backend}; clear the Draft model field or choose llama.cpp.",
+            )
+        if options.mtp == "off":
+            raise ResolveError(
+                "mtp",
+                f"MTP on/off applies only to llama.cpp; {options.backend} decides speculation itself. Set MTP to auto.",
+            )
+        return SpecDecision(None, None, NONE, False, (),
+                            notes=(f"Speculative decoding is set up only for llama.cpp; {options.backend} runs without it.",))
+
+    # 2. Off means off; a draft with it is a contradiction worth saying.
+    if options.mtp == "off":
+        if options.draft is not None:
+            raise ResolveError(
+                "draft",
+                "Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.",
+            )
+        return SpecDecision(None, None, OFF, False, (), notes=("Speculation is off, as you chose.",))
+
+    warnings = []
+    # 3. The user's own --spec-type wins; we add nothing of ours.
+    users = user_spec_type(extra)
+    if users is not None:
+        if not users:
+            raise ResolveError("extra_args", "--spec-type needs a value, e.g. --spec-type draft-simple.")
+        for t in users.split(","):
+            if caps.spec_types and t not in caps.spec_types:
+                raise ResolveError(
+                    "extra_args",
+                    f"This engine has no speculative type {t!r}; it knows {', '.join(caps.spec_types)}.",
+                )
+        argv: tuple[str, ...] = ()
+        notes = [f"Your own --spec-type {users} is used; automatic detection was skipped."]
+        draft_path = None
+        if options.draft is not None:
+            # The field is the only place a draft may come from (rule 7), so pass it on.
+            _explicit_draft(model, options.draft, read)
+            draft_path = options.draft
+            argv = _spec_argv(caps, users, draft_path)[2:]
+            notes.append(f"The draft model {draft_path.name} is passed to the engine.")
+        if _split_mode_tensor(extra):
+            warnings.append(_SPLIT_WARNING)
+        return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings))
+
+    # 4. An explicit draft: checked, typed by its own tensors, never dropped by fallback.
+    if options.draft is not None:
+        draft_info = _explicit_draft(model, options.draft, read)
+        spec_type = draft_type(draft_info)
+        _require_type(caps, spec_type, "draft")
+        if spec_type == "draft-mtp" and not caps.runs_mtp(draft_info.architecture):
+            raise ResolveError(
+                "draft",
+                f"{options.draft.name} is an MTP head for {draft_info.architecture}, which this engine does not run.",
+            )
+        decision = SpecDecision(
+            spec_type, options.draft, EXPLICIT, False, _spec_argv(caps, spec_type, options.draft),
+            notes=(f"Using your draft model {options.draft.name} ({_type_words(spec_type)}).",),
+            drafter_key=drafter_key(options.draft, spec_type),
+        )
+        return _with_split_warning(decision, extra)
+
+    # 5. Auto.
+    return _with_split_warning(_auto(model, options, caps, read), extra)
+
+
+_SPLIT_WARNING = (
+    "--split-mode tensor together with speculative decoding crashes some engines; "
+    "if the engine fails to start, remove one of them."
+)
+
+
+def _with_split_warning(decision: SpecDecision, extra: Sequence[str]) -> SpecDecision:
+    if decision.argv and _split_mode_tensor(extra):
+        return replace(decision, warnings=(*decision.warnings, _SPLIT_WARNING))
+    return decision
+
+
+def _type_words(spec_type: str) -> str:
+    return {
+        "draft-mtp": "MTP head",
+        "draft-simple": "draft model",
+        "draft-eagle3": "EAGLE-3 drafter",
+        "draft-dflash": "DFlash drafter",
+        "draft-dspark": "DSpark drafter",
+    }.get(spec_type, spec_type)
+
+
+def _require_type(caps: EngineCaps, spec_type: str, field_name: str) -> None:
+    if not caps.has_spec_type(spec_type):
+        raise ResolveError(
+            field_name,
+            f"This engine cannot run a {_type_words(spec_type)} (--spec-type {spec_type}); update the engine.",
+        )
+
+
+def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> gguf.ModelInfo:
+    if not draft.exists():
+        raise ResolveError("draft", f"The draft model {draft} does not exist; choose the file again.")
+    if not draft.is_file():
+        raise ResolveError("draft", f"The draft model {draft} is a folder; choose a .gguf file inside it.")
+    if _same_file(draft, model.files):
+        raise ResolveError("draft", f"{draft.name} is the model itself; choose a smaller draft model.")
+    try:
+        info = read(draft)
+    except gguf.GGUFError as exc:
+        raise ResolveError("draft", f"The draft model cannot be used: {exc}") from exc
+    difference = vocabulary_difference(model, info)
+    if difference is not None and not _vocabless_sidecar(info):
+        raise ResolveError(
+            "draft",
+            f"{draft.name} does not share the model's vocabulary: its {difference} differs. "
+            "A draft must come from the same model family.",
+        )
+    return info
+
+
+def _vocabless_sidecar(info: gguf.ModelInfo) -> bool:
+    """Sidecars (MTP heads, DFlash, EAGLE-3) may carry no tokenizer: they use the target's."""
+    return info.sidecar_kind is not None and info.tokenizer.vocab_size is None
+
+
+def _same_file(path: Path, files: Sequence[Path]) -> bool:
+    try:
+        target = path.resolve()
+        return any(target == f.resolve() for f in files)
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------ auto
+@dataclass(frozen=True)
+class _Candidate:
+    path: Path
+    info: gguf.ModelInfo
+    spec_type: str
+    rank: tuple
+
+
+def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: Reader) -> SpecDecision:
+    notes: list[str] = []
+    skipped: list[str] = []
+    arch = model.architecture
+    nextn = model.nextn_predict_layers or 0
+
+    if nextn > 0 and model.mtp_head_present:
+        key = drafter_key(model.path, "draft-mtp")
+        if not caps.runs_mtp(arch):
+            notes.append(
+                f"The model has an MTP head, but this engine does not run MTP for {arch} models; "
+                "looking for a draft model instead."
+            )
+        elif key in options.broken:
+            notes.append("The model's MTP head made this engine fail before; it is left out.")
+        else:
+            return SpecDecision(
+                "draft-mtp", None, AUTO_MTP, True, _spec_argv(caps, "draft-mtp", None),
+                notes=("MTP head found in the model: speculation is on.",), drafter_key=key,
+            )
+    elif nextn > 0:
+        notes.append("The model declares an MTP head but this file does not contain it.")
+
+    candidates = _companions(model, options, caps, read, notes, skipped)
+    if candidates:
+        best = min(candidates, key=lambda c: c.rank)
+        if best.spec_type == "draft-mtp":
+            why = f"MTP head found beside the model in {best.path.name}: speculation is on."
+        else:
+            why = f"Draft model found beside the model: {best.path.name} ({_type_words(best.spec_type)}). Speculation is on."
+        if len(candidates) > 1:
+            others = ", ".join(c.path.name for c in sorted(candidates, key=lambda c: c.rank)[1:])
+            notes.append(f"Also suitable, not chosen: {others}.")
+        return SpecDecision(
+            best.spec_type, best.path, AUTO_COMPANION, True, _spec_argv(caps, best.spec_type, best.path),
+            notes=(why, *notes), drafter_key=drafter_key(best.path, best.spec_type), skipped=tuple(skipped),
+        )
+
+    if options.ngram_when_no_drafter and caps.has_spec_type("ngram-mod"):
+        return SpecDecision(
+            "ngram-mod", None, AUTO_NGRAM, True, _spec_argv(caps, "ngram-mod", None),
+            notes=(*notes, "No drafter found: n-gram speculation is on (no extra memory)."),
+            skipped=tuple(skipped),
+        )
+    return SpecDecision(
+        None, None, NONE, False, (),
+        notes=(*notes, "No drafter found: starting without speculation."), skipped=tuple(skipped),
+    )
+
+
+def _companions(
+    model: gguf.ModelInfo,
+    options: SpecOptions,
+    caps: EngineCaps,
+    read: Reader,
+    notes: list[str],
+    skipped: list[str],
+) -> list[_Candidate]:
+    folder = model.path.parent
+    own = {f.resolve() for f in model.files}
+    own_stem = gguf.shard_stem(model.path)
+    prefix = family_prefix(model.path).lower()
+    half = model.size_bytes / 2
+    found: list[_Candidate] = []
+    seen_sets: set[str] = set()
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        notes.append(f"Could not look for draft models in {folder}: {exc.strerror or exc}.")
+        return []
+    for path in entries:
+        if path.suffix.lower() != ".gguf" or not path.is_file() or path.resolve() in own:
+            continue
+        stem = gguf.shard_stem(path)
+        if stem == own_stem or stem in seen_sets:
+            continue  # another shard of the model, or of a candidate already looked at
+        seen_sets.add(stem)
+        lower = stem.lower()
+        if "mmproj" in lower:
+            continue
+        is_mtp_name = "mtp" in lower
+        is_draft_name = any(w in lower for w in _DRAFT_WORDS)
+        has_prefix = len(prefix) >= 3 and lower.startswith(prefix)
+        if not (is_mtp_name or is_draft_name or has_prefix):
+            continue
+        try:
+            info = read(path)
+        except gguf.GGUFError as exc:
+            skipped.append(f"{path.name}: {exc}")
+            notes.append(f"Skipped {path.name}: it is not a readable GGUF file.")
+            continue
+        if info.size_bytes >= half:
+            continue  # not a drafter: as big as the model, e.g. another quant of it
+        spec_type = draft_type(info)
+        reason = _unsuitable(model, info, spec_type, caps)
+        if reason is None and drafter_key(path, spec_type) in options.broken:
+            reason = "it made this engine fail before"
+        if reason is not None:
+            skipped.append(f"{path.name}: {reason}")
+            notes.append(f"Skipped {path.name}: {reason}.")
+            continue
+        rank = (not is_mtp_name, not is_draft_name, not has_prefix, info.size_bytes, path.name)
+        found.append(_Candidate(path, info, spec_type, rank))
+    return found
+
+
+def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> str | None:
+    if spec_type == "draft-mtp":
+        if draft.mtp_layout != "mtp-only":
+            return "it carries its own MTP head, so it is a model, not a drafter"
+        if not (model.nextn_predict_layers and not model.mtp_head_present):
+            return "it is an MTP head for a model without its own head, and this model does not need it"
+        if draft.architecture != model.architecture:
+            return f"it is an MTP head for {draft.architecture}, not {model.architecture}"
+        if not caps.runs_mtp(model.architecture):
+            return f"this engine does not run MTP for {model.architecture}"
+    elif spec_type == "draft-simple" and draft.architecture != model.architecture:
+        return f"its architecture ({draft.architecture}) differs from the model's ({model.architecture})"
+    if not caps.has_spec_type(spec_type):
+        return f"this engine cannot run a {_type_words(spec_type)}"
+    difference = vocabulary_difference(model, draft)
+    if difference is not None and not _vocabless_sidecar(draft):
+        return f"its vocabulary differs ({difference})"
+    return None

@@ -1,0 +1,116 @@
+"""The `draftwise` command as a user runs it: output, JSON shape, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "draftwise.cli.main", *args],
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+INSPECT_FIELDS = {
+    "architecture", "file_type", "parameters", "block_count", "context_length",
+    "embedding_length", "head_count", "head_count_kv", "nextn_predict_layers",
+    "sliding_window", "expert_count", "tokenizer", "size_bytes", "tensor_bytes",
+    "tensor_count", "shards",
+}
+
+
+def test_inspect_json(tiny_llama):
+    out = run("inspect", str(tiny_llama), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert INSPECT_FIELDS <= set(data)
+    assert data["architecture"] == "llama"
+    assert data["block_count"] == 2 and data["head_count"] == 4 and data["head_count_kv"] == 2
+    assert data["nextn_predict_layers"] is None and data["sliding_window"] is None
+    assert set(data["tokenizer"]) >= {"model", "pre", "vocab_size", "bos_id", "eos_id", "tokens_sha256"}
+    assert data["tokenizer"]["vocab_size"] == TinyModel().n_vocab
+    assert data["size_bytes"] == tiny_llama.stat().st_size
+    assert data["shards"] == 1
+
+
+def test_inspect_text_reads_like_a_summary(tiny_llama):
+    out = run("inspect", str(tiny_llama))
+    assert out.returncode == 0, out.stderr
+    assert "architecture   llama" in out.stdout
+    assert "context        4096 tokens" in out.stdout
+
+
+def test_inspect_shards_as_one_model(tmp_path):
+    files = write_tiny_model(tmp_path / "big.gguf", TinyModel(), split_max_tensors=8)
+    out = run("inspect", str(files[1]), "--json")
+    data = json.loads(out.stdout)
+    assert data["shards"] == len(files)
+    assert data["size_bytes"] == sum(f.stat().st_size for f in files)
+    files[-1].unlink()
+    text = run("inspect", str(files[0])).stdout
+    assert "MISSING" in text and files[-1].name in text
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, "no such file"),
+    (b"PK\x03\x04 a zip file", "not a GGUF"),
+    (b"GGUF\x03\x00\x00\x00\x01", "at byte"),
+])
+def test_inspect_bad_input_exits_2_with_one_line(tmp_path, content, words):
+    path = tmp_path / "model.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    out = run("inspect", str(path))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr
+    assert str(path) in lines[0] or path.name in lines[0]
+    assert words.lower() in lines[0].lower()
+
+
+def test_plan_json_shape(tmp_path):
+    target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel(n_layer=6, n_embd=128))[0]
+    draft = write_tiny_model(tmp_path / "Tiny-draft.gguf", TinyModel(n_layer=1, n_embd=32, n_ff=64))[0]
+    out = run("plan", str(target), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    spec = data["speculative"]
+    assert {"type", "draft", "source", "fallback_eligible", "notes"} <= set(spec)
+    assert (spec["type"], spec["draft"], spec["source"]) == ("draft-simple", str(draft), "auto-companion")
+    argv = data["argv"]
+    assert argv[argv.index("-m") + 1] == str(target)
+    assert argv[argv.index("--spec-draft-model") + 1] == str(draft)
+    assert argv[argv.index("--host") + 1] == "127.0.0.1"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--mtp", "off", "--draft", "{draft}"], "off but a draft"),
+    (["--backend", "vllm", "--draft", "{draft}"], "only with llama.cpp"),
+    (["--", "--model-draft={draft}"], "Draft model field"),
+    (["--", "-m", "other.gguf"], "Model field"),
+    (["--draft", "{missing}"], "does not exist"),
+])
+def test_plan_user_errors_exit_2(tmp_path, args, words):
+    target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel(n_layer=6, n_embd=128))[0]
+    draft = write_tiny_model(tmp_path / "d.gguf", TinyModel(n_layer=1, n_embd=32))[0]
+    args = [a.format(draft=draft, missing=tmp_path / "nope.gguf") for a in args]
+    out = run("plan", str(target), *args)
+    assert out.returncode == 2, out.stdout
+    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_plan_text_speaks_plainly(tmp_path):
+    target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel())[0]
+    out = run("plan", str(target), "--mtp", "off")
+    assert out.returncode == 0
+    assert "Speculation: off" in out.stdout and "as you chose" in out.stdout
+    assert Path(out.stdout.splitlines()[-1].split()[0]).name.startswith("llama-server")

@@ -83,7 +83,7 @@ def test_discovery_lists_every_source(monkeypatch, data_dir, tmp_path):
     (prov / provision.FACTS_FILE).write_text(json.dumps({
         "binary": str(prov_bin), "source_package": "x", "source_version": "1", "backend": "cpu",
     }))
-    on_path = _fake_engine(tmp_path / "bin", version="9.9 (build 9)")
+    _fake_engine(tmp_path / "bin", version="9.9 (build 9)")
     (tmp_path / "bin" / "libggml-vulkan.so").write_bytes(b"")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     configured = _fake_engine(tmp_path / "mine")

@@ -433,9 +433,11 @@ def _companions(
             skipped.append(f"{path.name}: {exc}")
             notes.append(f"Skipped {path.name}: it is not a readable GGUF file.")
             continue
-        if info.size_bytes >= half:
-            continue  # not a drafter: as big as the model, e.g. another quant of it
         spec_type = draft_type(info)
+        if spec_type == "draft-simple" and info.size_bytes >= half:
+            continue  # not a drafter: as big as the model, e.g. another quant of it
+        # Sidecars (MTP head, EAGLE-3, DFlash) are drafters by their tensors, whatever their
+        # size: a tiny head file can hold a full embedding table.
         reason = _unsuitable(model, info, spec_type, caps)
         if reason is None and drafter_key(path, spec_type) in options.broken:
             reason = "it made this engine fail before"

@@ -239,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
+    from draftwise.cli import launch
+
+    launch.add_parser(sub)
+
     chk = sub.add_parser("check", help="check this machine on a tiny generated model")
     chk.add_argument("--prompt", default="Hello")
     chk.set_defaults(func=cmd_check)

@@ -1,0 +1,183 @@
+"""`draftwise launch MODEL`: run the engine headless on the same core as the window.
+
+Prints the stages, a `ready http://127.0.0.1:PORT` line, fallback and crash messages.
+Ctrl-C or SIGTERM stops the engine (its whole process group) and exits 0; a launch that
+never became ready exits 1; bad input exits 2 with one line, like the other commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+EXIT_NOT_READY = 1
+EXIT_USER_ERROR = 2
+DEFAULT_PORT = 8080
+
+
+class _UserError(Exception):
+    pass
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "launch", help="start the engine for a model (speculation set up) and keep it running",
+        description="Start llama-server for MODEL with speculative decoding set up automatically. "
+                    "Engine arguments go after --. Ctrl-C stops it.",
+    )
+    p.add_argument("model")
+    p.add_argument("--mtp", choices=["auto", "off"], default="auto")
+    p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
+    p.add_argument("--port", type=int, default=None,
+                   help=f"listen on this port and fail if it is taken (default: {DEFAULT_PORT}, or a free one)")
+    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (-c)")
+    p.add_argument("--network", action="store_true",
+                   help="accept connections from other computers (an API key is always required)")
+    p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    p.add_argument("--verbose", action="store_true", help="print the engine's log lines")
+    p.set_defaults(engine_args=[])
+    p.set_defaults(func=cmd_launch)
+    return p
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    try:
+        run = _prepare(args)
+    except _UserError as exc:
+        print(f"draftwise: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return _run(run, verbose=args.verbose)
+
+
+def _prepare(args: argparse.Namespace):
+    from draftwise.core import gguf, orphans, paths, resolver
+    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.engines import capabilities, discovery, headless, launch_spec
+
+    for report in orphans.stop_orphans():
+        print(report.message, flush=True)
+    try:
+        model = gguf.read_model(Path(args.model).expanduser().resolve())
+    except gguf.GGUFError as exc:
+        raise _UserError(str(exc)) from exc
+    if model.missing_shards:
+        raise _UserError(f"{model.path.name}: missing part(s) {', '.join(model.missing_shards)}; download them into the same folder.")
+    engine = discovery.best_engine(args.engine)
+    if engine is None:
+        found = discovery.find_engines(args.engine)
+        why = "; ".join(e.problem for e in found) or "none is installed"
+        raise _UserError(f"No usable llama-server ({why}). Run `draftwise engine install`.")
+    try:
+        caps = capabilities.capabilities(engine.binary)
+    except (OSError, ValueError) as exc:
+        raise _UserError(f"Could not ask {engine.binary} what it supports: {exc}") from exc
+    broken = BrokenDrafters()
+    options = resolver.SpecOptions(
+        mtp=args.mtp,
+        draft=Path(args.draft).expanduser().resolve() if args.draft else None,
+        extra_args=tuple(args.engine_args),
+        broken=broken.broken_for(engine.binary),
+    )
+    if broken.problem:
+        print(f"warning: {broken.problem}", flush=True)
+    try:
+        spec = resolver.resolve(model, options, caps)
+        port, port_note = launch_spec.choose_port(
+            args.port if args.port is not None else DEFAULT_PORT, pinned=args.port is not None,
+            host=launch_spec.ALL_INTERFACES if args.network else launch_spec.LOOPBACK,
+        )
+        # The planner will supply these tokens (context, KV type, offload); until then the
+        # user's --ctx is the whole plan.
+        plan_args = ("-c", str(args.ctx)) if args.ctx else ()
+        launch = launch_spec.llamacpp_launch(
+            engine.binary, model, spec, port=port, extra_args=options.extra_args, plan_args=plan_args,
+            network=args.network, api_key=os.environ.get("DRAFTWISE_API_KEY") or None,
+            backend=engine.backend, pinned_port=args.port is not None,
+            notes=(port_note,) if port_note else (),
+        )
+    except (resolver.ResolveError, launch_spec.LaunchError) as exc:
+        raise _UserError(str(exc)) from exc
+    log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
+    return headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)
+
+
+def _run(run, *, verbose: bool) -> int:
+    from draftwise.core import launch_flow as lf
+
+    spec = run.spec
+    print(f"model: {spec.model_path}", flush=True)
+    for note in spec.notes:
+        print(f"  - {note}", flush=True)
+    for warning in spec.warnings:
+        print(f"warning: {warning}", flush=True)
+    if "DRAFTWISE_API_KEY" not in os.environ:
+        print(f"API key: {spec.api_key}  (send `Authorization: Bearer <key>`; set DRAFTWISE_API_KEY to choose it)",
+              flush=True)
+
+    outcome = {"ready": False, "stopped_by_user": False}
+
+    def show(action: lf.Action) -> None:
+        if isinstance(action, lf.StageChanged) and action.stage not in (lf.READY,):
+            print(f"stage: {action.stage}", flush=True)
+        elif isinstance(action, lf.Ready):
+            outcome["ready"] = True
+            print(f"ready {action.url}  ({action.seconds:.2f} s)", flush=True)
+        elif isinstance(action, lf.FellBack):
+            print(f"fallback: {action.reason}", flush=True)
+        elif isinstance(action, lf.Crashed):
+            print(f"crashed: {action.cause.sentence}", flush=True)
+            print(f"  next step: {action.cause.next_step}", flush=True)
+            if action.cause.evidence:
+                print(f"  engine said: {action.cause.evidence}", flush=True)
+        elif isinstance(action, lf.Notice):
+            print(f"warning: {action.text}", flush=True)
+        elif isinstance(action, lf.Stalled):
+            print(f"warning: no output for {action.seconds:.0f} s and not ready yet; press Ctrl-C to stop.",
+                  flush=True)
+
+    run.on_action = show
+    if verbose:
+        run.on_lines = lambda lines: print("\n".join(f"  | {x}" for x in lines), flush=True)
+
+    stop = threading.Event()
+
+    def on_signal(signum, _frame) -> None:
+        outcome["stopped_by_user"] = True
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        run.start()
+        run.run(stop.is_set)
+    finally:
+        if not run.flow.ended:
+            run.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if outcome["stopped_by_user"]:
+        return 0
+    if run.flow.cause is not None and run.log_path is not None:
+        print(f"engine log: {run.log_path}", flush=True)
+    return 0 if outcome["ready"] and run.flow.cause is None else EXIT_NOT_READY
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m draftwise.cli.launch MODEL ...`: the same command without the main CLI."""
+    parser = argparse.ArgumentParser(prog="draftwise")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    engine_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, engine_args = argv[:cut], argv[cut + 1:]
+    args = parser.parse_args(["launch", *argv])
+    args.engine_args = engine_args
+    return cmd_launch(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""Why an engine stopped, in a sentence and a next step — never a bare exit code.
+
+Pure: exit status and the last log lines in, a Cause out. The lines are the ones measured
+on the pinned engine (docs/engine-observations.md, shared/docs/engine-facts.md). E lines
+alone decide nothing: the fit step logs non-fatal errors (`failed to measure the memory of
+the extra model`, eagle3/dflash "normal during memory fitting"); fatal lines and the exit
+status do.
+
+Also here: lines that mean the engine runs but not as the user thinks (speculation
+silently off, GPU silently unused).
+"""
+
+from __future__ import annotations
+
+import re
+import signal as _signal
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+# Cause kinds.
+MTP_CONTEXT = "mtp-context"
+DRAFT_LOAD = "draft-load"
+OUT_OF_MEMORY = "out-of-memory"
+ILLEGAL_INSTRUCTION = "illegal-instruction"
+ASSERT = "assert"
+PORT_IN_USE = "port-in-use"
+MISSING_LIBRARY = "missing-library"
+TENSOR_COUNT = "tensor-count"
+MODEL_LOAD = "model-load"
+FAILED_TO_START = "failed-to-start"
+KILLED = "killed"
+SEGFAULT = "segfault"
+CLEAN_EXIT = "clean-exit"
+UNKNOWN = "unknown"
+
+SIGILL = 4
+SIGABRT = 6
+SIGKILL = 9
+SIGSEGV = 11
+
+# Windows NTSTATUS exit codes that mean the same as the Unix signals above.
+_WIN_ILLEGAL_INSTRUCTION = 0xC000001D
+_WIN_DLL_NOT_FOUND = 0xC0000135
+_WIN_ACCESS_VIOLATION = 0xC0000005
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How a process ended: an exit code, or the signal that ended it (Unix)."""
+
+    code: int | None = None
+    signal: int | None = None
+
+    @classmethod
+    def from_returncode(cls, returncode: int) -> ExitStatus:
+        """Popen's returncode: negative means killed by that signal."""
+        if returncode < 0:
+            return cls(None, -returncode)
+        return cls(returncode, None)
+
+    @property
+    def effective_signal(self) -> int | None:
+        """The signal, also when a shell reported it as 128+N."""
+        if self.signal is not None:
+            return self.signal
+        if self.code is not None and 128 < self.code < 160:
+            return self.code - 128
+        return None
+
+    @property
+    def failed(self) -> bool:
+        return self.signal is not None or self.code != 0
+
+    def words(self) -> str:
+        sig = self.signal
+        if sig is not None:
+            try:
+                name = _signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            return f"killed by {name}"
+        code = self.code if self.code is not None else "?"
+        if isinstance(code, int) and code > 0xC0000000:
+            return f"exit code 0x{code:08X}"
+        return f"exit code {code}"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why the engine ended, for people."""
+
+    kind: str
+    sentence: str
+    next_step: str
+    status: ExitStatus | None = None
+    evidence: str = ""  # the log line that decided, shown under the sentence
+    speculation_related: bool = False  # dropping the drafter may help
+
+    @property
+    def message(self) -> str:
+        return f"{self.sentence} {self.next_step}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# (kind, substrings any of which decides, speculation_related), in the order they are tried:
+# the most specific first, so an OOM while loading a draft reads as a draft failure.
+_PATTERNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    (MISSING_LIBRARY, ("error while loading shared libraries", "Library not loaded", "image not found"), False),
+    (PORT_IN_USE, ("couldn't bind HTTP server socket", "Address already in use"), False),
+    (MTP_CONTEXT, ("context type MTP requested but model doesn't contain MTP layers",
+                   "failed to create MTP context", "MTP block missing"), True),
+    (DRAFT_LOAD, ("failed to load draft model",), True),
+    (TENSOR_COUNT, ("wrong number of tensors",), False),
+    (OUT_OF_MEMORY, ("out of memory", "ErrorOutOfDeviceMemory", "ErrorOutOfHostMemory",
+                     "cudaMalloc failed", "hipMalloc failed", "Device memory allocation of size",
+                     "failed to allocate", "unable to allocate", "std::bad_alloc",
+                     "Cannot allocate memory", "kIOGPUCommandBufferCallbackErrorOutOfMemory"), False),
+    (ASSERT, ("GGML_ASSERT(", "GGML_ABORT"), False),
+    (MODEL_LOAD, ("error loading model", "failed to load model"), False),
+)
+
+# ROCm first: HIP builds run ggml's CUDA code, so their lines say "cuda" too.
+_OOM_DEVICE = (
+    ("ROCm", ("hipMalloc", "ROCm", "HIP error")),
+    ("CUDA", ("cuda",)),
+    ("Vulkan", ("vulkan", "vk::", "OutOfDeviceMemory")),
+    ("Metal", ("metal", "kIOGPU")),
+)
+
+_LOADING_DRAFT = ("loading draft model", "creating MTP draft context")
+_ASSERT_TEXT = re.compile(r"GGML_ASSERT\((.*)\) failed|GGML_ABORT\(?\"?(.*)")
+
+
+def _find(lines: Sequence[str], needles: Iterable[str]) -> str | None:
+    """The last line containing one of `needles` (the latest says most)."""
+    needles = tuple(needles)
+    for line in reversed(lines):
+        if any(n in line for n in needles):
+            return line.strip()
+    return None
+
+
+def _short(line: str) -> str:
+    """A log line without its time/level/component prefix."""
+    parts = line.split(None, 3)
+    if len(parts) == 4 and parts[0].count(".") == 3 and len(parts[1]) == 1:
+        return parts[3]
+    return line
+
+
+def classify(status: ExitStatus | None, lines: Sequence[str], *, speculation: bool = False,
+             after_ready: bool = False) -> Cause:
+    """The cause of an engine's end from its exit status and last log lines.
+
+    `speculation`: the launch carried speculative flags (wording of generic failures).
+    `after_ready`: it had been serving (a crash then is never the drafter's startup).
+    """
+    for kind, needles, spec_related in _PATTERNS:
+        line = _find(lines, needles)
+        if line is not None:
+            return _cause(kind, status, lines, line, spec_related)
+    return _by_status(status, lines, speculation, after_ready)
+
+
+def _cause(kind: str, status: ExitStatus | None, lines: Sequence[str], line: str, spec_related: bool) -> Cause:
+    evidence = _short(line)
+    if kind == MISSING_LIBRARY:
+        lib = re.search(r"libraries: ([^:]+):|Library not loaded: (\S+)", line)
+        name = next((g for g in lib.groups() if g), "a library") if lib else "a library"
+        return Cause(kind, f"The engine cannot start: the shared library {name} is missing.",
+                     "Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.",
+                     status, evidence)
+    if kind == PORT_IN_USE:
+        port = re.search(r"port: (\d+)", line)
+        where = f"port {port.group(1)}" if port else "its port"
+        return Cause(kind, f"The engine could not listen on {where}: another program uses it.",
+                     "Choose another port, or stop the program that uses it.", status, evidence)
+    if kind == MTP_CONTEXT:
+        if "MTP block missing" in line:
+            sentence = "The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph."
+        else:
+            sentence = "The engine was asked to run MTP, but this model has no MTP layers it can use."
+        return Cause(kind, sentence, "Start without speculation (MTP off), or use a file that includes the MTP head.",
+                     status, evidence, spec_related)
+    if kind == DRAFT_LOAD:
+        path = re.search(r"failed to load draft model, '([^']*)'", line)
+        name = path.group(1).rsplit("/", 1)[-1].rsplit("\\", 1)[-1] if path else "the draft model"
+        detail = _find(lines, ("check_tensor_dims:", "error loading model:"))
+        why = ""
+        if _find(lines, ("out of memory", "failed to allocate", "cudaMalloc failed")):
+            why = " because memory ran out"
+        elif detail:
+            why = f" ({_short(detail).split('error loading model: ', 1)[-1]})"
+        return Cause(kind, f"The engine could not load the draft model {name}{why}.",
+                     "Choose another draft model from the same family, or start without one.",
+                     status, evidence, spec_related)
+    if kind == TENSOR_COUNT:
+        return Cause(kind, "The model file is inconsistent: its metadata declares more tensors than it holds.",
+                     "Download the model again, or a different quantization of it.", status, evidence)
+    if kind == OUT_OF_MEMORY:
+        lower = line.lower()
+        device = next((name for name, keys in _OOM_DEVICE if any(k.lower() in lower for k in keys)), None)
+        where = f"{device} GPU memory" if device else "memory"
+        if device is None and any(k in line for k in ("std::bad_alloc", "Cannot allocate memory", "ErrorOutOfHostMemory")):
+            where = "system memory (RAM)"
+        return Cause(kind, f"The engine ran out of {where} while loading.",
+                     "Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.",
+                     status, evidence)
+    if kind == ASSERT:
+        text = _ASSERT_TEXT.search(line)
+        what = next((g for g in text.groups() if g), "").strip() if text else ""
+        return Cause(kind, f"The engine stopped on an internal check{f' ({what})' if what else ''}.",
+                     "This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.",
+                     status, evidence)
+    # MODEL_LOAD
+    detail = _find(lines, ("error loading model:",))
+    why = _short(detail).split("error loading model: ", 1)[-1] if detail else evidence
+    return Cause(MODEL_LOAD, f"The engine could not load the model: {why}.",
+                 "Check that the file is a complete GGUF model (download it again if unsure).", status, evidence)
+
+
+def _by_status(status: ExitStatus | None, lines: Sequence[str], speculation: bool, after_ready: bool) -> Cause:
+    last = next((_short(x.strip()) for x in reversed(lines) if x.strip()), "")
+    if status is None:
+        return Cause(UNKNOWN, "The engine ended for an unknown reason.", "Look at the log for details.", status, last)
+    sig = status.effective_signal
+    code = status.code
+    if sig == SIGILL or code == _WIN_ILLEGAL_INSTRUCTION:
+        return Cause(ILLEGAL_INSTRUCTION,
+                     "The engine uses processor instructions this computer lacks (illegal instruction).",
+                     "Install the portable CPU build of the engine (`draftwise engine install --force`).",
+                     status, last)
+    if code == _WIN_DLL_NOT_FOUND or code == 127:
+        return Cause(MISSING_LIBRARY, "The engine cannot start: a library it needs is missing.",
+                     "Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.", status, last)
+    if sig == SIGKILL:
+        return Cause(KILLED, "The engine was killed from outside (by another program, or by the system when memory ran out).",
+                     "If memory is short, use a smaller context or model; then start it again.", status, last)
+    if sig == SIGSEGV or code == _WIN_ACCESS_VIOLATION:
+        return Cause(SEGFAULT, "The engine crashed (segmentation fault).",
+                     "Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.",
+                     status, last, speculation and not after_ready)
+    if code == 0 and sig is None:
+        return Cause(CLEAN_EXIT, "The engine exited on its own.", "Start it again; look at the log if it keeps exiting.", status, last)
+    words = status.words()
+    hint = "Try without speculation or extra engine arguments; the log has the details." if speculation else \
+        "Try without extra engine arguments; the log has the details."
+    return Cause(UNKNOWN, f"The engine stopped unexpectedly ({words}){f': {last}' if last else ''}.", hint,
+                 status, last, speculation and not after_ready)
+
+
+def failed_to_start(program: str, reason: str) -> Cause:
+    """The program could not be started at all (missing, not executable)."""
+    return Cause(FAILED_TO_START, f"The engine {program} could not be started: {reason}.",
+                 "Install the engine with `draftwise engine install`, or choose the llama-server file again.")
+
+
+# ------------------------------------------------------------------ running, but not as meant
+VOCAB_MISMATCH = "the target and draft vocabs are not compatible"
+SPEC_INIT_FAILED = "failed to initialize speculative decoding context"
+SPECULATION_OFF_WARNING = (
+    "The draft model's vocabulary does not match the model's: the engine serves without "
+    "speculation although it was asked for it. Choose a draft model from the same family."
+)
+
+_DEVICE_LINE = re.compile(r"using device (\w+)")
+_GPU_INIT_FAILURES = ("failed to initialize CUDA", "failed to initialize ROCm", "ggml_vulkan: No devices found",
+                      "no CUDA-capable device", "no ROCm-capable device")
+
+
+def speculation_warning(line: str) -> str | None:
+    """The warning for a line that says speculation was silently switched off."""
+    if VOCAB_MISMATCH in line or SPEC_INIT_FAILED in line:
+        return SPECULATION_OFF_WARNING
+    return None
+
+
+def is_gpu_line(line: str) -> bool:
+    """Lines the GPU verdict needs (cheap pre-filter for the log reader)."""
+    return "using device" in line or any(f in line for f in _GPU_INIT_FAILURES)
+
+
+def gpu_verdict(backend: str, lines: Iterable[str]) -> str | None:
+    """A warning when a GPU build is serving without a GPU, else None."""
+    if backend in ("cpu", "unknown", ""):
+        return None
+    devices: list[str] = []
+    failure = None
+    for line in lines:
+        m = _DEVICE_LINE.search(line)
+        if m:
+            devices.append(m.group(1))
+        elif failure is None and any(f in line for f in _GPU_INIT_FAILURES):
+            failure = _short(line.strip())
+    if devices:
+        return None
+    why = f" ({failure})" if failure else ""
+    return (f"This is a {backend} build but the engine runs on the CPU{why}: it is much slower. "
+            "Check the GPU driver, or choose which GPUs to use.")

@@ -1,0 +1,372 @@
+"""One engine launch as data: argv, environment, address, key, and the fallback command.
+
+Everything here is decided before a process exists, so `draftwise plan` can print it and
+tests can compare it with engine-facts.md. The services line (engine_process.py) and the
+headless runner only execute a LaunchSpec; they never edit its argv.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import sys
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from draftwise.core import gguf
+from draftwise.core.engines import llamacpp, provision
+from draftwise.core.resolver import NONE, SpecDecision
+
+LOOPBACK = "127.0.0.1"
+ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - only when the user opts into the network
+
+# The decision the fallback relaunch uses: no speculation at all, built from scratch.
+NO_SPECULATION = SpecDecision(None, None, NONE, False, ())
+
+# Extra arguments that would move the engine away from what we poll and protect. The key
+# must stay out of argv (ps shows argv to every user); host and port have their own fields.
+_OWNED_FLAGS = {
+    "--host": "Use the network setting instead of --host.",
+    "--port": "Use the Port field instead of --port.",
+    "--api-key": "Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.",
+}
+
+# ROCm: gfx targets without kernels in common builds that run on a close target's kernels
+# (engine-facts.md "GPU environment per backend"). Value: HSA_OVERRIDE_GFX_VERSION.
+HSA_OVERRIDES = {
+    "gfx1103": "11.0.0",
+    "gfx1031": "10.3.0",
+    "gfx1032": "10.3.0",
+    "gfx1034": "10.3.0",
+    "gfx1035": "10.3.0",
+    "gfx1036": "10.3.0",
+}
+# The target whose kernels an override version runs on.
+_OVERRIDE_TARGET = {"11.0.0": "gfx1100", "10.3.0": "gfx1030"}
+
+
+class LaunchError(ValueError):
+    """A launch setting that cannot work; `field` names the setting to fix."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+
+
+# ------------------------------------------------------------------ GPU environment
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as the device inventory recorded it."""
+
+    index: int  # the backend's own enumeration index (nvidia-smi, KFD node order, Vulkan)
+    name: str = ""
+    uuid: str = ""
+    gfx_target: str = ""  # ROCm only, e.g. "gfx1103"
+    integrated: bool = False
+    memory_mib: int = 0
+
+
+@dataclass(frozen=True)
+class GpuEnv:
+    env: dict[str, str]
+    notes: tuple[str, ...] = ()
+
+
+def gfx_target_from_kfd(version: int) -> str:
+    """`gfx_target_version` of /sys/class/kfd/.../properties (110003) as a target (gfx1103)."""
+    major, minor, step = version // 10000, (version // 100) % 100, version % 100
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+def gpu_env(
+    backend: str,
+    gpus: Sequence[Gpu] = (),
+    *,
+    chosen: Sequence[int] | None = None,
+    kernel_targets: Collection[str] | None = None,
+    platform: str = sys.platform,
+) -> GpuEnv:
+    """Environment that shows the engine the right GPUs, from recorded device facts.
+
+    `chosen`: indexes the user picked (None: let Draftwise decide). `kernel_targets`: the
+    ROCm gfx targets the build has kernels for, when known.
+    """
+    if backend == "cuda":
+        # Without PCI_BUS_ID, CUDA numbers the fastest GPU first and indexes stop matching
+        # nvidia-smi (and our inventory).
+        env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+        if chosen is not None:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in chosen)
+        return GpuEnv(env)
+    if backend == "rocm":
+        return _rocm_env(gpus, chosen, kernel_targets, platform)
+    if backend == "vulkan":
+        visible, notes = _visible(gpus, chosen, lambda g: True)
+        if visible is None:
+            return GpuEnv({}, notes)
+        return GpuEnv({"GGML_VK_VISIBLE_DEVICES": ",".join(str(g.index) for g in visible)}, notes)
+    # Metal shares memory with the CPU and needs nothing; a CPU build uses no GPU.
+    return GpuEnv({})
+
+
+def _visible(gpus, chosen, usable) -> tuple[list[Gpu] | None, tuple[str, ...]]:
+    """GPUs to show, or None when every GPU may be shown (nothing to set)."""
+    notes: list[str] = []
+    if chosen is not None:
+        by_index = {g.index: g for g in gpus}
+        picked = [by_index.get(i, Gpu(i)) for i in chosen]
+        keep = [g for g in picked if usable(g)]
+        for g in picked:
+            if g not in keep:
+                notes.append(f"GPU {g.index} ({g.name or g.gfx_target}) has no kernels in this engine build; it is left out.")
+        return keep, tuple(notes)
+    keep = [g for g in gpus if usable(g)]
+    for g in gpus:
+        if g not in keep:
+            notes.append(f"GPU {g.index} ({g.name or g.gfx_target}) has no kernels in this engine build; it is hidden from the engine.")
+    if any(not g.integrated for g in keep) and any(g.integrated for g in keep):
+        for g in keep:
+            if g.integrated:
+                notes.append(f"The integrated GPU {g.index} ({g.name or g.gfx_target}) is hidden: the dedicated GPU is faster and the pair often fails to start.")
+        keep = [g for g in keep if not g.integrated]
+    if not keep:
+        if gpus:
+            notes.append("This engine build has kernels for none of these GPUs; install a build for them.")
+        return None, tuple(notes)
+    if len(keep) == len(gpus):
+        return None, tuple(notes)
+    return keep, tuple(notes)
+
+
+def _override(gpu: Gpu, kernel_targets: Collection[str] | None) -> str | None:
+    if kernel_targets is not None and gpu.gfx_target in kernel_targets:
+        return None
+    return HSA_OVERRIDES.get(gpu.gfx_target)
+
+
+def _rocm_usable(gpu: Gpu, kernel_targets: Collection[str] | None) -> bool:
+    if kernel_targets is None or not gpu.gfx_target or gpu.gfx_target in kernel_targets:
+        return True
+    override = HSA_OVERRIDES.get(gpu.gfx_target)
+    return override is not None and _OVERRIDE_TARGET[override] in kernel_targets
+
+
+def _rocm_env(gpus, chosen, kernel_targets, platform) -> GpuEnv:
+    visible, notes_t = _visible(gpus, chosen, lambda g: _rocm_usable(g, kernel_targets))
+    notes = list(notes_t)
+    shown = visible if visible is not None else list(gpus)
+    # One HSA_OVERRIDE_GFX_VERSION applies to every visible GPU, so GPUs needing different
+    # overrides cannot run together: keep the group of the largest GPU.
+    groups: dict[str | None, list[Gpu]] = {}
+    for g in shown:
+        groups.setdefault(_override(g, kernel_targets), []).append(g)
+    if len(groups) > 1:
+        biggest = max(shown, key=lambda g: (g.memory_mib, not g.integrated, -g.index))
+        keep_key = _override(biggest, kernel_targets)
+        for g in shown:
+            if _override(g, kernel_targets) != keep_key:
+                notes.append(f"GPU {g.index} ({g.gfx_target}) needs a different gfx override than GPU {biggest.index}; it is hidden.")
+        visible = groups[keep_key]
+        shown = visible
+    env: dict[str, str] = {}
+    if visible is not None:
+        physical = ",".join(str(g.index) for g in visible)
+        if platform.startswith("linux"):
+            # ROCR filters first and HIP numbers what is left, so HIP gets 0..n-1; setting
+            # both to the physical list would point HIP at devices that no longer exist.
+            env["ROCR_VISIBLE_DEVICES"] = physical
+            env["HIP_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(visible)))
+        else:
+            env["HIP_VISIBLE_DEVICES"] = physical
+    overrides = {_override(g, kernel_targets) for g in shown} - {None}
+    if overrides:
+        version = overrides.pop()
+        env["HSA_OVERRIDE_GFX_VERSION"] = version
+        targets = ", ".join(sorted({g.gfx_target for g in shown}))
+        notes.append(f"{targets} runs on the kernels of {_OVERRIDE_TARGET[version]} (HSA_OVERRIDE_GFX_VERSION={version}).")
+    return GpuEnv(env, tuple(notes))
+
+
+# ------------------------------------------------------------------ address and key
+def port_is_free(port: int, host: str = LOOPBACK) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        if sys.platform != "win32":
+            # Mirror the engine's own bind (SO_REUSEADDR): a TIME_WAIT leftover is no conflict.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def any_free_port(host: str = LOOPBACK) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def choose_port(wanted: int | None, *, pinned: bool = False, host: str = LOOPBACK) -> tuple[int, str | None]:
+    """(port, note). A taken port is replaced by a free one unless the user pinned it."""
+    if wanted is None:
+        return any_free_port(host), None
+    if not 0 < wanted < 65536:
+        raise LaunchError("port", f"Port {wanted} is not a TCP port; choose one between 1 and 65535.")
+    if port_is_free(wanted, host):
+        return wanted, None
+    if pinned:
+        raise LaunchError(
+            "port",
+            f"Port {wanted} is in use by another program; choose another port or stop that program.",
+        )
+    port = any_free_port(host)
+    return port, f"Port {wanted} is in use; the engine listens on {port} instead."
+
+
+def new_api_key() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def network_warning(port: int) -> str:
+    return (
+        f"The engine accepts connections from other computers on port {port}. "
+        "Anyone on your network who has the API key can use it; keep the key private."
+    )
+
+
+# ------------------------------------------------------------------ the launch
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything needed to start one engine, and to restart it without speculation."""
+
+    kind: str  # llama.cpp | vllm | mlx
+    binary: Path  # the program started (for vllm/mlx: the Python interpreter)
+    model_path: Path
+    argv: tuple[str, ...]
+    env: Mapping[str, str]  # additions to the parent's environment
+    host: str  # where the engine listens
+    port: int
+    api_key: str
+    spec: SpecDecision
+    # Rebuilt from scratch without speculation (never cut from `argv`); None when the
+    # decision may not be dropped (rules.md "Fallback").
+    fallback_argv: tuple[str, ...] | None = None
+    backend: str = "cpu"  # the build's GPU backend: cpu | cuda | rocm | vulkan | metal
+    pinned_port: bool = False
+    health_path: str = "/health"
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def fallback_eligible(self) -> bool:
+        return self.fallback_argv is not None
+
+    @property
+    def drafter_key(self) -> str | None:
+        return self.spec.drafter_key
+
+    @property
+    def url(self) -> str:
+        """Where Draftwise (and the user's tools on this machine) talk to the engine."""
+        return f"http://{LOOPBACK}:{self.port}"
+
+    @property
+    def network(self) -> bool:
+        return self.host != LOOPBACK
+
+    def to_json(self) -> dict[str, object]:
+        """Printable form; the key is redacted (it is a secret, argv never holds it)."""
+        return {
+            "kind": self.kind,
+            "argv": list(self.argv),
+            "fallback_argv": list(self.fallback_argv) if self.fallback_argv else None,
+            "env": {k: ("***" if k.endswith("API_KEY") else v) for k, v in self.env.items()},
+            "host": self.host,
+            "port": self.port,
+            "url": self.url,
+            "backend": self.backend,
+            "speculative": self.spec.to_json(),
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+        }
+
+
+def check_owned_flags(extra_args: Sequence[str]) -> None:
+    for token in extra_args:
+        name = token.split("=", 1)[0]
+        if name in _OWNED_FLAGS:
+            raise LaunchError("extra_args", f"Extra engine arguments may not contain {name}. {_OWNED_FLAGS[name]}")
+
+
+def engine_env(
+    engine_folder: Path,
+    api_key: str,
+    *,
+    backend: str = "cpu",
+    gpus: Sequence[Gpu] = (),
+    chosen_gpus: Sequence[int] | None = None,
+    kernel_targets: Collection[str] | None = None,
+    key_variable: str = "LLAMA_API_KEY",
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """(environment additions, notes) for one llama-server start."""
+    gpu = gpu_env(backend, gpus, chosen=chosen_gpus, kernel_targets=kernel_targets)
+    env = {
+        # Libraries beside the binary (LD_LIBRARY_PATH; on Windows the folder first on PATH).
+        **provision.library_env(engine_folder),
+        **gpu.env,
+        # A failed GGML_ASSERT attaches gdb for a backtrace when it is installed: seconds
+        # of delay before the fallback and pages of noise in the log the user sees.
+        "GGML_NO_BACKTRACE": "1",
+        key_variable: api_key,
+    }
+    return env, gpu.notes
+
+
+def llamacpp_launch(
+    binary: Path,
+    model: gguf.ModelInfo,
+    spec: SpecDecision,
+    *,
+    port: int,
+    extra_args: Sequence[str] = (),
+    plan_args: Sequence[str] = (),
+    fallback_plan_args: Sequence[str] | None = None,
+    network: bool = False,
+    api_key: str | None = None,
+    backend: str = "cpu",
+    gpus: Sequence[Gpu] = (),
+    chosen_gpus: Sequence[int] | None = None,
+    kernel_targets: Collection[str] | None = None,
+    pinned_port: bool = False,
+    notes: Sequence[str] = (),
+) -> LaunchSpec:
+    """The llama-server launch for a resolved decision and (later) the planner's args.
+
+    `plan_args` are the planner's context/KV/offload tokens; `fallback_plan_args` its plan
+    without the drafter (defaults to `plan_args`).
+    """
+    check_owned_flags(extra_args)
+    if network and api_key is not None and not api_key:
+        raise LaunchError("api_key", "An engine open to the network needs an API key; leave the key field to Draftwise or enter one.")
+    key = api_key or new_api_key()
+    host = ALL_INTERFACES if network else LOOPBACK
+    argv = llamacpp.build_argv(binary, model, spec, extra_args=extra_args, host=host, port=port, plan_args=plan_args)
+    fallback = None
+    if spec.fallback_eligible and spec.argv:
+        fallback = tuple(llamacpp.build_argv(
+            binary, model, NO_SPECULATION, extra_args=extra_args, host=host, port=port,
+            plan_args=plan_args if fallback_plan_args is None else fallback_plan_args,
+        ))
+    env, gpu_notes = engine_env(
+        Path(binary).parent, key, backend=backend, gpus=gpus, chosen_gpus=chosen_gpus,
+        kernel_targets=kernel_targets,
+    )
+    warnings = list(spec.warnings)
+    if network:
+        warnings.append(network_warning(port))
+    return LaunchSpec(
+        kind="llama.cpp", binary=Path(binary), model_path=model.path, argv=tuple(argv), env=env,
+        host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,
+        pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
+    )

@@ -1,0 +1,60 @@
+"""mlx-lm's server (Apple silicon) as an engine: `python -m mlx_lm.server`.
+
+Its server has no API key, so it never listens beyond this computer. No speculative flags
+(resolver rule 1), hence no fallback; readiness is `GET /health`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from draftwise.core.engines.launch_spec import (
+    LOOPBACK,
+    LaunchError,
+    LaunchSpec,
+    check_owned_flags,
+    new_api_key,
+)
+from draftwise.core.engines.vllm import PythonEngine, find_python_package
+from draftwise.core.resolver import SpecDecision
+
+MODULE = "mlx_lm.server"
+PACKAGE = "mlx_lm"
+
+
+def find(pythons: Sequence[Path | str] | None = None) -> PythonEngine | None:
+    return find_python_package("mlx", PACKAGE, pythons)
+
+
+def build_argv(python: Path | str, model: Path, *, port: int = 8080,
+               extra_args: Sequence[str] = ()) -> list[str]:
+    return [str(python), "-m", MODULE, "--model", str(model), "--host", LOOPBACK, "--port", str(port),
+            *extra_args]
+
+
+def mlx_launch(
+    python: Path,
+    model: Path,
+    spec: SpecDecision,
+    *,
+    port: int,
+    ctx: int | None = None,
+    extra_args: Sequence[str] = (),
+    network: bool = False,
+) -> LaunchSpec:
+    if spec.argv:
+        raise LaunchError("mtp", "Speculative settings are for llama.cpp; mlx-lm decides speculation itself.")
+    if network:
+        raise LaunchError("network", "mlx-lm's server has no API key, so Draftwise keeps it on this computer only.")
+    check_owned_flags(extra_args)
+    notes = list(spec.notes)
+    if ctx:
+        notes.append("mlx-lm sizes its context itself; the context setting is not passed on.")
+    return LaunchSpec(
+        kind="mlx", binary=Path(python), model_path=Path(model),
+        argv=tuple(build_argv(python, model, port=port, extra_args=extra_args)),
+        # A key is still generated so every LaunchSpec looks alike; mlx-lm ignores it.
+        env={}, host=LOOPBACK, port=port, api_key=new_api_key(), spec=spec, backend="metal",
+        notes=tuple(notes),
+    )

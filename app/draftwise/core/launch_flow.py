@@ -1,0 +1,299 @@
+"""The life of one engine launch as a state machine, shared by the CLI and the window.
+
+No processes, sockets or timers here: the drivers (core/engines/headless.py with the
+standard library, services/engine_process.py with QProcess) report what happened —
+started, output lines, a /health answer, an exit, a stop request, a clock tick — and carry
+out the actions returned. So the rules live once:
+
+- stages: starting → loading (a loading line, or /health 503) → ready (/health 200);
+  failed or stopped at the end;
+- startup fallback (rules.md "Fallback"): only for a LaunchSpec whose speculation came from
+  auto-detection; the engine exits non-zero before it is ready and within the startup
+  window → relaunch exactly once, same port, with the spec's fallback argv (rebuilt from
+  scratch without speculation), and record the drafter as broken. Never after a user stop,
+  never after readiness, never for a user's draft or --spec-type;
+- warnings while serving: speculation silently off, GPU build running on the CPU;
+- a stall watchdog: no output and not ready for a long time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from draftwise.core import crash
+from draftwise.core.broken_drafters import BrokenDrafters
+from draftwise.core.engines.launch_spec import LaunchSpec
+
+log = logging.getLogger(__name__)
+
+STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
+    "starting", "loading", "ready", "stopping", "stopped", "failed",
+)
+ENDED = frozenset({STOPPED, FAILED})
+
+STARTUP_WINDOW_S = 180.0  # rules.md: a crash later than this is not the drafter's startup
+STALL_AFTER_S = 120.0  # silent and not ready this long: say so, offer to stop
+TAIL_LINES = 400  # what the classifier reads; the UI keeps its own bounded log
+# Stopping: SIGTERM to the group, again after TERM_AGAIN_S, SIGKILL after KILL_AFTER_S.
+# llama-server reports ready before it installs its signal handler, and a SIGTERM that
+# lands between the two sets its "terminating" flag before the main loop starts, which then
+# never ends; its handler exits at once on a second signal ("Received second interrupt").
+TERM_AGAIN_S = 1.0
+KILL_AFTER_S = 10.0
+
+# Lines that say the model is being loaded (the /health 503 may never be seen: this
+# engine binds its port only after loading a small model).
+_LOADING_MARKERS = ("load_model: loading model", "llama_model_loader:", "loading model '")
+# Lines after which /health answers 200: worth asking at once instead of on the backoff.
+_LISTENING_MARKERS = ("listening on http", "model loaded")
+
+
+# ------------------------------------------------------------------ actions for the driver
+@dataclass(frozen=True)
+class Spawn:
+    """Start the engine with this argv (the spec's env and address are unchanged)."""
+
+    argv: tuple[str, ...]
+    attempt: int  # 0 first start, 1 the fallback
+
+
+@dataclass(frozen=True)
+class StageChanged:
+    stage: str
+
+
+@dataclass(frozen=True)
+class Ready:
+    url: str
+    seconds: float  # from the first start, fallback included
+
+
+@dataclass(frozen=True)
+class Crashed:
+    cause: crash.Cause
+
+
+@dataclass(frozen=True)
+class FellBack:
+    reason: str
+    cause: crash.Cause
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know; the engine keeps running."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Stalled:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """Stop the process group: terminate now, kill after the driver's timeout."""
+
+
+@dataclass(frozen=True)
+class PollHealth:
+    """Ask /health now rather than at the next backoff step."""
+
+
+@dataclass(frozen=True)
+class Stopped:
+    pass
+
+
+Action = Spawn | StageChanged | Ready | Crashed | FellBack | Notice | Stalled | Terminate | PollHealth | Stopped
+
+
+class LaunchFlow:
+    """Decisions for one launch. Feed it events; do what it returns, in order."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        broken: BrokenDrafters | None = None,
+        startup_window: float = STARTUP_WINDOW_S,
+        stall_after: float = STALL_AFTER_S,
+    ) -> None:
+        self.spec = spec
+        self.broken = broken
+        self.startup_window = startup_window
+        self.stall_after = stall_after
+        self.stage = ""
+        self.attempt = 0
+        self.cause: crash.Cause | None = None
+        self.fallback_reason: str | None = None
+        self.notices: list[str] = []
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self._gpu_lines: list[str] = []
+        self._first_start = 0.0
+        self._attempt_start = 0.0
+        self._last_activity = 0.0
+        self._stall_reported = False
+        self._stop_requested = False
+        self._spec_warned = False
+
+    # ------------------------------------------------------------ state
+    @property
+    def ended(self) -> bool:
+        return self.stage in ENDED
+
+    @property
+    def is_ready(self) -> bool:
+        return self.stage == READY
+
+    @property
+    def polling(self) -> bool:
+        """Whether the driver should keep asking /health."""
+        return self.stage in (STARTING, LOADING) and not self._stop_requested
+
+    @property
+    def speculating(self) -> bool:
+        """Whether the running attempt carries speculative flags."""
+        return self.attempt == 0 and bool(self.spec.spec.argv)
+
+    @property
+    def current_argv(self) -> tuple[str, ...]:
+        if self.attempt == 0 or self.spec.fallback_argv is None:
+            return self.spec.argv
+        return self.spec.fallback_argv
+
+    def _stage(self, stage: str) -> list[Action]:
+        if stage == self.stage:
+            return []
+        self.stage = stage
+        return [StageChanged(stage)]
+
+    # ------------------------------------------------------------ events
+    def start(self, now: float) -> list[Action]:
+        self._first_start = self._attempt_start = self._last_activity = now
+        return [*self._stage(STARTING), Spawn(self.spec.argv, 0)]
+
+    def spawned(self, now: float) -> None:
+        """The process exists; the startup window counts from here."""
+        self._attempt_start = self._last_activity = now
+
+    def output(self, lines: Iterable[str], now: float) -> list[Action]:
+        lines = list(lines)
+        if not lines:
+            return []
+        self._last_activity = now
+        self._stall_reported = False
+        self.tail.extend(lines)
+        # One scan of the joined batch decides whether any line needs a closer look: a
+        # 300k-line flood must cost the UI thread almost nothing.
+        text = "\n".join(lines)
+        actions: list[Action] = []
+        if self.stage == STARTING and any(m in text for m in _LOADING_MARKERS):
+            actions += self._stage(LOADING)
+        if self.polling and any(m in text for m in _LISTENING_MARKERS):
+            actions.append(PollHealth())
+        if "using device" in text or "failed to initialize" in text or "No devices found" in text:
+            self._gpu_lines += [x for x in lines if crash.is_gpu_line(x)][:50]
+            del self._gpu_lines[100:]
+        if not self._spec_warned and self.speculating and (
+            crash.VOCAB_MISMATCH in text or crash.SPEC_INIT_FAILED in text
+        ):
+            self._spec_warned = True
+            actions.append(self._notice(crash.SPECULATION_OFF_WARNING))
+        return actions
+
+    def health(self, status: int | None, now: float) -> list[Action]:
+        if not self.polling:
+            return []
+        if status == 503:
+            self._last_activity = now
+            return self._stage(LOADING)
+        if status != 200:
+            return []
+        actions = self._stage(READY)
+        actions.append(Ready(self.spec.url, now - self._first_start))
+        verdict = crash.gpu_verdict(self.spec.backend, self._gpu_lines)
+        if verdict:
+            actions.append(self._notice(verdict))
+        return actions
+
+    def exited(self, status: crash.ExitStatus, now: float) -> list[Action]:
+        if self.ended:
+            return []
+        if self._stop_requested:
+            return [*self._stage(STOPPED), Stopped()]
+        after_ready = self.stage == READY
+        cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
+        if not after_ready and self._may_fall_back(status, now):
+            return self._fall_back(cause, now)
+        self.cause = cause
+        return [Crashed(cause), *self._stage(FAILED)]
+
+    def spawn_failed(self, reason: str, now: float) -> list[Action]:
+        """The program could not be started at all (missing, not executable)."""
+        if self.ended:
+            return []
+        self.cause = crash.failed_to_start(str(self.spec.binary), reason)
+        if self._stop_requested:
+            return [*self._stage(STOPPED), Stopped()]
+        return [Crashed(self.cause), *self._stage(FAILED)]
+
+    def stop(self) -> list[Action]:
+        """The user (or the app quitting) asks to stop. Never followed by a relaunch."""
+        if self.ended or self._stop_requested:
+            return []
+        self._stop_requested = True
+        if not self.stage:  # never started
+            return [*self._stage(STOPPED), Stopped()]
+        return [*self._stage(STOPPING), Terminate()]
+
+    def tick(self, now: float) -> list[Action]:
+        if not self.polling or self._stall_reported:
+            return []
+        silent = now - self._last_activity
+        if silent >= self.stall_after:
+            self._stall_reported = True
+            return [Stalled(silent)]
+        return []
+
+    # ------------------------------------------------------------ fallback
+    def _may_fall_back(self, status: crash.ExitStatus, now: float) -> bool:
+        return (
+            self.spec.fallback_eligible
+            and self.attempt == 0
+            and status.failed
+            and now - self._attempt_start <= self.startup_window
+        )
+
+    def _fall_back(self, cause: crash.Cause, now: float) -> list[Action]:
+        what = self.spec.spec.draft.name if self.spec.spec.draft else "the model's MTP head"
+        if self.spec.spec.spec_type and self.spec.spec.spec_type.startswith("ngram"):
+            what = f"{self.spec.spec.spec_type} speculation"
+        reason = (f"The engine failed to start with {what} ({cause.sentence.rstrip('.')}); "
+                  "starting it again without speculation. This drafter will be left out next time.")
+        self.fallback_reason = reason
+        actions: list[Action] = [FellBack(reason, cause)]
+        key = self.spec.drafter_key
+        if self.broken is not None and key:
+            try:
+                self.broken.record(self.spec.binary, key, cause.sentence)
+            except OSError as exc:
+                actions.append(self._notice(
+                    f"Could not remember the broken drafter ({exc.strerror or exc}); the next launch will try it again."))
+        self.attempt = 1
+        self.tail.clear()
+        self._gpu_lines.clear()
+        self._attempt_start = self._last_activity = now
+        self._stall_reported = False
+        self.stage = STARTING
+        actions += [StageChanged(STARTING), Spawn(self.current_argv, 1)]
+        return actions
+
+    def _notice(self, text: str) -> Notice:
+        self.notices.append(text)
+        log.warning("%s", text)
+        return Notice(text)

@@ -1,0 +1,164 @@
+"""The QProcess owner: ready and stop on the real engine, fallback, crashes, bounded logs.
+
+Waits on signals (qtbot.waitSignal), never sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from draftwise.core import crash, gguf, orphans, resolver
+from draftwise.core.broken_drafters import BrokenDrafters
+from draftwise.core.engines import capabilities, launch_spec
+from draftwise.core.resolver import NONE, SpecDecision
+from draftwise.services.engine_process import EngineProcess
+from draftwise.testing import tinymodels as tm
+
+
+@pytest.fixture(autouse=True)
+def _own_dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _spec(binary: Path, model_path: Path, **options) -> launch_spec.LaunchSpec:
+    model = gguf.read_model(model_path)
+    broken = BrokenDrafters().broken_for(binary)
+    decision = resolver.resolve(model, resolver.SpecOptions(broken=broken, **options), capabilities.capabilities(binary))
+    return launch_spec.llamacpp_launch(binary, model, decision, port=launch_spec.any_free_port(),
+                                       plan_args=("-c", "512"))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.fixture
+def lone_model(tmp_path: Path) -> Path:
+    return tm.write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", tm.TinyModel())[0]
+
+
+@pytest.mark.engine
+def test_reaches_ready_and_stops_leaving_nothing(qtbot, engine, lone_model):
+    proc = EngineProcess(_spec(engine.binary, lone_model))
+    stages: list[str] = []
+    proc.stage_changed.connect(stages.append)
+    with qtbot.waitSignal(proc.ready, timeout=30_000) as ready:
+        proc.start()
+    assert ready.args == [proc.spec.url] and proc.url == proc.spec.url and proc.stage == "ready"
+    pid = proc.pid
+    assert pid and Path(f"/proc/{pid}/cmdline").read_bytes().find(proc.api_key.encode()) < 0
+    assert len(list(orphans.run_dir().glob("engine-*.json"))) == 1
+    # /health says 200 before the engine's log thread writes "model loaded".
+    qtbot.waitUntil(lambda: any("model loaded" in x for x in proc.log_lines()), timeout=10_000)
+    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+        proc.stop()
+    assert stages[0] == "starting" and stages[-2:] == ["stopping", "stopped"]
+    assert _gone(pid) and not proc.running
+    assert list(orphans.run_dir().glob("engine-*.json")) == []
+
+
+@pytest.mark.engine
+def test_startup_fallback_in_the_window(qtbot, engine, tmp_path):
+    target = tm.TinyModel(name="fam")
+    model = tm.write_tiny_model(tmp_path / "m" / "fam-F32.gguf", target)[0]
+    tm.broken_draft(tmp_path / "m" / "fam-draft.gguf", target)
+    proc = EngineProcess(_spec(engine.binary, model), broken=BrokenDrafters())
+    reasons: list[str] = []
+    proc.fell_back.connect(reasons.append)
+    with qtbot.waitSignal(proc.ready, timeout=30_000):
+        proc.start()
+    assert len(reasons) == 1 and "fam-draft.gguf" in reasons[0] and len(proc.pids) == 2
+    assert BrokenDrafters().broken_for(engine.binary) == {proc.spec.drafter_key}
+    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+        proc.stop()
+
+
+@pytest.mark.engine
+def test_crash_after_ready_is_reported_without_relaunch(qtbot, engine, lone_model):
+    proc = EngineProcess(_spec(engine.binary, lone_model))
+    with qtbot.waitSignal(proc.ready, timeout=30_000):
+        proc.start()
+    with qtbot.waitSignal(proc.crashed, timeout=15_000) as crashed:
+        os.kill(proc.pid, signal.SIGKILL)
+    assert crashed.args[0].kind == crash.KILLED and proc.stage == "failed" and len(proc.pids) == 1
+
+
+def test_missing_binary_is_a_failure_not_a_hang(qtbot, tmp_path):
+    missing = tmp_path / "nowhere" / "llama-server"
+    decision = SpecDecision(None, None, NONE, False, ())
+    spec = launch_spec.LaunchSpec(
+        kind="llama.cpp", binary=missing, model_path=tmp_path / "m.gguf", argv=(str(missing), "-m", "m.gguf"),
+        env={}, host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
+    )
+    proc = EngineProcess(spec, record_run=False)
+    with qtbot.waitSignal(proc.crashed, timeout=10_000) as crashed:
+        proc.start()
+    cause = crashed.args[0]
+    assert cause.kind == crash.FAILED_TO_START and "engine install" in cause.next_step
+
+
+FLOOD = "import sys, time\nw = sys.stdout.write\nfor i in range({n}): w(f'line {{i}} ' + 'x' * 60 + '\\n')\nsys.stdout.flush()\nprint('done', flush=True)\ntime.sleep(60)\n"
+
+
+def test_log_flood_arrives_in_bounded_batches(qtbot, tmp_path):
+    """A child that prints 50k lines: the UI gets few, bounded batches and a bounded tail."""
+    decision = SpecDecision(None, None, NONE, False, ())
+    argv = (sys.executable, "-c", FLOOD.format(n=50_000))
+    spec = launch_spec.LaunchSpec(
+        kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none", argv=argv, env={},
+        host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
+    )
+    proc = EngineProcess(spec, log_lines=3000, max_batch=1000, batch_ms=50, record_run=False)
+    batches: list[list[str]] = []
+    proc.log_batch.connect(batches.append)
+    proc.start()
+    qtbot.waitUntil(lambda: any(b and b[-1] == "done" for b in batches), timeout=30_000)
+    assert proc.lines_read == 50_001
+    assert all(len(b) <= 1001 for b in batches)
+    assert len(batches) < 200  # batched per interval, not per line or per read
+    assert len(proc.log_lines()) == 3000 and proc.log_lines()[-1] == "done"
+    assert any(b[0].startswith("[") and "lines not shown" in b[0] for b in batches)
+    pid = proc.pid
+    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+        proc.stop()
+    assert _gone(pid)
+
+
+def test_shutdown_stops_synchronously(qtbot, tmp_path):
+    decision = SpecDecision(None, None, NONE, False, ())
+    argv = (sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)")
+    spec = launch_spec.LaunchSpec(
+        kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none", argv=argv, env={},
+        host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
+    )
+    proc = EngineProcess(spec, record_run=False)
+    with qtbot.waitSignal(proc.log_batch, timeout=10_000):
+        proc.start()
+    pid = proc.pid
+    with qtbot.waitSignal(proc.stopped, timeout=10_000):
+        proc.shutdown()  # what aboutToQuit calls
+    assert _gone(pid) and proc.stage == "stopped"
+
+
+def test_stop_right_after_start_never_signals_our_own_group(qtbot, tmp_path):
+    decision = SpecDecision(None, None, NONE, False, ())
+    argv = (sys.executable, "-c", "import time; time.sleep(60)")
+    spec = launch_spec.LaunchSpec(
+        kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none", argv=argv, env={},
+        host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
+    )
+    proc = EngineProcess(spec, record_run=False)
+    with qtbot.waitSignal(proc.stopped, timeout=10_000):
+        proc.start()
+        proc.stop()  # this test process surviving is the assertion
+    assert proc.stage == "stopped" and all(_gone(p) for p in proc.pids)

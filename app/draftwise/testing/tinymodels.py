@@ -21,6 +21,7 @@ imports it at module level.
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -85,18 +86,18 @@ def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
     types = [_UNKNOWN, _CONTROL, _CONTROL]
     tokens += [f"<0x{b:02X}>" for b in range(256)]
     types += [_BYTE] * 256
-    # Pieces differ by vocabulary name, so two vocabularies really have other token lists.
-    digest = hashlib.sha256(model.vocab.encode()).hexdigest()
-    letters = "abcdefghijklmnopqrstuvwxyz"
+    # Pieces differ by vocabulary name (a permuted alphabet seeded by the name), so two
+    # vocabularies really have other token lists; index i spelled in base 26 keeps them
+    # unique for any size.
+    letters = list("abcdefghijklmnopqrstuvwxyz")
+    random.Random(hashlib.sha256(model.vocab.encode()).hexdigest()).shuffle(letters)
     pieces: list[str] = []
-    i = 0
-    while len(pieces) < model.n_pieces:
-        a = letters[int(digest[i % 64], 16) % 26]
-        b = letters[(i * 7 + int(digest[(i + 1) % 64], 16)) % 26]
-        piece = "\u2581" + a + b + (letters[i % 26] if i >= 26 else "")
-        if piece not in pieces:
-            pieces.append(piece)
-        i += 1
+    for i in range(model.n_pieces):
+        word, n = "", i + 26  # from 2 letters up
+        while n:
+            n, r = divmod(n, 26)
+            word = letters[r] + word
+        pieces.append("\u2581" + word)
     tokens += pieces
     types += [_NORMAL] * len(pieces)
     scores = [0.0] * 259 + [-float(k) for k in range(len(pieces))]

@@ -12,7 +12,9 @@ from draftwise.core import gguf, resolver
 from draftwise.core.engines import launch_spec as ls
 from draftwise.core.engines import llamacpp, mlx, vllm
 from draftwise.core.engines.capabilities import pinned_caps
-from draftwise.core.engines.launch_spec import Gpu, LaunchError, gpu_env
+from draftwise.core.engines.launch_spec import LaunchError, gpu_env
+from draftwise.core.hardware import Gpu as _HwGpu
+from draftwise.core.hardware import gfx_name
 from draftwise.testing import tinymodels as tm
 
 CAPS = pinned_caps()
@@ -20,6 +22,13 @@ BINARY = Path("/opt/engine/llama-server")
 
 
 # ------------------------------------------------------------------ GPU environment
+
+
+def Gpu(index: int, name: str, *, memory_mib: int = 0, **kw) -> _HwGpu:  # noqa: N802 - reads like the dataclass
+    """The inventory's Gpu, with memory in MiB as the recorded facts give it."""
+    return _HwGpu(index, "test", name, total_bytes=memory_mib * 1024 * 1024, **kw)
+
+
 CUDA2 = (Gpu(0, "RTX 4090", memory_mib=24564), Gpu(1, "RTX 3060", memory_mib=12288))
 ROCM_APU = (Gpu(0, "Radeon 780M", gfx_target="gfx1103", integrated=True, memory_mib=4096),
             Gpu(1, "RX 7900 XTX", gfx_target="gfx1100", memory_mib=24560))
@@ -75,7 +84,7 @@ def test_rocm_on_windows_uses_hip_indexes_and_says_why():
 
 @pytest.mark.parametrize(("kfd", "target"), [(110003, "gfx1103"), (110000, "gfx1100"), (100302, "gfx1032"), (90010, "gfx90a")])
 def test_gfx_target_from_kfd_properties(kfd, target):
-    assert ls.gfx_target_from_kfd(kfd) == target
+    assert gfx_name(kfd) == target
 
 
 def test_engine_env_libraries_key_and_no_backtrace(monkeypatch):

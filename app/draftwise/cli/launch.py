@@ -34,7 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
     p.add_argument("--port", type=int, default=None,
                    help=f"listen on this port and fail if it is taken (default: {DEFAULT_PORT}, or a free one)")
-    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (-c)")
+    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
+    p.add_argument("--kv", default=None, help="KV cache type (default: planned)")
     p.add_argument("--network", action="store_true",
                    help="accept connections from other computers (an API key is always required)")
     p.add_argument("--engine", default=None, help="path of the llama-server to use")
@@ -54,18 +55,12 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace):
-    from draftwise.core import gguf, orphans, paths, resolver
+    from draftwise.core import hardware, orphans, paths, planner, prepare
     from draftwise.core.broken_drafters import BrokenDrafters
     from draftwise.core.engines import capabilities, discovery, headless, launch_spec
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
-    try:
-        model = gguf.read_model(Path(args.model).expanduser().resolve())
-    except gguf.GGUFError as exc:
-        raise _UserError(str(exc)) from exc
-    if model.missing_shards:
-        raise _UserError(f"{model.path.name}: missing part(s) {', '.join(model.missing_shards)}; download them into the same folder.")
     engine = discovery.best_engine(args.engine)
     if engine is None:
         found = discovery.find_engines(args.engine)
@@ -76,30 +71,36 @@ def _prepare(args: argparse.Namespace):
     except (OSError, ValueError) as exc:
         raise _UserError(f"Could not ask {engine.binary} what it supports: {exc}") from exc
     broken = BrokenDrafters()
-    options = resolver.SpecOptions(
-        mtp=args.mtp,
-        draft=Path(args.draft).expanduser().resolve() if args.draft else None,
-        extra_args=tuple(args.engine_args),
-        broken=broken.broken_for(engine.binary),
-    )
     if broken.problem:
         print(f"warning: {broken.problem}", flush=True)
     try:
-        spec = resolver.resolve(model, options, caps)
+        prefs = planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
+    except ValueError as exc:
+        raise _UserError(str(exc)) from exc
+    request = prepare.Request(
+        model=Path(args.model).expanduser().resolve(),
+        mtp=args.mtp,
+        draft=Path(args.draft).expanduser().resolve() if args.draft else None,
+        extra_args=tuple(args.engine_args),
+        prefs=prefs,
+    )
+    machine = hardware.inventory(engine.binary)
+    try:
+        prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
+        if not prepared.plan.fits:
+            raise _UserError(" ".join(prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
         port, port_note = launch_spec.choose_port(
             args.port if args.port is not None else DEFAULT_PORT, pinned=args.port is not None,
             host=launch_spec.ALL_INTERFACES if args.network else launch_spec.LOOPBACK,
         )
-        # The planner will supply these tokens (context, KV type, offload); until then the
-        # user's --ctx is the whole plan.
-        plan_args = ("-c", str(args.ctx)) if args.ctx else ()
-        launch = launch_spec.llamacpp_launch(
-            engine.binary, model, spec, port=port, extra_args=options.extra_args, plan_args=plan_args,
+        launch = prepared.launch(
+            engine.binary, port=port,
             network=args.network, api_key=os.environ.get("DRAFTWISE_API_KEY") or None,
             backend=engine.backend, pinned_port=args.port is not None,
-            notes=(port_note,) if port_note else (),
+            gpus=[g for g in machine.gpus if g.backend == engine.backend],
+            notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())),
         )
-    except (resolver.ResolveError, launch_spec.LaunchError) as exc:
+    except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise _UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
     return headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)

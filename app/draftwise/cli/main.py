@@ -103,45 +103,82 @@ def _engine_caps(configured: str | None = None):
         raise UserError(f"Could not ask {engine.binary} what it supports: {exc}") from exc
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    from draftwise.core import gguf, resolver
-    from draftwise.core.engines import llamacpp
+def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
+    """The machine to plan for: a described one (--machine FILE.json) or this one."""
+    from draftwise.core import hardware
+
+    if getattr(args, "machine", None):
+        try:
+            return hardware.load_machine(args.machine)
+        except ValueError as exc:
+            raise UserError(f"--machine: {exc}") from exc
+    binary = Path(engine_binary) if engine_binary and Path(engine_binary).is_file() else None
+    return hardware.inventory(binary)
+
+
+def prefs_for(args: argparse.Namespace):
+    from draftwise.core import planner
 
     try:
-        model = gguf.read_model(Path(args.model).expanduser().resolve())
-    except gguf.GGUFError as exc:
+        return planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
+    except ValueError as exc:
         raise UserError(str(exc)) from exc
-    if model.missing_shards:
-        raise UserError(
-            f"{model.path.name}: missing part(s) {', '.join(model.missing_shards)}; download them into the same folder."
-        )
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from draftwise.core import prepare
+
     binary, caps = _engine_caps()
-    options = resolver.SpecOptions(
+    request = prepare.Request(
+        model=Path(args.model).expanduser().resolve(),
         mtp=args.mtp,
         draft=Path(args.draft).expanduser().resolve() if args.draft else None,
         backend=args.backend,
         extra_args=tuple(args.engine_args),
         ngram_when_no_drafter=args.ngram,
+        prefs=prefs_for(args),
     )
     try:
-        spec = resolver.resolve(model, options, caps)
-    except resolver.ResolveError as exc:
+        prepared = prepare.prepare(request, caps, machine_for(args, binary))
+    except prepare.PrepareError as exc:
         raise UserError(str(exc)) from exc
-    argv = llamacpp.build_argv(binary, model, spec, extra_args=options.extra_args)
+    argv = prepared.argv(binary)
     if args.json:
-        print(json.dumps({"model": str(model.path), "speculative": spec.to_json(), "argv": argv}, indent=2))
+        print(json.dumps({**prepared.to_json(), "argv": argv}, indent=2))
         return 0
-    print(f"{model.path.name}: {model.architecture}, {_human_count(model.parameters)} parameters, "
-          f"{_human_bytes(model.size_bytes)}")
-    label = {"off": "off", "none": "none"}.get(spec.source, spec.spec_type or "none")
-    print(f"Speculation: {label}  (decided by: {spec.source})")
-    for note in spec.notes:
-        print(f"  - {note}")
-    for warning in spec.warnings:
-        print(f"  ! {warning}")
-    print("Engine command:")
-    print("  " + " ".join(_quote(a) for a in argv))
+    print(render_plan(prepared, argv))
     return 0
+
+
+def render_plan(prepared, argv: list[str]) -> str:
+    """The plan in words, as the window's "why" lines say it."""
+    from draftwise.core.planner import human_bytes, human_ctx
+
+    model, spec, plan = prepared.model, prepared.spec, prepared.plan
+    lines = [
+        f"{model.path.name}: {model.architecture}, {_human_count(model.parameters)} parameters, "
+        f"{_human_bytes(model.size_bytes)}",
+    ]
+    label = {"off": "off", "none": "none"}.get(spec.source, spec.spec_type or "none")
+    lines.append(f"Speculation: {label}  (decided by: {spec.source})")
+    lines += [f"  - {note}" for note in spec.notes]
+    lines += [f"  ! {warning}" for warning in spec.warnings]
+    verdict = {"fits": "fits", "partial": "fits partly on the GPU", "no": "does NOT fit"}[plan.fit_state]
+    lines.append(
+        f"Memory: {verdict} — context {human_ctx(plan.ctx)} tokens, KV cache {plan.kv_type}, "
+        f"{plan.slots} slot{'s' if plan.slots != 1 else ''}, total {human_bytes(plan.bytes.total)}"
+    )
+    for dev in plan.per_device:
+        if dev.total or dev.kind != "cpu":
+            lines.append(f"  {dev.name:<24} {human_bytes(dev.total):>9} of {human_bytes(dev.capacity)}"
+                         f"  (weights {human_bytes(dev.weights)}, context {human_bytes(dev.kv)}"
+                         + (f", drafter {human_bytes(dev.drafter)}" if dev.drafter else "")
+                         + f", work {human_bytes(dev.compute + dev.output)})")
+    lines += [f"  - {reason}" for reason in plan.reasons]
+    lines += [f"  ! {warning}" for warning in plan.warnings]
+    lines.append("Engine command:")
+    lines.append("  " + " ".join(_quote(a) for a in argv))
+    return "\n".join(lines)
 
 
 def _quote(token: str) -> str:
@@ -222,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--draft", default=None, help="a draft model file (GGUF)")
     pl.add_argument("--backend", choices=["llama.cpp", "vllm", "mlx"], default="llama.cpp")
     pl.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
+    pl.add_argument("--ctx", type=int, default=None, help="context size in tokens")
+    pl.add_argument("--kv", default=None, help="KV cache type (f16, q8_0, q4_0, ...)")
+    pl.add_argument("--machine", default=None, help="plan for a machine described in a JSON file")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from draftwise.core import gguf
 from draftwise.core.engines import llamacpp, provision
+from draftwise.core.hardware import Gpu
 from draftwise.core.resolver import NONE, SpecDecision
 
 LOOPBACK = "127.0.0.1"
@@ -56,27 +57,9 @@ class LaunchError(ValueError):
 
 # ------------------------------------------------------------------ GPU environment
 @dataclass(frozen=True)
-class Gpu:
-    """One GPU as the device inventory recorded it."""
-
-    index: int  # the backend's own enumeration index (nvidia-smi, KFD node order, Vulkan)
-    name: str = ""
-    uuid: str = ""
-    gfx_target: str = ""  # ROCm only, e.g. "gfx1103"
-    integrated: bool = False
-    memory_mib: int = 0
-
-
-@dataclass(frozen=True)
 class GpuEnv:
     env: dict[str, str]
     notes: tuple[str, ...] = ()
-
-
-def gfx_target_from_kfd(version: int) -> str:
-    """`gfx_target_version` of /sys/class/kfd/.../properties (110003) as a target (gfx1103)."""
-    major, minor, step = version // 10000, (version // 100) % 100, version % 100
-    return f"gfx{major}{minor:x}{step:x}"
 
 
 def gpu_env(
@@ -115,7 +98,7 @@ def _visible(gpus, chosen, usable) -> tuple[list[Gpu] | None, tuple[str, ...]]:
     notes: list[str] = []
     if chosen is not None:
         by_index = {g.index: g for g in gpus}
-        picked = [by_index.get(i, Gpu(i)) for i in chosen]
+        picked = [by_index.get(i, Gpu(i, "unknown", "")) for i in chosen]
         keep = [g for g in picked if usable(g)]
         for g in picked:
             if g not in keep:
@@ -162,7 +145,7 @@ def _rocm_env(gpus, chosen, kernel_targets, platform) -> GpuEnv:
     for g in shown:
         groups.setdefault(_override(g, kernel_targets), []).append(g)
     if len(groups) > 1:
-        biggest = max(shown, key=lambda g: (g.memory_mib, not g.integrated, -g.index))
+        biggest = max(shown, key=lambda g: (g.total_bytes, not g.integrated, -g.index))
         keep_key = _override(biggest, kernel_targets)
         for g in shown:
             if _override(g, kernel_targets) != keep_key:
@@ -183,7 +166,7 @@ def _rocm_env(gpus, chosen, kernel_targets, platform) -> GpuEnv:
     if overrides:
         version = overrides.pop()
         env["HSA_OVERRIDE_GFX_VERSION"] = version
-        targets = ", ".join(sorted({g.gfx_target for g in shown}))
+        targets = ", ".join(sorted({g.gfx_target or "?" for g in shown}))
         notes.append(f"{targets} runs on the kernels of {_OVERRIDE_TARGET[version]} (HSA_OVERRIDE_GFX_VERSION={version}).")
     return GpuEnv(env, tuple(notes))
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from draftwise.core.engines.launch_spec import (
     ALL_INTERFACES,
     LOOPBACK,
-    Gpu,
     LaunchError,
     LaunchSpec,
     check_owned_flags,
@@ -25,6 +24,7 @@ from draftwise.core.engines.launch_spec import (
     network_warning,
     new_api_key,
 )
+from draftwise.core.hardware import Gpu
 from draftwise.core.resolver import SpecDecision
 
 MODULE = "vllm.entrypoints.openai.api_server"

@@ -1,0 +1,538 @@
+"""How many bytes llama-server allocates for a model, per layer and per buffer.
+
+Pure arithmetic on the GGUF header, written against the pinned engine's source (11434):
+- weights: the tensor table, exact (`load_tensors: <BUF> model buffer size`);
+- KV cache: `llama_kv_cache` (src/llama-kv-cache.cpp): one K and one V tensor per layer
+  with KV, `kv_size` cells x `n_stream` streams, row = heads x head length in the KV type;
+  sliding-window layers get `llama_kv_cache_iswa`'s smaller cache; layers that share KV
+  (gemma3n/gemma4) and recurrent layers have none;
+- recurrent state: `llama_memory_recurrent` (R = conv state, S = SSM state per layer, f32,
+  one row per sequence, times 1 + n_rs_seq rollback snapshots);
+- output buffer: `llama_context::output_reserve` (logits of n_outputs rows, f32);
+- compute buffer: not derivable from the header (it is ggml-alloc's high-water mark of the
+  worst-case graph), so it is a fit to measurements of the engine on the CPU
+  (bench/plan_accuracy.py, docs/planner.md): ubatch x a per-layer activation width, plus
+  the attention mask of each KV cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import gguf
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+# ggml type -> (elements per block, bytes per block), for the KV types llama-server accepts.
+KV_TYPES: dict[str, tuple[int, int]] = {
+    "f32": (1, 4), "f16": (1, 2), "bf16": (1, 2), "q8_0": (32, 34), "q4_0": (32, 18),
+    "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "iq4_nl": (32, 18),
+}  # fmt: skip
+
+# llama_context pads the context to 256 cells (GGML_PAD(n_ctx, 256)); the SWA cache too.
+CTX_PAD = 256
+# Engine defaults the planner does not change: -b 2048, -ub 512, --spec-draft-n-max 3.
+N_BATCH = 2048
+N_UBATCH = 512
+SPEC_DRAFT_N_MAX = 3
+
+# Architectures whose every layer is recurrent (llm_arch_is_recurrent).
+RECURRENT_ARCHS = frozenset({"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"})
+# Hybrids where a layer with 0 KV heads is recurrent (their load_arch_hparams).
+HYBRID_BY_KV_HEADS = frozenset({
+    "jamba", "plamo2", "granitehybrid", "lfm2", "lfm2moe", "nemotron_h", "nemotron_h_moe",
+    "kimi-linear", "bailingmoe3", "kimi-k3", "glm5-next",
+})  # fmt: skip
+# Hybrids where every `full_attention_interval`-th layer is attention, the rest recurrent.
+HYBRID_BY_INTERVAL = frozenset({"qwen3next", "qwen35", "qwen35moe", "qwen4exp", "minimax-01"})
+# Archs that keep rollback snapshots of the recurrent state while drafting
+# (llm_arch_supports_rs_rollback): n_rs_seq = --spec-draft-n-max with draft-mtp/eagle3/dflash.
+RS_ROLLBACK_ARCHS = frozenset({
+    "kimi-k3", "qwen35", "qwen35moe", "qwen4exp", "deepseek4", "glm5-next", "nemotron_h",
+    "nemotron_h_moe", "lfm2", "lfm2moe", "bailingmoe3",
+})  # fmt: skip
+ROLLBACK_SPEC_TYPES = frozenset({"draft-mtp", "draft-eagle3", "draft-dflash", "draft-dspark"})
+
+# Default sliding-window pattern per architecture when the file has no pattern key:
+# (n_pattern, dense_first) as passed to load_swa_pattern in src/models/<arch>.cpp.
+SWA_PATTERNS: dict[str, tuple[int, bool]] = {
+    "gemma2": (2, False), "gemma3": (6, False), "gemma3n": (5, False), "cohere2": (4, False),
+    "cohere2moe": (4, True), "afmoe": (4, False), "exaone4": (4, False),
+    "exaone-moe": (4, False), "llama4": (4, False), "mellum": (4, False),
+    "muse-glimmer": (4, False), "olmo2": (4, False), "openai-moe": (2, False),
+    "phi3": (1, False), "plamo3": (8, False), "smallthinker": (4, True), "laguna": (4, True),
+}  # fmt: skip
+
+# Compute-buffer fit (floats per ubatch token), from the CPU engine; docs/planner.md.
+# attention + FFN block: 3 x FFN width + 5 x n_embd (+10), never below 6 x n_embd.
+# MTP head (one block, own context): the larger of 3 x FFN width + 2 x n_embd and the
+# attention mask + 4 x n_embd.
+# Mamba-2 style mixer: 7 x d_inner + 7 x (n_group x d_state) + 280; in hybrids the FFN
+# phase is 4 x FFN width + 4 x n_embd.
+_W_CONST = 10
+_W_MAMBA_CONST = 280
+
+
+def kv_row_bytes(kv_type: str, n: int) -> int:
+    """Bytes of one cache row of `n` elements in `kv_type` (ggml_row_size)."""
+    try:
+        block, size = KV_TYPES[kv_type]
+    except KeyError:
+        raise ValueError(f"unknown KV cache type {kv_type!r} (known: {', '.join(KV_TYPES)})") from None
+    return n // block * size if n % block == 0 else math.ceil(n / block) * size
+
+
+def pad(n: int, to: int = CTX_PAD) -> int:
+    return -(-n // to) * to
+
+
+# ------------------------------------------------------------------------------ weights
+@dataclass(frozen=True)
+class WeightTable:
+    """Resident weight bytes, grouped the way the engine places them on devices.
+
+    `layers[i]` is block i without routed experts, `experts[i]` its routed experts (what
+    --n-cpu-moe keeps in RAM). `input` is token_embd (always on the CPU), `output` the head:
+    output.weight and output_norm (see `tied`). `nextn` are the blocks of an MTP head
+    (loaded only with --spec-type draft-mtp).
+    """
+
+    layers: tuple[int, ...]
+    experts: tuple[int, ...]
+    input: int
+    output: int
+    other: int = 0  # tensors outside blocks that are not input/output (rope freqs, ...)
+    nextn: tuple[int, ...] = ()  # bytes per MTP block, included in layers' tail
+    # The head is token_embd itself (no output.weight): the loader duplicates it
+    # (TENSOR_DUPLICATED), a second copy wherever the head sits off the CPU.
+    tied: bool = False
+    exact: bool = True  # False: estimated from the file size (no tensor table)
+
+    @property
+    def n_layer(self) -> int:
+        return len(self.layers)
+
+    def layer_total(self, il: int) -> int:
+        return self.layers[il] + self.experts[il]
+
+    def head(self, on_gpu: bool) -> int:
+        """Bytes of the output head on its device."""
+        return self.output + (self.input if self.tied and on_gpu else 0)
+
+    def total(self, with_nextn: bool = True) -> int:
+        """Every resident byte on one device (a tied head counted once, as the mmap does)."""
+        n = len(self.layers) - (0 if with_nextn else len(self.nextn))
+        return sum(self.layers[:n]) + sum(self.experts[:n]) + self.input + self.output + self.other
+
+    def scaled(self, factor: float) -> WeightTable:
+        """The same layout with every size times `factor` (tests describe big models so)."""
+        def s(x: int) -> int:
+            return int(x * factor)
+        return replace(
+            self, layers=tuple(map(s, self.layers)), experts=tuple(map(s, self.experts)),
+            input=s(self.input), output=s(self.output), other=s(self.other),
+            nextn=tuple(map(s, self.nextn)),
+        )
+
+
+def _align(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+def weight_table(
+    tensors: Iterable[gguf.TensorInfo], n_layer_all: int, n_nextn: int = 0, alignment: int = 32
+) -> WeightTable:
+    """Group a tensor table by block. Sizes are padded to the file's alignment, as the
+    mapped buffer spans them."""
+    layers = [0] * n_layer_all
+    experts = [0] * n_layer_all
+    inp = out = other = 0
+    names = set()
+    tied = True
+    for t in tensors:
+        names.add(t.name)
+        size = _align(t.nbytes, alignment)
+        if t.name.startswith("blk."):
+            try:
+                il = int(t.name.split(".", 2)[1])
+            except ValueError:
+                other += size
+                continue
+            if il >= n_layer_all:
+                other += size
+            elif "_exps." in t.name or t.name.endswith("_exps"):
+                experts[il] += size
+            else:
+                layers[il] += size
+        elif t.name == "token_embd.weight":
+            inp += size
+        elif t.name.startswith("output"):
+            out += size
+            if t.name == "output.weight":
+                tied = False
+        else:
+            other += size
+    nextn = tuple(layers[i] + experts[i] for i in range(n_layer_all - n_nextn, n_layer_all))
+    return WeightTable(tuple(layers), tuple(experts), inp, out, other, nextn,
+                       tied=tied and "token_embd.weight" in names)
+
+
+def estimated_weight_table(info: gguf.ModelInfo) -> WeightTable:
+    """A table from the file size alone, for a model whose tensor table cannot be read:
+    an embedding and a head of n_vocab x n_embd each at the model's average bits per
+    weight, the rest spread evenly over the blocks."""
+    n = info.block_count or 1
+    total = info.tensor_bytes or info.size_bytes
+    per_param = total / info.parameters if info.parameters else 0.0
+    vocab = info.tokenizer.vocab_size or 0
+    embd = int(vocab * (info.embedding_length or 0) * per_param)
+    body = max(total - 2 * embd, 0)
+    per_layer = body // n
+    experts = (0,) * n
+    layers = (per_layer,) * n
+    if info.expert_count:
+        # Routed experts are most of a MoE block (about 95% in Qwen3-30B-A3B, Mixtral).
+        experts = (int(per_layer * 0.95),) * n
+        layers = (per_layer - experts[0],) * n
+    nextn = layers[n - (info.nextn_predict_layers or 0):] if info.nextn_predict_layers else ()
+    return WeightTable(layers, experts, embd, embd, 0, nextn, tied=False, exact=False)
+
+
+def read_weight_table(info: gguf.ModelInfo) -> WeightTable:
+    """The model's weight table from its files' tensor tables (every shard); estimated
+    from the file size when a header cannot be read."""
+    n_all = info.block_count or 0
+    try:
+        headers = [gguf.read_header(p) for p in info.files]
+    except (OSError, gguf.GGUFError):
+        return estimated_weight_table(info)
+    tensors = [t for h in headers for t in h.tensors]
+    if not tensors:
+        return estimated_weight_table(info)
+    return weight_table(tensors, n_all, info.nextn_predict_layers or 0, headers[0].alignment)
+
+
+def tensor_bytes(path: Path) -> int:
+    """Total tensor bytes of a file (a projector)."""
+    h = gguf.read_header(path)
+    return sum(_align(t.nbytes, h.alignment) for t in h.tensors)
+
+
+# ------------------------------------------------------------------------------ geometry
+@dataclass(frozen=True)
+class Layer:
+    """What one block costs besides its weights."""
+
+    k: int = 0  # K elements per token (heads x key length); 0 = no KV in this layer
+    v: int = 0  # V elements per token (0 for MLA: K only)
+    swa: bool = False
+    recurrent: bool = False
+    ff: int = 0  # FFN width the compute graph holds (dense n_ff, or experts used x n_ff_exp)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The memory-relevant geometry of a model (target or drafter)."""
+
+    arch: str
+    n_embd: int
+    n_vocab: int
+    n_ctx_train: int
+    layers: tuple[Layer, ...]  # all blocks, MTP blocks last
+    n_nextn: int = 0
+    n_swa: int = 0
+    r_state: int = 0  # recurrent conv state per layer per sequence, f32 elements
+    s_state: int = 0  # recurrent SSM state per layer per sequence, f32 elements
+    ssm_inner: int = 0
+    ssm_groups_state: int = 0  # n_group x d_state
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_layer(self) -> int:
+        """Trunk blocks (without the MTP head)."""
+        return len(self.layers) - self.n_nextn
+
+    @property
+    def trunk(self) -> tuple[Layer, ...]:
+        return self.layers[: self.n_layer]
+
+    @property
+    def head(self) -> tuple[Layer, ...]:
+        return self.layers[self.n_layer :]
+
+    @property
+    def hybrid(self) -> bool:
+        return any(ly.recurrent for ly in self.trunk) and any(ly.k for ly in self.trunk)
+
+
+def _per_layer(v: gguf.PerLayer, n: int, default: int) -> list[int]:
+    if isinstance(v, list):
+        return [int(x) for x in v[:n]] + [int(v[-1]) if v else default] * max(0, n - len(v))
+    return [default if v is None else int(v)] * n
+
+
+def _swa_flags(info: gguf.ModelInfo, kv: Mapping[str, Any], n_layer: int, n_all: int,
+               recurrent: list[bool]) -> list[bool]:
+    arch = info.architecture or ""
+    if not info.sliding_window:
+        return [False] * n_all
+    pattern = info.sliding_window_pattern
+    if isinstance(pattern, list):
+        flags = [bool(x) for x in pattern[:n_all]]
+        return flags + [False] * (n_all - len(flags))
+    if arch in ("lfm2", "lfm2moe"):
+        return [not r for r in recurrent[:n_layer]] + [False] * (n_all - n_layer)
+    if isinstance(pattern, int):
+        n_pattern, dense_first = pattern, SWA_PATTERNS.get(arch, (0, False))[1]
+    elif arch in SWA_PATTERNS:
+        n_pattern, dense_first = SWA_PATTERNS[arch]
+    else:
+        # An architecture whose loader ignores the window: a full cache (the safe side).
+        return [False] * n_all
+    flags = []
+    for il in range(n_layer):
+        if dense_first:
+            flags.append(n_pattern == 0 or il % n_pattern != 0)
+        else:
+            flags.append(n_pattern == 0 or il % n_pattern < n_pattern - 1)
+    return flags + [False] * (n_all - n_layer)
+
+
+def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape:
+    """The geometry of `info`; `kv` is the header metadata for keys ModelInfo does not keep
+    (per-SWA head lengths, MLA, short-conv and RWKV state sizes, recurrent layer lists)."""
+    kv = kv or {}
+    arch = info.architecture or ""
+
+    def k(key: str, default: Any = None) -> Any:
+        return kv.get(f"{arch}.{key}", default)
+
+    n_all = info.block_count or 0
+    n_nextn = info.nextn_predict_layers or 0
+    n_layer = n_all - n_nextn
+    e = info.embedding_length or 0
+    heads = _per_layer(info.head_count, n_all, 0)
+    heads_kv = _per_layer(info.head_count_kv, n_all, 0) if info.head_count_kv is not None else heads
+    hk = info.key_length or 0
+    hv = info.value_length or 0
+    hk_swa = k("attention.key_length_swa") or hk
+    hv_swa = k("attention.value_length_swa") or hv
+    mla = bool(k("attention.key_length_mla"))
+    notes: list[str] = []
+
+    # Which layers are recurrent (their loaders' is_recr_impl).
+    rec_list = k("attention.recurrent_layers")
+    if arch in RECURRENT_ARCHS:
+        recurrent = [True] * n_layer + [False] * n_nextn
+    elif isinstance(rec_list, list) and arch in HYBRID_BY_INTERVAL:
+        recurrent = [bool(x) for x in rec_list[:n_all]] + [False] * max(0, n_all - len(rec_list))
+    elif arch in HYBRID_BY_INTERVAL:
+        interval = info.full_attention_interval or 4
+        recurrent = [il < n_layer and (il + 1) % interval != 0 for il in range(n_all)]
+    elif arch == "falcon-h1":
+        recurrent = [True] * n_layer + [False] * n_nextn
+    elif arch in HYBRID_BY_KV_HEADS:
+        ff = _per_layer(info.feed_forward_length, n_all, 0)
+        recurrent = [il < n_layer and heads_kv[il] == 0
+                     and (arch not in ("nemotron_h", "nemotron_h_moe") or ff[il] == 0)
+                     for il in range(n_all)]  # fmt: skip
+    else:
+        recurrent = [False] * n_all
+
+    swa = _swa_flags(info, kv, n_layer, n_all, recurrent)
+    shared = info.shared_kv_layers or 0
+    kv_from = n_layer - shared if shared else n_all
+
+    # FFN width per layer as the compute graph holds it.
+    ff_dense = _per_layer(info.feed_forward_length, n_all, 0)
+    n_exp_used = info.expert_used_count or 0
+    ff_exp = k("expert_feed_forward_length")
+    ff_shexp = k("expert_shared_feed_forward_length")
+    n_dense_lead = k("leading_dense_block_count", 0) or 0
+    layers: list[Layer] = []
+    for il in range(n_all):
+        has_kv = arch not in RECURRENT_ARCHS and il < kv_from and not (recurrent[il] and arch != "falcon-h1")
+        n_kv = heads_kv[il] if has_kv else 0
+        lk = hk_swa if swa[il] else hk
+        lv = hv_swa if swa[il] else hv
+        if info.expert_count and n_exp_used and il >= n_dense_lead:
+            width = n_exp_used * (ff_exp if isinstance(ff_exp, int) and ff_exp else
+                                  (ff_dense[il] // max(n_exp_used, 1) if arch == "qwen3moe" else ff_dense[il]))
+            if isinstance(ff_shexp, int):
+                width = max(width, ff_shexp)
+        else:
+            width = ff_dense[il]
+        layers.append(Layer(k=n_kv * lk, v=0 if mla else n_kv * lv, swa=swa[il] and n_kv > 0,
+                            recurrent=recurrent[il], ff=width))
+
+    # Recurrent state per layer per sequence (llama_hparams::n_embd_r / n_embd_s).
+    d_conv = info.ssm_conv_kernel or 0
+    d_inner = info.ssm_inner_size or 0
+    d_state = info.ssm_state_size or 0
+    n_group = info.ssm_group_count or 0
+    wkv = k("wkv.head_size")
+    l_cache = k("shortconv.l_cache")
+    if wkv:
+        r_state = (k("token_shift_count", 2) or 2) * e
+        s_state = e * wkv
+    elif l_cache:
+        r_state, s_state = e * (l_cache - 1), 0
+    else:
+        r_state = (d_conv - 1 if d_conv > 0 else 0) * (d_inner + 2 * n_group * d_state)
+        s_state = d_state * d_inner
+    if any(recurrent) and not (r_state or s_state):
+        notes.append("the recurrent state size is not in this file's metadata")
+
+    return Shape(
+        arch=arch, n_embd=e, n_vocab=info.tokenizer.vocab_size or 0,
+        n_ctx_train=info.context_length or 0, layers=tuple(layers), n_nextn=n_nextn,
+        n_swa=info.sliding_window or 0, r_state=r_state, s_state=s_state,
+        ssm_inner=d_inner, ssm_groups_state=n_group * d_state, notes=tuple(notes),
+    )
+
+
+def read_shape(info: gguf.ModelInfo) -> Shape:
+    """`shape_of` with the header metadata read from the model's first file."""
+    try:
+        kv = gguf.read_header(info.path).kv
+    except (OSError, gguf.GGUFError):
+        kv = {}
+    return shape_of(info, kv)
+
+
+# ------------------------------------------------------------------------------ contexts
+@dataclass(frozen=True)
+class Cells:
+    """KV cache sizes of one context as llama_context/llama_kv_cache(_iswa) make them."""
+
+    n_ctx: int  # total, padded (what `-c` becomes)
+    per_stream: int  # cells per stream of the full cache
+    swa_per_stream: int  # cells per stream of the SWA cache
+    n_stream: int
+    n_seq: int
+    ubatch: int
+
+
+def cells(ctx_per_slot: int, slots: int, n_swa: int, swa_full: bool = False) -> Cells:
+    """Cells for `-c ctx_per_slot*slots -np slots` (non-unified KV: one stream per slot,
+    llama-server's default when -np is given)."""
+    n_ctx = pad(ctx_per_slot * slots)
+    per_stream = pad(n_ctx // slots) if slots > 1 else n_ctx
+    n_batch = min(n_ctx, N_BATCH)
+    ubatch = min(n_batch, N_UBATCH)
+    if n_swa and not swa_full:
+        swa = pad(min(per_stream, n_swa + ubatch))
+    else:
+        swa = per_stream
+    return Cells(n_ctx, per_stream, swa, slots, slots, ubatch)
+
+
+@dataclass
+class ContextBytes:
+    """What one llama_context allocates besides weights, split by layer where it matters."""
+
+    kv_layers: list[int] = field(default_factory=list)  # per block (all blocks, 0 = none)
+    rs_layers: list[int] = field(default_factory=list)  # recurrent state per block
+    compute: int = 0
+    output: int = 0
+
+    @property
+    def kv(self) -> int:
+        return sum(self.kv_layers)
+
+    @property
+    def rs(self) -> int:
+        return sum(self.rs_layers)
+
+
+def kv_layer_bytes(layer: Layer, c: Cells, kv_type_k: str, kv_type_v: str) -> int:
+    if not layer.k:
+        return 0
+    n = c.swa_per_stream if layer.swa else c.per_stream
+    size = kv_row_bytes(kv_type_k, layer.k) * n * c.n_stream
+    if layer.v:
+        size += kv_row_bytes(kv_type_v, layer.v) * n * c.n_stream
+    return size
+
+
+def _width_attn(shape: Shape, layer: Layer) -> int:
+    e = shape.n_embd
+    return max(3 * layer.ff + 5 * e + _W_CONST, 6 * e + _W_CONST)
+
+
+def _width_mamba(shape: Shape) -> int:
+    return 7 * shape.ssm_inner + 7 * shape.ssm_groups_state + _W_MAMBA_CONST
+
+
+def compute_width(shape: Shape, layers: Iterable[Layer]) -> int:
+    """Floats per ubatch token at the graph's peak (the fitted model, see module doc)."""
+    e = shape.n_embd
+    widths = [6 * e + _W_CONST]
+    hybrid = shape.hybrid
+    for ly in layers:
+        if ly.recurrent and shape.ssm_inner:
+            widths.append(_width_mamba(shape))
+        if ly.k or not ly.recurrent:
+            widths.append(_width_attn(shape, ly))
+        if hybrid and ly.ff:
+            widths.append(4 * ly.ff + 4 * e)
+    return max(widths)
+
+
+def mask_bytes(c: Cells, shape: Shape, layers: Iterable[Layer]) -> int:
+    """The f16 KQ mask of each KV cache: cells per stream x ubatch tokens."""
+    layers = list(layers)
+    size = 0
+    if any(ly.k and not ly.swa for ly in layers):
+        size += c.per_stream * c.ubatch * 2
+    if any(ly.k and ly.swa for ly in layers):
+        size += c.swa_per_stream * c.ubatch * 2
+    return size
+
+
+def n_outputs(slots: int, speculative: bool) -> int:
+    """llama-server's output rows: one per slot, plus the drafted tokens it verifies."""
+    return slots * (1 + (SPEC_DRAFT_N_MAX if speculative else 0))
+
+
+def target_context(
+    shape: Shape, c: Cells, kv_type: str, *, spec_type: str | None = None, mtp: bool = False
+) -> ContextBytes:
+    """The main context's KV/RS, compute and output bytes."""
+    trunk = shape.trunk
+    kv = [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in trunk] + [0] * shape.n_nextn
+    n_rs_seq = SPEC_DRAFT_N_MAX if (spec_type in ROLLBACK_SPEC_TYPES and shape.arch in RS_ROLLBACK_ARCHS) else 0
+    rows = max(1, c.n_seq) * (1 + n_rs_seq)
+    rs_one = (shape.r_state + shape.s_state) * 4 * rows
+    rs = [rs_one if ly.recurrent else 0 for ly in trunk] + [0] * shape.n_nextn
+    speculative = spec_type is not None and spec_type != "none"
+    outs = min(n_outputs(c.n_seq, speculative), c.ubatch)
+    compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
+    compute += outs * shape.n_vocab * 4  # logits of the reserved graph
+    output = outs * shape.n_vocab * 4
+    return ContextBytes(kv, rs, compute, output)
+
+
+def mtp_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:
+    """The MTP draft context: KV of the nextn blocks only, at the target's cells."""
+    head = shape.head
+    kv = [0] * shape.n_layer + [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in head]
+    e = shape.n_embd
+    ff = max([ly.ff for ly in head] or [0])
+    # Two phases of the MTP graph: the FFN (mask already freed) or attention with the mask.
+    compute = max(c.ubatch * 4 * (3 * ff + 2 * e + 5),
+                  mask_bytes(c, shape, head) + c.ubatch * 4 * (4 * e + 5))
+    compute += c.n_seq * shape.n_vocab * 4
+    output = c.n_seq * shape.n_vocab * 4
+    return ContextBytes(kv, [0] * len(shape.layers), compute, output)
+
+
+def draft_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:
+    """A separate draft model's context: its own KV at the target's cells."""
+    cd = cells(c.per_stream, c.n_stream, shape.n_swa)
+    return target_context(shape, replace(cd, ubatch=c.ubatch), kv_type)

@@ -1,0 +1,743 @@
+"""The memory plan: context, KV type, slots, offload and the drafter, for one machine.
+
+`plan()` sizes every buffer llama-server will allocate (core/memory.py, checked against
+the engine's own buffer lines by bench/plan_accuracy.py), places them on devices the way
+the engine does, and picks the largest setup that fits. When something has to give, the
+concessions come in the order of shared/docs/rules.md ("Planner"):
+
+1. fewer slots (parallel sequences);
+2. q8_0 KV cache (not for families known to degrade);
+3. a smaller context, never below the floor;
+4. part of the model off the GPU (experts first for MoE, then whole blocks);
+5. refuse, saying what would make it fit.
+
+A drafter the product chose (`spec.source in AUTO_SOURCES`) is left out when keeping it
+would cost the target any of that (context, KV precision, GPU layers); one the user chose
+stays. Every concession is a sentence in `Plan.reasons`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import gguf
+from draftwise.core import memory as mem
+from draftwise.core.hardware import GB, METAL, Gpu, Machine
+from draftwise.core.logparse import ActualMemory
+from draftwise.core.resolver import AUTO_SOURCES, SpecDecision
+
+MiB = mem.MiB
+
+# The context a desktop user gets unless they ask for more (and the trained context allows).
+DEFAULT_CTX = 32768
+CTX_FLOOR = 2048
+# Left free on each device: the GPU runtime's own context (CUDA/ROCm take 300-500 MiB) and
+# the rest of the desktop. Matches llama.cpp's --fit-target default of 1024 MiB.
+GPU_MARGIN = 1 * GB
+RAM_MARGIN = 1 * GB
+# The share of RAM Metal lets the GPU use on Apple silicon (recommendedMaxWorkingSetSize).
+METAL_SHARE = 0.75
+# Families where users report visible quality loss with a quantized (q8_0) KV cache: the
+# planner shrinks the context instead. Small and conservative; a user's explicit --kv wins.
+KV_QUANT_AVOID = frozenset({"qwen2", "qwen2moe", "qwen2vl", "gemma2", "gemma3", "gemma3n"})
+# KV types from most to least precise, for "did the precision drop?".
+_KV_RANK = {"f32": 0, "f16": 1, "bf16": 1, "q8_0": 2, "q5_1": 3, "q5_0": 3, "q4_1": 4,
+            "iq4_nl": 4, "q4_0": 4}  # fmt: skip
+
+FITS, PARTIAL, NO_FIT = "fits", "partial", "no"
+
+
+@dataclass(frozen=True)
+class PlanPrefs:
+    ctx: int | None = None  # context per slot the user wants; None: DEFAULT_CTX (<= trained)
+    kv_type: str | None = None  # a KV type the user chose; None: f16, q8_0 as a concession
+    slots: int | None = None  # parallel sequences; None: 1 (a desktop user)
+    swa_full: bool = False  # full-size cache for sliding-window layers (--swa-full)
+    margin_bytes: int | None = None  # left free per device; None: GPU_MARGIN / RAM_MARGIN
+    ctx_floor: int = CTX_FLOOR
+    cpu_only: bool = False  # ignore the GPUs
+    # Partial offload: leave the exact split to the engine's --fit (it measures) with our
+    # margin as --fit-target, or write -ngl/--n-cpu-moe ourselves.
+    engine_fit: bool = True
+    projector: Path | None = None  # an mmproj file that will be loaded with the model
+
+
+@dataclass
+class DeviceUse:
+    """One device's share of the plan."""
+
+    name: str  # "CUDA0 (RTX 4060)", "RAM", "MTL0 (Apple M3)"
+    kind: str  # gpu | cpu | unified
+    capacity: int  # usable bytes (free memory minus the margin)
+    weights: int = 0
+    kv: int = 0  # KV cache and recurrent state
+    drafter: int = 0  # drafter weights, its KV, compute and output
+    compute: int = 0
+    output: int = 0
+    projector: int = 0
+    layers: int = 0  # blocks placed here
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv + self.drafter + self.compute + self.output + self.projector
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "kind": self.kind, "capacity": self.capacity,
+            "weights": self.weights, "kv": self.kv, "drafter": self.drafter,
+            "compute": self.compute, "output": self.output, "projector": self.projector,
+            "total": self.total, "layers": self.layers,
+        }  # fmt: skip
+
+
+@dataclass
+class PlanBytes:
+    weights: int = 0
+    kv: int = 0  # KV + recurrent state of the target
+    recurrent: int = 0  # the recurrent-state part of kv
+    drafter: int = 0
+    compute: int = 0
+    output: int = 0
+    projector: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv + self.drafter + self.compute + self.output + self.projector
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "weights": self.weights, "kv": self.kv, "recurrent": self.recurrent,
+            "drafter": self.drafter, "compute": self.compute, "output": self.output,
+            "projector": self.projector, "total": self.total,
+        }  # fmt: skip
+
+
+@dataclass
+class Plan:
+    ctx: int  # tokens per slot
+    n_ctx: int  # -c (all slots, padded as the engine pads)
+    kv_type: str
+    slots: int
+    gpu_layers: int  # llama's -ngl count: blocks + the output head on the GPU(s)
+    n_layers: int  # -ngl that puts everything on the GPU (blocks + head)
+    n_cpu_moe: int  # blocks whose routed experts stay in RAM
+    drop_drafter: bool
+    fits: bool
+    bytes: PlanBytes
+    per_device: list[DeviceUse]
+    reasons: list[str]
+    plan_args: tuple[str, ...]
+    # The plan without the drafter (for the launcher's startup fallback).
+    fallback_plan_args: tuple[str, ...] = ()
+    drop_reason: str = ""
+    max_context: int = 0  # the largest context the model allows (trained, or the user's)
+    drafter: str | None = None  # "MTP head" / "draft model" when one is planned
+    warnings: list[str] = field(default_factory=list)
+    estimated_weights: bool = False  # no tensor table: weights from the file size
+
+    @property
+    def fit_state(self) -> str:
+        if not self.fits:
+            return NO_FIT
+        return PARTIAL if 0 < self.gpu_layers < self.n_layers or self.n_cpu_moe else FITS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ctx": self.ctx, "n_ctx": self.n_ctx, "kv_type": self.kv_type, "slots": self.slots,
+            "gpu_layers": self.gpu_layers, "n_layers": self.n_layers, "n_cpu_moe": self.n_cpu_moe,
+            "drop_drafter": self.drop_drafter, "drop_reason": self.drop_reason,
+            "fits": self.fits, "fit": self.fit_state, "drafter": self.drafter,
+            "bytes": self.bytes.to_json(),
+            "per_device": [d.to_json() for d in self.per_device],
+            "reasons": list(self.reasons), "warnings": list(self.warnings),
+            "plan_args": list(self.plan_args),
+            "fallback_plan_args": list(self.fallback_plan_args),
+            "max_context": self.max_context,
+        }  # fmt: skip
+
+
+# ------------------------------------------------------------------ words
+def human_ctx(n: int) -> str:
+    """32768 -> "32k", 24576 -> "24k", 1536 -> "1.5k"."""
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}k"
+    if n >= 1024:
+        return f"{n / 1024:.1f}k"
+    return str(n)
+
+
+def human_bytes(n: int) -> str:
+    if n >= GB:
+        return f"{n / GB:.1f} GB"
+    return f"{max(n, 0) / MiB:.0f} MB"
+
+
+# ------------------------------------------------------------------ inputs
+@dataclass(frozen=True)
+class _Drafter:
+    kind: str  # "mtp" | "model"
+    label: str  # words for the user
+    shape: mem.Shape | None = None  # the draft model's (kind "model")
+    weights: mem.WeightTable | None = None
+
+
+@dataclass(frozen=True)
+class _Device:
+    name: str
+    kind: str  # gpu | cpu | unified
+    capacity: int
+    share: float = 1.0  # layer split weight among GPUs (their free memory)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    slots: int
+    kv_type: str
+    ctx: int
+    ngl: int  # llama -ngl (0 = CPU only)
+    n_cpu_moe: int = 0
+
+
+def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device, list[str]]:
+    """The GPUs to plan on (discrete ones; an integrated one only when it is all there is),
+    the host RAM, and notes. A unified-memory machine is one device holding everything."""
+    margin_gpu = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
+    margin_ram = RAM_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
+    ram = _Device("RAM", "cpu", max(machine.ram_available - margin_ram, 0))
+    if prefs.cpu_only:
+        return [], ram, []
+    gpus: list[Gpu] = machine.discrete_gpus or list(machine.gpus)
+    if machine.unified_memory or any(g.backend == METAL for g in gpus):
+        g = gpus[0] if gpus else None
+        cap = g.free_bytes or g.total_bytes if g else int(machine.ram_total * METAL_SHARE)
+        cap = min(cap, int(machine.ram_total * METAL_SHARE)) if machine.ram_total else cap
+        name = g.label if g else "GPU (unified memory)"
+        return [_Device(name, "unified", max(cap - margin_gpu, 0))], ram, []
+    devs = [_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1))
+            for g in gpus if g.free_bytes > margin_gpu]  # fmt: skip
+    notes = [f"{g.label} is left out: only {human_bytes(g.free_bytes)} of it is free."
+             for g in gpus if g.free_bytes <= margin_gpu]  # fmt: skip
+    return devs, ram, notes
+
+
+def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
+    if prefs.kv_type:
+        if prefs.kv_type not in mem.KV_TYPES:
+            raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(mem.KV_TYPES)})")
+        return [prefs.kv_type]
+    if (model.architecture or "") in KV_QUANT_AVOID:
+        return ["f16"]
+    return ["f16", "q8_0"]
+
+
+def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | None,
+             draft_shape: mem.Shape | None, draft_weights: mem.WeightTable | None) -> _Drafter | None:
+    st = spec.spec_type or ""
+    if st == "draft-mtp" and spec.draft is None:
+        if not (model.nextn_predict_layers and model.mtp_head_present):
+            return None
+        return _Drafter("mtp", "MTP head")
+    if st.startswith("draft-") or spec.draft is not None:
+        if draft is None and spec.draft is not None:
+            try:
+                draft = gguf.read_model(spec.draft)
+            except (OSError, gguf.GGUFError):
+                draft = None
+        if draft is None:
+            return None
+        shape = draft_shape or mem.read_shape(draft)
+        wt = draft_weights or mem.read_weight_table(draft)
+        label = "MTP head" if st == "draft-mtp" else "draft model"
+        return _Drafter("model", label, shape, wt)
+    return None  # ngram types and no speculation cost no memory worth planning
+
+
+# ------------------------------------------------------------------ placement
+class _Planner:
+    def __init__(self, model: gguf.ModelInfo, shape: mem.Shape, wt: mem.WeightTable,
+                 drafter: _Drafter | None, gpus: list[_Device], ram: _Device, prefs: PlanPrefs,
+                 spec_type: str | None, projector: int) -> None:  # fmt: skip
+        self.model, self.shape, self.wt = model, shape, wt
+        self.drafter, self.gpus, self.ram, self.prefs = drafter, gpus, ram, prefs
+        self.spec_type = spec_type if drafter is not None or (spec_type or "").startswith("ngram") else None
+        self.projector = projector
+        self.mtp = drafter is not None and drafter.kind == "mtp"
+        self.n_all = len(shape.layers)
+        # MTP blocks are loaded only when the MTP head runs (TENSOR_SKIP otherwise).
+        self.n_loaded = self.n_all if self.mtp else shape.n_layer
+        self.unified = bool(gpus) and gpus[0].kind == "unified"
+
+    @property
+    def full_ngl(self) -> int:
+        return self.n_all + 1
+
+    def layer_devices(self, ngl: int) -> list[int]:
+        """Device index per block (-1 = CPU; else index into self.gpus), as
+        llama_model::load_tensors assigns them; the head is index n_all."""
+        if not self.gpus:
+            return [-1] * (self.n_all + 1)
+        i_gpu_start = max(self.n_all + 1 - ngl, 0)
+        act = min(ngl, self.n_all + 1)
+        total = sum(d.share for d in self.gpus)
+        splits, acc = [], 0.0
+        for d in self.gpus:
+            acc += d.share / total
+            splits.append(acc)
+        out = []
+        for il in range(self.n_all + 1):
+            if il < i_gpu_start or il - i_gpu_start >= act:
+                out.append(-1)
+                continue
+            frac = (il - i_gpu_start) / act
+            out.append(next((i for i, s in enumerate(splits) if frac < s), len(splits) - 1))
+        return out
+
+    def evaluate(self, s: _Setup) -> tuple[list[DeviceUse], PlanBytes]:
+        shape, wt = self.shape, self.wt
+        c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full)
+        tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type)
+        gpu_uses = [DeviceUse(d.name, d.kind, d.capacity) for d in self.gpus]
+        ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity)
+        if self.unified:
+            ram = gpu_uses[0]  # one pool: "RAM" lines land in the same device
+
+        def dev(i: int) -> DeviceUse:
+            return ram if i < 0 else gpu_uses[i]
+
+        where = self.layer_devices(s.ngl)
+        b = PlanBytes()
+        for il in range(self.n_loaded):
+            d = dev(where[il])
+            d.layers += 1
+            body = wt.layers[il] if il < len(wt.layers) else 0
+            experts = wt.experts[il] if il < len(wt.experts) else 0
+            nextn = il >= shape.n_layer
+            target = "drafter" if nextn else "weights"
+            setattr(d, target, getattr(d, target) + body)
+            e_dev = ram if il < s.n_cpu_moe else d
+            setattr(e_dev, target, getattr(e_dev, target) + experts)
+            if nextn:
+                b.drafter += body + experts
+            else:
+                b.weights += body + experts
+            d.kv += tctx.kv_layers[il] + tctx.rs_layers[il]
+        b.kv, b.recurrent = tctx.kv + tctx.rs, tctx.rs
+        # Input embeddings stay on the CPU; the head goes with the "layer" after the last.
+        head_dev = dev(where[self.n_all])
+        ram.weights += wt.input + wt.other
+        head = wt.head(on_gpu=head_dev is not ram)
+        head_dev.weights += head
+        b.weights += wt.input + wt.other + head
+        # Compute: every device running blocks reserves the graph; a GPU-only model still
+        # keeps a small host buffer (inputs, the embedding lookup).
+        used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
+        for d in [*gpu_uses, ram]:
+            if id(d) in used:
+                d.compute += tctx.compute
+            elif d is ram:
+                d.compute += c.ubatch * shape.n_embd * 4 * 2
+        b.compute = sum(d.compute for d in {id(x): x for x in [*gpu_uses, ram]}.values())
+        ram.output += tctx.output
+        b.output = tctx.output
+        # The drafter's context (and a separate draft model's weights).
+        if self.drafter is not None:
+            dd = self._drafter_bytes(c, s.kv_type)
+            # MTP runs where its blocks are; a draft model on the first GPU when the target is
+            # wholly there, else in RAM.
+            if self.mtp:
+                ddev = dev(where[self.n_all - 1])
+            else:
+                ddev = gpu_uses[0] if gpu_uses and s.ngl >= self.full_ngl else ram
+            ddev.drafter += dd[0]
+            ram.drafter += dd[1]
+            b.drafter += dd[0] + dd[1]
+        if self.projector:
+            pdev = gpu_uses[0] if gpu_uses else ram
+            pdev.projector += self.projector
+            b.projector = self.projector
+        devices = gpu_uses + ([] if self.unified else [ram])
+        return devices, b
+
+    def _drafter_bytes(self, c: mem.Cells, kv_type: str) -> tuple[int, int]:
+        """(on the drafter's device, in RAM): weights of a draft model, its KV, compute;
+        its output buffer is host memory."""
+        d = self.drafter
+        assert d is not None
+        if d.kind == "mtp":
+            ctx = mem.mtp_context(self.shape, c, kv_type)
+            return ctx.kv + ctx.compute, ctx.output
+        assert d.shape is not None and d.weights is not None
+        if d.shape.n_nextn and self.spec_type == "draft-mtp":
+            # An MTP-only sidecar: an MTP context over its nextn blocks.
+            ctx = mem.mtp_context(d.shape, c, kv_type)
+        else:
+            ctx = mem.draft_context(d.shape, c, kv_type)
+        return d.weights.total() + ctx.kv + ctx.rs + ctx.compute, ctx.output
+
+    def fits(self, s: _Setup) -> bool:
+        devices, _ = self.evaluate(s)
+        return all(d.fits for d in devices)
+
+    def gpus_fit(self, s: _Setup) -> bool:
+        devices, _ = self.evaluate(s)
+        return all(d.fits for d in devices if d.kind != "cpu")
+
+
+# ------------------------------------------------------------------ search
+def _ctx_target(model: gguf.ModelInfo, prefs: PlanPrefs) -> tuple[int, int, list[str]]:
+    """(wanted context, floor, notes)."""
+    notes = []
+    trained = model.context_length or 0
+    if prefs.ctx:
+        want = prefs.ctx
+        if trained and want > trained:
+            notes.append(f"The context of {human_ctx(want)} is above the {human_ctx(trained)} this "
+                         "model was trained for; answers may degrade past that.")  # fmt: skip
+    else:
+        want = min(DEFAULT_CTX, trained) if trained else DEFAULT_CTX
+    floor = min(prefs.ctx_floor, want, trained or want)
+    return max(want, 256), max(floor, 256), notes
+
+
+def _ctx_step(ctx: int) -> int:
+    return 1024 if ctx >= 4096 else 256
+
+
+def _largest_ctx(fits: Any, lo: int, hi: int) -> int | None:
+    """Largest context in [lo, hi] (on the 256/1024 grid) for which fits(ctx) holds."""
+    if not fits(lo):
+        return None
+    if fits(hi):
+        return hi
+    grid = sorted({lo, hi} | {x for x in range(_round_up(lo, 256), hi, 256)
+                              if x % _ctx_step(x) == 0})  # fmt: skip
+    a, b = 0, len(grid) - 1  # grid[a] fits, grid[b] does not
+    while b - a > 1:
+        m = (a + b) // 2
+        if fits(grid[m]):
+            a = m
+        else:
+            b = m
+    return grid[a]
+
+
+def _round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+@dataclass
+class _Result:
+    setup: _Setup | None
+    reasons: list[str]
+
+
+def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: int) -> _Result:
+    """The first setup that fits, in the order of concessions."""
+    reasons: list[str] = []
+    kv0 = kv_choices[0]
+    full = p.full_ngl if p.gpus else 0
+    where = "the GPU" if p.gpus else "memory"
+    if p.unified:
+        where = "the GPU's share of memory"
+
+    def s(slots_: int, kv: str, ctx: int, ngl: int = full, moe: int = 0) -> _Setup:
+        return _Setup(slots_, kv, ctx, ngl, moe)
+
+    # 1-3: everything on the GPU (or in RAM without one): slots, KV type, context.
+    if p.fits(s(slots, kv0, want)):
+        return _Result(s(slots, kv0, want), reasons)
+    slot_options = [slots] if slots == 1 else [slots, 1]
+    for sl in slot_options[1:]:
+        if p.fits(s(sl, kv0, want)):
+            reasons.append(f"One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.")
+            return _Result(s(sl, kv0, want), reasons)
+    sl = 1
+    slot_reason = [f"One slot instead of {slots}: more would not fit in {where}."] if slots > 1 else []
+    for kv in kv_choices[1:]:
+        if p.fits(s(sl, kv, want)):
+            return _Result(s(sl, kv, want), slot_reason + [
+                f"The KV cache is stored as {kv} instead of {kv0} so the {human_ctx(want)} "
+                f"context fits in {where}."])  # fmt: skip
+    kv_last = kv_choices[-1]
+    best = _largest_ctx(lambda x: p.fits(s(sl, kv_last, x)), floor, want)
+    if best is not None:
+        kv_words = f" with a {kv_last} KV cache" if kv_last != kv0 else ""
+        return _Result(s(sl, kv_last, best), slot_reason + [
+            f"The context is {human_ctx(best)} instead of {human_ctx(want)}{kv_words}: "
+            f"that is what fits in {where}."])  # fmt: skip
+
+    if not p.gpus or p.unified:
+        return _Result(None, slot_reason)
+
+    # 4: part of the model off the GPU. The context no longer buys a full offload, so the
+    # setup goes back to what the user wanted, conceding again only if RAM runs out.
+    for sl2 in slot_options:
+        for kv in kv_choices:
+            r = _offload(p, s(sl2, kv, want))
+            if r is not None:
+                return _Result(r, _offload_reasons(p, r, slots, kv0, want))
+    best = _largest_ctx(lambda x: _offload(p, s(1, kv_last, x)) is not None, floor, want)
+    if best is not None:
+        r = _offload(p, s(1, kv_last, best))
+        assert r is not None
+        return _Result(r, _offload_reasons(p, r, slots, kv0, want))
+    return _Result(None, slot_reason)
+
+
+def _offload(p: _Planner, s: _Setup) -> _Setup | None:
+    """The most GPU use that fits for this slots/KV/context: MoE experts go to RAM first
+    (they are the bulk and the least used per token), then whole blocks, last first.
+
+    GPU use only grows with -ngl (and shrinks with --n-cpu-moe) while RAM use does the
+    opposite, so the search finds the most the GPUs hold, then checks RAM there."""
+    n = p.n_loaded
+    if any(p.wt.experts[:n]):
+        if p.gpus_fit(replace(s, n_cpu_moe=n)):
+            lo, hi = 0, n  # smallest n_cpu_moe whose GPU share fits
+            while lo < hi:
+                m = (lo + hi) // 2
+                if p.gpus_fit(replace(s, n_cpu_moe=m)):
+                    hi = m
+                else:
+                    lo = m + 1
+            r = replace(s, n_cpu_moe=hi)
+            return r if p.fits(r) else None
+        s = replace(s, n_cpu_moe=n)
+    lo, hi = 0, p.full_ngl  # largest -ngl whose GPU share fits (0 always does)
+    while lo < hi:
+        m = (lo + hi + 1) // 2
+        if p.gpus_fit(replace(s, ngl=m)):
+            lo = m
+        else:
+            hi = m - 1
+    r = replace(s, ngl=lo)
+    return r if p.fits(r) else None
+
+
+def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) -> list[str]:
+    out = []
+    if r.slots < slots:
+        out.append(f"One slot instead of {slots}: more would not fit.")
+    if r.kv_type != kv0:
+        out.append(f"The KV cache is stored as {r.kv_type} instead of {kv0} to fit in memory.")
+    if r.ctx < want:
+        out.append(f"The context is {human_ctx(r.ctx)} instead of {human_ctx(want)}: that is what fits in memory.")
+    blocks = p.n_loaded
+    if r.ngl >= p.full_ngl and r.n_cpu_moe:
+        out.append(f"The experts of {r.n_cpu_moe} of {blocks} layers stay in RAM (the model does not "
+                   "fit on the GPU even with the smallest context); the rest runs on the GPU.")  # fmt: skip
+    elif r.ngl == 0:
+        out.append("The model runs on the CPU: not even one layer fits on the GPU next to the context.")
+    else:
+        on_gpu = sum(1 for i in p.layer_devices(r.ngl)[:blocks] if i >= 0)
+        out.append(f"{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the "
+                   "model does not fit on the GPU even with the smallest context.")  # fmt: skip
+        if r.n_cpu_moe:
+            out.append(f"The experts of {r.n_cpu_moe} layers stay in RAM.")
+    return out
+
+
+# ------------------------------------------------------------------ argv
+def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple[str, ...]:
+    c = mem.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full)
+    args = ["-c", str(c.n_ctx), "-np", str(r.slots), "-ctk", r.kv_type, "-ctv", r.kv_type]
+    if prefs.swa_full:
+        args.append("--swa-full")
+    partial = p.gpus and not p.unified and (0 < r.ngl < p.full_ngl or r.n_cpu_moe)
+    if partial and prefs.engine_fit:
+        # The engine measures exactly and splits layers/experts itself; our margin is its
+        # target. -c is set, so it will not touch the context.
+        margin = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
+        targets = ",".join(str(margin // MiB) for _ in p.gpus)
+        args += ["--fit", "on", "--fit-target", targets]
+    else:
+        args += ["-ngl", "all" if r.ngl >= p.full_ngl else str(r.ngl)]
+        if r.n_cpu_moe:
+            args += ["--n-cpu-moe", str(r.n_cpu_moe)]
+        args += ["--fit", "off"]
+    if with_drafter and p.drafter is not None:
+        if r.kv_type != "f16":
+            args += ["--spec-draft-type-k", r.kv_type, "--spec-draft-type-v", r.kv_type]
+        if p.drafter.kind == "model":
+            on_gpu = bool(p.gpus) and r.ngl >= p.full_ngl
+            args += ["--spec-draft-ngl", "all" if on_gpu else "0"]
+    return tuple(args)
+
+
+# ------------------------------------------------------------------ entry points
+def plan(
+    model: gguf.ModelInfo,
+    spec: SpecDecision,
+    machine: Machine,
+    prefs: PlanPrefs | None = None,
+    draft: gguf.ModelInfo | None = None,
+    *,
+    shape: mem.Shape | None = None,
+    weights: mem.WeightTable | None = None,
+    draft_shape: mem.Shape | None = None,
+    draft_weights: mem.WeightTable | None = None,
+) -> Plan:
+    """Plan one launch. `shape`/`weights` (and the draft's) default to the files' headers;
+    tests pass them to describe models that are not on disk."""
+    prefs = prefs or PlanPrefs()
+    shape = shape or mem.read_shape(model)
+    wt = weights or mem.read_weight_table(model)
+    drafter = _drafter(spec, model, draft, draft_shape, draft_weights)
+    gpus, ram, device_notes = _devices(machine, prefs)
+    projector = 0
+    if prefs.projector is not None:
+        try:
+            projector = mem.tensor_bytes(prefs.projector)
+        except (OSError, gguf.GGUFError):
+            projector = prefs.projector.stat().st_size if prefs.projector.exists() else 0
+    want, floor, ctx_notes = _ctx_target(model, prefs)
+    kv_choices = _kv_choices(model, prefs)
+    slots = max(prefs.slots or 1, 1)
+    notes = device_notes + ctx_notes
+    if spec.spec_type == "draft-mtp" and slots > 1:
+        notes.append("MTP runs with one slot: more were unreliable in this engine.")
+        slots = 1
+
+    def run(d: _Drafter | None) -> tuple[_Planner, _Result]:
+        pl = _Planner(model, shape, wt, d, gpus, ram, prefs, spec.spec_type, projector)
+        return pl, _search(pl, kv_choices, want, floor, slots)
+
+    p_with, r_with = run(drafter)
+    if drafter is None:
+        return _finish(p_with, r_with, prefs, machine, want, floor, notes, None, None)
+    p_without, r_without = run(None)
+    fallback = _args(p_without, r_without.setup, prefs, False) if r_without.setup else ()
+    cost = _drafter_cost(p_with, r_with, r_without, drafter.label)
+    if cost and spec.source in AUTO_SOURCES:
+        result = _finish(p_without, r_without, prefs, machine, want, floor, notes, None, fallback)
+        result.drop_drafter = True
+        result.drop_reason = cost
+        result.reasons.insert(0, cost)
+        return result
+    if cost:
+        notes.append(f"The {drafter.label} stays because you chose it, although "
+                     + cost.split(": with it, ", 1)[-1])  # fmt: skip
+    return _finish(p_with, r_with, prefs, machine, want, floor, notes, drafter.label, fallback)
+
+
+def _drafter_cost(p: _Planner, with_d: _Result, without: _Result, label: str) -> str | None:
+    """What keeping the drafter would cost the target, as the sentence the UI shows."""
+    w, wo = with_d.setup, without.setup
+    lead = f"The {label} was left out: with it, "
+    if wo is None:
+        return None
+    if w is None:
+        return lead + "the model would not fit at all."
+    if w.ctx < wo.ctx:
+        return lead + f"the context would shrink from {human_ctx(wo.ctx)} to {human_ctx(w.ctx)}."
+    if _KV_RANK.get(w.kv_type, 9) > _KV_RANK.get(wo.kv_type, 9):
+        return lead + f"the KV cache would drop from {wo.kv_type} to {w.kv_type}."
+    if w.slots < wo.slots:
+        return lead + f"only {w.slots} slot instead of {wo.slots} would fit."
+    if p.gpus and (min(w.ngl, p.n_loaded) < min(wo.ngl, p.n_loaded) or w.n_cpu_moe > wo.n_cpu_moe):
+        return lead + "part of the model would have to leave the GPU."
+    return None
+
+
+def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: int, floor: int,
+            notes: list[str], drafter: str | None, fallback: tuple[str, ...] | None) -> Plan:  # fmt: skip
+    setup = r.setup
+    fits = setup is not None
+    if setup is None:
+        # Report the smallest setup, to say by how much it misses.
+        kv = _kv_choices(p.model, prefs)[-1]
+        setup = _Setup(1, kv, floor, 0 if not p.unified else p.full_ngl)
+    devices, b = p.evaluate(setup)
+    reasons = list(r.reasons)
+    if not fits:
+        reasons.append(_refusal(p, devices, setup, machine))
+    reasons += notes
+    args = _args(p, setup, prefs, drafter is not None) if fits else ()
+    c = mem.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full)
+    warnings = [f"{n[0].upper()}{n[1:]}." for n in p.shape.notes]
+    if not p.wt.exact:
+        warnings.append("The weights are estimated from the file size: the tensor table could not be read.")
+    return Plan(
+        ctx=setup.ctx, n_ctx=c.n_ctx, kv_type=setup.kv_type, slots=setup.slots,
+        gpu_layers=min(setup.ngl, p.full_ngl) if p.gpus else 0, n_layers=p.full_ngl,
+        n_cpu_moe=setup.n_cpu_moe, drop_drafter=False, fits=fits, bytes=b, per_device=devices,
+        reasons=reasons, plan_args=args,
+        fallback_plan_args=fallback if fallback is not None else args,
+        max_context=max(p.model.context_length or 0, prefs.ctx or 0) or want,
+        drafter=drafter, warnings=warnings, estimated_weights=not p.wt.exact,
+    )  # fmt: skip
+
+
+def _refusal(p: _Planner, devices: Sequence[DeviceUse], s: _Setup, machine: Machine) -> str:
+    need = sum(d.total for d in devices)
+    have = sum(d.capacity for d in devices)
+    short = max(need - have, 0)
+    where = "RAM" if not p.gpus else "GPU memory and RAM together"
+    if p.unified:
+        where = "the memory the GPU may use"
+    weights = p.wt.total(with_nextn=p.mtp)
+    ideas = [f"close other apps to free about {human_bytes(short)}"]
+    if weights > short:
+        ideas.append(f"pick a smaller quantization of this model (one under about "
+                     f"{human_bytes(max(weights - short, 0))})")  # fmt: skip
+    return (f"It does not fit: even with a {human_ctx(s.ctx)} context and a {s.kv_type} KV cache it "
+            f"needs about {human_bytes(need)}, and {human_bytes(have)} of {where} is free. "
+            f"To run it, {' or '.join(ideas)}.")  # fmt: skip
+
+
+def plan_json(
+    model: gguf.ModelInfo,
+    spec: SpecDecision,
+    machine: Machine,
+    prefs: PlanPrefs | None = None,
+    draft: gguf.ModelInfo | None = None,
+) -> dict[str, Any]:
+    """`draftwise plan --json`'s "plan" object."""
+    return plan(model, spec, machine, prefs, draft).to_json()
+
+
+def prefs_from_options(ctx: int | None = None, kv: str | None = None, slots: int | None = None,
+                       swa_full: bool = False, cpu_only: bool = False) -> PlanPrefs:  # fmt: skip
+    """PlanPrefs from CLI options (`--ctx N`, `--kv TYPE`); ValueError for bad values."""
+    if ctx is not None and ctx < 256:
+        raise ValueError("--ctx must be at least 256 tokens")
+    if kv is not None and kv not in mem.KV_TYPES:
+        raise ValueError(f"--kv must be one of {', '.join(mem.KV_TYPES)}")
+    if slots is not None and slots < 1:
+        raise ValueError("slots must be at least 1")
+    return PlanPrefs(ctx=ctx, kv_type=kv, slots=slots, swa_full=swa_full, cpu_only=cpu_only)
+
+
+def fit_state(model: gguf.ModelInfo, machine: Machine) -> str:
+    """The library's badge: fits / partial / no, for the model alone at default settings."""
+    from draftwise.core.resolver import NONE  # noqa: PLC0415 - a constant
+
+    spec = SpecDecision(None, None, NONE, False, ())
+    try:
+        return plan(model, spec, machine).fit_state
+    except (OSError, ValueError):
+        return NO_FIT
+
+
+# ------------------------------------------------------------------ planned vs actual
+def compare(p: Plan, actual: ActualMemory) -> list[dict[str, Any]]:
+    """Rows of planned and actual bytes per component, for the window after a launch.
+
+    `error` is (planned - actual) / actual; None where the engine reported nothing."""
+    a = actual.summary()
+    rows = []
+    planned = p.bytes.to_json()
+    for key in ("weights", "kv", "drafter", "compute", "output", "total"):
+        pv = planned[key] if key != "total" else p.bytes.total
+        av = a.get(key, 0)
+        err = (pv - av) / av if av else None
+        rows.append({"component": key, "planned": pv, "actual": av,
+                     "error": None if err is None else round(err, 4)})  # fmt: skip
+    return rows

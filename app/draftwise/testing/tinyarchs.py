@@ -1,0 +1,198 @@
+"""More tiny architectures for the planner's tests and accuracy bench.
+
+`tinymodels` writes llama and the speculative-decoding cases; this module adds the memory
+shapes the planner must get right, each a file the pinned llama-server loads:
+
+- `qwen3_model()`: dense attention with per-head q/k norms.
+- `gemma3_model()`: sliding-window attention (5 of every 6 layers windowed), tied output.
+- `qwen3moe_model()`: routed experts in every layer (what `--n-cpu-moe` moves to the CPU).
+- `granitehybrid_model()`: a hybrid of Mamba-2 layers (fixed recurrent state: conv + SSM)
+  and attention layers (KV per token), told apart by a per-layer `head_count_kv` of 0.
+
+Tensor shapes follow each architecture's `load_arch_tensors` in the pinned source
+(`src/models/<arch>.cpp`); only what the loader requires is written. Write with
+`write_arch(path, model)`, which passes the tensors to `tinymodels.write_tiny_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from draftwise.testing.tinymodels import (
+    TinyModel,
+    glm4moe_tensors,
+    llama_tensors,
+    mtp_model,
+    write_tiny_model,
+)
+
+Tensors = dict[str, np.ndarray]
+
+# Big enough that compute and output buffers are more than rounding (n_embd 256, ~1000
+# tokens), small enough that a bench of dozens of launches stays in seconds.
+BENCH_GEOMETRY: dict[str, Any] = dict(n_embd=256, n_head=4, n_head_kv=2, n_ff=512, n_pieces=800)
+
+
+def _w(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return (rng.standard_normal(shape) * 0.02).astype(np.float32)
+
+
+def _ones(n: int) -> np.ndarray:
+    return np.ones(n, dtype=np.float32)
+
+
+def _qk_norms(t: Tensors, model: TinyModel) -> Tensors:
+    for i in range(model.n_layer):
+        t[f"blk.{i}.attn_q_norm.weight"] = _ones(model.head_dim)
+        t[f"blk.{i}.attn_k_norm.weight"] = _ones(model.head_dim)
+    return t
+
+
+def qwen3_tensors(model: TinyModel) -> Tensors:
+    """llama's layout plus per-head RMS norms on q and k (`llama_model_qwen3`)."""
+    return _qk_norms(llama_tensors(model), model)
+
+
+def qwen3moe_tensors(model: TinyModel) -> Tensors:
+    """qwen3 with routed experts only (`llama_model_qwen3moe`); expert width is n_ff_exp."""
+    if not model.n_expert or not model.n_expert_used:
+        raise ValueError("qwen3moe needs n_expert and n_expert_used > 0")
+    t = llama_tensors(replace(model, n_ff=model.n_ff_exp or model.n_ff))
+    return _qk_norms(t, model)
+
+
+def gemma3_tensors(model: TinyModel) -> Tensors:
+    """`llama_model_gemma3`: post-attention and post-FFN norms, q/k norms, and (as the
+    real checkpoints) no output.weight: the loader duplicates token_embd as the head."""
+    t = qwen3_tensors(replace(model, tie_embeddings=True))
+    for i in range(model.n_layer):
+        t[f"blk.{i}.post_attention_norm.weight"] = _ones(model.n_embd)
+        t[f"blk.{i}.post_ffw_norm.weight"] = _ones(model.n_embd)
+    return t
+
+
+def _kv_heads(model: TinyModel) -> list[int]:
+    h = model.n_head_kv
+    return list(h) if isinstance(h, list | tuple) else [h] * model.n_layer
+
+
+def granitehybrid_tensors(model: TinyModel) -> Tensors:
+    """`llama_model_granite_hybrid`: a layer with 0 KV heads is a Mamba-2 mixer.
+
+    SSM geometry comes from `model.extra_kv` (the same keys the loader reads): d_inner must
+    be 2 * n_embd, heads = time_step_rank, groups = group_count.
+    """
+    kv = model.extra_kv
+    a = model.arch
+    d_conv, d_inner = kv[f"{a}.ssm.conv_kernel"], kv[f"{a}.ssm.inner_size"]
+    d_state, n_ssm_head = kv[f"{a}.ssm.state_size"], kv[f"{a}.ssm.time_step_rank"]
+    n_group = kv[f"{a}.ssm.group_count"]
+    if d_inner != 2 * model.n_embd:
+        raise ValueError("granitehybrid needs ssm.inner_size == 2 * n_embd")
+    rng = np.random.default_rng(model.seed)
+    e, ff, hd, v = model.n_embd, model.n_ff, model.head_dim, model.n_vocab
+    t: Tensors = {
+        "token_embd.weight": _w(rng, v, e),
+        "output_norm.weight": _ones(e),
+        "output.weight": _w(rng, v, e),
+    }
+    conv_ch = d_inner + 2 * n_group * d_state
+    for i, n_kv in enumerate(_kv_heads(model)):
+        p = f"blk.{i}."
+        t[p + "attn_norm.weight"] = _ones(e)
+        if n_kv == 0:
+            t[p + "ssm_in.weight"] = _w(rng, 2 * d_inner + 2 * n_group * d_state + n_ssm_head, e)
+            t[p + "ssm_conv1d.weight"] = _w(rng, conv_ch, d_conv)
+            t[p + "ssm_conv1d.bias"] = np.zeros(conv_ch, dtype=np.float32)
+            t[p + "ssm_dt.bias"] = np.zeros(n_ssm_head, dtype=np.float32)
+            t[p + "ssm_a"] = -np.ones((n_ssm_head, 1), dtype=np.float32)
+            t[p + "ssm_d"] = np.ones((n_ssm_head, 1), dtype=np.float32)
+            t[p + "ssm_norm.weight"] = np.ones((n_group, d_inner // n_group), dtype=np.float32)
+            t[p + "ssm_out.weight"] = _w(rng, e, d_inner)
+        else:
+            t[p + "attn_q.weight"] = _w(rng, model.n_head * hd, e)
+            t[p + "attn_k.weight"] = _w(rng, n_kv * hd, e)
+            t[p + "attn_v.weight"] = _w(rng, n_kv * hd, e)
+            t[p + "attn_output.weight"] = _w(rng, e, model.n_head * hd)
+        t[p + "ffn_norm.weight"] = _ones(e)
+        t[p + "ffn_gate.weight"] = _w(rng, ff, e)
+        t[p + "ffn_up.weight"] = _w(rng, ff, e)
+        t[p + "ffn_down.weight"] = _w(rng, e, ff)
+    return t
+
+
+TENSOR_SETS: dict[str, Callable[[TinyModel], Tensors]] = {
+    "llama": llama_tensors,
+    "glm4moe": glm4moe_tensors,
+    "qwen3": qwen3_tensors,
+    "qwen3moe": qwen3moe_tensors,
+    "gemma3": gemma3_tensors,
+    "granitehybrid": granitehybrid_tensors,
+}
+
+
+def qwen3_model(**overrides: Any) -> TinyModel:
+    base: dict[str, Any] = dict(arch="qwen3", name="tiny-qwen3", n_layer=4, **BENCH_GEOMETRY)
+    base.update(overrides)
+    return TinyModel(**base)
+
+
+def gemma3_model(**overrides: Any) -> TinyModel:
+    """6 layers, window 256: layers 0-4 windowed, layer 5 global (the loader's default
+    pattern of 6 for gemma3)."""
+    base: dict[str, Any] = dict(
+        arch="gemma3", name="tiny-gemma3", n_layer=6, sliding_window=256, tie_embeddings=True,
+        n_ctx_train=8192, **BENCH_GEOMETRY,
+    )
+    base.update(overrides)
+    return TinyModel(**base)
+
+
+def qwen3moe_model(**overrides: Any) -> TinyModel:
+    base: dict[str, Any] = dict(
+        arch="qwen3moe", name="tiny-qwen3moe", n_layer=4, n_expert=8, n_expert_used=2,
+        n_ff_exp=128, **BENCH_GEOMETRY,
+    )
+    base.update(overrides)
+    base.setdefault("extra_kv", {})
+    base["extra_kv"] = {"qwen3moe.expert_feed_forward_length": base["n_ff_exp"], **base["extra_kv"]}
+    return TinyModel(**base)
+
+
+def granitehybrid_model(**overrides: Any) -> TinyModel:
+    """6 layers: Mamba-2 in 0, 1, 3, 4 and attention in 2 and 5 (KV heads 0 = recurrent)."""
+    base: dict[str, Any] = dict(arch="granitehybrid", name="tiny-granitehybrid", n_layer=6,
+                                **BENCH_GEOMETRY)
+    base.update(overrides)
+    n_layer, n_embd = base["n_layer"], base["n_embd"]
+    heads = base.get("n_head_kv", 2)
+    if isinstance(heads, int):
+        base["n_head_kv"] = tuple(heads if i % 3 == 2 else 0 for i in range(n_layer))
+    a = base["arch"]
+    ssm = {
+        f"{a}.ssm.conv_kernel": 4, f"{a}.ssm.inner_size": 2 * n_embd,
+        f"{a}.ssm.state_size": 64, f"{a}.ssm.time_step_rank": 8, f"{a}.ssm.group_count": 1,
+    }
+    base["extra_kv"] = {**ssm, **base.get("extra_kv", {})}
+    return TinyModel(**base)
+
+
+def mtp_bench_model(**overrides: Any) -> TinyModel:
+    """`tinymodels.mtp_model` (glm4moe + one nextn block) at the bench's geometry."""
+    base: dict[str, Any] = dict(BENCH_GEOMETRY, n_ff_exp=128, name="tiny-glm4moe-mtp-bench")
+    base.update(overrides)
+    return mtp_model(**base)
+
+
+def write_arch(path: str | Path, model: TinyModel, **kwargs: Any) -> list[Path]:
+    """Write `model` with its architecture's tensor set (`TENSOR_SETS`)."""
+    try:
+        make = TENSOR_SETS[model.arch]
+    except KeyError:
+        raise ValueError(f"no tensor set for {model.arch!r} (known: {', '.join(TENSOR_SETS)})") from None
+    return write_tiny_model(path, model, tensors=make(model), **kwargs)

@@ -1,0 +1,106 @@
+"""The chained decision (resolve → plan → argv) that the CLI, the window and the self-test share."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from draftwise.core import planner, prepare
+from draftwise.core.engines.capabilities import pinned_caps
+from draftwise.core.hardware import Machine
+from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
+
+CAPS = pinned_caps()
+TARGET = TinyModel(name="Tiny", n_layer=4, n_embd=128, n_ff=256)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TARGET)
+    write_tiny_model(tmp_path / "Tiny-draft.gguf", draft_model(TARGET))
+    return tmp_path
+
+
+def _machine(ram: int) -> Machine:
+    return Machine(ram_total=ram, ram_available=ram, gpus=[], os="linux")
+
+
+def _prefs(**kw) -> planner.PlanPrefs:
+    return planner.PlanPrefs(margin_bytes=0, ctx=4096, ctx_floor=512, **kw)
+
+
+def test_roomy_machine_keeps_the_drafter(folder):
+    req = prepare.Request(model=folder / "Tiny-Q8_0.gguf", prefs=_prefs())
+    p = prepare.prepare(req, CAPS, _machine(8 << 30))
+    assert p.spec.spec_type == "draft-simple" and p.spec is p.chosen
+    argv = p.argv("llama-server")
+    assert argv[argv.index("-c") + 1] == "4096"
+    assert "--spec-draft-model" in argv
+    assert p.launch(folder / "llama-server", port=8080).fallback_argv is not None
+
+
+def test_tight_machine_drops_the_auto_drafter_and_says_why(folder):
+    req = prepare.Request(model=folder / "Tiny-Q8_0.gguf", prefs=_prefs())
+    alone = prepare.prepare(prepare.Request(model=req.model, mtp="off", prefs=req.prefs), CAPS, _machine(8 << 30))
+    with_drafter = prepare.prepare(req, CAPS, _machine(8 << 30))
+    # Room for the model at full context, but not for the drafter beside it.
+    ram = alone.plan.bytes.total + (with_drafter.plan.bytes.drafter // 2)
+    p = prepare.prepare(req, CAPS, _machine(ram))
+    assert p.plan.drop_drafter and p.plan.fits
+    assert p.chosen.spec_type == "draft-simple" and p.spec.spec_type is None
+    assert p.plan.ctx == 4096  # the context the user wanted survives
+    assert p.plan.drop_reason in p.spec.notes
+    assert "--spec-type" not in p.argv("llama-server")
+
+
+def test_forced_drafter_stays_on_the_same_tight_machine(folder):
+    req = prepare.Request(model=folder / "Tiny-Q8_0.gguf", draft=folder / "Tiny-draft.gguf", prefs=_prefs())
+    alone = prepare.prepare(prepare.Request(model=req.model, mtp="off", prefs=req.prefs), CAPS, _machine(8 << 30))
+    with_drafter = prepare.prepare(req, CAPS, _machine(8 << 30))
+    p = prepare.prepare(req, CAPS, _machine(alone.plan.bytes.total + with_drafter.plan.bytes.drafter // 2))
+    assert not p.plan.drop_drafter and p.spec.spec_type == "draft-simple"
+
+
+def test_user_errors_name_the_field(folder, tmp_path):
+    with pytest.raises(prepare.PrepareError) as err:
+        prepare.prepare(prepare.Request(model=tmp_path / "none.gguf"), CAPS, _machine(8 << 30))
+    assert err.value.field == "model"
+    with pytest.raises(prepare.PrepareError) as err:
+        prepare.prepare(prepare.Request(model=folder / "Tiny-Q8_0.gguf", mtp="off", draft=folder / "Tiny-draft.gguf"),
+                        CAPS, _machine(8 << 30))
+    assert err.value.field == "draft"
+
+
+def test_cli_plan_json_has_the_plan_and_honours_overrides(folder, tmp_path):
+    described = tmp_path / "box.json"
+    described.write_text(json.dumps({"ram_gb": 16, "gpus": [{"backend": "cuda", "name": "RTX 4060", "memory_gb": 8}]}))
+    out = subprocess.run(
+        [sys.executable, "-m", "draftwise.cli.main", "plan", str(folder / "Tiny-Q8_0.gguf"), "--json",
+         "--ctx", "2048", "--kv", "q8_0", "--machine", str(described)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    plan = data["plan"]
+    assert {"ctx", "kv_type", "slots", "gpu_layers", "bytes", "per_device", "reasons"} <= set(plan)
+    assert {"weights", "kv", "drafter", "compute", "total"} <= set(plan["bytes"])
+    assert plan["ctx"] == 2048 and plan["kv_type"] == "q8_0"
+    assert plan["per_device"][0]["name"].startswith("CUDA0")
+    argv = data["argv"]
+    assert argv[argv.index("-c") + 1] == "2048" and argv[argv.index("-ctk") + 1] == "q8_0"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--ctx", "10"], "--ctx must be at least"),
+    (["--kv", "q3_weird"], "--kv must be one of"),
+    (["--machine", "/nonexistent.json"], "--machine"),
+])
+def test_cli_plan_bad_overrides_exit_2(folder, args, words):
+    out = subprocess.run(
+        [sys.executable, "-m", "draftwise.cli.main", "plan", str(folder / "Tiny-Q8_0.gguf"), *args],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 2 and words in out.stderr

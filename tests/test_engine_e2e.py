@@ -81,3 +81,4 @@ def test_cli_check_runs_the_engine(engine, tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "ok  Generation" in out.stdout
     assert "ok  Engine stop" in out.stdout
+    assert "ok  Speculation: MTP auto works" in out.stdout

@@ -25,18 +25,21 @@ class CheckStep:
 _GPU_LINE = re.compile(r"using device (\w+)")
 
 
-def tiny_model_path() -> Path:
-    return paths.cache_dir() / "check" / "draftwise-check-tiny-llama.gguf"
+def tiny_model_path(kind: str = "llama") -> Path:
+    return paths.cache_dir() / "check" / f"draftwise-check-tiny-{kind}.gguf"
 
 
-def write_check_model() -> Path:
-    """Write (or reuse) the tiny model; ImportError when gguf-py is not installed."""
-    from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+def write_check_model(kind: str = "llama") -> Path:
+    """Write (or reuse) a tiny model: "llama", or "mtp" (glm4moe with an MTP head).
 
-    path = tiny_model_path()
+    ImportError when gguf-py is not installed."""
+    from draftwise.testing.tinymodels import TinyModel, mtp_model, write_tiny_model
+
+    path = tiny_model_path(kind)
     if not path.is_file():
+        model = mtp_model(name="draftwise-check-mtp") if kind == "mtp" else TinyModel(name="draftwise-check")
         tmp = path.with_name(path.stem + ".partial.gguf")
-        write_tiny_model(tmp, TinyModel(name="draftwise-check"))
+        write_tiny_model(tmp, model)
         tmp.replace(path)
     return path
 
@@ -75,6 +78,7 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
         # Stop even when the caller stops iterating early: never leave an engine behind.
         code = server.stop()
     yield CheckStep("Engine stop", "ok", f"stopped (exit code {code}), nothing left running")
+    yield from _check_speculation(engine)
 
 
 def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
@@ -104,3 +108,36 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
     else:
         yield CheckStep("GPU", "fail",
                         f"this is a {engine.backend} build but it did not use a GPU; check the driver")
+
+
+def _check_speculation(engine) -> Iterator[CheckStep]:
+    """MTP auto on a tiny model with a head: the resolver's choice, run for real."""
+    from draftwise.core import gguf, resolver
+    from draftwise.core.engines import capabilities, headless
+
+    try:
+        path = write_check_model("mtp")
+        caps = capabilities.capabilities(engine.binary)
+        decision = resolver.resolve(gguf.read_model(path), resolver.SpecOptions(), caps)
+    except (ImportError, OSError, ValueError) as exc:
+        yield CheckStep("Speculation", "fail", f"could not prepare the MTP test: {exc}")
+        return
+    if decision.spec_type != "draft-mtp":
+        yield CheckStep("Speculation", "fail", "the engine does not run MTP: " + " ".join(decision.notes))
+        return
+    server = headless.start_server(engine.binary, path, extra_args=list(decision.argv))
+    try:
+        server.wait_ready(timeout=120)
+        timings = server.complete("Hello", n_predict=16).get("timings") or {}
+    except (headless.EngineError, OSError, ValueError) as exc:
+        yield CheckStep("Speculation", "fail", f"MTP did not start: {exc}")
+        return
+    finally:
+        server.stop()
+    drafted = timings.get("draft_n") or 0
+    if drafted > 0:
+        yield CheckStep("Speculation", "ok",
+                        f"MTP auto works: the head drafted {drafted} tokens "
+                        "(random weights accept none; a real model accepts many)")
+    else:
+        yield CheckStep("Speculation", "fail", "the engine started with MTP but drafted nothing")

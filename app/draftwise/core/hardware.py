@@ -15,7 +15,6 @@ the kfd topology's gfx target) or `rocm-smi`/`amd-smi`, and on macOS `sysctl hw.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import shutil
@@ -25,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from draftwise.core.engines import provision
 
 MiB = 1 << 20
 GB = 1 << 30  # "GB" for people is GiB here: it is how GPUs and RAM are sold and shown
@@ -262,22 +263,9 @@ def _run(argv: Sequence[str], timeout: float) -> str:
     return out.stdout + out.stderr
 
 
-def _engine_env(binary: Path) -> dict[str, str]:
-    try:
-        from draftwise.core.engines import provision
-
-        return {**os.environ, **provision.library_env(binary.parent)}
-    except (ImportError, AttributeError):
-        return dict(os.environ)
-
-
 def probe_engine_devices(binary: Path, timeout: float = PROBE_TIMEOUT) -> tuple[list[Gpu], str | None]:
     try:
-        out = subprocess.run(
-            [str(binary), "--list-devices"], capture_output=True, text=True, errors="replace",
-            timeout=timeout, env=_engine_env(binary),
-            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
-        )
+        out = provision.ask_engine(binary, "--list-devices", timeout=timeout)
     except subprocess.TimeoutExpired:
         return [], f"the engine did not list its devices within {timeout:.0f} s"
     except OSError as exc:

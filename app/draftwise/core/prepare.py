@@ -14,15 +14,12 @@ from pathlib import Path
 from draftwise.core import gguf, planner, resolver
 from draftwise.core.engines import launch_spec, llamacpp
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.errors import FieldError
 from draftwise.core.hardware import Machine
 
 
-class PrepareError(ValueError):
-    """Input that cannot be launched; `field` names what to fix (model, draft, mtp, ...)."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field_name
+class PrepareError(FieldError):
+    """Input that cannot be launched."""
 
 
 @dataclass(frozen=True)

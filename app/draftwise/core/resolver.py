@@ -15,6 +15,7 @@ from pathlib import Path
 
 from draftwise.core import gguf
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.errors import FieldError
 
 # Where the decision came from. Only the auto sources may be dropped by the launcher's
 # startup fallback: what the user chose stays theirs.
@@ -35,12 +36,8 @@ _QUANT_TAG = re.compile(
 )
 
 
-class ResolveError(ValueError):
-    """A user error in the speculative settings; `field` names the setting to fix."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field_name
+class ResolveError(FieldError):
+    """A user error in the speculative settings."""
 
 
 @dataclass(frozen=True)

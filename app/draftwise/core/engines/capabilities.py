@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -102,15 +101,7 @@ def capabilities(binary: Path, timeout: float = 30.0) -> EngineCaps:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         cache = {}  # a missing or damaged cache is rebuilt below
     try:
-        out = subprocess.run(
-            [str(binary), "--help"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            env={**os.environ, **provision.library_env(binary.parent)},
-            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
-        )
+        out = provision.ask_engine(binary, "--help", timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         raise OSError(f"{binary} --help did not finish within {timeout:.0f} s") from exc
     caps = parse_help(out.stdout + out.stderr)

@@ -90,15 +90,7 @@ def binary_version(binary: Path, timeout: float = 15.0) -> tuple[str, str]:
     if not os.access(binary, os.X_OK):
         return "", f"{binary} is not executable; reinstall the engine or fix its permissions."
     try:
-        out = subprocess.run(
-            [str(binary), "--version"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            env={**os.environ, **provision.library_env(binary.parent)},
-            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
-        )
+        out = provision.ask_engine(binary, "--version", timeout=timeout)
     except subprocess.TimeoutExpired:
         return "", f"{binary} did not answer --version within {timeout:.0f} s."
     except OSError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from draftwise.core import gguf
 from draftwise.core.engines import llamacpp, provision
+from draftwise.core.errors import FieldError
 from draftwise.core.hardware import Gpu
 from draftwise.core.resolver import NONE, SpecDecision
 
@@ -47,12 +48,8 @@ HSA_OVERRIDES = {
 _OVERRIDE_TARGET = {"11.0.0": "gfx1100", "10.3.0": "gfx1030"}
 
 
-class LaunchError(ValueError):
-    """A launch setting that cannot work; `field` names the setting to fix."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field_name
+class LaunchError(FieldError):
+    """A launch setting that cannot work."""
 
 
 # ------------------------------------------------------------------ GPU environment

@@ -317,16 +317,26 @@ def library_env(folder: Path) -> dict[str, str]:
     return {var: os.pathsep.join(p for p in (str(folder), current) if p)}
 
 
+def ask_engine(binary: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """Run `binary args` to read what it prints (--version, --help, --list-devices).
+
+    With the engine folder's libraries on the search path and no console window on
+    Windows; raises OSError or subprocess.TimeoutExpired like subprocess.run.
+    """
+    return subprocess.run(
+        [str(binary), *args],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        env={**os.environ, **library_env(binary.parent)},
+        creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
+    )
+
+
 def _version_text(binary: Path, folder: Path) -> str:
     try:
-        out = subprocess.run(
-            [str(binary), "--version"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env={**os.environ, **library_env(folder)},
-            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
-        )
+        out = ask_engine(binary, "--version")
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProvisionError(f"The built {binary.name} does not run: {exc}") from exc
     text = (out.stdout + out.stderr).strip()

@@ -28,6 +28,7 @@ MTP_ARCHS_11434 = frozenset({
 
 log = logging.getLogger(__name__)
 
+_PARSER_VERSION = 2
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 _SPEC_TYPES = re.compile(r"^--spec-type\s+([\w,-]+)", re.M)
 
@@ -70,7 +71,9 @@ def parse_help(text: str, mtp_archs: frozenset[str] = MTP_ARCHS_11434) -> Engine
     current: list[str] = []
     for line in text.splitlines():
         if line.startswith("-"):
-            names_part = re.split(r"\s{2,}", line, maxsplit=1)[0]
+            # Names are padded after their commas ("-c,    --ctx-size N"); the description
+            # starts after a run of spaces that does not follow a comma.
+            names_part = re.split(r"(?<![,\s])\s{2,}", line, maxsplit=1)[0]
             current = [f for f in _FLAG.findall(names_part) if not f.startswith("---")]
             flags.update(current)
         if "has been removed" in line:
@@ -87,7 +90,8 @@ def _cache_file() -> Path:
 def capabilities(binary: Path, timeout: float = 30.0) -> EngineCaps:
     """The binary's capabilities; raises OSError/ValueError when it cannot be asked."""
     st = binary.stat()
-    key = f"{binary.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    # The parser's version is part of the key: a better parser must not reuse old answers.
+    key = f"v{_PARSER_VERSION}|{binary.resolve()}|{st.st_size}|{st.st_mtime_ns}"
     cache_path = _cache_file()
     cache: dict[str, dict] = {}
     try:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftwise.core import paths
+from draftwise.core import check_models, paths
 
 
 @dataclass(frozen=True)
@@ -32,15 +32,15 @@ def tiny_model_path(kind: str = "llama") -> Path:
 def write_check_model(kind: str = "llama") -> Path:
     """Write (or reuse) a tiny model: "llama", or "mtp" (glm4moe with an MTP head).
 
-    ImportError when gguf-py is not installed."""
-    from draftwise.testing.tinymodels import TinyModel, mtp_model, write_tiny_model
-
+    Pure Python (`check_models`), so the frozen app, without numpy or gguf-py, can write it."""
     path = tiny_model_path(kind)
     if not path.is_file():
-        model = mtp_model(name="draftwise-check-mtp") if kind == "mtp" else TinyModel(name="draftwise-check")
-        tmp = path.with_name(path.stem + ".partial.gguf")
-        write_tiny_model(tmp, model)
-        tmp.replace(path)
+        if kind == "mtp":
+            check_models.write_mtp(path, name="draftwise-check-mtp")
+        elif kind == "llama":
+            check_models.write_llama(path, name="draftwise-check")
+        else:
+            raise ValueError(f"kind must be 'llama' or 'mtp', not {kind!r}")
     return path
 
 
@@ -50,13 +50,8 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
 
     try:
         model = write_check_model()
-    except ImportError:
-        yield CheckStep("Test model", "fail",
-                        "the gguf package is missing; reinstall Draftwise with its extras (make run does).")
-        return
-    try:
         info = gguf.read_model(model)
-    except gguf.GGUFError as exc:
+    except (OSError, gguf.GGUFError) as exc:
         yield CheckStep("Test model", "fail", str(exc))
         return
     yield CheckStep("Test model", "ok",
@@ -119,7 +114,7 @@ def _check_speculation(engine) -> Iterator[CheckStep]:
         path = write_check_model("mtp")
         caps = capabilities.capabilities(engine.binary)
         decision = resolver.resolve(gguf.read_model(path), resolver.SpecOptions(), caps)
-    except (ImportError, OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         yield CheckStep("Speculation", "fail", f"could not prepare the MTP test: {exc}")
         return
     if decision.spec_type != "draft-mtp":

@@ -145,3 +145,15 @@ def test_gpu_shaped_plans_are_accepted_by_the_engine(engine, models, tmp_path):
         else:
             assert "--n-cpu-moe" in plan.plan_args
         launch(engine, models["moe"], plan, NO_SPEC, tmp_path)
+
+
+def test_planned_vs_actual_rows_for_an_mtp_head(engine, models, tmp_path):
+    """The window's rows compare like with like: the engine counts an embedded MTP head in
+    the model buffer, so the plan's head bytes move from drafter to weights there."""
+    info = gguf.read_model(models["mtp"])
+    plan = planner.plan(info, MTP, cpu_only(8 * GB), planner.PlanPrefs(ctx=4096))
+    assert plan.bytes.embedded_head > 0
+    rows = {r["component"]: r for r in planner.compare(plan, launch(engine, models["mtp"], plan, MTP, tmp_path))}
+    assert abs(rows["weights"]["error"]) < 0.02
+    assert abs(rows["drafter"]["error"]) < 0.15
+    assert rows["total"]["planned"] == plan.bytes.total

@@ -1,0 +1,341 @@
+"""The user's settings: one versioned JSON file in `paths.config_dir()`.
+
+Pure Python (no Qt). Written atomically (a temporary file in the same folder, flushed, then
+renamed over the old one), so a crash mid-write never leaves half a file. A file that cannot
+be read as settings is never overwritten in place: it is set aside as
+`settings.json.corrupt-<timestamp>`, the defaults are used, and `LoadResult.problem` says so
+in words for the window to show. A field of the wrong type falls back to its default alone;
+keys this version does not know are kept and written back, so an older Draftwise does not
+wipe what a newer one stored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import paths
+
+__all__ = [
+    "FILE_NAME",
+    "LANGUAGES",
+    "SCHEMA_VERSION",
+    "LoadResult",
+    "ModelOverrides",
+    "Profile",
+    "Settings",
+    "load",
+    "save",
+    "settings_path",
+]
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "settings.json"
+SCHEMA_VERSION = 1
+LANGUAGES = ("system", "en", "ja")
+MTP_MODES = ("auto", "off")
+CLOSE_ACTIONS = ("ask", "stop", "tray")
+
+
+@dataclass
+class ModelOverrides:
+    """What the user changed for one model; None means "decide for me"."""
+
+    context: int | None = None
+    kv_type: str | None = None
+    mtp: str | None = None  # auto | off
+    draft: str | None = None  # a file path
+    extra_args: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return (
+            self.context is None
+            and self.kv_type is None
+            and self.mtp is None
+            and self.draft is None
+            and not self.extra_args
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "context": self.context,
+            "kv_type": self.kv_type,
+            "mtp": self.mtp,
+            "draft": self.draft,
+            "extra_args": list(self.extra_args),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ModelOverrides:
+        if not isinstance(data, dict):
+            return cls()
+        context = data.get("context")
+        mtp = data.get("mtp")
+        return cls(
+            context=context if isinstance(context, int) and not isinstance(context, bool) and context > 0 else None,
+            kv_type=_str_or_none(data.get("kv_type")),
+            mtp=mtp if mtp in MTP_MODES else None,
+            draft=_str_or_none(data.get("draft")),
+            extra_args=_str_list(data.get("extra_args")),
+        )
+
+
+@dataclass
+class Profile:
+    """A named set of overrides the user can apply to any model."""
+
+    name: str
+    overrides: ModelOverrides = field(default_factory=ModelOverrides)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "overrides": self.overrides.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Profile | None:
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"]:
+            return None
+        return cls(data["name"], ModelOverrides.from_json(data.get("overrides")))
+
+
+@dataclass
+class Settings:
+    version: int = SCHEMA_VERSION
+    model_folders: list[str] = field(default_factory=list)
+    model_files: list[str] = field(default_factory=list)  # single files opened or dropped
+    last_model: str | None = None
+    # Keyed by the model's resolved path.
+    overrides: dict[str, ModelOverrides] = field(default_factory=dict)
+    profiles: list[Profile] = field(default_factory=list)
+    language: str = "system"
+    engine_binary: str | None = None  # the engine the user chose; None: the best one found
+    port: int = 8080
+    network: bool = False  # listen on all interfaces (other computers may connect, with the key)
+    api_key: str | None = None
+    close_action: str = "ask"
+    # Window state from Qt (saveGeometry/saveState), base64 text.
+    geometry: str | None = None
+    window_state: str | None = None
+    splitter: str | None = None
+    logs_visible: bool = False
+    advanced_visible: bool = False
+    # Keys this version does not know, kept so they survive a round trip.
+    unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # ---------------------------------------------------------------- per model
+    def overrides_for(self, model_path: str | Path) -> ModelOverrides:
+        """The overrides for a model (a fresh empty one when there are none; not stored)."""
+        found = self.overrides.get(_key(model_path))
+        return ModelOverrides(**found.to_json()) if found else ModelOverrides()
+
+    def set_overrides(self, model_path: str | Path, overrides: ModelOverrides) -> None:
+        key = _key(model_path)
+        if overrides.is_empty():
+            self.overrides.pop(key, None)
+        else:
+            self.overrides[key] = overrides
+
+    def add_folder(self, folder: str | Path) -> bool:
+        text = str(Path(folder).expanduser())
+        if text in self.model_folders:
+            return False
+        self.model_folders.append(text)
+        return True
+
+    def remove_folder(self, folder: str | Path) -> bool:
+        text = str(Path(folder).expanduser())
+        if text not in self.model_folders:
+            return False
+        self.model_folders.remove(text)
+        return True
+
+    def profile(self, name: str) -> Profile | None:
+        return next((p for p in self.profiles if p.name == name), None)
+
+    def save_profile(self, name: str, overrides: ModelOverrides) -> None:
+        self.profiles = [p for p in self.profiles if p.name != name]
+        self.profiles.append(Profile(name, ModelOverrides(**overrides.to_json())))
+
+    def delete_profile(self, name: str) -> None:
+        self.profiles = [p for p in self.profiles if p.name != name]
+
+    # ---------------------------------------------------------------- JSON
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.unknown)
+        data.update(
+            {
+                "version": SCHEMA_VERSION,
+                "model_folders": list(self.model_folders),
+                "model_files": list(self.model_files),
+                "last_model": self.last_model,
+                "overrides": {k: v.to_json() for k, v in sorted(self.overrides.items())},
+                "profiles": [p.to_json() for p in self.profiles],
+                "language": self.language,
+                "engine_binary": self.engine_binary,
+                "port": self.port,
+                "network": self.network,
+                "api_key": self.api_key,
+                "close_action": self.close_action,
+                "geometry": self.geometry,
+                "window_state": self.window_state,
+                "splitter": self.splitter,
+                "logs_visible": self.logs_visible,
+                "advanced_visible": self.advanced_visible,
+            }
+        )
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        """Tolerant: each field of the wrong type falls back to its default."""
+        s = cls()
+        known = {f.name for f in fields(cls)} - {"unknown"}
+        s.unknown = {k: v for k, v in data.items() if k not in known}
+        s.version = data.get("version", SCHEMA_VERSION) if isinstance(data.get("version"), int) else SCHEMA_VERSION
+        s.model_folders = _unique(_str_list(data.get("model_folders")))
+        s.model_files = _unique(_str_list(data.get("model_files")))
+        s.last_model = _str_or_none(data.get("last_model"))
+        overrides = data.get("overrides")
+        if isinstance(overrides, dict):
+            for k, v in overrides.items():
+                o = ModelOverrides.from_json(v)
+                if isinstance(k, str) and not o.is_empty():
+                    s.overrides[k] = o
+        profiles = data.get("profiles")
+        if isinstance(profiles, list):
+            for item in profiles:
+                p = Profile.from_json(item)
+                if p is not None and s.profile(p.name) is None:
+                    s.profiles.append(p)
+        if data.get("language") in LANGUAGES:
+            s.language = data["language"]
+        s.engine_binary = _str_or_none(data.get("engine_binary"))
+        port = data.get("port")
+        if isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535:
+            s.port = port
+        s.api_key = _str_or_none(data.get("api_key"))
+        if data.get("close_action") in CLOSE_ACTIONS:
+            s.close_action = data["close_action"]
+        for name in ("geometry", "window_state", "splitter"):
+            setattr(s, name, _str_or_none(data.get(name)))
+        for name in ("logs_visible", "advanced_visible", "network"):
+            if isinstance(data.get(name), bool):
+                setattr(s, name, data[name])
+        return s
+
+
+@dataclass
+class LoadResult:
+    settings: Settings
+    path: Path
+    problem: str | None = None  # in words, for the window; None when all was well
+    set_aside: Path | None = None  # where an unreadable file was moved
+
+
+def settings_path() -> Path:
+    return paths.config_dir() / FILE_NAME
+
+
+def load(path: Path | None = None, *, now: float | None = None) -> LoadResult:
+    """Read the settings; a missing file gives the defaults, a corrupt one is set aside."""
+    path = path or settings_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return LoadResult(Settings(), path)
+    except OSError as exc:
+        # Unreadable (permissions): use defaults, but do not move a file we could not read.
+        return LoadResult(
+            Settings(), path,
+            problem=f"Your settings in {path} could not be read ({exc.strerror or exc}); "
+            "defaults are used for now.",
+        )
+    why = None
+    data: Any = None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            why = "it does not hold a settings object"
+    except UnicodeDecodeError:
+        why = "it is not text"
+    except json.JSONDecodeError as exc:
+        why = f"it is not valid JSON (line {exc.lineno}, column {exc.colno})"
+    if why is None:
+        settings = Settings.from_json(data)
+        problem = None
+        if settings.version > SCHEMA_VERSION:
+            problem = (
+                "Your settings were written by a newer Draftwise; the parts this version "
+                "understands are used and the rest is kept."
+            )
+        return LoadResult(settings, path, problem=problem)
+    aside = _set_aside(path, now)
+    where = f"it was set aside as {aside.name}" if aside else "it could not be moved aside"
+    return LoadResult(
+        Settings(), path,
+        problem=f"Your settings file could not be read: {why}. {where.capitalize()} "
+        "and the defaults are used.",
+        set_aside=aside,
+    )
+
+
+def _set_aside(path: Path, now: float | None) -> Path | None:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    try:
+        path.replace(target)
+    except OSError as exc:
+        log.warning("could not set aside %s: %s", path, exc)
+        return None
+    return target
+
+
+def save(settings: Settings, path: Path | None = None) -> Path:
+    """Write atomically; raises OSError when the folder cannot be written."""
+    path = path or settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(settings.to_json(), indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            log.debug("could not remove %s", tmp)
+        raise
+    return path
+
+
+# ---------------------------------------------------------------- helpers
+def _key(model_path: str | Path) -> str:
+    try:
+        return str(Path(model_path).expanduser().resolve())
+    except OSError:
+        return str(model_path)
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _str_list(v: Any) -> list[str]:
+    return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,611 @@
+"""The window's brain: one view-model that owns the others and wires them together.
+
+pick a model → read its header (pool thread) → resolve speculation and plan memory
+(pool thread, re-run at once on every change; stale results are dropped by generation)
+→ the command that Launch would run → Launch builds a LaunchSpec and hands it to the
+engine process. Settings (folders, last model, per-model overrides, language...) are
+loaded here and saved shortly after each change.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from draftwise.core import gguf, prepare, resolver
+from draftwise.core import settings as settings_mod
+from draftwise.core.broken_drafters import BrokenDrafters
+from draftwise.core.engines import launch_spec, llamacpp, mlx, vllm
+from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.errors import FieldError
+from draftwise.core.settings import LoadResult, ModelOverrides, Settings
+from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels.engine import EngineChoice, EngineViewModel
+from draftwise.viewmodels.format import command_line
+from draftwise.viewmodels.i18n import LanguageManager, tr
+from draftwise.viewmodels.launch import RUNNING, EngineFactory, LaunchViewModel
+from draftwise.viewmodels.library import LibraryViewModel
+from draftwise.viewmodels.logs import LogsViewModel
+from draftwise.viewmodels.machine_check import MachineCheckViewModel
+from draftwise.viewmodels.model_details import ModelDetailsViewModel
+from draftwise.viewmodels.plan import (
+    NO_FIT,
+    PlanView,
+    PlanViewModel,
+    make_plan,
+    prefs_for,
+    probe_machine,
+    view_of,
+)
+from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
+
+log = logging.getLogger(__name__)
+
+NO_SPECULATION = resolver.SpecDecision(None, None, resolver.NONE, False, ())
+VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity", "-v", "--verbose", "--log-disable")
+
+
+# ------------------------------------------------------------------ the re-plan job
+@dataclass(frozen=True)
+class Inputs:
+    generation: int
+    model: gguf.ModelInfo
+    mtp: str
+    draft: str
+    extra_args: tuple[str, ...]
+    engine: EngineChoice | None
+    caps: EngineCaps
+    context: int | None
+    kv_type: str | None
+    machine: Any
+    port: int
+    network: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    generation: int
+    check: DraftCheck | None
+    decision: resolver.SpecDecision | None
+    error: FieldError | None
+    plan: PlanView | None
+    plan_error: str | None
+    launch_decision: resolver.SpecDecision  # what Launch runs (the planner may drop a drafter)
+    argv: tuple[str, ...]
+    plan_args: tuple[str, ...] = ()
+    fallback_plan_args: tuple[str, ...] | None = None
+
+
+def replan(inp: Inputs) -> Outcome:
+    """Resolve speculation, plan memory, build the command: `core.prepare`, the chain the
+    CLI uses too. A user error (bad draft, bad extra arguments) still gets a plan without
+    speculation, so the memory bars stay meaningful while the user fixes the field."""
+    model = inp.model
+    check = check_draft(model, inp.draft) if inp.draft.strip() else None
+    engine = inp.engine
+    kind = engine.kind if engine is not None else resolver.LLAMA_CPP
+    binary = engine.binary if engine is not None else Path("llama-server")
+    broken: frozenset[str] = frozenset()
+    if engine is not None and kind == resolver.LLAMA_CPP:
+        broken = BrokenDrafters().broken_for(engine.binary)
+    draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
+    request = prepare.Request(
+        model=model.path, mtp=inp.mtp, draft=draft, backend=kind, extra_args=inp.extra_args,
+        prefs=prefs_for(inp.context, inp.kv_type),
+    )
+    decision: resolver.SpecDecision | None = None
+    error: FieldError | None = None
+    plan: PlanView | None = None
+    plan_error = None
+    launch_decision = NO_SPECULATION
+    try:
+        launch_spec.check_owned_flags(inp.extra_args)
+        prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model)
+        decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
+    except FieldError as exc:
+        error = exc
+    except (OSError, ValueError) as exc:
+        log.exception("planning failed")
+        plan_error = tr("Could not plan memory: {0}").format(exc)
+    if plan is None and plan_error is None:
+        try:
+            plan = make_plan(model, NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
+        except (OSError, ValueError) as exc:
+            plan_error = tr("Could not plan memory: {0}").format(exc)
+    plan_args = tuple(plan.plan_args) if plan is not None else ()
+    fallback_args = tuple(plan.fallback_plan_args) if plan is not None and plan.fallback_plan_args else None
+    if not llamacpp.user_sets((*inp.extra_args, *plan_args), *VERBOSITY_FLAGS):
+        # The memory lines (model/KV/compute buffer sizes) come at verbosity 4: the window
+        # shows them next to the plan ("planned vs actual").
+        plan_args += ("-lv", "4")
+        fallback_args = (*fallback_args, "-lv", "4") if fallback_args is not None else None
+    if kind == "vllm":
+        argv = vllm.build_argv(binary, model.path, port=inp.port, ctx=plan.context if plan else None,
+                               host=launch_spec.ALL_INTERFACES if inp.network else launch_spec.LOOPBACK,
+                               extra_args=inp.extra_args)
+        plan_args, fallback_args = (), None
+    elif kind == "mlx":
+        argv = mlx.build_argv(binary, model.path, port=inp.port, extra_args=inp.extra_args)
+        plan_args, fallback_args = (), None
+    else:
+        host = launch_spec.ALL_INTERFACES if inp.network else launch_spec.LOOPBACK
+        argv = llamacpp.build_argv(
+            binary, model, launch_decision, extra_args=inp.extra_args, host=host, port=inp.port,
+            plan_args=plan_args,
+        )
+    return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, tuple(argv),
+                   plan_args, fallback_args)
+
+
+def split_args(text: str) -> tuple[tuple[str, ...], str | None]:
+    """Extra engine arguments as typed; (tokens, error in words)."""
+    try:
+        return tuple(shlex.split(text, posix=sys.platform != "win32")), None
+    except ValueError as exc:
+        return (), tr("The extra arguments cannot be read: {0}.").format(exc)
+
+
+# ------------------------------------------------------------------ the app
+class AppViewModel(QObject):
+    model_changed = Signal()  # another model was chosen
+    outcome_changed = Signal()  # decision, plan and command are up to date (or failed)
+    launch_state_changed = Signal()  # can Launch/Stop now, and why not
+    settings_problem = Signal(str)
+    message = Signal(str)  # a passing note for the status bar
+    retranslated = Signal()
+    extra_args_changed = Signal()
+    machine_known = Signal()
+
+    REPLAN_DELAY_MS = 0  # re-plan on the next turn of the event loop (coalesces bursts)
+    SAVE_DELAY_MS = 400
+
+    def __init__(
+        self,
+        loaded: LoadResult | None = None,
+        *,
+        persist: bool = True,
+        engine_factory: EngineFactory | None = None,
+        language: LanguageManager | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        loaded = loaded or settings_mod.load()
+        self.settings: Settings = loaded.settings
+        self.settings_path = loaded.path
+        self.settings_problem_text = loaded.problem
+        self.persist = persist
+        self.runner = TaskRunner(parent=self)
+        self.library = LibraryViewModel(self.runner, self)
+        self.details = ModelDetailsViewModel(self)
+        self.speculation = SpeculationViewModel(self)
+        self.engine = EngineViewModel(self.runner, self)
+        self.plan = PlanViewModel(self)
+        self.launch = LaunchViewModel(engine_factory, self)
+        self.logs = LogsViewModel(parent=self)
+        self.check = MachineCheckViewModel(self.runner, self)
+        self.language = language or LanguageManager(parent=self)
+        self.machine: Any = None
+        self.model: gguf.ModelInfo | None = None
+        self.model_path: Path | None = None
+        self.extra_args_text = ""
+        self.extra_args: tuple[str, ...] = ()
+        self.extra_args_error: str | None = None
+        self.outcome: Outcome | None = None
+        self.launch_error: str | None = None
+        self._generation = 0
+        self._model_generation = 0
+        self._machine_generation = 0
+        self._replan_timer = QTimer(self)
+        self._replan_timer.setSingleShot(True)
+        self._replan_timer.setInterval(self.REPLAN_DELAY_MS)
+        self._replan_timer.timeout.connect(self._replan_now)
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(self.SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self.save_settings)
+
+        self.library.set_sources(self.settings.model_folders, self.settings.model_files)
+        self.engine.preferred_binary = self.settings.engine_binary
+        self.check.configured_engine = self.settings.engine_binary
+        self.speculation.inputs_changed.connect(self._on_inputs_changed)
+        self.plan.inputs_changed.connect(self._on_inputs_changed)
+        self.engine.selection_changed.connect(self._on_engine_changed)
+        self.engine.changed.connect(self.launch_state_changed)
+        self.library.folders_changed.connect(self._on_folders_changed)
+        self.launch.log_lines.connect(self.logs.append)
+        self.launch.log_lines.connect(self.plan.feed_log)
+        self.launch.changed.connect(self.launch_state_changed)
+        self.language.language_changed.connect(self._on_language_changed)
+
+    # ---------------------------------------------------------------- start-up
+    def start(self, *, detect_engines: bool = True, probe: bool = True, scan: bool = True,
+              reopen_last: bool = True) -> None:
+        """Kick off the background work of a fresh window."""
+        if self.settings_problem_text:
+            self.settings_problem.emit(self.settings_problem_text)
+        if detect_engines:
+            self.engine.detect()
+        if probe:
+            self.probe_machine(None)
+        if scan:
+            self.library.rescan()
+        if reopen_last and self.settings.last_model and Path(self.settings.last_model).is_file():
+            self.open_model(self.settings.last_model)
+
+    def probe_machine(self, engine_binary: Path | None) -> None:
+        """Ask what the machine (as this engine sees it) has, off the GUI thread."""
+        self._machine_generation += 1
+        gen = self._machine_generation
+        self.runner.submit(probe_machine, engine_binary,
+                           on_done=lambda m, g=gen: self._on_machine(g, m),
+                           on_error=lambda exc: log.warning("machine probe failed: %s", exc),
+                           name="probe-machine")
+
+    def _on_machine(self, gen: int, machine: Any) -> None:
+        if gen == self._machine_generation:
+            self._use_machine(machine)
+
+    def set_machine(self, machine: Any) -> None:
+        """Use this machine (a described one, or a test's); probes still running are ignored."""
+        self._machine_generation += 1
+        self._use_machine(machine)
+
+    def _use_machine(self, machine: Any) -> None:
+        self.machine = machine
+        self.library.set_machine(machine)
+        self.machine_known.emit()
+        self.schedule_replan()
+
+    # ---------------------------------------------------------------- library
+    def add_folder(self, folder: str | Path) -> bool:
+        return self.library.add_folder(folder)
+
+    def remove_folder(self, folder: str) -> None:
+        self.library.remove_folder(folder)
+
+    def _on_folders_changed(self) -> None:
+        self.settings.model_folders = list(self.library.folders)
+        self.settings.model_files = list(self.library.files)
+        self.schedule_save()
+
+    def open_file(self, path: str | Path) -> str | None:
+        """A file from Browse…, Ctrl+O or a drop: list it and choose it. Returns an error."""
+        p = Path(path).expanduser()
+        if p.suffix.lower() != ".gguf":
+            return tr("{0} is not a .gguf model file.").format(p.name)
+        if not p.is_file():
+            return tr("{0} does not exist.").format(p)
+        self.library.add_file(p)
+        self.open_model(p)
+        return None
+
+    def open_model(self, path: str | Path) -> None:
+        p = Path(path)
+        if self.model_path is not None and p == self.model_path and (self.model is not None or self.details.loading):
+            return
+        self._model_generation += 1
+        gen = self._model_generation
+        self.model_path = p
+        self.model = None
+        self.outcome = None
+        if not self.launch.running:
+            self.launch.reset()
+            self.plan.clear_actual()
+        ov = self.settings.overrides_for(p)
+        self.speculation.load(ov.mtp or "auto", ov.draft or "")
+        self.plan.load(ov.context, ov.kv_type, 0)
+        self._set_extra_args_text(" ".join(shlex.quote(a) for a in ov.extra_args), replan=False)
+        self.speculation.clear_result()
+        self.plan.set_result(None)
+        self.details.set_loading(p)
+        self.settings.last_model = str(p)
+        self.schedule_save()
+        self.model_changed.emit()
+        self.launch_state_changed.emit()
+        self.runner.submit(
+            self.library.scanner.read, p,
+            on_done=lambda info, g=gen: self._on_model_read(g, info),
+            on_error=lambda exc, g=gen, q=p: self._on_model_failed(g, q, exc),
+            name="read-model",
+        )
+
+    def _on_model_read(self, gen: int, info: gguf.ModelInfo) -> None:
+        if gen != self._model_generation:
+            return
+        self.model = info
+        self.plan.max_context = info.context_length or 0
+        self.details.set_info(info)
+        self.model_changed.emit()
+        self.schedule_replan()
+
+    def _on_model_failed(self, gen: int, path: Path, exc: BaseException) -> None:
+        if gen != self._model_generation:
+            return
+        self.details.set_error(path, str(exc))
+        self.model_changed.emit()
+        self.launch_state_changed.emit()
+
+    # ---------------------------------------------------------------- inputs
+    def set_extra_args_text(self, text: str) -> None:
+        self._set_extra_args_text(text, replan=True)
+
+    def _set_extra_args_text(self, text: str, *, replan: bool) -> None:
+        if text == self.extra_args_text and replan:
+            return
+        self.extra_args_text = text
+        self.extra_args, self.extra_args_error = split_args(text)
+        self.extra_args_changed.emit()
+        if replan:
+            self._on_inputs_changed()
+
+    def _on_engine_changed(self) -> None:
+        chosen = self.engine.selected
+        if chosen is not None and chosen.usable and chosen.kind == resolver.LLAMA_CPP:
+            # What the engine itself sees (a CPU build sees no GPU): plan for that.
+            self.probe_machine(chosen.binary)
+        self.settings.engine_binary = self.engine.preferred_binary
+        self.check.configured_engine = self.settings.engine_binary
+        self.schedule_save()
+        if chosen is not None:
+            self.schedule_replan()
+        self.launch_state_changed.emit()
+
+    def _on_inputs_changed(self) -> None:
+        self._store_overrides()
+        self.schedule_replan()
+
+    def _store_overrides(self) -> None:
+        if self.model_path is None:
+            return
+        ov = ModelOverrides(
+            context=self.plan.context,
+            kv_type=self.plan.kv_type,
+            mtp=self.speculation.mtp if self.speculation.mtp != "auto" else None,
+            draft=self.speculation.draft.strip() or None,
+            extra_args=list(self.extra_args) if not self.extra_args_error else
+            self.settings.overrides_for(self.model_path).extra_args,
+        )
+        self.settings.set_overrides(self.model_path, ov)
+        self.schedule_save()
+
+    def current_overrides(self) -> ModelOverrides:
+        return ModelOverrides(
+            context=self.plan.context, kv_type=self.plan.kv_type,
+            mtp=self.speculation.mtp if self.speculation.mtp != "auto" else None,
+            draft=self.speculation.draft.strip() or None, extra_args=list(self.extra_args),
+        )
+
+    def reset_overrides(self) -> None:
+        """Back to "decide for me" for this model."""
+        if self.model_path is None:
+            return
+        self.speculation.load("auto", "")
+        self.plan.load(None, None, self.plan.max_context)
+        self._set_extra_args_text("", replan=False)
+        self._store_overrides()
+        self.schedule_replan()
+
+    def set_port(self, port: int) -> None:
+        if 1 <= port <= 65535 and port != self.settings.port:
+            self.settings.port = port
+            self.schedule_save()
+            self.schedule_replan()
+
+    def set_network(self, on: bool) -> None:
+        if on != self.settings.network:
+            self.settings.network = on
+            self.schedule_save()
+            self.schedule_replan()
+
+    # ---------------------------------------------------------------- profiles
+    def save_profile(self, name: str) -> None:
+        name = name.strip()
+        if name:
+            self.settings.save_profile(name, self.current_overrides())
+            self.schedule_save()
+
+    def apply_profile(self, name: str) -> None:
+        p = self.settings.profile(name)
+        if p is None or self.model_path is None:
+            return
+        o = p.overrides
+        self.speculation.load(o.mtp or "auto", o.draft or "")
+        self.plan.load(o.context, o.kv_type, self.plan.max_context)
+        self._set_extra_args_text(" ".join(shlex.quote(a) for a in o.extra_args), replan=False)
+        self._store_overrides()
+        self.schedule_replan()
+
+    def delete_profile(self, name: str) -> None:
+        self.settings.delete_profile(name)
+        self.schedule_save()
+
+    # ---------------------------------------------------------------- re-plan
+    @property
+    def replanning(self) -> bool:
+        return self._replan_timer.isActive() or (
+            self.model is not None and (self.outcome is None or self.outcome.generation != self._generation)
+        )
+
+    def schedule_replan(self) -> None:
+        if self.model is None:
+            return
+        self._generation += 1
+        self.speculation.pending = True
+        self.plan.planning = True
+        self._replan_timer.start()
+        self.launch_state_changed.emit()
+
+    def _replan_now(self) -> None:
+        if self.model is None or self.machine is None:
+            return  # set_machine re-plans once the machine is known
+        gen = self._generation
+        inputs = Inputs(
+            generation=gen, model=self.model, mtp=self.speculation.mtp, draft=self.speculation.draft,
+            extra_args=self.extra_args, engine=self.engine.selected, caps=self.engine.caps(),
+            context=self.plan.context, kv_type=self.plan.kv_type, machine=self.machine,
+            port=self.settings.port, network=self.settings.network,
+        )
+        self.runner.submit(replan, inputs, on_done=self._on_outcome,
+                           on_error=lambda exc, g=gen: self._on_replan_failed(g, exc), name="replan")
+
+    def _on_outcome(self, out: Outcome) -> None:
+        if out.generation != self._generation:
+            return  # an older question; a newer answer is on its way
+        self.outcome = out
+        dropped = out.plan is not None and out.plan.drop_drafter and out.decision is not None
+        # When the plan left the drafter out, show what will run (and why) rather than what
+        # the resolver picked.
+        self.speculation.set_result(out.check, out.launch_decision if dropped else out.decision, out.error)
+        self.plan.set_result(out.plan, out.plan_error)
+        self.outcome_changed.emit()
+        self.launch_state_changed.emit()
+
+    def _on_replan_failed(self, gen: int, exc: BaseException) -> None:
+        if gen != self._generation:
+            return
+        log.error("re-plan failed: %s", exc)
+        self.outcome = None
+        self.plan.set_result(None, tr("Could not plan: {0}").format(exc))
+        self.speculation.set_result(None, None, resolver.ResolveError("model", str(exc)))
+        self.outcome_changed.emit()
+        self.launch_state_changed.emit()
+
+    def command_text(self) -> str:
+        """The engine command Launch would run (the API key is not in it: it goes by env)."""
+        if self.outcome is None:
+            return ""
+        return command_line(self.outcome.argv)
+
+    # ---------------------------------------------------------------- launch
+    def launch_block_reason(self) -> str | None:
+        if self.launch.running:
+            return tr("The engine is running.")
+        if self.model_path is None:
+            return tr("Choose a model first.")
+        if self.details.loading:
+            return tr("Reading the model…")
+        problems = self.details.problems()
+        if problems:
+            return problems[0]
+        if self.model is None:
+            return tr("Choose a model first.")
+        blocked = self.engine.blocks_launch()
+        if blocked:
+            return blocked
+        if self.extra_args_error:
+            return self.extra_args_error
+        if self.replanning:
+            return tr("Planning…")
+        spec_block = self.speculation.blocks_launch()
+        if spec_block:
+            return spec_block
+        out = self.outcome
+        if out is None:
+            return tr("Planning…")
+        if out.plan is not None and out.plan.fit == NO_FIT:
+            return out.plan.reasons[-1] if out.plan.reasons else tr("The model does not fit in this machine's memory.")
+        return None
+
+    def can_launch(self) -> bool:
+        return self.launch_block_reason() is None
+
+    def can_stop(self) -> bool:
+        return self.launch.state in ("starting", "loading", "ready")
+
+    def do_launch(self) -> bool:
+        why = self.launch_block_reason()
+        if why is not None:
+            self.message.emit(why)
+            return False
+        out = self.outcome
+        engine = self.engine.selected
+        assert out is not None and engine is not None and self.model is not None
+        notes: list[str] = []
+        try:
+            host = launch_spec.ALL_INTERFACES if self.settings.network else launch_spec.LOOPBACK
+            port, note = launch_spec.choose_port(self.settings.port, host=host)
+            if note:
+                notes.append(note)
+            if not self.settings.api_key:
+                self.settings.api_key = launch_spec.new_api_key()
+                self.schedule_save()
+            if engine.kind == "vllm":
+                spec = vllm.vllm_launch(
+                    engine.binary, self.model.path, out.launch_decision, port=port,
+                    ctx=out.plan.context if out.plan else None, extra_args=self.extra_args,
+                    api_key=self.settings.api_key, network=self.settings.network,
+                )
+            elif engine.kind == "mlx":
+                spec = mlx.mlx_launch(engine.binary, self.model.path, out.launch_decision, port=port,
+                                      extra_args=self.extra_args, network=self.settings.network)
+            else:
+                spec = launch_spec.llamacpp_launch(
+                    engine.binary, self.model, out.launch_decision, port=port,
+                    extra_args=self.extra_args,
+                    plan_args=out.plan_args,
+                    fallback_plan_args=out.fallback_plan_args,
+                    api_key=self.settings.api_key, backend=engine.backend, notes=notes,
+                    network=self.settings.network,
+                )
+        except (launch_spec.LaunchError, OSError) as exc:
+            self.launch_error = str(exc)
+            self.message.emit(self.launch_error)
+            self.launch_state_changed.emit()
+            return False
+        self.launch_error = None
+        self.logs.clear()
+        self.plan.set_launched(out.plan)
+        self.logs.append([f"$ {command_line(spec.argv)}"])
+        self.launch.start(spec, notes)
+        return True
+
+    def do_stop(self) -> None:
+        self.launch.stop()
+
+    def engine_running(self) -> bool:
+        return self.launch.state in RUNNING
+
+    # ---------------------------------------------------------------- language
+    def set_language(self, code: str) -> None:
+        self.settings.language = code
+        self.schedule_save()
+        self.language.apply(code)
+
+    def _on_language_changed(self, lang: str) -> None:
+        self.library.model.retranslate()
+        for vm in (self.details, self.speculation, self.plan, self.launch, self.engine, self.check, self.library):
+            vm.changed.emit()
+        self.retranslated.emit()
+        self.launch_state_changed.emit()
+
+    # ---------------------------------------------------------------- settings
+    def schedule_save(self) -> None:
+        if self.persist:
+            self._save_timer.start()
+
+    def save_settings(self) -> str | None:
+        """Write the settings now; returns an error in words, or None."""
+        if not self.persist:
+            return None
+        self._save_timer.stop()
+        try:
+            settings_mod.save(self.settings, self.settings_path)
+        except OSError as exc:
+            text = tr("Could not save your settings to {0}: {1}").format(self.settings_path, exc.strerror or exc)
+            self.message.emit(text)
+            return text
+        return None
+
+    def shutdown(self, stop_engine: bool = True) -> None:
+        """Before the app quits: save, stop the engine, let background work end."""
+        self.save_settings()
+        if stop_engine and self.engine_running():
+            self.launch.stop()
+        self.library.scanner.cancel()
+        self.check.cancel()

@@ -1,0 +1,250 @@
+"""Which engine runs the model: the builds found on this machine, and installing one.
+
+Discovery asks each binary for its version and `--help` (process starts), so it runs off
+the GUI thread; so does provisioning, which builds llama-server for minutes and reports
+progress lines and a fraction.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from draftwise.core.engines import capabilities, discovery, mlx, provision, vllm
+from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.resolver import LLAMA_CPP
+from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels.i18n import tr
+
+BACKEND_NAMES = {
+    "cpu": "CPU", "cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "metal": "Metal", "unknown": "",
+}
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """One engine the user may pick."""
+
+    kind: str  # llama.cpp | vllm | mlx
+    binary: Path
+    backend: str = "unknown"
+    version: str = ""
+    source: str = ""
+    problem: str = ""
+    caps: EngineCaps | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}|{self.binary}"
+
+    @property
+    def usable(self) -> bool:
+        return not self.problem
+
+    @property
+    def launchable(self) -> bool:
+        return self.usable and self.kind in (LLAMA_CPP, "vllm", "mlx")
+
+    def label(self) -> str:
+        if self.kind == LLAMA_CPP:
+            backend = BACKEND_NAMES.get(self.backend, self.backend)
+            text = f"llama.cpp {backend}".strip()
+            version = self.version.split(" (")[0] if self.version else ""
+            if version:
+                text += f" · {version}"
+            if self.source == "path":
+                text += " · PATH"
+            return text
+        name = {"vllm": "vLLM", "mlx": "MLX (mlx-lm)"}.get(self.kind, self.kind)
+        return f"{name} · {self.version}" if self.version else name
+
+
+def detect_engines(configured: str | None = None) -> list[EngineChoice]:
+    """Every engine here, llama.cpp builds first (each asked for its flags). Slow: off-thread."""
+    out: list[EngineChoice] = []
+    for e in discovery.find_engines(configured):
+        caps = None
+        problem = e.problem
+        if not problem:
+            try:
+                caps = capabilities.capabilities(e.binary)
+            except (OSError, ValueError) as exc:
+                problem = str(exc)
+        out.append(EngineChoice(LLAMA_CPP, e.binary, e.backend, e.version, e.source, problem, caps))
+    found = vllm.find()
+    if found is not None:
+        out.append(EngineChoice("vllm", found.python, "cuda", found.version, "python"))
+    if sys.platform == "darwin":  # mlx-lm runs on Apple silicon only
+        found = mlx.find()
+        if found is not None:
+            out.append(EngineChoice("mlx", found.python, "metal", found.version, "python"))
+    return out
+
+
+def default_install_backend() -> str:
+    if sys.platform == "darwin":
+        return "metal"
+    if shutil.which("nvcc"):
+        return "cuda"
+    return "cpu"
+
+
+def _install(backend: str, *, report: Callable[[object], None], cancel: threading.Event) -> object:
+    def progress(line: str, fraction: float | None) -> None:
+        report((line, fraction))
+
+    return provision.install(backend, progress=progress)
+
+
+class EngineViewModel(QObject):
+    changed = Signal()
+    engines_changed = Signal()
+    selection_changed = Signal()
+    install_progress = Signal(str, float)  # line, fraction (-1 when unknown)
+    install_finished = Signal(bool, str)  # ok, message
+
+    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self.engines: list[EngineChoice] = []
+        self.selected_key: str | None = None
+        self.preferred_binary: str | None = None  # from settings
+        self.detecting = False
+        self.detected_once = False
+        self.installing = False
+        self.install_fraction: float | None = None
+        self.install_line = ""
+        self.install_message = ""
+        self.install_backend = default_install_backend()
+        self._detect_generation = 0
+
+    # ---------------------------------------------------------------- discovery
+    def detect(self) -> None:
+        self._detect_generation += 1
+        gen = self._detect_generation
+        self.detecting = True
+        self.changed.emit()
+        self.runner.submit(
+            detect_engines, self.preferred_binary,
+            on_done=lambda found, g=gen: self._on_detected(g, found),
+            on_error=lambda exc, g=gen: self._on_detected(g, []),
+            name="detect-engines",
+        )
+
+    def _on_detected(self, gen: int, found: list[EngineChoice]) -> None:
+        if gen != self._detect_generation:
+            return
+        self.detecting = False
+        self.detected_once = True
+        old = self.selected_key
+        self.engines = list(found)
+        keys = [e.key for e in self.engines]
+        if self.preferred_binary:
+            pref = next((e.key for e in self.engines if str(e.binary) == self.preferred_binary and e.usable), None)
+        else:
+            pref = None
+        if pref:
+            self.selected_key = pref
+        elif old not in keys:
+            self.selected_key = next((e.key for e in self.engines if e.launchable and e.kind == LLAMA_CPP),
+                                     next((e.key for e in self.engines if e.launchable), keys[0] if keys else None))
+        self.engines_changed.emit()
+        self.changed.emit()
+        if self.selected_key != old:
+            self.selection_changed.emit()
+        else:
+            # Same key, but caps may be new (first probe): re-resolve all the same.
+            self.selection_changed.emit()
+
+    def set_engines(self, engines: list[EngineChoice]) -> None:
+        """For tests and the screenshot: use these instead of detecting."""
+        self._detect_generation += 1
+        self._on_detected(self._detect_generation, engines)
+
+    def select(self, key: str) -> None:
+        if key != self.selected_key and any(e.key == key for e in self.engines):
+            self.selected_key = key
+            chosen = self.selected
+            self.preferred_binary = str(chosen.binary) if chosen else None
+            self.selection_changed.emit()
+            self.changed.emit()
+
+    @property
+    def selected(self) -> EngineChoice | None:
+        return next((e for e in self.engines if e.key == self.selected_key), None)
+
+    def caps(self) -> EngineCaps:
+        e = self.selected
+        if e is not None and e.caps is not None:
+            return e.caps
+        return capabilities.pinned_caps()
+
+    def blocks_launch(self) -> str | None:
+        e = self.selected
+        if e is None:
+            if self.detecting or not self.detected_once:
+                return tr("Looking for engines…")
+            return tr("No engine is installed. Press “Install engine” (about 20 minutes, once).")
+        if e.problem:
+            return tr("The engine cannot be used: {0}").format(e.problem)
+        return None
+
+    def status_text(self) -> str:
+        if self.installing:
+            return self.install_line or tr("Installing the engine…")
+        if self.install_message:
+            return self.install_message
+        if self.detecting and not self.engines:
+            return tr("Looking for engines…")
+        if not self.engines:
+            return tr("No engine found on this machine.")
+        return ""
+
+    # ---------------------------------------------------------------- install
+    def install(self, backend: str | None = None) -> None:
+        if self.installing:
+            return
+        backend = backend or self.install_backend
+        missing = provision.missing_tools(backend)
+        if missing:
+            self.install_message = provision.install_hint(missing)
+            self.install_finished.emit(False, self.install_message)
+            self.changed.emit()
+            return
+        self.installing = True
+        self.install_fraction = None
+        self.install_line = tr("Preparing…")
+        self.install_message = ""
+        self.changed.emit()
+        self.runner.submit(
+            _install, backend, on_progress=self._on_install_progress,
+            on_done=self._on_installed, on_error=self._on_install_failed, name="install-engine",
+        )
+
+    def _on_install_progress(self, item: object) -> None:
+        line, fraction = item  # type: ignore[misc]
+        if fraction is not None:
+            self.install_fraction = float(fraction)
+        if line:
+            self.install_line = str(line)[:200]
+        self.install_progress.emit(self.install_line, -1.0 if self.install_fraction is None else self.install_fraction)
+
+    def _on_installed(self, build: object) -> None:
+        self.installing = False
+        self.install_fraction = 1.0
+        self.install_message = tr("The engine is installed.")
+        self.install_finished.emit(True, self.install_message)
+        self.changed.emit()
+        self.detect()
+
+    def _on_install_failed(self, exc: BaseException) -> None:
+        self.installing = False
+        self.install_message = tr("Installing the engine failed: {0}").format(exc)
+        self.install_finished.emit(False, self.install_message)
+        self.changed.emit()

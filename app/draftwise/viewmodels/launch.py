@@ -1,0 +1,244 @@
+"""Launch and status: the engine's life as the status bar tells it.
+
+Idle → Starting… → Loading model… (elapsed time) → Ready (URL, key) → Stopped, or Failed
+with a sentence and a next step. A banner says when speculation was turned off on the way
+(startup fallback, the engine refusing the drafter, a vocabulary mismatch) and why.
+The process itself belongs to `services.engine_process.EngineProcess`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
+
+from draftwise.core import crash
+from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.viewmodels.format import human_duration
+from draftwise.viewmodels.i18n import tr
+
+IDLE, STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
+    "idle", "starting", "loading", "ready", "stopping", "stopped", "failed",
+)
+RUNNING = frozenset({STARTING, LOADING, READY, STOPPING})
+
+EngineFactory = Callable[[LaunchSpec, QObject], Any]
+
+
+def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
+    from draftwise.services.engine_process import EngineProcess
+
+    return EngineProcess(spec, parent=parent)
+
+
+class LaunchViewModel(QObject):
+    changed = Signal()
+    state_changed = Signal(str)
+    log_lines = Signal(list)
+    became_ready = Signal(str)  # the API URL
+    ended = Signal(str)  # stopped | failed
+
+    def __init__(self, factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.factory = factory or default_engine_factory
+        self.state = IDLE
+        self.spec: LaunchSpec | None = None
+        self.process: Any = None
+        self.cause: crash.Cause | None = None
+        self.fallback_reason: str | None = None
+        self.notices: list[str] = []
+        self.stalled_seconds: float | None = None
+        self.ready_seconds: float | None = None
+        self.launch_notes: list[str] = []
+        self._clock = QElapsedTimer()
+        self._tick = QTimer(self)
+        self._tick.setInterval(500)
+        self._tick.timeout.connect(self.changed.emit)
+
+    # ---------------------------------------------------------------- commands
+    @property
+    def running(self) -> bool:
+        return self.state in RUNNING
+
+    def start(self, spec: LaunchSpec, notes: list[str] | None = None) -> None:
+        if self.running:
+            raise RuntimeError("an engine is already running")
+        self._drop_process()
+        self.spec = spec
+        self.cause = None
+        self.fallback_reason = None
+        # Launch warnings that are not about speculation (those show with the decision),
+        # e.g. "other computers can connect".
+        self.notices = [w for w in spec.warnings if w not in spec.spec.warnings]
+        self.stalled_seconds = None
+        self.ready_seconds = None
+        self.launch_notes = list(notes or [])
+        self._clock.start()
+        self._set_state(STARTING)
+        self._tick.start()
+        try:
+            proc = self.factory(spec, self)
+        except ImportError as exc:
+            self._fail(crash.Cause("failed-to-start", tr("This build of Draftwise cannot start engines ({0}).").format(exc),
+                                   tr("Reinstall Draftwise.")))
+            return
+        self.process = proc
+        for name, slot in (
+            ("stage_changed", self._on_stage),
+            ("log_batch", self._on_logs),
+            ("ready", self._on_ready),
+            ("crashed", self._on_crashed),
+            ("fell_back", self._on_fell_back),
+            ("notice", self._on_notice),
+            ("stalled", self._on_stalled),
+            ("stopped", self._on_stopped),
+        ):
+            sig = getattr(proc, name, None)
+            if sig is not None:
+                sig.connect(slot)
+        proc.start()
+
+    def stop(self) -> None:
+        if self.process is not None and self.state in (STARTING, LOADING, READY):
+            self._set_state(STOPPING)
+            self.process.stop()
+
+    def reset(self) -> None:
+        """Back to idle after a stop or a failure (a new model was chosen)."""
+        if not self.running:
+            self._drop_process()
+            self.cause = None
+            self.fallback_reason = None
+            self.notices = []
+            self._set_state(IDLE)
+
+    def _drop_process(self) -> None:
+        if self.process is not None:
+            try:
+                self.process.deleteLater()
+            except (AttributeError, RuntimeError):
+                pass
+        self.process = None
+
+    # ---------------------------------------------------------------- events
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            if state not in (STARTING, LOADING):
+                self._tick.stop()
+            self.state_changed.emit(state)
+        self.changed.emit()
+
+    def _on_stage(self, stage: str) -> None:
+        mapping = {"starting": STARTING, "loading": LOADING, "ready": READY, "stopping": STOPPING,
+                   "stopped": STOPPED, "failed": FAILED}
+        state = mapping.get(stage)
+        if state is None or state == READY:
+            return  # ready comes with its URL through _on_ready
+        if state == STOPPED:
+            self._on_stopped()
+            return
+        if state == FAILED:
+            if self.state != FAILED:
+                self._set_state(FAILED)
+                self._tick.stop()
+                self.ended.emit(FAILED)
+            return
+        if state in (STARTING, LOADING) and self.state in (STARTING, LOADING):
+            self._set_state(state)
+            self._tick.start()
+
+    def _on_logs(self, lines: list[str]) -> None:
+        self.log_lines.emit(list(lines))
+
+    def _on_ready(self, url: str = "", *args: Any) -> None:
+        self.ready_seconds = self._clock.elapsed() / 1000.0
+        self._set_state(READY)
+        self.became_ready.emit(self.api_url())
+
+    def _on_crashed(self, cause: Any) -> None:
+        self._fail(cause if isinstance(cause, crash.Cause) else crash.Cause("unknown", str(cause), tr("Look at the log for details.")))
+
+    def _fail(self, cause: crash.Cause) -> None:
+        self.cause = cause
+        was = self.state
+        self._set_state(FAILED)
+        self._tick.stop()
+        if was != FAILED:
+            self.ended.emit(FAILED)
+
+    def _on_fell_back(self, reason: Any, *args: Any) -> None:
+        self.fallback_reason = str(reason)
+        if self.state not in (STARTING, LOADING):
+            self._set_state(STARTING)
+            self._tick.start()
+        self.changed.emit()
+
+    def _on_notice(self, text: str) -> None:
+        if text not in self.notices:
+            self.notices.append(str(text))
+            self.changed.emit()
+
+    def _on_stalled(self, seconds: float) -> None:
+        self.stalled_seconds = float(seconds)
+        self.changed.emit()
+
+    def _on_stopped(self, *args: Any) -> None:
+        if self.state == FAILED:
+            return
+        self._set_state(STOPPED)
+        self.ended.emit(STOPPED)
+
+    # ---------------------------------------------------------------- texts
+    def elapsed(self) -> float:
+        return self._clock.elapsed() / 1000.0 if self._clock.isValid() else 0.0
+
+    def base_url(self) -> str:
+        return self.spec.url if self.spec is not None else ""
+
+    def api_url(self) -> str:
+        return f"{self.spec.url}/v1" if self.spec is not None else ""
+
+    def api_key(self) -> str:
+        return self.spec.api_key if self.spec is not None else ""
+
+    def status_text(self) -> str:
+        s = self.state
+        if s == IDLE:
+            return tr("Idle")
+        if s == STARTING:
+            return tr("Starting… {0}").format(human_duration(self.elapsed()))
+        if s == LOADING:
+            text = tr("Loading model… {0}").format(human_duration(self.elapsed()))
+            if self.stalled_seconds:
+                text += " — " + tr("no progress for {0}; you can stop it.").format(human_duration(self.stalled_seconds))
+            return text
+        if s == READY:
+            took = tr(" (started in {0})").format(human_duration(self.ready_seconds)) if self.ready_seconds else ""
+            return tr("Ready") + took
+        if s == STOPPING:
+            return tr("Stopping…")
+        if s == STOPPED:
+            return tr("Stopped")
+        if self.cause is not None:
+            return tr("Failed — {0}").format(self.cause.sentence)
+        return tr("Failed")
+
+    def failure_text(self) -> str:
+        """The crash message with its next step (and the deciding log line)."""
+        c = self.cause
+        if c is None or self.state != FAILED:
+            return ""
+        text = f"{c.sentence}\n" + tr("Next step: {0}").format(c.next_step)
+        if c.evidence:
+            text += "\n" + tr("From the log: {0}").format(c.evidence)
+        return text
+
+    def banner_text(self) -> str:
+        """Why speculation was turned off (or another warning while serving), else ""."""
+        parts = []
+        if self.fallback_reason:
+            parts.append(tr("Speculation was turned off: {0}").format(self.fallback_reason))
+        parts += self.notices
+        return "\n".join(parts)

@@ -1,0 +1,198 @@
+"""Speculation settings: MTP auto/off, an optional draft model, and the decision in words.
+
+The draft field is validated live (off the GUI thread, by the app's re-plan job):
+missing / not a GGUF model / vocabulary differs / OK with the speculative type it calls
+for. A bad draft blocks Launch with the reason next to the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from draftwise.core import gguf, resolver
+from draftwise.viewmodels.i18n import N_, tr
+
+# Draft check states.
+EMPTY, MISSING, FOLDER, NOT_GGUF, SAME_FILE, VOCAB, OK = (
+    "empty", "missing", "folder", "not-gguf", "same-file", "vocab", "ok",
+)
+
+TYPE_WORDS = {
+    "draft-mtp": N_("MTP head"),
+    "draft-simple": N_("draft model"),
+    "draft-eagle3": N_("EAGLE-3 drafter"),
+    "draft-dflash": N_("DFlash drafter"),
+    "draft-dspark": N_("DSpark drafter"),
+    "ngram-mod": N_("n-gram lookup"),
+}
+
+
+@dataclass(frozen=True)
+class DraftCheck:
+    state: str
+    message: str = ""  # English; the view-model translates the fixed part
+    spec_type: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state in (EMPTY, OK)
+
+
+def check_draft(model: gguf.ModelInfo | None, text: str, read=gguf.read_model) -> DraftCheck:
+    """What is wrong with a draft path, if anything (reads the draft's header: not on the
+    GUI thread)."""
+    text = text.strip()
+    if not text:
+        return DraftCheck(EMPTY)
+    path = Path(text).expanduser()
+    if not path.exists():
+        return DraftCheck(MISSING, f"{path.name} does not exist.")
+    if path.is_dir():
+        return DraftCheck(FOLDER, f"{path.name} is a folder; choose a .gguf file inside it.")
+    try:
+        info = read(path)
+    except gguf.GGUFError as exc:
+        return DraftCheck(NOT_GGUF, exc.reason)
+    except OSError as exc:
+        return DraftCheck(MISSING, str(exc.strerror or exc))
+    if model is not None:
+        try:
+            if any(path.resolve() == f.resolve() for f in model.files):
+                return DraftCheck(SAME_FILE, f"{path.name} is the model itself.")
+        except OSError:
+            pass
+        difference = resolver.vocabulary_difference(model, info)
+        vocabless = info.sidecar_kind is not None and info.tokenizer.vocab_size is None
+        if difference is not None and not vocabless:
+            return DraftCheck(VOCAB, difference)
+    spec_type = resolver.draft_type(info)
+    return DraftCheck(OK, TYPE_WORDS.get(spec_type, spec_type), spec_type)
+
+
+class SpeculationViewModel(QObject):
+    changed = Signal()  # anything shown changed
+    inputs_changed = Signal()  # mode or draft changed: the app re-resolves
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.mtp = "auto"
+        self.draft = ""
+        self.check: DraftCheck | None = None
+        self.decision: resolver.SpecDecision | None = None
+        self.error: resolver.ResolveError | None = None
+        self.pending = False
+
+    # ---------------------------------------------------------------- input
+    def set_mtp(self, mode: str) -> None:
+        if mode not in ("auto", "off"):
+            raise ValueError(mode)
+        if mode != self.mtp:
+            self.mtp = mode
+            self.pending = True
+            self.changed.emit()
+            self.inputs_changed.emit()
+
+    def set_draft(self, text: str) -> None:
+        if text != self.draft:
+            self.draft = text
+            self.pending = True
+            self.changed.emit()
+            self.inputs_changed.emit()
+
+    def load(self, mtp: str, draft: str) -> None:
+        """Set both from saved overrides without re-resolving twice."""
+        self.mtp = mtp if mtp in ("auto", "off") else "auto"
+        self.draft = draft
+        self.check = self.decision = self.error = None
+        self.changed.emit()
+
+    def draft_path(self) -> Path | None:
+        return Path(self.draft.strip()).expanduser() if self.draft.strip() else None
+
+    # ---------------------------------------------------------------- results
+    def set_result(
+        self,
+        check: DraftCheck | None,
+        decision: resolver.SpecDecision | None,
+        error: resolver.ResolveError | None,
+    ) -> None:
+        self.check, self.decision, self.error = check, decision, error
+        self.pending = False
+        self.changed.emit()
+
+    def clear_result(self) -> None:
+        self.set_result(None, None, None)
+
+    # ---------------------------------------------------------------- texts
+    def draft_message(self) -> str:
+        """The line under the draft field."""
+        c = self.check
+        if c is None or c.state == EMPTY:
+            if self.mtp == "off":
+                return ""
+            return tr("Leave empty: Draftwise looks for an MTP head or a draft model beside the model.")
+        if c.state == MISSING:
+            return tr("Missing: {0}").format(c.message)
+        if c.state == FOLDER:
+            return tr("Not a file: {0}").format(c.message)
+        if c.state == NOT_GGUF:
+            return tr("Not a GGUF model: {0}").format(c.message)
+        if c.state == SAME_FILE:
+            return tr("This is the model itself; choose a smaller draft model.")
+        if c.state == VOCAB:
+            return tr("Vocabulary differs: {0}. A draft must come from the same model family.").format(c.message)
+        return tr("OK — {0} ({1})").format(tr(c.message), c.spec_type)
+
+    def draft_state(self) -> str:
+        """ok | error | neutral — for the field's colour."""
+        c = self.check
+        if c is None or c.state == EMPTY:
+            return "neutral"
+        return "ok" if c.ok else "error"
+
+    def headline(self) -> str:
+        """"→ MTP head found in the model: on" — the decision in one line."""
+        if self.error is not None:
+            if getattr(self.error, "field", "") in ("draft", "mtp", "model"):
+                return tr("Cannot start like this: {0}").format(str(self.error))
+            return ""  # shown next to the field it is about (extra arguments)
+        d = self.decision
+        if d is None:
+            return tr("Deciding…") if self.pending else ""
+        if d.spec_type is None:
+            if d.source == resolver.OFF:
+                return tr("Speculation is off, as you chose.")
+            last = d.notes[-1] if d.notes else ""
+            if not last or last.startswith("No drafter found"):
+                return tr("No drafter found: the model runs without speculation.")
+            return last  # e.g. another backend, or the planner left the drafter out
+        words = tr(TYPE_WORDS.get(d.spec_type, d.spec_type))
+        if d.source == resolver.AUTO_MTP:
+            return tr("MTP head found in the model: speculation on.")
+        if d.source == resolver.AUTO_COMPANION:
+            return tr("Found {0} beside the model: speculation on ({1}).").format(d.draft.name if d.draft else "?", words)
+        if d.source == resolver.EXPLICIT:
+            return tr("Using your draft model {0} ({1}).").format(d.draft.name if d.draft else "?", words)
+        if d.source == resolver.USER_ARGS:
+            return tr("Your own --spec-type {0} is used.").format(d.spec_type)
+        return tr("Speculation on: {0}.").format(words)
+
+    def notes(self) -> list[str]:
+        d = self.decision
+        if d is None or self.error is not None:
+            return []
+        # The note the headline already says is left out: the last one of a decision
+        # without speculation (the conclusion), else the first.
+        rest = d.notes[:-1] if d.spec_type is None else d.notes[1:]
+        return [*rest, *(f"⚠ {w}" for w in d.warnings)]
+
+    def blocks_launch(self) -> str | None:
+        """Why Launch is disabled by the speculation settings, or None."""
+        if self.error is not None:
+            return str(self.error)
+        if self.check is not None and not self.check.ok:
+            return self.draft_message()
+        return None

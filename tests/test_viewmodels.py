@@ -1,0 +1,523 @@
+"""View-models without widgets: library scan, details, speculation, plan, engine, launch,
+logs, machine check, language. Background work is awaited with signals, never with sleep."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QObject, Signal
+
+from draftwise.core import crash
+from draftwise.core.engines import capabilities
+from draftwise.core.machine_check import CheckStep
+from draftwise.core.settings import LoadResult, ModelOverrides, Settings
+from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
+from draftwise.viewmodels import speculation as spec_vm
+from draftwise.viewmodels.app import AppViewModel, split_args
+from draftwise.viewmodels.engine import EngineChoice
+from draftwise.viewmodels.launch import LaunchViewModel
+from draftwise.viewmodels.library import COL, FitRole, LibraryViewModel
+from draftwise.viewmodels.logs import LogsViewModel, line_level
+from draftwise.viewmodels.machine_check import MachineCheckViewModel
+from draftwise.viewmodels.plan import context_steps, probe_machine
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("models")
+    t = TinyModel()
+    out = {
+        "llama": write_tiny_model(d / "tiny-llama-F32.gguf", t)[0],
+        "mtp": write_tiny_model(d / "sub" / "tiny-glm4moe-mtp-F32.gguf", mtp_model())[0],
+        "other_vocab": write_tiny_model(d / "elsewhere" / "other-vocab.gguf", draft_model(t, vocab="other"))[0],
+        "draft": write_tiny_model(d / "elsewhere" / "good-draft.gguf", draft_model(t))[0],
+    }
+    shards = write_tiny_model(d / "split" / "tiny-split-F32.gguf", t, split_max_tensors=4)
+    out["split"] = shards[0]
+    out["split_count"] = len(shards)  # type: ignore[assignment]
+    junk = d / "elsewhere" / "junk.gguf"
+    junk.write_bytes(b"not a model at all")
+    out["junk"] = junk
+    out["root"] = d
+    return out
+
+
+def fake_engine() -> EngineChoice:
+    return EngineChoice("llama.cpp", Path("/opt/fake/llama-server"), "cpu", "0.6.0", "test", "",
+                        capabilities.pinned_caps())
+
+
+def make_vm(settings: Settings | None = None, path: Path | None = None, **kw) -> AppViewModel:
+    s = settings or Settings()
+    vm = AppViewModel(LoadResult(s, path or Path("/nonexistent/settings.json")), persist=path is not None, **kw)
+    vm.engine.set_engines([fake_engine()])
+    return vm
+
+
+def open_and_wait(qtbot, vm: AppViewModel, path: Path) -> None:
+    vm.set_machine(probe_machine()) if vm.machine is None else None
+    with qtbot.waitSignal(vm.outcome_changed, timeout=20000):
+        vm.open_model(path)
+    qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
+
+
+# ------------------------------------------------------------------ logs
+def test_logs_are_batched_bounded_and_filtered(qtbot) -> None:
+    vm = LogsViewModel(max_lines=100)
+    batches: list[list[str]] = []
+    vm.lines_added.connect(batches.append)
+    with qtbot.waitSignal(vm.lines_added, timeout=2000):
+        for i in range(250):
+            vm.append_line(f"0.00.000.{i:03d} {'E' if i % 50 == 0 else 'I'} srv line {i}")
+    assert len(batches) == 1, "many lines, one batch for the view"
+    assert len(vm.lines()) == 100 and vm.dropped == 150
+    assert vm.lines()[-1].endswith("line 249")
+    vm.set_level("errors")
+    assert [line_level(x) for x in vm.visible_lines()] == ["E", "E"]
+    vm.set_level("all")
+    with qtbot.waitSignal(vm.reset, timeout=1000) as blocker:
+        vm.set_filter("LINE 24")
+    assert blocker.args[0] == [f"0.00.000.{i:03d} I srv line {i}" for i in range(240, 250)]
+    assert vm.text().count("\n") == 10
+
+
+def test_logs_save_and_clear(qtbot, tmp_path: Path) -> None:
+    vm = LogsViewModel(max_lines=3)
+    vm.append(["a", "b", "c", "d"])
+    vm.set_filter("b")
+    out = vm.save(tmp_path / "engine.log")
+    text = out.read_text()
+    assert "dropped" in text and text.rstrip().endswith("b\nc\nd"), "save writes the whole log, not the filter"
+    vm.clear()
+    assert vm.lines() == [] and vm.text() == ""
+
+
+# ------------------------------------------------------------------ library
+def test_library_scan_lists_models_shards_once_and_unreadable_files(qtbot, models) -> None:
+    from draftwise.services.library_scan import TaskRunner
+
+    lib = LibraryViewModel(TaskRunner())
+    lib.machine = probe_machine()
+    lib.set_sources([str(models["root"])], [])
+    with qtbot.waitSignal(lib.scan_finished, timeout=20000):
+        lib.rescan()
+    names = sorted(r.name for r in lib.model.rows)
+    assert models["split_count"] > 1
+    assert names.count("tiny-split-F32") == 1, "a split model is one row"
+    assert {"tiny-llama-F32", "tiny-glm4moe-mtp-F32", "junk"} <= set(names)
+    junk = next(r for r in lib.model.rows if r.name == "junk")
+    assert junk.info is None and "GGUF" in junk.error
+    mtp_row = lib.model.row_of(models["mtp"])
+    assert lib.model.index(mtp_row, COL["mtp"]).data() == "MTP"
+    assert lib.model.index(mtp_row, COL["fit"]).data(FitRole) == "fits"
+    assert lib.model.index(mtp_row, COL["arch"]).data() == "glm4moe"
+    lib.set_search("glm4")
+    assert lib.proxy.rowCount() == 1
+    lib.set_search("")
+    assert lib.proxy.rowCount() == len(names)
+    # Removing the folder empties the table after the rescan.
+    with qtbot.waitSignal(lib.scan_finished, timeout=20000):
+        lib.remove_folder(str(models["root"]))
+    assert lib.model.rowCount() == 0
+
+
+def test_scan_never_blocks_and_a_new_scan_cancels_the_old(qtbot, models) -> None:
+    from draftwise.services.library_scan import LibraryScanner
+
+    scanner = LibraryScanner()
+    finished: list[int] = []
+    scanner.scan_finished.connect(lambda i, n, s: finished.append(i))
+    first = scanner.scan([models["root"]])
+    second = scanner.scan([models["root"]])
+    qtbot.waitUntil(lambda: second in finished, timeout=20000)
+    assert first not in finished, "results of a cancelled scan never arrive"
+    scanner.runner.wait()
+
+
+# ------------------------------------------------------------------ speculation: draft checks
+def test_check_draft_states(models, tmp_path: Path) -> None:
+    from draftwise.core import gguf
+
+    target = gguf.read_model(models["llama"])
+    assert spec_vm.check_draft(target, "").state == spec_vm.EMPTY
+    assert spec_vm.check_draft(target, str(tmp_path / "nope.gguf")).state == spec_vm.MISSING
+    assert spec_vm.check_draft(target, str(tmp_path)).state == spec_vm.FOLDER
+    assert spec_vm.check_draft(target, str(models["junk"])).state == spec_vm.NOT_GGUF
+    assert spec_vm.check_draft(target, str(models["llama"])).state == spec_vm.SAME_FILE
+    vocab = spec_vm.check_draft(target, str(models["other_vocab"]))
+    assert vocab.state == spec_vm.VOCAB and "token" in vocab.message
+    ok = spec_vm.check_draft(target, str(models["draft"]))
+    assert ok.state == spec_vm.OK and ok.spec_type == "draft-simple"
+
+
+# ------------------------------------------------------------------ the app view-model
+def test_choosing_a_model_fills_details_speculation_plan_and_command(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["mtp"])
+    assert vm.details.title() == "tiny-glm4moe-mtp-F32"
+    assert "glm4moe" in vm.details.subtitle()
+    assert dict(vm.details.facts())["MTP head"] == "yes, built in"
+    assert "MTP head found" in vm.speculation.headline()
+    assert vm.plan.result is not None and vm.plan.result.devices
+    assert "--spec-type draft-mtp" in vm.command_text()
+    assert vm.launch_block_reason() is None
+
+
+def test_mtp_off_removes_speculative_flags(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["mtp"])
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.speculation.set_mtp("off")
+    assert "--spec-type" not in vm.command_text()
+    assert vm.speculation.headline() == "Speculation is off, as you chose."
+    assert vm.settings.overrides_for(models["mtp"]).mtp == "off", "the choice is remembered per model"
+
+
+@pytest.mark.parametrize("which, words", [("missing", "Missing"), ("junk", "Not a GGUF model"),
+                                          ("other_vocab", "Vocabulary differs")])
+def test_a_bad_draft_blocks_launch_with_the_reason(qtbot, models, tmp_path: Path, which: str, words: str) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    path = tmp_path / "missing.gguf" if which == "missing" else models[which]
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.speculation.set_draft(str(path))
+    assert vm.speculation.draft_message().startswith(words)
+    assert vm.speculation.draft_state() == "error"
+    assert not vm.can_launch() and vm.launch_block_reason()
+
+
+def test_a_good_draft_says_which_type(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.speculation.set_draft(str(models["draft"]))
+    assert vm.speculation.draft_message() == "OK — draft model (draft-simple)"
+    assert "good-draft.gguf" in vm.command_text()
+    assert vm.can_launch()
+
+
+def test_context_and_kv_changes_replan_at_once(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    kv_before = vm.plan.result.devices[0].kv
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.plan.set_context(2048)
+    assert vm.plan.result.context == 2048
+    assert "-c 2048" in vm.command_text()
+    assert vm.plan.result.devices[0].kv < kv_before
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.plan.set_kv_type("q8_0")
+    assert vm.plan.result.kv_type == "q8_0" and "-ctk q8_0" in vm.command_text()
+    ov = vm.settings.overrides_for(models["llama"])
+    assert (ov.context, ov.kv_type) == (2048, "q8_0")
+    # Reset: back to automatic.
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.reset_overrides()
+    assert vm.plan.context is None and vm.settings.overrides_for(models["llama"]).is_empty()
+
+
+def test_stale_results_are_dropped(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    for ctx in (2048, 3072, 4096, 2048):
+        vm.plan.set_context(ctx)
+    qtbot.waitUntil(lambda: not vm.replanning, timeout=10000)
+    assert vm.plan.result.context == 2048 and "-c 2048" in vm.command_text()
+
+
+def test_extra_args_errors_block_launch(qtbot, models) -> None:
+    assert split_args("--a 'b c'") == (("--a", "b c"), None)
+    assert split_args("'open")[1]
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.set_extra_args_text("-m other.gguf")
+    assert vm.speculation.error is not None and vm.speculation.error.field == "extra_args"
+    assert not vm.can_launch()
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.set_extra_args_text("--api-key secret")
+    assert "API" in vm.launch_block_reason() or "key" in vm.launch_block_reason()
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.set_extra_args_text("--spec-draft-n-max 4")
+    assert vm.can_launch() and vm.command_text().endswith("--spec-draft-n-max 4")
+
+
+def test_a_drafter_the_plan_leaves_out_is_explained(qtbot, models) -> None:
+    from draftwise.core import hardware
+
+    vm = make_vm()
+    vm.set_machine(hardware.cpu_only(hardware.GB + 9 * 2**20))  # a few MB free: the head costs context
+    open_and_wait(qtbot, vm, models["mtp"])
+    assert vm.plan.result.drop_drafter
+    assert vm.speculation.headline().startswith("The MTP head was left out: with it, the context would shrink")
+    assert "--spec-type" not in vm.command_text()
+    assert vm.plan.reasons()[0] == vm.plan.result.drop_reason
+
+
+def test_other_backends_get_their_own_command_and_no_speculation(qtbot, models) -> None:
+    vm = make_vm()
+    vm.engine.set_engines([EngineChoice("vllm", Path("/venv/bin/python"), "cuda", "0.9.0", "python")])
+    open_and_wait(qtbot, vm, models["mtp"])
+    assert vm.command_text().startswith("/venv/bin/python -m vllm.entrypoints.openai.api_server --model ")
+    assert "--spec-type" not in vm.command_text()
+    assert "only for llama.cpp" in vm.speculation.headline()
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.speculation.set_mtp("off")
+    assert vm.speculation.error is not None and not vm.can_launch()
+
+
+def test_port_and_network_settings_reach_the_command(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.set_port(8181)
+    assert "--host 127.0.0.1 --port 8181" in vm.command_text()
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.set_network(True)
+    assert "--host 0.0.0.0 --port 8181" in vm.command_text()
+    assert vm.settings.network and vm.settings.port == 8181
+
+
+def test_overrides_and_profiles_follow_the_model(qtbot, models, tmp_path: Path) -> None:
+    s = Settings()
+    s.set_overrides(models["llama"], ModelOverrides(context=2048, mtp="off"))
+    vm = make_vm(s, tmp_path / "settings.json")
+    open_and_wait(qtbot, vm, models["llama"])
+    assert vm.speculation.mtp == "off" and vm.plan.context == 2048
+    vm.save_profile("small")
+    open_and_wait(qtbot, vm, models["mtp"])
+    assert vm.speculation.mtp == "auto" and vm.plan.context is None
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.apply_profile("small")
+    assert vm.speculation.mtp == "off" and vm.plan.result.context == 2048
+    assert vm.save_settings() is None
+    assert (tmp_path / "settings.json").exists()
+
+
+def test_model_that_cannot_be_read_explains_itself(qtbot, models) -> None:
+    vm = make_vm()
+    with qtbot.waitSignal(vm.model_changed, timeout=10000):
+        vm.open_model(models["junk"])
+    qtbot.waitUntil(lambda: not vm.details.loading, timeout=10000)
+    assert vm.details.subtitle() == "This file cannot be used"
+    assert "GGUF" in vm.launch_block_reason()
+    assert vm.open_file(models["root"] / "notes.txt") is not None
+
+
+def test_no_engine_blocks_launch_with_a_next_step(qtbot, models) -> None:
+    vm = make_vm()
+    vm.engine.set_engines([])
+    open_and_wait(qtbot, vm, models["llama"])
+    assert "Install engine" in vm.launch_block_reason()
+
+
+def test_settings_problem_is_reported(qtbot, tmp_path: Path) -> None:
+    from draftwise.core import settings as st
+
+    path = tmp_path / "config" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{broken")
+    vm = AppViewModel(st.load(), persist=True)
+    with qtbot.waitSignal(vm.settings_problem, timeout=2000) as blocker:
+        vm.start(detect_engines=False, probe=False, scan=False)
+    assert "set aside" in blocker.args[0]
+    assert list(path.parent.glob("settings.json.corrupt-*"))
+
+
+# ------------------------------------------------------------------ engine
+def test_engine_choice_labels_and_selection(qtbot) -> None:
+    from draftwise.services.library_scan import TaskRunner
+    from draftwise.viewmodels.engine import EngineViewModel
+
+    vm = EngineViewModel(TaskRunner())
+    a = EngineChoice("llama.cpp", Path("/a/llama-server"), "cuda", "0.6.0-dev (build 0)", "provisioned")
+    b = EngineChoice("vllm", Path("/b/vllm"), "cuda")
+    vm.set_engines([b, a])
+    assert vm.selected == a, "a launchable llama.cpp build is preferred"
+    assert a.label() == "llama.cpp CUDA · 0.6.0-dev"
+    vm.select(b.key)
+    assert vm.blocks_launch() is None and vm.selected.label() == "vLLM"
+
+
+def test_install_reports_progress_and_redetects(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    from draftwise.core.engines import provision
+    from draftwise.services.library_scan import TaskRunner
+    from draftwise.viewmodels import engine as engine_vm
+
+    def fake_install(backend, progress=None, **kw):
+        for i in range(5):
+            progress(f"[{i}/4] building", i / 4)
+        return object()
+
+    monkeypatch.setattr(provision, "install", fake_install)
+    monkeypatch.setattr(provision, "missing_tools", lambda backend="cpu": [])
+    monkeypatch.setattr(engine_vm, "detect_engines", lambda configured=None: [fake_engine()])
+    vm = engine_vm.EngineViewModel(TaskRunner())
+    fractions: list[float] = []
+    vm.install_progress.connect(lambda line, f: fractions.append(f))
+    with qtbot.waitSignal(vm.install_finished, timeout=10000) as blocker:
+        vm.install("cpu")
+    assert blocker.args[0] is True
+    assert fractions[-1] == 1.0 and fractions == sorted(fractions)
+    qtbot.waitUntil(lambda: vm.selected is not None, timeout=10000)
+
+
+def test_install_without_build_tools_says_what_to_install(qtbot, monkeypatch) -> None:
+    from draftwise.core.engines import provision
+    from draftwise.services.library_scan import TaskRunner
+    from draftwise.viewmodels.engine import EngineViewModel
+
+    monkeypatch.setattr(provision, "missing_tools", lambda backend="cpu": ["cmake"])
+    vm = EngineViewModel(TaskRunner())
+    with qtbot.waitSignal(vm.install_finished, timeout=2000) as blocker:
+        vm.install("cpu")
+    assert blocker.args[0] is False and "cmake" in blocker.args[1]
+
+
+# ------------------------------------------------------------------ launch (a fake engine process)
+class FakeProcess(QObject):
+    stage_changed = Signal(str)
+    log_batch = Signal(list)
+    ready = Signal(str)
+    crashed = Signal(object)
+    fell_back = Signal(str)
+    notice = Signal(str)
+    stalled = Signal(float)
+    stopped = Signal()
+
+    def __init__(self, spec, parent=None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.started = self.stop_asked = False
+
+    def start(self) -> None:
+        self.started = True
+
+    def stop(self) -> None:
+        self.stop_asked = True
+        self.stage_changed.emit("stopping")
+        self.stopped.emit()
+
+
+def _spec(tmp_path: Path):
+    from draftwise.core import gguf
+    from draftwise.core.engines import launch_spec
+
+    model = gguf.read_model(write_tiny_model(tmp_path / "m.gguf")[0])
+    return launch_spec.llamacpp_launch(Path("/x/llama-server"), model, launch_spec.NO_SPECULATION, port=8123)
+
+
+def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> None:
+    made: list[FakeProcess] = []
+    vm = LaunchViewModel(lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
+    vm.start(_spec(tmp_path))
+    p = made[0]
+    assert p.started and vm.state == "starting" and vm.status_text().startswith("Starting…")
+    p.stage_changed.emit("loading")
+    assert vm.status_text().startswith("Loading model…")
+    p.fell_back.emit("the draft could not be loaded")
+    assert "Speculation was turned off: the draft could not be loaded" in vm.banner_text()
+    with qtbot.waitSignal(vm.became_ready, timeout=1000) as ready:
+        p.ready.emit("http://127.0.0.1:8123")
+    assert ready.args[0] == "http://127.0.0.1:8123/v1"
+    assert vm.status_text().startswith("Ready") and vm.api_key()
+    p.notice.emit(crash.SPECULATION_OFF_WARNING)
+    assert crash.SPECULATION_OFF_WARNING in vm.banner_text()
+    with qtbot.waitSignal(vm.ended, timeout=1000):
+        vm.stop()
+    assert p.stop_asked and vm.state == "stopped" and not vm.running
+
+
+def test_crash_message_has_a_next_step(qtbot, tmp_path: Path) -> None:
+    made: list[FakeProcess] = []
+    vm = LaunchViewModel(lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
+    vm.start(_spec(tmp_path))
+    cause = crash.classify(crash.ExitStatus(1), ["0.00.1 E llama_model_load: error loading model: bad tensor"])
+    with qtbot.waitSignal(vm.ended, timeout=1000):
+        made[0].crashed.emit(cause)
+        made[0].stage_changed.emit("failed")
+    assert vm.state == "failed"
+    text = vm.failure_text()
+    assert cause.sentence in text and "Next step:" in text and cause.next_step in text
+    assert "exit code" not in vm.status_text()
+
+
+# ------------------------------------------------------------------ machine check
+def test_machine_check_posts_steps_from_a_worker(qtbot, monkeypatch) -> None:
+    from draftwise.services.library_scan import TaskRunner
+    from draftwise.viewmodels import machine_check as mc
+
+    threads: list[int] = []
+
+    def fake_check(configured_engine=None):
+        threads.append(threading.get_ident())
+        yield CheckStep("Test model", "ok", "written")
+        yield CheckStep("Engine", "fail", "none installed")
+
+    monkeypatch.setattr(mc, "run_check", fake_check)
+    vm = MachineCheckViewModel(TaskRunner())
+    with qtbot.waitSignal(vm.finished, timeout=5000) as blocker:
+        vm.run()
+    assert blocker.args == [False]
+    assert [s.title for s in vm.steps] == ["Test model", "Engine"]
+    assert threads and threads[0] != threading.get_ident(), "the check runs off the GUI thread"
+    assert "Engine" in vm.summary() and "none installed" in vm.summary()
+
+
+# ------------------------------------------------------------------ plan helpers
+def test_context_steps_and_planned_vs_actual(qtbot, models) -> None:
+    from draftwise.core import gguf
+    from draftwise.core.engines.launch_spec import NO_SPECULATION
+    from draftwise.viewmodels.plan import PlanViewModel, make_plan
+
+    steps = context_steps(40960)
+    assert steps[0] == 2048 and steps[-1] == 40960 and steps == sorted(set(steps))
+    assert context_steps(1024) == [2048]
+    view = make_plan(gguf.read_model(models["llama"]), NO_SPECULATION, probe_machine(), 4096, "f16")
+    assert view.context == 4096 and view.fit == "fits" and view.devices[0].used > 0
+    vm = PlanViewModel()
+    vm.set_result(view)
+    vm.feed_log(["0.00.009.719 I load_tensors:   CPU_Mapped model buffer size =     0.44 MiB"])
+    assert vm.planned_vs_actual() == [], "nothing is compared before a launch"
+    vm.set_launched(view)
+    with qtbot.waitSignal(vm.changed, timeout=1000):
+        vm.feed_log([
+            "0.00.009.719 I load_tensors:   CPU_Mapped model buffer size =     0.44 MiB",
+            "0.00.010.000 I srv  some other line",
+            "0.00.010.164 I llama_kv_cache:        CPU KV buffer size =     1.00 MiB",
+            "0.00.011.419 I sched_reserve:        CPU compute buffer size =     5.14 MiB",
+        ])
+    rows = {what: (planned, actual) for what, planned, actual in vm.planned_vs_actual()}
+    assert rows["weights"][1] == "450.6 KB" and rows["context"][1] == "1.0 MB"
+    assert set(rows) >= {"weights", "context", "work", "total"}
+
+
+# ------------------------------------------------------------------ language
+def test_japanese_translation_is_complete_and_switches(qtbot) -> None:
+    import subprocess
+    import sys
+
+    from draftwise.viewmodels.i18n import LanguageManager, resources_dir, tr
+
+    root = resources_dir()
+    check = subprocess.run([sys.executable, str(root / "i18n" / "update_ts.py"), "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    lm = LanguageManager()
+    try:
+        lm.apply("ja")
+        assert lm.current == "ja" and lm.problem is None
+        assert tr("Launch") != "Launch"
+    finally:
+        lm.apply("en")
+    assert tr("Launch") == "Launch"

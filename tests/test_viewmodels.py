@@ -521,3 +521,15 @@ def test_japanese_translation_is_complete_and_switches(qtbot) -> None:
     finally:
         lm.apply("en")
     assert tr("Launch") == "Launch"
+
+
+def test_start_stops_engines_an_earlier_crash_left_and_says_so(qtbot, monkeypatch) -> None:
+    from draftwise.core import orphans
+
+    report = orphans.OrphanReport(4242, 8080, True, "Stopped an engine left running by an earlier Draftwise (pid 4242, port 8080).")
+    calls = []
+    monkeypatch.setattr(orphans, "stop_orphans", lambda *a, **k: calls.append(1) or [report])
+    vm = make_vm()
+    with qtbot.waitSignal(vm.message, timeout=5000) as sig:
+        vm.start(detect_engines=False, probe=False, scan=False, reopen_last=False)
+    assert calls == [1] and "pid 4242" in sig.args[0]

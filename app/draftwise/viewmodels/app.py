@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from draftwise.core import gguf, prepare, resolver
+from draftwise.core import gguf, orphans, prepare, resolver
 from draftwise.core import settings as settings_mod
 from draftwise.core.broken_drafters import BrokenDrafters
 from draftwise.core.engines import launch_spec, llamacpp, mlx, vllm
@@ -221,14 +221,23 @@ class AppViewModel(QObject):
         self.launch.log_lines.connect(self.logs.append)
         self.launch.log_lines.connect(self.plan.feed_log)
         self.launch.changed.connect(self.launch_state_changed)
+        # The drafter is now on the broken record: re-plan so the shown command and the next
+        # Launch leave it out, instead of crashing into the same fallback again.
+        self.launch.fell_back.connect(lambda _reason: self.schedule_replan())
         self.language.language_changed.connect(self._on_language_changed)
 
     # ---------------------------------------------------------------- start-up
     def start(self, *, detect_engines: bool = True, probe: bool = True, scan: bool = True,
-              reopen_last: bool = True) -> None:
+              reopen_last: bool = True, stop_orphans: bool = True) -> None:
         """Kick off the background work of a fresh window."""
         if self.settings_problem_text:
             self.settings_problem.emit(self.settings_problem_text)
+        if stop_orphans:
+            # An engine left behind by a Draftwise that crashed still holds memory and a port.
+            self.runner.submit(orphans.stop_orphans,
+                               on_done=self._on_orphans_stopped,
+                               on_error=lambda exc: log.warning("orphan check failed: %s", exc),
+                               name="stop-orphans")
         if detect_engines:
             self.engine.detect()
         if probe:
@@ -237,6 +246,10 @@ class AppViewModel(QObject):
             self.library.rescan()
         if reopen_last and self.settings.last_model and Path(self.settings.last_model).is_file():
             self.open_model(self.settings.last_model)
+
+    def _on_orphans_stopped(self, reports: list) -> None:
+        for report in reports:
+            self.message.emit(report.message)
 
     def probe_machine(self, engine_binary: Path | None) -> None:
         """Ask what the machine (as this engine sees it) has, off the GUI thread."""

@@ -27,9 +27,11 @@ EngineFactory = Callable[[LaunchSpec, QObject], Any]
 
 
 def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
+    from draftwise.core.broken_drafters import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
 
-    return EngineProcess(spec, parent=parent)
+    # The record makes the next launch leave out a drafter that killed this one's start.
+    return EngineProcess(spec, broken=BrokenDrafters(), parent=parent)
 
 
 class LaunchViewModel(QObject):
@@ -38,6 +40,7 @@ class LaunchViewModel(QObject):
     log_lines = Signal(list)
     became_ready = Signal(str)  # the API URL
     ended = Signal(str)  # stopped | failed
+    fell_back = Signal(str)  # the engine was restarted without the automatic drafter
 
     def __init__(self, factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -174,6 +177,7 @@ class LaunchViewModel(QObject):
             self._set_state(STARTING)
             self._tick.start()
         self.changed.emit()
+        self.fell_back.emit(self.fallback_reason)
 
     def _on_notice(self, text: str) -> None:
         if text not in self.notices:

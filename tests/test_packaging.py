@@ -243,7 +243,7 @@ def test_deb_builds_with_fields(tmp_path, build_deb):
     assert deb.name == "draftwise_9.9.9_amd64.deb"
     info = subprocess.run(["dpkg-deb", "-I", str(deb)], check=True, capture_output=True, text=True).stdout
     for field in ("Package: draftwise", "Version: 9.9.9", "Architecture: amd64", "Depends: libc6",
-                  "Installed-Size:", "Maintainer:", "Description:"):
+                  "Recommends: fonts-noto-cjk", "Installed-Size:", "Maintainer:", "Description:"):
         assert field in info, field
     listing = subprocess.run(["dpkg-deb", "-c", str(deb)], check=True, capture_output=True, text=True).stdout
     assert "./usr/bin/draftwise-gui -> /opt/draftwise/Draftwise" in listing

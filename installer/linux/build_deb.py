@@ -201,6 +201,8 @@ def control(ver: str, arch: str, depends: list[str], size_kib: int) -> str:
         f"Maintainer: {MAINTAINER}\n"
         f"Installed-Size: {size_kib}\n"
         f"Depends: {', '.join(dict.fromkeys(deps))}\n"
+        # The window is translated into Japanese; without a CJK font it shows boxes.
+        "Recommends: fonts-noto-cjk\n"
         "Section: utils\n"
         "Priority: optional\n"
         "Homepage: https://draftwise.app\n"

@@ -125,10 +125,20 @@ def _store(writer: Any, name: str, data: np.ndarray, dtype: str) -> None:
 _FILE_TYPE = {"F32": 0, "F16": 1, "Q8_0": 7}
 
 
+def _attention(t: dict[str, np.ndarray], rng: np.random.Generator, model: TinyModel, p: str) -> None:
+    """The attention tensors of one block (norm, q, k, v, output), in the loader's order."""
+    e, hd = model.n_embd, model.head_dim
+    t[p + "attn_norm.weight"] = np.ones(e, dtype=np.float32)
+    t[p + "attn_q.weight"] = _tensor(rng, model.n_head * hd, e)
+    t[p + "attn_k.weight"] = _tensor(rng, model.n_head_kv * hd, e)
+    t[p + "attn_v.weight"] = _tensor(rng, model.n_head_kv * hd, e)
+    t[p + "attn_output.weight"] = _tensor(rng, e, model.n_head * hd)
+
+
 def llama_tensors(model: TinyModel) -> dict[str, np.ndarray]:
     """Tensors of a llama-architecture model, numpy shapes (row-major, ne1 first)."""
     rng = np.random.default_rng(model.seed)
-    e, ff, hd = model.n_embd, model.n_ff, model.head_dim
+    e, ff = model.n_embd, model.n_ff
     t: dict[str, np.ndarray] = {
         "token_embd.weight": _tensor(rng, model.n_vocab, e),
         "output_norm.weight": np.ones(e, dtype=np.float32),
@@ -137,11 +147,7 @@ def llama_tensors(model: TinyModel) -> dict[str, np.ndarray]:
         t["output.weight"] = _tensor(rng, model.n_vocab, e)
     for i in range(model.n_layer):
         p = f"blk.{i}."
-        t[p + "attn_norm.weight"] = np.ones(e, dtype=np.float32)
-        t[p + "attn_q.weight"] = _tensor(rng, model.n_head * hd, e)
-        t[p + "attn_k.weight"] = _tensor(rng, model.n_head_kv * hd, e)
-        t[p + "attn_v.weight"] = _tensor(rng, model.n_head_kv * hd, e)
-        t[p + "attn_output.weight"] = _tensor(rng, e, model.n_head * hd)
+        _attention(t, rng, model, p)
         t[p + "ffn_norm.weight"] = np.ones(e, dtype=np.float32)
         if model.n_expert:
             n = model.n_expert
@@ -168,7 +174,7 @@ def glm4moe_tensors(model: TinyModel) -> dict[str, np.ndarray]:
     if not model.n_expert or not model.n_expert_used or not model.n_expert_shared:
         raise ValueError("glm4moe needs n_expert, n_expert_used and n_expert_shared > 0")
     rng = np.random.default_rng(model.seed)
-    e, ff, hd, v = model.n_embd, model.n_ff, model.head_dim, model.n_vocab
+    e, ff, v = model.n_embd, model.n_ff, model.n_vocab
     ff_exp = model.n_ff_exp or ff
     ff_sh = ff_exp * model.n_expert_shared
     n = model.n_expert
@@ -180,11 +186,7 @@ def glm4moe_tensors(model: TinyModel) -> dict[str, np.ndarray]:
         t["output.weight"] = _tensor(rng, v, e)
     for i in range(model.n_layer):
         p = f"blk.{i}."
-        t[p + "attn_norm.weight"] = np.ones(e, dtype=np.float32)
-        t[p + "attn_q.weight"] = _tensor(rng, model.n_head * hd, e)
-        t[p + "attn_k.weight"] = _tensor(rng, model.n_head_kv * hd, e)
-        t[p + "attn_v.weight"] = _tensor(rng, model.n_head_kv * hd, e)
-        t[p + "attn_output.weight"] = _tensor(rng, e, model.n_head * hd)
+        _attention(t, rng, model, p)
         t[p + "post_attention_norm.weight"] = np.ones(e, dtype=np.float32)
         if i < model.n_layer_dense_lead:
             t[p + "ffn_gate.weight"] = _tensor(rng, ff, e)

@@ -206,7 +206,8 @@ def cmd_engine_install(args: argparse.Namespace) -> int:
     except provision.ProvisionError as exc:
         raise UserError(str(exc)) from exc
     secs = build.build_seconds
-    took = "" if secs is None else f" (built in {secs / 60:.1f} min)" if secs >= 60 else f" (built in {secs:.0f} s)"
+    when = f" on {build.built_at[:10]}" if build.built_at else ""
+    took = "" if secs is None else f" (its build took {secs / 60:.1f} min{when})" if secs >= 60 else ""
     print(f"llama-server {build.source_version} ({build.backend}) ready{took}: {build.binary}")
     return 0
 

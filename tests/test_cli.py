@@ -114,3 +114,36 @@ def test_plan_text_speaks_plainly(tmp_path):
     assert out.returncode == 0
     assert "Speculation: off" in out.stdout and "as you chose" in out.stdout
     assert Path(out.stdout.splitlines()[-1].split()[0]).name.startswith("llama-server")
+
+
+@pytest.mark.engine
+def test_planned_argv_parses_in_the_real_engine(engine, tmp_path):
+    """`--flag=value` and `_` spellings from the user reach the engine in a form it accepts."""
+    import os
+
+    from draftwise.core.engines import provision
+
+    target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel())[0]
+    out = run("plan", str(target), "--json", "--", "--ctx-size=512", "--spec_type=ngram-mod")
+    assert out.returncode == 0, out.stderr
+    argv = json.loads(out.stdout)["argv"]
+    assert "--ctx-size" in argv and "512" in argv
+    # The engine parses every argument before it acts on --version.
+    check = subprocess.run([str(engine.binary), *argv[1:], "--version"], capture_output=True, text=True,
+                           timeout=30, env={**os.environ, **provision.library_env(engine.binary.parent)})
+    assert check.returncode == 0, check.stderr[-500:]
+
+
+def test_broken_list_and_clear(tmp_path, monkeypatch):
+    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.resolver import drafter_key
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    draft = write_tiny_model(tmp_path / "Tiny-draft.gguf", TinyModel(n_layer=1, n_embd=32))[0]
+    BrokenDrafters().record(tmp_path / "llama-server", drafter_key(draft, "draft-simple"), "it crashed")
+    listed = run("broken", "list")
+    assert listed.returncode == 0 and str(draft) in listed.stdout and "it crashed" in listed.stdout
+    assert run("broken", "clear", str(tmp_path / "other.gguf")).returncode == 2
+    cleared = run("broken", "clear", str(draft))
+    assert cleared.returncode == 0 and "Removed 1" in cleared.stdout
+    assert BrokenDrafters().entries() == []

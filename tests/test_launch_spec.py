@@ -228,3 +228,19 @@ def test_python_engine_discovery_finds_an_installed_package_only():
     assert found is not None and found.python == Path(sys.executable) and found.version
     assert vllm.find_python_package("probe", "no_such_package_draftwise", [sys.executable]) is None
     assert vllm.find_python_package("probe", "pytest", ["/nonexistent/python"]) is None
+
+
+@pytest.mark.parametrize("token", ["--api_key", "--api-key=x", "--host_name_typo_is_fine_but"])
+def test_owned_flags_are_read_as_the_engine_reads_them(token):
+    if token.startswith("--host_name"):
+        ls.check_owned_flags([token])  # another option altogether: allowed
+        return
+    with pytest.raises(LaunchError, match="--api-key"):
+        ls.check_owned_flags([token, "k"])
+
+
+def test_extra_args_reach_the_engine_in_the_form_it_reads(tmp_path):
+    model = gguf.read_model(tm.write_tiny_model(tmp_path / "m.gguf", tm.TinyModel())[0])
+    argv = llamacpp.build_argv("llama-server", model, ls.NO_SPECULATION,
+                               extra_args=("--ctx-size=512", "--override-kv=a=int:1", "-t", "2"))
+    assert argv[-6:] == ["--ctx-size", "512", "--override-kv", "a=int:1", "-t", "2"]

@@ -271,11 +271,7 @@ def test_binary_missing_or_not_executable_is_a_message(engine, lone_model, tmp_p
 
 # ------------------------------------------------------------------ the CLI and orphans
 def _cli(*args: str) -> list[str]:
-    from draftwise.cli import main as cli_main
-
-    wired = "launch" in cli_main.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    module = "draftwise.cli.main" if wired else "draftwise.cli.launch"
-    return [sys.executable, "-m", module, *(["launch"] if wired else []), *args]
+    return [sys.executable, "-m", "draftwise.cli.main", "launch", *args]
 
 
 class _Lines:
@@ -381,3 +377,24 @@ def test_orphan_check_never_kills_a_reused_pid(tmp_path):
     finally:
         stranger.kill()
         stranger.wait()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
+def test_closing_the_terminal_stops_the_engine(engine, lone_model):
+    proc, lines = _spawn_cli(engine, lone_model, "--mtp", "off")
+    try:
+        lines.wait_for("ready")
+        engine_pid = json.loads(_run_files()[0].read_text())["pid"]
+        proc.send_signal(signal.SIGHUP)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _gone(engine_pid) and _run_files() == []
+
+
+def test_a_named_engine_that_is_missing_is_an_error_not_a_substitute(lone_model, tmp_path):
+    out = subprocess.run(_cli(str(lone_model), "--engine", str(tmp_path / "cuda" / "llama-server")),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "does not exist" in out.stderr
+    assert "ready" not in out.stdout

@@ -104,3 +104,12 @@ def test_cli_plan_bad_overrides_exit_2(folder, args, words):
         capture_output=True, text=True, timeout=120,
     )
     assert out.returncode == 2 and words in out.stderr
+
+
+def test_a_drafter_file_is_refused_as_the_model(tmp_path):
+    from draftwise.testing.tinymodels import mtp_model
+
+    head = write_tiny_model(tmp_path / "GLM-tiny-MTP.gguf", mtp_model(), part="mtp")[0]
+    with pytest.raises(prepare.PrepareError, match="is a drafter") as err:
+        prepare.prepare(prepare.Request(model=head), CAPS, _machine(8 << 30))
+    assert err.value.field == "model" and "Draft model field" in str(err.value)

@@ -61,6 +61,8 @@ def _small(**kw) -> TinyModel:
     ["-m", "x.gguf"], ["--model", "x.gguf"], ["--model=x.gguf"],
     ["-md", "d.gguf"], ["--model-draft", "d.gguf"], ["--model-draft=d.gguf"],
     ["--spec-draft-model", "d.gguf"], ["--spec-draft-model=d.gguf"],
+    # The engine reads `_` as `-` in long names: these are the same options.
+    ["--model_draft", "d.gguf"], ["--spec_draft_model=d.gguf"],
 ])
 def test_extra_args_may_not_respecify_model_or_draft(target, args):
     with pytest.raises(ResolveError) as err:
@@ -104,7 +106,8 @@ def test_off_with_a_draft_is_a_conflict(target, tmp_path):
 
 
 # ----------------------------------------------------------------- rule 3: user --spec-type
-@pytest.mark.parametrize("args", [("--spec-type", "ngram-mod"), ("--spec-type=ngram-mod",)])
+@pytest.mark.parametrize("args", [("--spec-type", "ngram-mod"), ("--spec-type=ngram-mod",),
+                                  ("--spec_type", "ngram-mod")])
 def test_users_spec_type_adds_nothing(target, tmp_path, args):
     _write(tmp_path / "Tiny-draft.gguf", _small())  # would be chosen by auto
     d = resolve(_read(target), SpecOptions(extra_args=args), CAPS)
@@ -269,6 +272,9 @@ def test_ngram_only_when_asked_and_nothing_else(target):
     assert resolve(_read(target), SpecOptions(), CAPS).source == "none"
     d = resolve(_read(target), SpecOptions(ngram_when_no_drafter=True), CAPS)
     assert (d.source, d.spec_type, d.fallback_eligible) == ("auto-ngram", "ngram-mod", True)
+    # A crashed n-gram start is remembered by the model's identity, and then left out.
+    again = resolve(_read(target), SpecOptions(ngram_when_no_drafter=True, broken={d.drafter_key}), CAPS)
+    assert again.source == "none" and any("fail before" in n for n in again.notes)
 
 
 # ----------------------------------------------------------------- rule 6: split-mode tensor

@@ -61,7 +61,14 @@ def _prepare(args: argparse.Namespace):
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
-    engine = discovery.best_engine(args.engine)
+    if args.engine:
+        # The engine the user named, or an error: never another one in its place.
+        named = discovery.find_engines(args.engine)[0]
+        if not named.usable:
+            raise _UserError(named.problem)
+        engine = named
+    else:
+        engine = discovery.best_engine()
     if engine is None:
         found = discovery.find_engines(args.engine)
         why = "; ".join(e.problem for e in found) or "none is installed"
@@ -150,7 +157,9 @@ def _run(run, *, verbose: bool) -> int:
         outcome["stopped_by_user"] = True
         stop.set()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # SIGHUP too: closing the terminal must stop the engine, which runs in its own session.
+    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {sig: signal.signal(sig, on_signal) for sig in signals}
     try:
         run.start()
         run.run(stop.is_set)

@@ -138,8 +138,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         ngram_when_no_drafter=args.ngram,
         prefs=prefs_for(args),
     )
+    from draftwise.core.broken_drafters import BrokenDrafters
+
+    # The same broken-drafter record as `launch`, so plan never promises what launch skips.
+    broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
     try:
-        prepared = prepare.prepare(request, caps, machine_for(args, binary))
+        prepared = prepare.prepare(request, caps, machine_for(args, binary), broken=broken)
     except prepare.PrepareError as exc:
         raise UserError(str(exc)) from exc
     argv = prepared.argv(binary)
@@ -228,6 +232,32 @@ def cmd_engine_list(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- broken drafters
+def cmd_broken(args: argparse.Namespace) -> int:
+    from draftwise.core.broken_drafters import BrokenDrafters
+
+    store = BrokenDrafters()
+    if store.problem:
+        print(f"warning: {store.problem}", file=sys.stderr)
+    entries = store.entries()
+    if args.broken_command == "list":
+        if not entries:
+            print("No drafter is on the broken list: auto tries every drafter it finds.")
+        for e in entries:
+            kind, _, rest = e.drafter.partition("|")
+            print(f"{rest.split('|')[0]}  ({kind}, since {e.when})\n    {e.reason}")
+        return 0
+    wanted = None
+    if args.path:
+        path = str(Path(args.path).expanduser().resolve())
+        wanted = [e for e in entries if f"|{path}|" in f"{e.drafter}|"]
+        if not wanted:
+            raise UserError(f"{path} is not on the broken list; `draftwise broken list` shows what is.")
+    removed = sum(store.forget(drafter_key=e.drafter) for e in wanted) if wanted else store.forget()
+    print(f"Removed {removed} drafter(s) from the broken list: auto will try them again.")
+    return 0
+
+
 # ---------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     from draftwise.core.machine_check import run_check
@@ -283,6 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
     from draftwise.cli import launch
 
     launch.add_parser(sub)
+
+    brk = sub.add_parser("broken", help="drafters that made the engine fail, which auto leaves out")
+    bsub = brk.add_subparsers(dest="broken_command", required=True)
+    bsub.add_parser("list", help="show them").set_defaults(func=cmd_broken)
+    clr = bsub.add_parser("clear", help="let auto try them again (all, or one file)")
+    clr.add_argument("path", nargs="?", default=None)
+    clr.set_defaults(func=cmd_broken)
 
     chk = sub.add_parser("check", help="check this machine on a tiny generated model")
     chk.add_argument("--prompt", default="Hello")

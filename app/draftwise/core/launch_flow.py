@@ -138,6 +138,7 @@ class LaunchFlow:
         self._attempt_start = 0.0
         self._last_activity = 0.0
         self._stall_reported = False
+        self._blame: tuple[str | None, str, str] | None = None  # the drafter a fallback suspects
         self._stop_requested = False
         self._spec_warned = False
 
@@ -216,6 +217,8 @@ class LaunchFlow:
             return []
         actions = self._stage(READY)
         actions.append(Ready(self.spec.url, now - self._first_start))
+        if self.attempt == 1:
+            actions += self._record_broken()
         verdict = crash.gpu_verdict(self.spec.backend, self._gpu_lines)
         if verdict:
             actions.append(self._notice(verdict))
@@ -274,16 +277,12 @@ class LaunchFlow:
         if self.spec.spec.spec_type and self.spec.spec.spec_type.startswith("ngram"):
             what = f"{self.spec.spec.spec_type} speculation"
         reason = (f"The engine failed to start with {what} ({cause.sentence.rstrip('.')}); "
-                  "starting it again without speculation. This drafter will be left out next time.")
+                  "starting it again without speculation.")
         self.fallback_reason = reason
         actions: list[Action] = [FellBack(reason, cause)]
-        key = self.spec.drafter_key
-        if self.broken is not None and key:
-            try:
-                self.broken.record(self.spec.binary, key, cause.sentence)
-            except OSError as exc:
-                actions.append(self._notice(
-                    f"Could not remember the broken drafter ({exc.strerror or exc}); the next launch will try it again."))
+        # Blame the drafter only once the engine starts without it: when the second start
+        # fails too, the cause was something else (an argument, memory, a library).
+        self._blame = (self.spec.drafter_key, what, cause.sentence)
         self.attempt = 1
         self.tail.clear()
         self._gpu_lines.clear()
@@ -292,6 +291,20 @@ class LaunchFlow:
         self.stage = STARTING
         actions += [StageChanged(STARTING), Spawn(self.current_argv, 1)]
         return actions
+
+    def _record_broken(self) -> list[Action]:
+        """The start without speculation worked: remember the drafter so the next launch
+        leaves it out without crashing first."""
+        key, what, why = self._blame or (None, "", "")
+        if self.broken is None or not key:
+            return []
+        try:
+            self.broken.record(self.spec.binary, key, why)
+        except OSError as exc:
+            return [self._notice(
+                f"Could not remember the broken drafter ({exc.strerror or exc}); the next launch will try it again.")]
+        return [self._notice(f"{what[0].upper()}{what[1:]} will be left out from now on "
+                             "(`draftwise broken clear` tries it again).")]
 
     def _notice(self, text: str) -> Notice:
         self.notices.append(text)

@@ -79,6 +79,13 @@ def read_model(path: Path) -> gguf.ModelInfo:
         model = gguf.read_model(path)
     except gguf.GGUFError as exc:
         raise PrepareError("model", str(exc)) from exc
+    if model.sidecar_kind is not None or model.mtp_layout == "mtp-only":
+        # The engine crashes on a drafter file given as the model (engine-observations.md).
+        raise PrepareError(
+            "model",
+            f"{model.path.name} is a drafter ({model.sidecar_kind or 'MTP head'}), not a model to run; "
+            "choose the full model, and put this file in the Draft model field or beside the model.",
+        )
     if model.missing_shards:
         raise PrepareError(
             "model",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from draftwise.core import gguf
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 
@@ -88,14 +89,10 @@ def drafter_key(path: Path, kind: str) -> str:
 
 
 # ------------------------------------------------------------------ extra arguments
-def _flag_name(token: str) -> str:
-    return token.split("=", 1)[0] if token.startswith("--") else token
-
-
 def check_extra_args(extra_args: Sequence[str]) -> None:
     """Rule 7: extra arguments may not re-specify the model or the draft."""
     for token in extra_args:
-        name = _flag_name(token)
+        name = engine_args.flag_name(token)
         if name in _MODEL_FLAGS:
             raise ResolveError(
                 "extra_args",
@@ -110,21 +107,11 @@ def check_extra_args(extra_args: Sequence[str]) -> None:
 
 def user_spec_type(extra_args: Sequence[str]) -> str | None:
     """The value of a `--spec-type X` or `--spec-type=X` the user wrote, else None."""
-    for i, token in enumerate(extra_args):
-        if token == "--spec-type":
-            return extra_args[i + 1] if i + 1 < len(extra_args) else ""
-        if token.startswith("--spec-type="):
-            return token.split("=", 1)[1]
-    return None
+    return engine_args.value_of(extra_args, "--spec-type")
 
 
 def _split_mode_tensor(extra_args: Sequence[str]) -> bool:
-    for i, token in enumerate(extra_args):
-        if token in ("-sm", "--split-mode") and i + 1 < len(extra_args) and extra_args[i + 1] == "tensor":
-            return True
-        if token == "--split-mode=tensor":
-            return True
-    return False
+    return engine_args.value_of(extra_args, "-sm", "--split-mode") == "tensor"
 
 
 # ------------------------------------------------------------------ drafter facts
@@ -378,11 +365,16 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
         )
 
     if options.ngram_when_no_drafter and caps.has_spec_type("ngram-mod"):
-        return SpecDecision(
-            "ngram-mod", None, AUTO_NGRAM, True, _spec_argv(caps, "ngram-mod", None),
-            notes=(*notes, "No drafter found: n-gram speculation is on (no extra memory)."),
-            skipped=tuple(skipped),
-        )
+        # Keyed by the model: n-gram speculation has no file of its own to blame.
+        key = drafter_key(model.path, "ngram-mod")
+        if key in options.broken:
+            notes.append("N-gram speculation made this engine fail before with this model; it is left out.")
+        else:
+            return SpecDecision(
+                "ngram-mod", None, AUTO_NGRAM, True, _spec_argv(caps, "ngram-mod", None),
+                notes=(*notes, "No drafter found: n-gram speculation is on (no extra memory)."),
+                skipped=tuple(skipped), drafter_key=key,
+            )
     return SpecDecision(
         None, None, NONE, False, (),
         notes=(*notes, "No drafter found: starting without speculation."), skipped=tuple(skipped),

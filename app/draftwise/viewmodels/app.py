@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core import gguf, orphans, prepare, resolver
 from draftwise.core import settings as settings_mod
 from draftwise.core.broken_drafters import BrokenDrafters
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import launch_spec, llamacpp, mlx, vllm
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
@@ -120,7 +121,7 @@ def replan(inp: Inputs) -> Outcome:
             plan_error = tr("Could not plan memory: {0}").format(exc)
     plan_args = tuple(plan.plan_args) if plan is not None else ()
     fallback_args = tuple(plan.fallback_plan_args) if plan is not None and plan.fallback_plan_args else None
-    if not llamacpp.user_sets((*inp.extra_args, *plan_args), *VERBOSITY_FLAGS):
+    if not engine_args.sets((*inp.extra_args, *plan_args), *VERBOSITY_FLAGS):
         # The memory lines (model/KV/compute buffer sizes) come at verbosity 4: the window
         # shows them next to the plan ("planned vs actual").
         plan_args += ("-lv", "4")
@@ -221,9 +222,10 @@ class AppViewModel(QObject):
         self.launch.log_lines.connect(self.logs.append)
         self.launch.log_lines.connect(self.plan.feed_log)
         self.launch.changed.connect(self.launch_state_changed)
-        # The drafter is now on the broken record: re-plan so the shown command and the next
-        # Launch leave it out, instead of crashing into the same fallback again.
-        self.launch.fell_back.connect(lambda _reason: self.schedule_replan())
+        # Ready after a fallback: the drafter is now on the broken record, so re-plan and the
+        # shown command and the next Launch leave it out instead of crashing the same way.
+        self.launch.became_ready.connect(
+            lambda _url: self.schedule_replan() if self.launch.fallback_reason else None)
         self.language.language_changed.connect(self._on_language_changed)
 
     # ---------------------------------------------------------------- start-up

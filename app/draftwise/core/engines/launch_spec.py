@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftwise.core import gguf
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import llamacpp, provision
 from draftwise.core.errors import FieldError
 from draftwise.core.hardware import Gpu
@@ -274,7 +275,7 @@ class LaunchSpec:
 
 def check_owned_flags(extra_args: Sequence[str]) -> None:
     for token in extra_args:
-        name = token.split("=", 1)[0]
+        name = engine_args.flag_name(token)
         if name in _OWNED_FLAGS:
             raise LaunchError("extra_args", f"Extra engine arguments may not contain {name}. {_OWNED_FLAGS[name]}")
 

@@ -6,15 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from draftwise.core import gguf
+from draftwise.core.engines import args as engine_args
 from draftwise.core.resolver import SpecDecision
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-
-
-def user_sets(extra_args: Sequence[str], *flags: str) -> bool:
-    """Whether the user's extra arguments already set one of `flags` (also `--flag=value`)."""
-    return any(t in flags or t.split("=", 1)[0] in flags for t in extra_args)
 
 
 def build_argv(
@@ -32,8 +28,8 @@ def build_argv(
     argv += list(plan_args)
     argv += list(spec.argv)
     # MTP with more than one slot was unreliable (rules.md): one slot unless the user says.
-    if spec.spec_type == "draft-mtp" and not user_sets(extra_args, "-np", "--parallel"):
-        if not user_sets(plan_args, "-np", "--parallel"):
-            argv += ["-np", "1"]
-    argv += list(extra_args)
+    if spec.spec_type == "draft-mtp" and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
+        argv += ["-np", "1"]
+    # The user's arguments last, in the only form the engine reads (`--flag value`).
+    argv += engine_args.engine_form(extra_args)
     return argv

@@ -360,3 +360,11 @@ def test_corrupt_record_is_set_aside_and_reported(tmp_path):
 def test_record_lives_in_the_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "d"))
     assert BrokenDrafters().path == tmp_path / "d" / "broken-drafters.json"
+
+
+def test_kv_cache_type_the_heads_cannot_take():
+    lines = ["E llama_init_from_model: K cache type q8_0 with block size 32 does not divide n_embd_head_k=16",
+             "E srv    load_model: failed to load model, '/m/glm.gguf'",
+             "E srv    load_model: exiting due to model loading error"]
+    cause = crash.classify(ExitStatus(1), lines)
+    assert cause.kind == crash.KV_CACHE_TYPE and "(q8_0)" in cause.sentence and "Auto" in cause.next_step

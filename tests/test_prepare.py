@@ -113,3 +113,17 @@ def test_a_drafter_file_is_refused_as_the_model(tmp_path):
     with pytest.raises(prepare.PrepareError, match="is a drafter") as err:
         prepare.prepare(prepare.Request(model=head), CAPS, _machine(8 << 30))
     assert err.value.field == "model" and "Draft model field" in str(err.value)
+
+
+def test_kv_types_follow_the_head_size(tmp_path):
+    """A quantized KV cache needs head sizes divisible by 32; the engine refuses otherwise."""
+    from draftwise.core import gguf
+    from draftwise.testing.tinymodels import mtp_model
+
+    small_heads = write_tiny_model(tmp_path / "GLM-tiny.gguf", mtp_model())[0]  # head size 16
+    assert planner.kv_types_for(gguf.read_model(small_heads)) == ["f32", "f16", "bf16"]
+    wide = write_tiny_model(tmp_path / "wide.gguf", TinyModel(n_embd=256, n_head=4))[0]  # 64
+    assert "q8_0" in planner.kv_types_for(gguf.read_model(wide))
+    with pytest.raises(prepare.PrepareError, match="Set the KV cache to Auto") as err:
+        prepare.prepare(prepare.Request(model=small_heads, prefs=_prefs(kv_type="q8_0")), CAPS, _machine(8 << 30))
+    assert err.value.field == "kv_type"

@@ -296,3 +296,11 @@ def test_split_mode_tensor_warns_but_does_not_block(target, tmp_path):
 ])
 def test_family_prefix(name, prefix):
     assert resolver.family_prefix(Path(name)) == prefix
+
+
+def test_explicit_mtp_head_of_another_architecture_is_refused(target, tmp_path):
+    """Same vocabulary, but an MTP head only drafts for the model it was trained with."""
+    head = _mtp(tmp_path / "GLM-tiny-MTP.gguf", trunk=False)
+    with pytest.raises(ResolveError, match="MTP head of a glm4moe model") as err:
+        resolve(_read(target), SpecOptions(draft=head), CAPS)
+    assert err.value.field == "draft"

@@ -136,6 +136,8 @@ def _run(run, *, verbose: bool) -> int:
             print(f"ready {action.url}  ({action.seconds:.2f} s)", flush=True)
         elif isinstance(action, lf.FellBack):
             print(f"fallback: {action.reason}", flush=True)
+            print("  (once it is ready without it, `draftwise broken clear` lets auto try it again later)",
+                  flush=True)
         elif isinstance(action, lf.Crashed):
             print(f"crashed: {action.cause.sentence}", flush=True)
             print(f"  next step: {action.cause.next_step}", flush=True)

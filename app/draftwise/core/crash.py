@@ -26,6 +26,7 @@ ASSERT = "assert"
 PORT_IN_USE = "port-in-use"
 MISSING_LIBRARY = "missing-library"
 TENSOR_COUNT = "tensor-count"
+KV_CACHE_TYPE = "kv-cache-type"
 MODEL_LOAD = "model-load"
 FAILED_TO_START = "failed-to-start"
 KILLED = "killed"
@@ -113,6 +114,7 @@ _PATTERNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
                    "failed to create MTP context", "MTP block missing"), True),
     (DRAFT_LOAD, ("failed to load draft model",), True),
     (TENSOR_COUNT, ("wrong number of tensors",), False),
+    (KV_CACHE_TYPE, ("does not divide n_embd_head",), False),
     (OUT_OF_MEMORY, ("out of memory", "ErrorOutOfDeviceMemory", "ErrorOutOfHostMemory",
                      "cudaMalloc failed", "hipMalloc failed", "Device memory allocation of size",
                      "failed to allocate", "unable to allocate", "std::bad_alloc",
@@ -199,6 +201,11 @@ def _cause(kind: str, status: ExitStatus | None, lines: Sequence[str], line: str
     if kind == TENSOR_COUNT:
         return Cause(kind, "The model file is inconsistent: its metadata declares more tensors than it holds.",
                      "Download the model again, or a different quantization of it.", status, evidence)
+    if kind == KV_CACHE_TYPE:
+        kv = re.search(r"cache type (\w+)", line)
+        which = f" ({kv.group(1)})" if kv else ""
+        return Cause(kind, f"The compressed KV cache{which} does not fit this model's attention heads.",
+                     "Set the KV cache back to Auto (or f16) and start again.", status, evidence)
     if kind == OUT_OF_MEMORY:
         lower = line.lower()
         device = next((name for name, keys in _OOM_DEVICE if any(k.lower() in lower for k in keys)), None)

@@ -303,8 +303,7 @@ class LaunchFlow:
         except OSError as exc:
             return [self._notice(
                 f"Could not remember the broken drafter ({exc.strerror or exc}); the next launch will try it again.")]
-        return [self._notice(f"{what[0].upper()}{what[1:]} will be left out from now on "
-                             "(`draftwise broken clear` tries it again).")]
+        return [self._notice(f"The engine started without {what}, so it will be left out from now on.")]
 
     def _notice(self, text: str) -> Notice:
         self.notices.append(text)

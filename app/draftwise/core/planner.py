@@ -230,12 +230,36 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
     return devs, ram, notes
 
 
+def _head_sizes(model: gguf.ModelInfo) -> set[int]:
+    sizes = {model.key_length, model.value_length}
+    if not any(sizes):
+        heads = model.head_count if isinstance(model.head_count, int) else max(model.head_count or [0])
+        if heads and model.embedding_length:
+            sizes = {model.embedding_length // heads}
+    return {n for n in sizes if n}
+
+
+def kv_types_for(model: gguf.ModelInfo) -> list[str]:
+    """KV cache types the engine accepts for this model: a quantized cache needs every head
+    size to be a multiple of its block (32), or the context fails to start
+    ("K cache type q8_0 with block size 32 does not divide n_embd_head_k")."""
+    sizes = _head_sizes(model)
+    return [t for t, (block, _size) in mem.KV_TYPES.items() if all(n % block == 0 for n in sizes)]
+
+
 def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
+    valid = kv_types_for(model)
     if prefs.kv_type:
         if prefs.kv_type not in mem.KV_TYPES:
             raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(mem.KV_TYPES)})")
+        if prefs.kv_type not in valid:
+            raise ValueError(
+                f"KV cache {prefs.kv_type} does not work with this model: its attention heads hold "
+                f"{', '.join(map(str, sorted(_head_sizes(model))))} values, not a multiple of 32. "
+                "Set the KV cache to Auto or f16."
+            )
         return [prefs.kv_type]
-    if (model.architecture or "") in KV_QUANT_AVOID:
+    if (model.architecture or "") in KV_QUANT_AVOID or "q8_0" not in valid:
         return ["f16"]
     return ["f16", "q8_0"]
 

@@ -118,7 +118,10 @@ def prepare(
     except resolver.ResolveError as exc:
         raise PrepareError(exc.field, str(exc)) from exc
     draft = _read_draft(chosen.draft)
-    result = planner.plan(model, chosen, machine, request.prefs, draft)
+    try:
+        result = planner.plan(model, chosen, machine, request.prefs, draft)
+    except ValueError as exc:  # a KV type or context this model cannot take
+        raise PrepareError("kv_type", str(exc)) from exc
     spec = chosen
     if result.drop_drafter:
         # The plan decided the drafter costs the model more than it gives: run as if there

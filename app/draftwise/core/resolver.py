@@ -237,6 +237,12 @@ def resolve(
         draft_info = _explicit_draft(model, options.draft, read)
         spec_type = draft_type(draft_info)
         _require_type(caps, spec_type, "draft")
+        if spec_type == "draft-mtp" and draft_info.architecture != model.architecture:
+            raise ResolveError(
+                "draft",
+                f"{options.draft.name} is the MTP head of a {draft_info.architecture} model; it drafts only "
+                f"for that model, not for this {model.architecture} model.",
+            )
         if spec_type == "draft-mtp" and not caps.runs_mtp(draft_info.architecture):
             raise ResolveError(
                 "draft",

@@ -41,6 +41,8 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "mtp": write_tiny_model(d / "sub" / "tiny-glm4moe-mtp-F32.gguf", mtp_model())[0],
         "other_vocab": write_tiny_model(d / "elsewhere" / "other-vocab.gguf", draft_model(t, vocab="other"))[0],
         "draft": write_tiny_model(d / "elsewhere" / "good-draft.gguf", draft_model(t))[0],
+        # Heads of 32 values: quantized KV caches work (the default tiny model has 16).
+        "wide": write_tiny_model(d / "wide" / "wide-heads.gguf", TinyModel(name="wide-heads", n_head=2, n_head_kv=2))[0],
     }
     shards = write_tiny_model(d / "split" / "tiny-split-F32.gguf", t, split_max_tensors=4)
     out["split"] = shards[0]
@@ -201,14 +203,25 @@ def test_a_good_draft_says_which_type(qtbot, models) -> None:
     open_and_wait(qtbot, vm, models["llama"])
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.speculation.set_draft(str(models["draft"]))
-    assert vm.speculation.draft_message() == "OK — draft model (draft-simple)"
+    assert vm.speculation.draft_message() == "OK — draft model"
+    assert "draft-simple" in vm.speculation.draft_tooltip()
     assert "good-draft.gguf" in vm.command_text()
     assert vm.can_launch()
 
 
-def test_context_and_kv_changes_replan_at_once(qtbot, models) -> None:
+def test_kv_types_offered_are_the_ones_the_model_can_use(qtbot, models) -> None:
     vm = make_vm()
     open_and_wait(qtbot, vm, models["llama"])
+    assert vm.plan.kv_types == ("f16",)
+    with pytest.raises(ValueError):
+        vm.plan.set_kv_type("q8_0")
+    open_and_wait(qtbot, vm, models["wide"])
+    assert vm.plan.kv_types == ("f16", "q8_0", "q4_0")
+
+
+def test_context_and_kv_changes_replan_at_once(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["wide"])
     kv_before = vm.plan.result.devices[0].kv
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.plan.set_context(2048)
@@ -218,12 +231,12 @@ def test_context_and_kv_changes_replan_at_once(qtbot, models) -> None:
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.plan.set_kv_type("q8_0")
     assert vm.plan.result.kv_type == "q8_0" and "-ctk q8_0" in vm.command_text()
-    ov = vm.settings.overrides_for(models["llama"])
+    ov = vm.settings.overrides_for(models["wide"])
     assert (ov.context, ov.kv_type) == (2048, "q8_0")
     # Reset: back to automatic.
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.reset_overrides()
-    assert vm.plan.context is None and vm.settings.overrides_for(models["llama"]).is_empty()
+    assert vm.plan.context is None and vm.settings.overrides_for(models["wide"]).is_empty()
 
 
 def test_stale_results_are_dropped(qtbot, models) -> None:
@@ -533,3 +546,71 @@ def test_start_stops_engines_an_earlier_crash_left_and_says_so(qtbot, monkeypatc
     with qtbot.waitSignal(vm.message, timeout=5000) as sig:
         vm.start(detect_engines=False, probe=False, scan=False, reopen_last=False)
     assert calls == [1] and "pid 4242" in sig.args[0]
+
+
+# ------------------------------------------------------------------ QA review fixes
+def test_a_drafter_left_out_as_broken_is_said_and_can_be_tried_again(qtbot, tmp_path: Path) -> None:
+    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.resolver import drafter_key
+
+    t = TinyModel(name="tiny-llama")
+    model = write_tiny_model(tmp_path / "fam" / "tiny-llama-F32.gguf", t)[0]
+    draft = write_tiny_model(tmp_path / "fam" / "tiny-llama-draft.gguf", draft_model(t))[0]
+    BrokenDrafters().record(fake_engine().binary, drafter_key(draft, "draft-simple"), "test")
+    vm = make_vm()
+    open_and_wait(qtbot, vm, model)
+    s = vm.speculation
+    assert s.left_out_broken() and "No drafter found" not in s.headline()
+    assert "could not start with it" in s.headline()
+    assert "tiny-llama-draft.gguf" not in vm.command_text()
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        assert vm.retry_broken_drafters() == 1
+    assert not s.left_out_broken() and "tiny-llama-draft.gguf" in vm.command_text()
+
+
+def test_settings_problem_stays_until_dismissed(qtbot) -> None:
+    vm = AppViewModel(LoadResult(Settings(), Path("/nonexistent/s.json"), "settings were damaged"), persist=False)
+    assert "settings were damaged" in vm.banner_text()
+    vm.launch.changed.emit()
+    assert "settings were damaged" in vm.banner_text()
+    with qtbot.waitSignal(vm.banner_changed, timeout=1000):
+        vm.dismiss_settings_problem()
+    assert vm.banner_text() == ""
+
+
+def test_running_model_is_named_and_blocks_launching_another(qtbot, models) -> None:
+    made: list[FakeProcess] = []
+    vm = make_vm(engine_factory=lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
+    open_and_wait(qtbot, vm, models["llama"])
+    assert vm.do_launch()
+    made[0].ready.emit("http://127.0.0.1:8080")
+    assert vm.launch.status_text().startswith("Ready — tiny-llama")
+    assert vm.launch_block_reason() == "The engine is running."
+    open_and_wait(qtbot, vm, models["mtp"])
+    why = vm.launch_block_reason()
+    assert why.startswith("Stop tiny-llama") and why.endswith("to launch this model.")
+    vm.do_stop()
+
+
+def test_changing_inputs_after_a_failure_clears_the_failure(qtbot, models) -> None:
+    made: list[FakeProcess] = []
+    vm = make_vm(engine_factory=lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
+    open_and_wait(qtbot, vm, models["llama"])
+    assert vm.do_launch()
+    cause = crash.classify(crash.ExitStatus(1), ["0.00.1 E llama_model_load: error loading model: bad tensor"])
+    made[0].crashed.emit(cause)
+    made[0].stage_changed.emit("failed")
+    assert vm.launch.failure_text()
+    vm.speculation.set_mtp("off")
+    assert vm.launch.state == "idle" and not vm.launch.failure_text()
+
+
+def test_bad_draft_is_said_once(qtbot, models) -> None:
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.speculation.set_draft(str(models["junk"]))
+    s = vm.speculation
+    assert s.draft_message().startswith("Not a GGUF model")
+    assert s.draft_message() not in (s.headline(), vm.launch_block_reason())
+    assert vm.launch_block_reason() == "Fix the draft model first (see the message under the field)."

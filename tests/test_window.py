@@ -130,6 +130,17 @@ def test_context_slider_and_kv_replan(qtbot, window) -> None:
         win.ctx_slider.setValue(0)
     assert win.vm.plan.result.context == 2048 and "-c 2048" in win.command.toPlainText()
     assert "2k" in win.ctx_value.text() and win.ctx_auto.isVisible()
+    # Its heads hold 16 values: a quantized KV cache (blocks of 32) cannot start: not offered.
+    assert [win.kv_combo.itemData(i) for i in range(win.kv_combo.count())] == [None, "f16"]
+
+
+def test_kv_choices_follow_the_model(qtbot, window, tmp_path: Path) -> None:
+    win = window()
+    wide = write_tiny_model(tmp_path / "wide-heads.gguf", TinyModel(name="wide-heads", n_head=2, n_head_kv=2))[0]
+    with qtbot.waitSignal(win.vm.outcome_changed, timeout=20000):
+        win.vm.open_file(wide)
+    qtbot.waitUntil(lambda: not win.vm.replanning, timeout=20000)
+    assert win.kv_combo.findData("q4_0") > 0 and win.kv_combo.findData("q8_0") > 0
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
         win.kv_combo.setCurrentIndex(win.kv_combo.findData("q4_0"))
     assert "-ctk q4_0" in win.command.toPlainText()
@@ -220,6 +231,11 @@ def test_corrupt_settings_file_is_set_aside_and_reported(qtbot, tmp_path: Path) 
     aside = list(path.parent.glob("settings.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_text() == '{"model_folders": ['
     assert aside[0].name in win.banner_text.text()
+    # It stays through status refreshes until the user dismisses it.
+    win.refresh_status()
+    assert win.banner.isVisible() and win.banner_dismiss.isVisible()
+    qtbot.mouseClick(win.banner_dismiss, Qt.MouseButton.LeftButton)
+    assert not win.banner.isVisible()
     # Saving writes a fresh, valid file.
     assert vm.save_settings() is None and st.load().problem is None
 
@@ -279,3 +295,26 @@ def test_screenshot_command_writes_a_png(tmp_path: Path, folder: Path) -> None:
     img = QImage(str(out))
     assert (img.width(), img.height()) == (900, 600)
     assert not (tmp_path / "c" / "settings.json").exists(), "a screenshot never touches the user's settings"
+
+
+def test_library_columns_speculation_off_and_context_reset(qtbot, window) -> None:
+    from draftwise.viewmodels.library import COL
+
+    win = window()
+    hh = win.library.table.horizontalHeader()
+    assert all(hh.isSectionHidden(COL[k]) for k in ("arch", "quant", "ctx"))
+    assert hh.visualIndex(COL["fit"]) == 1
+    win.resize(1024, 640)
+    qtbot.waitUntil(lambda: hh.sectionSize(COL["name"]) >= 180, timeout=5000)
+    choose(qtbot, win, "tiny-llama-F32")
+    assert win.draft_edit.isEnabled()
+    with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
+        win.mtp_off.setChecked(True)
+    assert not win.draft_edit.isEnabled() and not win.draft_browse.isEnabled()
+    with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
+        win.ctx_slider.setValue(0)
+    assert win.ctx_auto.isVisible() and win.ctx_auto.text() == "Reset to auto" and not win.ctx_auto.isFlat()
+    # Launch stays reachable in a small window: it is outside the scroll area.
+    win.resize(800, 560)
+    qtbot.wait(50)
+    assert win.launch_button.isVisible() and win.launch_card.visibleRegion().boundingRect().height() > 0

@@ -24,52 +24,52 @@
       <translation>チェックの手順</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="145" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="157" />
       <source>Search models…</source>
       <translation>モデルを検索…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="146" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="158" />
       <source>Search models</source>
       <translation>モデルを検索</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="147" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="159" />
       <source>Model library</source>
       <translation>モデルライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="148" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="160" />
       <source>+ Add folder</source>
       <translation>+ フォルダを追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="149" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="161" />
       <source>Add a folder of models</source>
       <translation>モデルのフォルダを追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="150" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="162" />
       <source>Browse…</source>
       <translation>参照…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="151" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="163" />
       <source>Open a model file</source>
       <translation>モデルファイルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="152" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="164" />
       <source>Folders</source>
       <translation>フォルダ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="153" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="165" />
       <source>Model folders</source>
       <translation>モデルフォルダ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="154" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="166" />
       <source>No models yet.
 
 Add a folder with .gguf models,
@@ -80,17 +80,17 @@ or drop a .gguf file on this window.</source>
 .gguf ファイルをこのウィンドウにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="167" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="206" />
       <source>No folders yet</source>
       <translation>フォルダはまだありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="171" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="210" />
       <source>Remove from the library</source>
       <translation>ライブラリから削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="175" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="214" />
       <source>Scan again</source>
       <translation>再スキャン</translation>
     </message>
@@ -185,534 +185,584 @@ or drop a .gguf file on this window.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="607" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="642" />
       <source>URL copied</source>
       <translation>URL をコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="608" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="643" />
       <source>API key copied</source>
       <translation>API キーをコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="641" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="679" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="642" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="680" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="643" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="681" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="644" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="682" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="645" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="683" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="646" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="684" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="647" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="685" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="648" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="686" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="649" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="687" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="650" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="688" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="651" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="689" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="652" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="690" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="653" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="691" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="654" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="692" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="655" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="693" />
       <source>Language</source>
       <translation>言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="660" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="698" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="661" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="699" />
       <source>MTP / draft:</source>
       <translation>MTP / ドラフト:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="662" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="700" />
       <source>Auto</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="663" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="701" />
       <source>Speculation automatic</source>
       <translation>投機的デコードを自動にする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="664" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="702" />
       <source>Off</source>
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="665" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="703" />
       <source>Speculation off</source>
       <translation>投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="666" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="704" />
       <source>Draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="667" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="705" />
       <source>automatic</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="668" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="706" />
       <source>Draft model file</source>
       <translation>ドラフトモデルのファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="670" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="708" />
       <source>Choose a draft model file</source>
       <translation>ドラフトモデルのファイルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="671" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="709" />
       <source>Memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="673" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="711" />
       <source>Context</source>
       <translation>コンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="674" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="712" />
       <source>Context length</source>
       <translation>コンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="676" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="713" />
+      <source>Reset to auto</source>
+      <translation>自動に戻す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="714" />
       <source>Choose the context length automatically</source>
       <translation>コンテキスト長を自動で選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="677" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="715" />
       <source>KV cache</source>
       <translation>KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="678" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="716" />
       <source>KV cache type</source>
       <translation>KV キャッシュの型</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="685" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="718" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="687" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="720" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="688" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="721" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="689" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="722" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="690" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="723" />
       <source>Launch</source>
       <translation>起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="691" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="724" />
       <source>Launch the model</source>
       <translation>モデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="692" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="725" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="693" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="726" />
       <source>Stop</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="694" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="727" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="695" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="728" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="696" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="729" />
       <source>Advanced</source>
       <translation>詳細設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="697" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="730" />
       <source>Show advanced settings</source>
       <translation>詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="698" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="731" />
       <source>Model details</source>
       <translation>モデルの詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="699" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="732" />
       <source>Show model details</source>
       <translation>モデルの詳細を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="700" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="733" />
       <source>Extra engine arguments</source>
       <translation>エンジンの追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="701" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="734" />
       <source>e.g. --spec-draft-n-max 4</source>
       <translation>例: --spec-draft-n-max 4</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="703" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="736" />
       <source>Profiles</source>
       <translation>プロファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="705" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="738" />
       <source>Apply</source>
       <translation>適用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="706" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="739" />
       <source>Save as…</source>
       <translation>名前を付けて保存…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="707" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="740" />
       <source>Delete</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="708" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="741" />
       <source>This model</source>
       <translation>このモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="709" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="742" />
       <source>Reset to automatic</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="710" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="743" />
       <source>Reset this model's settings to automatic</source>
       <translation>このモデルの設定を自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="712" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="745" />
       <source>Port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="713" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="746" />
       <source>Port the engine listens on</source>
       <translation>エンジンが待ち受けるポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="714" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="747" />
       <source>Allow other computers on my network (with the API key)</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する（API キーが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="715" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="748" />
       <source>Allow other computers on my network</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="717" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="750" />
       <source>Engine command (the API key is passed in the environment)</source>
       <translation>エンジンのコマンド（API キーは環境変数で渡されます）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="718" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="751" />
       <source>Engine command</source>
       <translation>エンジンのコマンド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="720" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="753" />
       <source>Copy the endpoint URL</source>
       <translation>エンドポイント URL をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="721" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="754" />
       <source>Open chat</source>
       <translation>チャットを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="722" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="755" />
       <source>Open the chat page in the browser</source>
       <translation>ブラウザでチャットページを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="724" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="757" />
       <source>Copy the API key</source>
       <translation>API キーをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="727" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="760" />
       <source>Show log</source>
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="729" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="761" />
+      <source>Dismiss</source>
+      <translation>閉じる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="762" />
+      <source>Dismiss this notice</source>
+      <translation>このお知らせを閉じる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="763" />
+      <source>Try it again</source>
+      <translation>もう一度試す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="764" />
+      <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
+      <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="766" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="820" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="877" />
       <source>Auto ({0})</source>
       <translation>自動 ({0})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="845" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="902" />
       <source>Why: </source>
       <translation>理由: </translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="856" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="914" />
       <source>Planned vs actual (the engine's own buffer sizes)</source>
       <translation>計画と実際（エンジン自身が報告したバッファサイズ）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="859" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="917" />
       <source>planned</source>
       <translation>計画</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="859" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="917" />
       <source>actual</source>
       <translation>実際</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="872" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="930" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="875" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="933" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="875" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="933" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="913" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="971" />
       <source>context {0}</source>
       <translation>コンテキスト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="915" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="973" />
       <source>KV {0}</source>
       <translation>KV {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="917" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="975" />
       <source>speculation {0}</source>
       <translation>投機的デコード {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="919" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="977" />
       <source>draft {0}</source>
       <translation>ドラフト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="921" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="979" />
       <source>extra arguments</source>
       <translation>追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="922" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="980" />
       <source>All automatic.</source>
       <translation>すべて自動です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="962" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1021" />
       <source>key {0}</source>
       <translation>キー {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1025" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1085" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1025" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1085" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1038" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1098" />
       <source>Choose a draft model</source>
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1043" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1103" />
       <source>Save profile</source>
       <translation>プロファイルを保存</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1043" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1103" />
       <source>Name of the profile:</source>
       <translation>プロファイル名:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1087" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1148" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1088" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1149" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1151" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1212" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1152" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1213" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1153" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1214" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1154" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1215" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1175" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1236" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="115" />
+      <location filename="../../app/draftwise/ui/memory_bar.py" line="35" />
+      <source>{0} of {1} free</source>
+      <translation>空き {1} のうち {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_bar.py" line="56" />
+      <source>left: {0}</source>
+      <translation>残り: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_bar.py" line="56" />
+      <source>over: {0}</source>
+      <translation>超過: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/app.py" line="122" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="151" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="158" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="281" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="303" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="283" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="305" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="474" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="403" />
+      <source>Could not clear the record: {0}</source>
+      <translation>記録を消せませんでした: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/app.py" line="531" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="488" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="551" />
+      <source>Stop {0} to launch this model.</source>
+      <translation>このモデルを起動するには {0} を停止してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/app.py" line="552" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="490" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="554" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="492" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="556" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="504" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="568" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="512" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="576" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="600" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="664" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -757,82 +807,82 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="83" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="88" />
       <source>This build of Draftwise cannot start engines ({0}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="84" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="89" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="166" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="215" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="217" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="219" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="221" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="224" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="226" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="228" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="230" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="232" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="240" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="242" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="249" />
       <source>Speculation was turned off: {0}</source>
       <translation>投機的デコードをオフにしました: {0}</translation>
     </message>
@@ -1127,47 +1177,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>RAM</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="237" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="243" />
       <source>Partly on the GPU</source>
       <translation>一部 GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="243" />
       <source>Does not fit</source>
       <translation>収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="260" />
       <source>Everything runs on {0} with {1} to spare.</source>
       <translation>すべて {0} で動き、{1} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="253" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="262" />
       <source>The model is split between the GPU and RAM, with {0} to spare.</source>
       <translation>モデルは GPU と RAM に分けて置かれ、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="255" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="264" />
       <source>Everything fits in RAM with {0} to spare.</source>
       <translation>すべて RAM に収まり、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="256" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
       <source>{0} context, {1} KV cache.</source>
       <translation>コンテキスト {0}、KV キャッシュ {1}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="268" />
       <source>The {0} fits as well.</source>
       <translation>{0} も収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="268" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="277" />
       <source>total</source>
       <translation>合計</translation>
     </message>
@@ -1197,84 +1247,99 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="136" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
       <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
       <translation>空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="138" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="146" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="140" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="142" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="146" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
-      <source>OK — {0} ({1})</source>
-      <translation>OK — {0} ({1})</translation>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
+      <source>OK — {0}</source>
+      <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
+      <source>Speculative type: {0}</source>
+      <translation>投機デコードの種類: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="179" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="164" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="183" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="186" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="189" />
+      <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
+      <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="192" />
       <source>No drafter found: the model runs without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="174" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
       <source>MTP head found in the model: speculation on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="178" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="180" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="181" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="203" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="228" />
+      <source>Fix the draft model first (see the message under the field).</source>
+      <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
       <source>Draftwise cannot start {0} yet; choose a llama.cpp engine.</source>
@@ -1287,6 +1352,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>It needs about {0} but {1} is free.</source>
       <translation type="vanished">約 {0} 必要ですが、空きは {1} です。</translation>
+    </message>
+    <message>
+      <source>OK — {0} ({1})</source>
+      <translation type="vanished">OK — {0} ({1})</translation>
     </message>
   </context>
 </TS>

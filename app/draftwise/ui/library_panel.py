@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from draftwise.ui.theme import ERROR_COLOR, OK_COLOR, WARN_COLOR
 from draftwise.viewmodels.i18n import tr
-from draftwise.viewmodels.library import COL, FitRole, LibraryViewModel, PathRole
+from draftwise.viewmodels.library import COL, COLUMNS, FitRole, LibraryViewModel, PathRole
 from draftwise.viewmodels.plan import FITS, NO_FIT, PARTIAL
 
 FIT_COLORS = {FITS: OK_COLOR, PARTIAL: WARN_COLOR, NO_FIT: ERROR_COLOR}
@@ -70,6 +70,10 @@ class BadgeDelegate(QStyledItemDelegate):
         return QSize(s.width() + 16, s.height())
 
 
+HIDDEN_COLUMNS = ("arch", "quant", "ctx")
+NAME_MIN_WIDTH = 180
+
+
 class LibraryPanel(QWidget):
     model_chosen = Signal(str)
     add_folder_requested = Signal()
@@ -102,6 +106,14 @@ class LibraryPanel(QWidget):
         hh.setSectionResizeMode(COL["name"], QHeaderView.ResizeMode.Stretch)
         hh.setMinimumSectionSize(36)
         hh.setSortIndicatorShown(True)
+        # Fits right after Name; Arch, Quant and Context are in the model details (the
+        # header's context menu shows them again).
+        hh.moveSection(hh.visualIndex(COL["fit"]), 1)
+        for key in HIDDEN_COLUMNS:
+            hh.setSectionHidden(COL[key], True)
+        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        hh.customContextMenuRequested.connect(self._header_menu)
+        hh.sectionResized.connect(lambda *_: self._fit_name())
         self.badges = BadgeDelegate(self.table)
         self.table.setItemDelegateForColumn(COL["mtp"], self.badges)
         self.table.setItemDelegateForColumn(COL["fit"], self.badges)
@@ -157,8 +169,35 @@ class LibraryPanel(QWidget):
     def refresh(self) -> None:
         self.status.setText(self.vm.status_text())
         has_rows = self.vm.model.rowCount() > 0
+        self._fit_name()
         self.table.setVisible(has_rows)
         self.empty.setVisible(not has_rows)
+
+    def _header_menu(self, pos) -> None:
+        hh = self.table.horizontalHeader()
+        menu = QMenu(self)
+        for key, _ in COLUMNS:
+            if key == "name":
+                continue
+            col = COL[key]
+            act = menu.addAction(str(self.vm.model.headerData(col, Qt.Orientation.Horizontal)))
+            act.setCheckable(True)
+            act.setChecked(not hh.isSectionHidden(col))
+            act.toggled.connect(lambda on, c=col: self.set_column_visible(c, on))
+        menu.exec(hh.mapToGlobal(pos))
+
+    def set_column_visible(self, column: int, on: bool) -> None:
+        self.table.horizontalHeader().setSectionHidden(column, not on)
+        self._fit_name()
+
+    def _fit_name(self) -> None:
+        """Keep at least NAME_MIN_WIDTH for the names: the panel is never narrower than the
+        other visible columns plus that (the splitter respects it)."""
+        hh = self.table.horizontalHeader()
+        others = sum(hh.sectionSize(c) for c in range(hh.count())
+                     if c != COL["name"] and not hh.isSectionHidden(c))
+        frame = 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        self.table.setMinimumWidth(others + NAME_MIN_WIDTH + frame)
 
     def _fill_folders_menu(self) -> None:
         m = self.folders_menu

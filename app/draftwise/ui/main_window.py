@@ -59,6 +59,7 @@ from draftwise.ui.theme import (
     STATE_COLORS,
     WARN_COLOR,
     app_icon,
+    is_dark,
     state_icon,
     text_color,
     tinted,
@@ -66,10 +67,18 @@ from draftwise.ui.theme import (
 )
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.i18n import LANGUAGE_NAMES, tr
-from draftwise.viewmodels.plan import FITS, KV_TYPES, NO_FIT, SEGMENTS
+from draftwise.viewmodels.plan import FITS, NO_FIT, SEGMENTS
 
 CARD_QSS = """
-QFrame#card { border: 1px solid palette(midlight); border-radius: 10px; background: palette(base); }
+QFrame#card { border: 1px solid palette(midlight); border-radius: 10px; background: %(card)s; }
+QFrame#card QLineEdit { border: 1px solid palette(mid); border-radius: 4px; padding: 3px 4px;
+  background: palette(base); }
+QFrame#card QLineEdit:disabled { color: palette(placeholder-text); border-color: palette(midlight); }
+QFrame#card QRadioButton::indicator { width: 12px; height: 12px; border-radius: 7px;
+  border: 1px solid palette(mid); background: palette(base); }
+QFrame#card QRadioButton::indicator:checked { border: 4px solid palette(highlight); width: 6px; height: 6px;
+  border-radius: 7px; }
+QFrame#card QRadioButton::indicator:disabled { border-color: palette(midlight); }
 QLabel#cardTitle { font-weight: 600; }
 QPushButton#launchButton { background: palette(highlight); color: palette(highlighted-text);
   border: none; border-radius: 8px; padding: 9px 28px; font-weight: 600; }
@@ -78,6 +87,12 @@ QPushButton#stopButton { border: 1px solid palette(mid); border-radius: 8px; pad
   background: palette(button); color: palette(button-text); font-weight: 600; }
 QPushButton#stopButton:disabled { color: palette(placeholder-text); }
 """
+
+
+def card_qss(dark: bool) -> str:
+    """Cards are a shade off the inputs' background so fields, borders and radio
+    indicators stay visible: white cards in light, AlternateBase ones in dark."""
+    return CARD_QSS % {"card": "palette(alternate-base)" if dark else "palette(base)"}
 
 
 def _card(title_label: QLabel | None = None) -> tuple[QFrame, QVBoxLayout]:
@@ -143,7 +158,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
-        self.setStyleSheet(CARD_QSS)
+        self.setStyleSheet(card_qss(is_dark(self)))
         self._quitting = False
         self._check_dialog: CheckDialog | None = None
         self._message_timer = QTimer(self)
@@ -285,6 +300,12 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.decision)
         self.spec_notes = _muted(QLabel())
         cl.addWidget(self.spec_notes)
+        rrow = QHBoxLayout()
+        self.retry_drafter = QPushButton()
+        self.retry_drafter.setObjectName("retryDrafter")
+        rrow.addWidget(self.retry_drafter)
+        rrow.addStretch(1)
+        cl.addLayout(rrow)
         drow = QHBoxLayout()
         self.draft_label = QLabel()
         self.draft_edit = QLineEdit()
@@ -321,7 +342,7 @@ class MainWindow(QMainWindow):
         self.ctx_value = QLabel()
         self.ctx_value.setMinimumWidth(80)
         self.ctx_auto = QPushButton()
-        self.ctx_auto.setFlat(True)
+        self.ctx_auto.setObjectName("contextAuto")
         self.kv_label = QLabel()
         self.kv_combo = QComboBox()
         self.kv_combo.setObjectName("kvCombo")
@@ -376,7 +397,8 @@ class MainWindow(QMainWindow):
         lrow.addWidget(self.stop_button)
         lrow.addWidget(self.launch_button)
         el.addLayout(lrow)
-        lay.addWidget(card)
+        # Pinned under the scroll area: Launch/Stop stay reachable in a small window.
+        self.launch_card = card
 
         # ---- advanced
         self.advanced = QWidget()
@@ -469,7 +491,17 @@ class MainWindow(QMainWindow):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(body)
-        return scroll
+        right = QWidget()
+        right.setObjectName("rightSide")
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.setSpacing(0)
+        rl.addWidget(scroll, 1)
+        pin = QVBoxLayout()
+        pin.setContentsMargins(8, 6, 12 + scroll.verticalScrollBar().sizeHint().width(), 8)
+        pin.addWidget(self.launch_card)
+        rl.addLayout(pin)
+        return right
 
     def _mtp_color(self):
         from draftwise.ui.library_panel import MTP_COLOR
@@ -490,8 +522,11 @@ class MainWindow(QMainWindow):
         self.banner_text.setObjectName("bannerText")
         self.banner_text.setWordWrap(True)
         self.banner_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner_dismiss = QPushButton()
+        self.banner_dismiss.setObjectName("bannerDismiss")
         h.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
         h.addWidget(self.banner_text, 1)
+        h.addWidget(self.banner_dismiss, 0, Qt.AlignmentFlag.AlignTop)
         self.banner.setVisible(False)
         return self.banner
 
@@ -609,6 +644,8 @@ class MainWindow(QMainWindow):
         self.open_chat.clicked.connect(self.open_chat_page)
         self.check_button.clicked.connect(self.show_check)
         self.failure_logs.clicked.connect(lambda: self.act_logs.setChecked(True))
+        self.banner_dismiss.clicked.connect(vm.dismiss_settings_problem)
+        self.retry_drafter.clicked.connect(vm.retry_broken_drafters)
         self.adv_toggle.toggled.connect(self._on_advanced_toggled)
 
         vm.model_changed.connect(self.refresh_model)
@@ -626,6 +663,7 @@ class MainWindow(QMainWindow):
         vm.extra_args_changed.connect(self.refresh_extra)
         vm.message.connect(self.show_message)
         vm.settings_problem.connect(self.show_settings_problem)
+        vm.banner_changed.connect(self.refresh_status)
         # Translators change synchronously; Qt's LanguageChange event comes later: re-read now.
         vm.retranslated.connect(self.retranslate)
         vm.retranslated.connect(self.refresh_all)
@@ -672,16 +710,11 @@ class MainWindow(QMainWindow):
         self.bars.set_legend({k: tr(label) for k, label in SEGMENTS})
         self.ctx_label.setText(tr("Context"))
         self.ctx_slider.setAccessibleName(tr("Context length"))
-        self.ctx_auto.setText(tr("Auto"))
+        self.ctx_auto.setText(tr("Reset to auto"))
         self.ctx_auto.setAccessibleName(tr("Choose the context length automatically"))
         self.kv_label.setText(tr("KV cache"))
         self.kv_combo.setAccessibleName(tr("KV cache type"))
-        self.kv_combo.blockSignals(True)
-        self.kv_combo.clear()
-        self.kv_combo.addItem(tr("Auto"), None)
-        for t in KV_TYPES:
-            self.kv_combo.addItem(t, t)
-        self.kv_combo.blockSignals(False)
+        self._fill_kv_combo()
         self.engine_label.setText(tr("Engine"))
         self.engine_combo.setAccessibleName(tr("Engine"))
         self.install_button.setText(tr("Install engine"))
@@ -725,12 +758,25 @@ class MainWindow(QMainWindow):
         self.check_button.setText(tr("Check this machine"))
         self.check_button.setAccessibleName(tr("Check this machine"))
         self.failure_logs.setText(tr("Show log"))
+        self.banner_dismiss.setText(tr("Dismiss"))
+        self.banner_dismiss.setAccessibleName(tr("Dismiss this notice"))
+        self.retry_drafter.setText(tr("Try it again"))
+        self.retry_drafter.setToolTip(tr("Forget that this drafter made the engine fail, and use it at the next Launch"))
         if self.tray is not None:
             self.tray_show.setText(tr("Show Draftwise"))
         self.library.retranslate()
         self.logs.retranslate()
         if self._check_dialog is not None:
             self._check_dialog.retranslate()
+
+    def _fill_kv_combo(self) -> None:
+        """Auto plus the KV types this model can use (the view-model's list)."""
+        self.kv_combo.blockSignals(True)
+        self.kv_combo.clear()
+        self.kv_combo.addItem(tr("Auto"), None)
+        for t in self.vm.plan.kv_types:
+            self.kv_combo.addItem(t, t)
+        self.kv_combo.blockSignals(False)
 
     # ================================================================ refresh
     def refresh_all(self) -> None:
@@ -768,9 +814,11 @@ class MainWindow(QMainWindow):
         if d.path is not None:
             self.library.select_path(str(d.path))
         has = d.path is not None
-        for w in (self.mtp_auto, self.mtp_off, self.draft_edit, self.draft_browse, self.ctx_slider,
+        for w in (self.mtp_auto, self.mtp_off, self.ctx_slider,
                   self.ctx_auto, self.kv_combo, self.extra_edit, self.reset_button, self.profile_apply):
             w.setEnabled(has)
+        for w in (self.draft_edit, self.draft_browse):
+            w.setEnabled(has and self.vm.speculation.mtp != "off")
         self.refresh_launch()
 
     def _reselect(self) -> None:
@@ -795,10 +843,17 @@ class MainWindow(QMainWindow):
         self.spec_notes.setText("\n".join(notes))
         self.spec_notes.setVisible(bool(notes))
         self.draft_msg.setText(s.draft_message())
+        self.draft_msg.setVisible(bool(self.draft_msg.text()))
+        self.draft_edit.setToolTip(s.draft_tooltip())
+        self.draft_msg.setToolTip(s.draft_tooltip())
+        has = self.vm.details.path is not None
+        self.draft_edit.setEnabled(has and s.mtp != "off")
+        self.draft_browse.setEnabled(has and s.mtp != "off")
+        self.retry_drafter.setVisible(s.left_out_broken() and not self.vm.launch.running)
         state = s.draft_state()
         self._color(self.draft_msg, {"ok": "ok", "error": "error"}.get(state, ""))
         self.draft_edit.setStyleSheet(
-            f"QLineEdit#draftEdit {{ border: 1px solid {ERROR_COLOR.name()}; border-radius: 3px; }}" if state == "error" else ""
+            f"QLineEdit#draftEdit {{ border: 1px solid {ERROR_COLOR.name()}; border-radius: 4px; }}" if state == "error" else ""
         )
         self.refresh_launch()
 
@@ -814,6 +869,8 @@ class MainWindow(QMainWindow):
         self.ctx_slider.blockSignals(False)
         self.ctx_value.setText(p.context_text())
         self.ctx_auto.setVisible(p.context is not None)
+        if [self.kv_combo.itemData(i) for i in range(1, self.kv_combo.count())] != list(p.kv_types):
+            self._fill_kv_combo()
         self.kv_combo.blockSignals(True)
         self.kv_combo.setCurrentIndex(max(0, self.kv_combo.findData(p.kv_type)) if p.kv_type else 0)
         if p.kv_type is None and r is not None:
@@ -849,6 +906,7 @@ class MainWindow(QMainWindow):
         while self.actual_grid.count():
             item = self.actual_grid.takeAt(0)
             if item.widget():
+                item.widget().hide()
                 item.widget().deleteLater()
         self.actual_box.setVisible(bool(rows))
         if not rows:
@@ -944,7 +1002,8 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(can_stop)
         self.stop_button.setVisible(self.vm.launch.running)
         self.act_stop.setEnabled(can_stop)
-        show_why = why if (why and not self.vm.launch.running) else ""
+        other = self.vm.running_model_path() not in (None, self.vm.model_path)
+        show_why = why if (why and (not self.vm.launch.running or other)) else ""
         self.block_reason.setText(show_why)
         self._color(self.block_reason, "error" if (self.vm.speculation.blocks_launch() and show_why) else "")
         self.refresh_extra()
@@ -960,9 +1019,10 @@ class MainWindow(QMainWindow):
         if ready:
             self.url_label.setText(f"— {launch.api_url()}")
             self.key_label.setText(tr("key {0}").format("••••" + launch.api_key()[-4:]))
-        banner = launch.banner_text()
+        banner = self.vm.banner_text()
         self.banner.setVisible(bool(banner))
         self.banner_text.setText(banner)
+        self.banner_dismiss.setVisible(bool(self.vm.settings_problem_text))
         failure = launch.failure_text()
         self.failure.setVisible(bool(failure))
         self.failure_text.setText(failure)
@@ -1068,9 +1128,10 @@ class MainWindow(QMainWindow):
         self._message_timer.start()
 
     def show_settings_problem(self, text: str) -> None:
+        # The banner keeps it (the view-model holds it until dismissed); the status bar
+        # says it in passing.
         self.show_message(text)
-        self.banner_text.setText(text)
-        self.banner.setVisible(True)
+        self.refresh_status()
 
     def show_check(self) -> None:
         if self._check_dialog is None:

@@ -13,7 +13,8 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from draftwise.ui.theme import ERROR_COLOR, SEGMENT_COLORS
-from draftwise.viewmodels.format import human_bytes, human_gb_pair
+from draftwise.viewmodels.format import human_bytes, human_use
+from draftwise.viewmodels.i18n import tr
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,13 @@ class BarData:
     @property
     def used(self) -> int:
         return sum(b for _, _, b in self.segments)
+
+
+def use_text(used: int, capacity: int) -> str:
+    """"11.9 MB of 22.1 GB free": the capacity is what is free for the model (free memory
+    less a safety margin), not the machine's total."""
+    u, c = human_use(used, capacity)
+    return tr("{0} of {1} free").format(u, c)
 
 
 class MemoryBar(QWidget):
@@ -42,10 +50,10 @@ class MemoryBar(QWidget):
     def set_data(self, data: BarData | None) -> None:
         self.data = data
         if data is not None:
-            lines = [f"{data.name}: {human_gb_pair(data.used, data.capacity)}"]
+            lines = [f"{data.name}: {use_text(data.used, data.capacity)}"]
             lines += [f"  {label}: {human_bytes(b)}" for _, label, b in data.segments if b]
             free = data.capacity - data.used
-            lines.append(f"  {'free' if free >= 0 else 'over'}: {human_bytes(abs(free))}")
+            lines.append("  " + (tr("left: {0}") if free >= 0 else tr("over: {0}")).format(human_bytes(abs(free))))
             self.setToolTip("\n".join(lines))
             self.setAccessibleDescription("; ".join(lines))
         self.update()
@@ -152,7 +160,7 @@ class MemoryBars(QWidget):
             bar = MemoryBar(row)
             bar.set_data(d)
             bar.setAccessibleName(f"{d.name} memory")
-            amount = QLabel(human_gb_pair(d.used, d.capacity), row)
+            amount = QLabel(use_text(d.used, d.capacity), row)
             amount.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             amount.setMinimumWidth(110)
             if d.used > d.capacity:

@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from draftwise.core import gguf, orphans, prepare, resolver
+from draftwise.core import gguf, orphans, planner, prepare, resolver
 from draftwise.core import settings as settings_mod
 from draftwise.core.broken_drafters import BrokenDrafters
 from draftwise.core.engines import args as engine_args
@@ -36,6 +36,7 @@ from draftwise.viewmodels.logs import LogsViewModel
 from draftwise.viewmodels.machine_check import MachineCheckViewModel
 from draftwise.viewmodels.model_details import ModelDetailsViewModel
 from draftwise.viewmodels.plan import (
+    KV_TYPES,
     NO_FIT,
     PlanView,
     PlanViewModel,
@@ -47,6 +48,11 @@ from draftwise.viewmodels.plan import (
 from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
 
 log = logging.getLogger(__name__)
+
+
+def kv_types_for(model: gguf.ModelInfo) -> list[str]:
+    """The KV cache types this model can use (`planner.kv_types_for`)."""
+    return [t for t in planner.kv_types_for(model) if t in KV_TYPES]
 
 NO_SPECULATION = resolver.SpecDecision(None, None, resolver.NONE, False, ())
 VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity", "-v", "--verbose", "--log-disable")
@@ -158,6 +164,7 @@ class AppViewModel(QObject):
     outcome_changed = Signal()  # decision, plan and command are up to date (or failed)
     launch_state_changed = Signal()  # can Launch/Stop now, and why not
     settings_problem = Signal(str)
+    banner_changed = Signal()
     message = Signal(str)  # a passing note for the status bar
     retranslated = Signal()
     extra_args_changed = Signal()
@@ -312,6 +319,7 @@ class AppViewModel(QObject):
         if not self.launch.running:
             self.launch.reset()
             self.plan.clear_actual()
+        self.plan.kv_types = KV_TYPES  # until the header says which this model can use
         ov = self.settings.overrides_for(p)
         self.speculation.load(ov.mtp or "auto", ov.draft or "")
         self.plan.load(ov.context, ov.kv_type, 0)
@@ -335,6 +343,7 @@ class AppViewModel(QObject):
             return
         self.model = info
         self.plan.max_context = info.context_length or 0
+        self.plan.set_kv_types(kv_types_for(info))
         self.details.set_info(info)
         self.model_changed.emit()
         self.schedule_replan()
@@ -373,7 +382,40 @@ class AppViewModel(QObject):
 
     def _on_inputs_changed(self) -> None:
         self._store_overrides()
+        self._clear_finished_run()
         self.schedule_replan()
+
+    def _clear_finished_run(self) -> None:
+        """The user changed what Launch would run: a failure or fallback panel about the
+        last run no longer applies."""
+        if not self.launch.running and self.launch.state != "idle":
+            self.launch.reset()
+            self.plan.clear_actual()
+
+    # ---------------------------------------------------------------- broken drafters
+    def retry_broken_drafters(self) -> int:
+        """Forget the drafters recorded as having made this engine fail, and re-plan: the
+        next Launch tries them again (falling back again if they still fail)."""
+        engine = self.engine.selected
+        try:
+            gone = BrokenDrafters().forget(binary=engine.binary if engine is not None else None)
+        except OSError as exc:
+            self.message.emit(tr("Could not clear the record: {0}").format(exc.strerror or exc))
+            return 0
+        self.schedule_replan()
+        return gone
+
+    # ---------------------------------------------------------------- settings problem
+    def dismiss_settings_problem(self) -> None:
+        if self.settings_problem_text:
+            self.settings_problem_text = None
+            self.banner_changed.emit()
+
+    def banner_text(self) -> str:
+        """The warning strip: the last run's fallback and notices, and a settings problem
+        until the user dismisses it."""
+        parts = [t for t in (self.launch.banner_text(), self.settings_problem_text or "") if t]
+        return "\n".join(parts)
 
     def _store_overrides(self) -> None:
         if self.model_path is None:
@@ -498,8 +540,15 @@ class AppViewModel(QObject):
         return command_line(self.outcome.argv)
 
     # ---------------------------------------------------------------- launch
+    def running_model_path(self) -> Path | None:
+        spec = self.launch.spec
+        return spec.model_path if self.launch.running and spec is not None else None
+
     def launch_block_reason(self) -> str | None:
         if self.launch.running:
+            running = self.running_model_path()
+            if running is not None and self.model_path is not None and running != self.model_path:
+                return tr("Stop {0} to launch this model.").format(self.launch.model_name or running.stem)
             return tr("The engine is running.")
         if self.model_path is None:
             return tr("Choose a model first.")
@@ -577,7 +626,7 @@ class AppViewModel(QObject):
         self.logs.clear()
         self.plan.set_launched(out.plan)
         self.logs.append([f"$ {command_line(spec.argv)}"])
-        self.launch.start(spec, notes)
+        self.launch.start(spec, notes, model_name=self.details.title() or self.model.path.stem)
         return True
 
     def do_stop(self) -> None:

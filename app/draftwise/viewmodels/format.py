@@ -27,6 +27,12 @@ def human_gb_pair(used: int, total: int) -> str:
     return f"{used / div:.1f} / {total / div:.1f} {unit}"
 
 
+def human_use(used: int, free_total: int) -> tuple[str, str]:
+    """("11.9 MB", "22.1 GB") — what the plan uses and what it may use, each in its own
+    unit (MB below 1 GB), for "11.9 MB of 22.1 GB free"."""
+    return human_bytes(used), human_bytes(free_total)
+
+
 def human_params(n: int | None) -> str:
     if not n:
         return "?"

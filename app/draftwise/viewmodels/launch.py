@@ -54,6 +54,7 @@ class LaunchViewModel(QObject):
         self.stalled_seconds: float | None = None
         self.ready_seconds: float | None = None
         self.launch_notes: list[str] = []
+        self.model_name = ""  # the running model, as the window names it
         self._clock = QElapsedTimer()
         self._tick = QTimer(self)
         self._tick.setInterval(500)
@@ -64,11 +65,12 @@ class LaunchViewModel(QObject):
     def running(self) -> bool:
         return self.state in RUNNING
 
-    def start(self, spec: LaunchSpec, notes: list[str] | None = None) -> None:
+    def start(self, spec: LaunchSpec, notes: list[str] | None = None, model_name: str = "") -> None:
         if self.running:
             raise RuntimeError("an engine is already running")
         self._drop_process()
         self.spec = spec
+        self.model_name = model_name or getattr(getattr(spec, "model_path", None), "stem", "")
         self.cause = None
         self.fallback_reason = None
         # Launch warnings that are not about speculation (those show with the decision),
@@ -220,7 +222,8 @@ class LaunchViewModel(QObject):
             return text
         if s == READY:
             took = tr(" (started in {0})").format(human_duration(self.ready_seconds)) if self.ready_seconds else ""
-            return tr("Ready") + took
+            name = f" — {self.model_name}" if self.model_name else ""
+            return tr("Ready") + name + took
         if s == STOPPING:
             return tr("Stopping…")
         if s == STOPPED:

@@ -159,6 +159,7 @@ class PlanViewModel(QObject):
         self.error: str | None = None
         self.planning = False
         self.max_context = 0
+        self.kv_types: tuple[str, ...] = KV_TYPES  # the types this model can use
         self.actual: logparse.ActualMemory | None = None
         self.launched: PlanView | None = None  # the plan the running engine was started with
         self._actual_lines: list[str] = []
@@ -171,8 +172,16 @@ class PlanViewModel(QObject):
             self.changed.emit()
             self.inputs_changed.emit()
 
+    def set_kv_types(self, types: Sequence[str]) -> None:
+        """Offer only these KV types (a quantized cache needs head sizes that are a multiple
+        of 32); a saved choice the model cannot use goes back to automatic."""
+        self.kv_types = tuple(t for t in KV_TYPES if t in types) or ("f16",)
+        if self.kv_type is not None and self.kv_type not in self.kv_types:
+            self.kv_type = None
+        self.changed.emit()
+
     def set_kv_type(self, value: str | None) -> None:
-        if value is not None and value not in KV_TYPES:
+        if value is not None and value not in self.kv_types:
             raise ValueError(value)
         if value != self.kv_type:
             self.kv_type = value
@@ -182,7 +191,7 @@ class PlanViewModel(QObject):
 
     def load(self, context: int | None, kv_type: str | None, max_context: int) -> None:
         self.context = context
-        self.kv_type = kv_type if kv_type in KV_TYPES else None
+        self.kv_type = kv_type if kv_type in self.kv_types else None
         self.max_context = max_context
         self.result = None
         self.error = None

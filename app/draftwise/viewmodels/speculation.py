@@ -30,6 +30,10 @@ TYPE_WORDS = {
 }
 
 
+# How the resolver says a drafter was left out for having made the engine fail before.
+BROKEN_MARK = "fail before"
+
+
 @dataclass(frozen=True)
 class DraftCheck:
     state: str
@@ -129,6 +133,10 @@ class SpeculationViewModel(QObject):
     # ---------------------------------------------------------------- texts
     def draft_message(self) -> str:
         """The line under the draft field."""
+        if self.error is not None and getattr(self.error, "field", "") == "draft":
+            c = self.check
+            if c is None or c.ok:
+                return str(self.error)
         c = self.check
         if c is None or c.state == EMPTY:
             if self.mtp == "off":
@@ -144,10 +152,19 @@ class SpeculationViewModel(QObject):
             return tr("This is the model itself; choose a smaller draft model.")
         if c.state == VOCAB:
             return tr("Vocabulary differs: {0}. A draft must come from the same model family.").format(c.message)
-        return tr("OK — {0} ({1})").format(tr(c.message), c.spec_type)
+        return tr("OK — {0}").format(tr(c.message))
+
+    def draft_tooltip(self) -> str:
+        """The technical speculative type of an accepted draft (for the field's tooltip)."""
+        c = self.check
+        if c is not None and c.state == OK and c.spec_type:
+            return tr("Speculative type: {0}").format(c.spec_type)
+        return ""
 
     def draft_state(self) -> str:
         """ok | error | neutral — for the field's colour."""
+        if self.error is not None and getattr(self.error, "field", "") == "draft":
+            return "error"
         c = self.check
         if c is None or c.state == EMPTY:
             return "neutral"
@@ -156,7 +173,9 @@ class SpeculationViewModel(QObject):
     def headline(self) -> str:
         """"→ MTP head found in the model: on" — the decision in one line."""
         if self.error is not None:
-            if getattr(self.error, "field", "") in ("draft", "mtp", "model"):
+            if getattr(self.error, "field", "") == "draft":
+                return ""  # said once, under the draft field
+            if getattr(self.error, "field", "") in ("mtp", "model"):
                 return tr("Cannot start like this: {0}").format(str(self.error))
             return ""  # shown next to the field it is about (extra arguments)
         d = self.decision
@@ -166,6 +185,9 @@ class SpeculationViewModel(QObject):
             if d.source == resolver.OFF:
                 return tr("Speculation is off, as you chose.")
             last = d.notes[-1] if d.notes else ""
+            if self.left_out_broken():
+                return tr("A drafter was left out because the engine could not start with it last time: "
+                          "the model runs without speculation.")
             if not last or last.startswith("No drafter found"):
                 return tr("No drafter found: the model runs without speculation.")
             return last  # e.g. another backend, or the planner left the drafter out
@@ -180,6 +202,14 @@ class SpeculationViewModel(QObject):
             return tr("Your own --spec-type {0} is used.").format(d.spec_type)
         return tr("Speculation on: {0}.").format(words)
 
+    def left_out_broken(self) -> bool:
+        """True when the resolver skipped a drafter because it made this engine fail before
+        (the broken-drafter record): the user may clear the record and try it again."""
+        d = self.decision
+        if d is None or self.error is not None:
+            return False
+        return any(BROKEN_MARK in text for text in (*d.notes, *d.skipped))
+
     def notes(self) -> list[str]:
         d = self.decision
         if d is None or self.error is not None:
@@ -191,8 +221,9 @@ class SpeculationViewModel(QObject):
 
     def blocks_launch(self) -> str | None:
         """Why Launch is disabled by the speculation settings, or None."""
-        if self.error is not None:
+        draft_error = self.error is not None and getattr(self.error, "field", "") == "draft"
+        if self.error is not None and not draft_error:
             return str(self.error)
-        if self.check is not None and not self.check.ok:
-            return self.draft_message()
+        if draft_error or (self.check is not None and not self.check.ok):
+            return tr("Fix the draft model first (see the message under the field).")
         return None

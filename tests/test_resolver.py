@@ -257,7 +257,7 @@ def test_broken_drafter_is_skipped_saying_so(target, tmp_path):
     draft = _write(tmp_path / "Tiny-draft.gguf", _small())
     key = resolver.drafter_key(draft, "draft-simple")
     d = resolve(_read(target), SpecOptions(broken=frozenset({key})), CAPS)
-    assert d.source == "none"
+    assert d.source == "none" and d.left_out == (key,)
     assert any("made this engine fail before" in n for n in d.notes)
 
 
@@ -265,7 +265,7 @@ def test_broken_embedded_mtp_is_skipped(tmp_path):
     model = _mtp(tmp_path / "GLM-tiny.gguf")
     key = resolver.drafter_key(model, "draft-mtp")
     d = resolve(_read(model), SpecOptions(broken=frozenset({key})), CAPS)
-    assert d.source == "none" and any("fail before" in n for n in d.notes)
+    assert d.source == "none" and any("fail before" in n for n in d.notes) and d.left_out == (key,)
 
 
 def test_ngram_only_when_asked_and_nothing_else(target):

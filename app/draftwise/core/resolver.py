@@ -66,6 +66,9 @@ class SpecDecision:
     # The drafter's identity for the broken-drafter record (None when nothing was chosen).
     drafter_key: str | None = None
     skipped: tuple[str, ...] = field(default=())
+    # Drafters auto left out because they made this engine fail before (their keys): the
+    # window offers to try them again.
+    left_out: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -335,6 +338,7 @@ class _Candidate:
 def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: Reader) -> SpecDecision:
     notes: list[str] = []
     skipped: list[str] = []
+    left_out: list[str] = []
     arch = model.architecture
     nextn = model.nextn_predict_layers or 0
 
@@ -346,6 +350,7 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
                 "looking for a draft model instead."
             )
         elif key in options.broken:
+            left_out.append(key)
             notes.append("The model's MTP head made this engine fail before; it is left out.")
         else:
             return SpecDecision(
@@ -355,7 +360,7 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
     elif nextn > 0:
         notes.append("The model declares an MTP head but this file does not contain it.")
 
-    candidates = _companions(model, options, caps, read, notes, skipped)
+    candidates = _companions(model, options, caps, read, notes, skipped, left_out)
     if candidates:
         best = min(candidates, key=lambda c: c.rank)
         if best.spec_type == "draft-mtp":
@@ -368,22 +373,25 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
         return SpecDecision(
             best.spec_type, best.path, AUTO_COMPANION, True, _spec_argv(caps, best.spec_type, best.path),
             notes=(why, *notes), drafter_key=drafter_key(best.path, best.spec_type), skipped=tuple(skipped),
+            left_out=tuple(left_out),
         )
 
     if options.ngram_when_no_drafter and caps.has_spec_type("ngram-mod"):
         # Keyed by the model: n-gram speculation has no file of its own to blame.
         key = drafter_key(model.path, "ngram-mod")
         if key in options.broken:
+            left_out.append(key)
             notes.append("N-gram speculation made this engine fail before with this model; it is left out.")
         else:
             return SpecDecision(
                 "ngram-mod", None, AUTO_NGRAM, True, _spec_argv(caps, "ngram-mod", None),
                 notes=(*notes, "No drafter found: n-gram speculation is on (no extra memory)."),
-                skipped=tuple(skipped), drafter_key=key,
+                skipped=tuple(skipped), drafter_key=key, left_out=tuple(left_out),
             )
     return SpecDecision(
         None, None, NONE, False, (),
         notes=(*notes, "No drafter found: starting without speculation."), skipped=tuple(skipped),
+        left_out=tuple(left_out),
     )
 
 
@@ -394,6 +402,7 @@ def _companions(
     read: Reader,
     notes: list[str],
     skipped: list[str],
+    left_out: list[str],
 ) -> list[_Candidate]:
     folder = model.path.parent
     own = {f.resolve() for f in model.files}
@@ -435,6 +444,7 @@ def _companions(
         # size: a tiny head file can hold a full embedding table.
         reason = _unsuitable(model, info, spec_type, caps)
         if reason is None and drafter_key(path, spec_type) in options.broken:
+            left_out.append(drafter_key(path, spec_type))
             reason = "it made this engine fail before"
         if reason is not None:
             skipped.append(f"{path.name}: {reason}")

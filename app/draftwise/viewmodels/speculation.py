@@ -30,10 +30,6 @@ TYPE_WORDS = {
 }
 
 
-# How the resolver says a drafter was left out for having made the engine fail before.
-BROKEN_MARK = "fail before"
-
-
 @dataclass(frozen=True)
 class DraftCheck:
     state: str
@@ -208,7 +204,7 @@ class SpeculationViewModel(QObject):
         d = self.decision
         if d is None or self.error is not None:
             return False
-        return any(BROKEN_MARK in text for text in (*d.notes, *d.skipped))
+        return bool(d.left_out)
 
     def notes(self) -> list[str]:
         d = self.decision

@@ -273,6 +273,12 @@ class LaunchSpec:
         }
 
 
+def require_no_speculation(spec: SpecDecision, kind: str) -> None:
+    """Other engines run their own speculation settings; ours would be silently wrong."""
+    if spec.argv:
+        raise LaunchError("mtp", f"Speculative settings are for llama.cpp; {kind} decides speculation itself.")
+
+
 def check_owned_flags(extra_args: Sequence[str]) -> None:
     for token in extra_args:
         name = engine_args.flag_name(token)

@@ -15,6 +15,7 @@ from draftwise.core.engines.launch_spec import (
     LaunchSpec,
     check_owned_flags,
     new_api_key,
+    require_no_speculation,
 )
 from draftwise.core.engines.vllm import PythonEngine, find_python_package
 from draftwise.core.resolver import SpecDecision
@@ -43,8 +44,7 @@ def mlx_launch(
     extra_args: Sequence[str] = (),
     network: bool = False,
 ) -> LaunchSpec:
-    if spec.argv:
-        raise LaunchError("mtp", "Speculative settings are for llama.cpp; mlx-lm decides speculation itself.")
+    require_no_speculation(spec, "mlx-lm")
     if network:
         raise LaunchError("network", "mlx-lm's server has no API key, so Draftwise keeps it on this computer only.")
     check_owned_flags(extra_args)

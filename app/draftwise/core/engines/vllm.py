@@ -23,6 +23,7 @@ from draftwise.core.engines.launch_spec import (
     gpu_env,
     network_warning,
     new_api_key,
+    require_no_speculation,
 )
 from draftwise.core.hardware import Gpu
 from draftwise.core.resolver import SpecDecision
@@ -86,11 +87,6 @@ def find(pythons: Sequence[Path | str] | None = None) -> PythonEngine | None:
     return find_python_package("vllm", PACKAGE, pythons)
 
 
-def _no_speculation(spec: SpecDecision, kind: str) -> None:
-    if spec.argv:
-        raise LaunchError("mtp", f"Speculative settings are for llama.cpp; {kind} decides speculation itself.")
-
-
 def build_argv(python: Path | str, model: Path, *, host: str = LOOPBACK, port: int = 8000,
                ctx: int | None = None, extra_args: Sequence[str] = ()) -> list[str]:
     argv = [str(python), "-m", MODULE, "--model", str(model), "--host", host, "--port", str(port)]
@@ -113,7 +109,7 @@ def vllm_launch(
     chosen_gpus: Sequence[int] | None = None,
     kernel_targets: Collection[str] | None = None,
 ) -> LaunchSpec:
-    _no_speculation(spec, "vLLM")
+    require_no_speculation(spec, "vLLM")
     check_owned_flags(extra_args)
     if network and api_key is not None and not api_key:
         raise LaunchError("api_key", "An engine open to the network needs an API key.")

@@ -702,69 +702,899 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>超過: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="122" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="123" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="158" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="159" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="303" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="304" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="305" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="403" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="404" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="531" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="532" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="551" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="552" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="552" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="553" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="554" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="555" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="556" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="557" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="568" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="569" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="576" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="577" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="664" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="665" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="41" />
+      <source>MTP head found in the model: speculation is on.</source>
+      <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="42" />
+      <source>MTP head found beside the model in {name}: speculation is on.</source>
+      <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="43" />
+      <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
+      <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="44" />
+      <source>Also suitable, not chosen: {names}.</source>
+      <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="45" />
+      <source>No drafter found: n-gram speculation is on (no extra memory).</source>
+      <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="46" />
+      <source>No drafter found: starting without speculation.</source>
+      <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="47" />
+      <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
+      <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="49" />
+      <source>The model's MTP head made this engine fail before; it is left out.</source>
+      <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="50" />
+      <source>The model declares an MTP head but this file does not contain it.</source>
+      <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="51" />
+      <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
+      <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="52" />
+      <source>Could not look for draft models in {folder}: {error}.</source>
+      <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="53" />
+      <source>Skipped {name}: {reason}.</source>
+      <translation>{name} は使いません: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="54" />
+      <source>Speculation is off, as you chose.</source>
+      <translation>選択どおり、投機的デコードはオフです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="55" />
+      <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
+      <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="56" />
+      <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
+      <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="57" />
+      <source>The draft model {name} is passed to the engine.</source>
+      <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="58" />
+      <source>Using your draft model {name} ({kind}).</source>
+      <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="59" />
+      <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
+      <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="62" />
+      <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
+      <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="63" />
+      <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
+      <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="64" />
+      <source>MTP mode must be 'auto' or 'off', not {value}.</source>
+      <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="65" />
+      <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
+      <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="66" />
+      <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
+      <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="67" />
+      <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
+      <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="68" />
+      <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
+      <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="69" />
+      <source>This engine has no speculative type {type}; it knows {known}.</source>
+      <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="70" />
+      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
+      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="71" />
+      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
+      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="72" />
+      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
+      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="73" />
+      <source>The draft model {path} does not exist; choose the file again.</source>
+      <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="74" />
+      <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
+      <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="75" />
+      <source>{name} is the model itself; choose a smaller draft model.</source>
+      <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="76" />
+      <source>The draft model cannot be used: {error}</source>
+      <translation>このドラフトモデルは使えません: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="77" />
+      <source>{name} does not share the model's vocabulary: its {difference} differs. A draft must come from the same model family.</source>
+      <translation>{name} はモデルと語彙が違います（{difference} が異なります）。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="80" />
+      <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
+      <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="82" />
+      <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
+      <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="84" />
+      <source>{gpu} is left out: only {free} of it is free.</source>
+      <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="85" />
+      <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
+      <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="87" />
+      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
+      <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="88" />
+      <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="89" />
+      <source>One slot instead of {slots}: more would not fit in {where}.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="90" />
+      <source>One slot instead of {slots}: more would not fit.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="91" />
+      <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
+      <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="92" />
+      <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
+      <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="93" />
+      <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
+      <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="94" />
+      <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
+      <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="95" />
+      <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
+      <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="97" />
+      <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
+      <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="98" />
+      <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
+      <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="100" />
+      <source>The experts of {n} layers stay in RAM.</source>
+      <translation>{n} 層のエキスパートは RAM に置きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="101" />
+      <source>MTP runs with one slot: more were unreliable in this engine.</source>
+      <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="102" />
+      <source>The {drafter} was left out: with it, the model would not fit at all.</source>
+      <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="103" />
+      <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
+      <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="104" />
+      <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
+      <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="105" />
+      <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
+      <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="106" />
+      <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
+      <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="107" />
+      <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
+      <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="108" />
+      <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
+      <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="109" />
+      <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
+      <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="110" />
+      <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
+      <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="111" />
+      <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
+      <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="112" />
+      <source>The weights are estimated from the file size: the tensor table could not be read.</source>
+      <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="113" />
+      <source>The recurrent state size is not in this file's metadata.</source>
+      <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="114" />
+      <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
+      <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="117" />
+      <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
+      <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="120" />
+      <source>The engine cannot start: the shared library {name} is missing.</source>
+      <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="121" />
+      <source>The engine could not listen on {where}: another program uses it.</source>
+      <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="122" />
+      <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
+      <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="123" />
+      <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
+      <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="124" />
+      <source>The engine could not load the draft model {name} because memory ran out.</source>
+      <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="125" />
+      <source>The engine could not load the draft model {name} ({detail}).</source>
+      <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="126" />
+      <source>The engine could not load the draft model {name}.</source>
+      <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="127" />
+      <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
+      <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="128" />
+      <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
+      <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="129" />
+      <source>The compressed KV cache does not fit this model's attention heads.</source>
+      <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="130" />
+      <source>The engine ran out of {where} while loading.</source>
+      <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="131" />
+      <source>The engine stopped on an internal check ({what}).</source>
+      <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="132" />
+      <source>The engine stopped on an internal check.</source>
+      <translation>エンジンが内部チェックで停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="133" />
+      <source>The engine could not load the model: {why}.</source>
+      <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="134" />
+      <source>The engine ended for an unknown reason.</source>
+      <translation>エンジンが不明な理由で終了しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="135" />
+      <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
+      <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="136" />
+      <source>The engine cannot start: a library it needs is missing.</source>
+      <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="137" />
+      <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
+      <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="138" />
+      <source>The engine crashed (segmentation fault).</source>
+      <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="139" />
+      <source>The engine exited on its own.</source>
+      <translation>エンジンが自分で終了しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="140" />
+      <source>The engine stopped unexpectedly ({status}): {last}.</source>
+      <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="141" />
+      <source>The engine stopped unexpectedly ({status}).</source>
+      <translation>エンジンが予期せず停止しました（{status}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="142" />
+      <source>The engine {program} could not be started: {reason}.</source>
+      <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="144" />
+      <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
+      <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="146" />
+      <source>Choose another port, or stop the program that uses it.</source>
+      <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="147" />
+      <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
+      <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="148" />
+      <source>Choose another draft model from the same family, or start without one.</source>
+      <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="149" />
+      <source>Download the model again, or a different quantization of it.</source>
+      <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="150" />
+      <source>Set the KV cache back to Auto (or f16) and start again.</source>
+      <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="151" />
+      <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
+      <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="152" />
+      <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
+      <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="153" />
+      <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
+      <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="154" />
+      <source>Look at the log for details.</source>
+      <translation>詳しくはログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="155" />
+      <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
+      <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="156" />
+      <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
+      <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="157" />
+      <source>If memory is short, use a smaller context or model; then start it again.</source>
+      <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="158" />
+      <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
+      <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="160" />
+      <source>Start it again; look at the log if it keeps exiting.</source>
+      <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="161" />
+      <source>Try without speculation or extra engine arguments; the log has the details.</source>
+      <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="162" />
+      <source>Try without extra engine arguments; the log has the details.</source>
+      <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="163" />
+      <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
+      <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="165" />
+      <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
+      <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="167" />
+      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="169" />
+      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="172" />
+      <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
+      <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="173" />
+      <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
+      <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="174" />
+      <source>The engine started without {what}, so it will be left out from now on.</source>
+      <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="176" />
+      <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
+      <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="177" />
+      <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
+      <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="178" />
+      <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
+      <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="179" />
+      <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
+      <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="180" />
+      <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
+      <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="181" />
+      <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
+      <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="182" />
+      <source>Port {port} is in use by another program; choose another port or stop that program.</source>
+      <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="183" />
+      <source>Port {port} is in use; the engine listens on {other} instead.</source>
+      <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="184" />
+      <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
+      <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="186" />
+      <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
+      <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="187" />
+      <source>Extra engine arguments may not contain {flag}. {why}</source>
+      <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="188" />
+      <source>Use the network setting instead of --host.</source>
+      <translation>--host の代わりにネットワーク設定を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="189" />
+      <source>Use the Port field instead of --port.</source>
+      <translation>--port の代わりにポート欄を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="190" />
+      <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
+      <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="191" />
+      <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
+      <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="192" />
+      <source>An engine open to the network needs an API key.</source>
+      <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="193" />
+      <source>mlx-lm's server has no API key, so Draftwise keeps it on this computer only.</source>
+      <translation>mlx-lm のサーバーには API キーがないため、Draftwise はこのコンピューターの中だけで使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="194" />
+      <source>mlx-lm sizes its context itself; the context setting is not passed on.</source>
+      <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="199" />
+      <source>it is not a readable GGUF file</source>
+      <translation>読み込める GGUF ファイルではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="200" />
+      <source>it made this engine fail before</source>
+      <translation>以前このエンジンが失敗する原因になりました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="201" />
+      <source>it carries its own MTP head, so it is a model, not a drafter</source>
+      <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="202" />
+      <source>it is an MTP head for a model without its own head, and this model does not need it</source>
+      <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="203" />
+      <source>it is an MTP head for {draft_arch}, not {arch}</source>
+      <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="204" />
+      <source>this engine does not run MTP for {arch}</source>
+      <translation>このエンジンは {arch} の MTP を実行できません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="205" />
+      <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
+      <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="206" />
+      <source>this engine cannot run a {kind}</source>
+      <translation>このエンジンでは{kind}を使えません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="207" />
+      <source>its vocabulary differs ({difference})</source>
+      <translation>語彙が違います（{difference}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="208" />
+      <source>{field} ({draft} in the draft, {model} in the model)</source>
+      <translation>{field}（ドラフトは {draft}、モデルは {model}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="209" />
+      <source>token list (same size, different tokens)</source>
+      <translation>トークン一覧（数は同じでも中身が違います）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="210" />
+      <source>{device} GPU memory</source>
+      <translation>{device} の GPU メモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="211" />
+      <source>port {port}</source>
+      <translation>ポート {port}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="212" />
+      <source>killed by {signal}</source>
+      <translation>{signal} で強制終了</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="213" />
+      <source>exit code {code}</source>
+      <translation>終了コード {code}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="214" />
+      <source>{type} speculation</source>
+      <translation>{type} 投機的デコード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <source>MTP head</source>
+      <translation>MTP ヘッド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <source>draft model</source>
+      <translation>ドラフトモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <source>EAGLE-3 drafter</source>
+      <translation>EAGLE-3 ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <source>DFlash drafter</source>
+      <translation>DFlash ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <source>DSpark drafter</source>
+      <translation>DSpark ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <source>tokenizer model</source>
+      <translation>トークナイザーの種類</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <source>vocabulary size</source>
+      <translation>語彙数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <source>BOS token id</source>
+      <translation>BOS トークン ID</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <source>EOS token id</source>
+      <translation>EOS トークン ID</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <source>the GPU</source>
+      <translation>GPU</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <source>memory</source>
+      <translation>メモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <source>the GPU's share of memory</source>
+      <translation>GPU が使えるメモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <source>RAM</source>
+      <translation>RAM</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <source>GPU memory and RAM together</source>
+      <translation>GPU メモリと RAM の合計</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <source>the memory the GPU may use</source>
+      <translation>GPU が使えるメモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <source>system memory (RAM)</source>
+      <translation>システムメモリ（RAM）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <source>its port</source>
+      <translation>ポート</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <source>a library</source>
+      <translation>ライブラリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <source>the draft model</source>
+      <translation>（ファイル名不明）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <source>the model's MTP head</source>
+      <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/engine.py" line="193" />
@@ -807,82 +1637,77 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="88" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="89" />
       <source>This build of Draftwise cannot start engines ({0}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="89" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="90" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="166" />
-      <source>Look at the log for details.</source>
-      <translation>詳しくはログを見てください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="216" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="218" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="220" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="222" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="225" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="227" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="229" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="231" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="234" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="241" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="243" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="249" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="250" />
       <source>Speculation was turned off: {0}</source>
       <translation>投機的デコードをオフにしました: {0}</translation>
     </message>
@@ -1108,11 +1933,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
-      <source>MTP head</source>
-      <translation>MTP ヘッド</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
       <source>yes, built in</source>
       <translation>あり（内蔵）</translation>
     </message>
@@ -1152,192 +1972,162 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>このファイルは別のモデルのドラフト用です ({0})。メインのモデルを選べば自動で見つかります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="27" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="28" />
       <source>weights</source>
       <translation>重み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="28" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="29" />
       <source>context</source>
       <translation>コンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="29" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="30" />
       <source>drafter</source>
       <translation>ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="30" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="31" />
       <source>work</source>
       <translation>作業領域</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="101" />
-      <source>RAM</source>
-      <translation>RAM</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="238" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="244" />
       <source>Partly on the GPU</source>
       <translation>一部 GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="244" />
       <source>Does not fit</source>
       <translation>収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="260" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="261" />
       <source>Everything runs on {0} with {1} to spare.</source>
       <translation>すべて {0} で動き、{1} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="263" />
       <source>The model is split between the GPU and RAM, with {0} to spare.</source>
       <translation>モデルは GPU と RAM に分けて置かれ、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="264" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
       <source>Everything fits in RAM with {0} to spare.</source>
       <translation>すべて RAM に収まり、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="266" />
       <source>{0} context, {1} KV cache.</source>
       <translation>コンテキスト {0}、KV キャッシュ {1}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="268" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="269" />
       <source>The {0} fits as well.</source>
       <translation>{0} も収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="277" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="278" />
       <source>total</source>
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="25" />
-      <source>draft model</source>
-      <translation>ドラフトモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="26" />
-      <source>EAGLE-3 drafter</source>
-      <translation>EAGLE-3 ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="27" />
-      <source>DFlash drafter</source>
-      <translation>DFlash ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="28" />
-      <source>DSpark drafter</source>
-      <translation>DSpark ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="29" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="30" />
       <source>n-gram lookup</source>
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
       <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
       <translation>空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="146" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="158" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="179" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="183" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="180" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="186" />
-      <source>Speculation is off, as you chose.</source>
-      <translation>選択どおり、投機的デコードはオフです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="189" />
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="189" />
       <source>No drafter found: the model runs without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="193" />
       <source>MTP head found in the model: speculation on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="195" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="197" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="225" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>

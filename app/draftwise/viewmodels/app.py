@@ -27,6 +27,7 @@ from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.engine import EngineChoice, EngineViewModel
 from draftwise.viewmodels.format import command_line
 from draftwise.viewmodels.i18n import LanguageManager, tr
@@ -351,7 +352,7 @@ class AppViewModel(QObject):
     def _on_model_failed(self, gen: int, path: Path, exc: BaseException) -> None:
         if gen != self._model_generation:
             return
-        self.details.set_error(path, str(exc))
+        self.details.set_error(path, translate(str(exc)))
         self.model_changed.emit()
         self.launch_state_changed.emit()
 
@@ -528,7 +529,7 @@ class AppViewModel(QObject):
             return
         log.error("re-plan failed: %s", exc)
         self.outcome = None
-        self.plan.set_result(None, tr("Could not plan: {0}").format(exc))
+        self.plan.set_result(None, tr("Could not plan: {0}").format(translate(str(exc))))
         self.speculation.set_result(None, None, resolver.ResolveError("model", str(exc)))
         self.outcome_changed.emit()
         self.launch_state_changed.emit()
@@ -573,7 +574,7 @@ class AppViewModel(QObject):
         if out is None:
             return tr("Planning…")
         if out.plan is not None and out.plan.fit == NO_FIT:
-            return out.plan.reasons[-1] if out.plan.reasons else tr("The model does not fit in this machine's memory.")
+            return translate(out.plan.reasons[-1]) if out.plan.reasons else tr("The model does not fit in this machine's memory.")
         return None
 
     def can_launch(self) -> bool:
@@ -618,7 +619,7 @@ class AppViewModel(QObject):
                     network=self.settings.network,
                 )
         except (launch_spec.LaunchError, OSError) as exc:
-            self.launch_error = str(exc)
+            self.launch_error = translate(str(exc))
             self.message.emit(self.launch_error)
             self.launch_state_changed.emit()
             return False

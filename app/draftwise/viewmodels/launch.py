@@ -15,6 +15,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from draftwise.core import crash
 from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.format import human_duration
 from draftwise.viewmodels.i18n import tr
 
@@ -229,7 +230,7 @@ class LaunchViewModel(QObject):
         if s == STOPPED:
             return tr("Stopped")
         if self.cause is not None:
-            return tr("Failed — {0}").format(self.cause.sentence)
+            return tr("Failed — {0}").format(translate(self.cause.sentence))
         return tr("Failed")
 
     def failure_text(self) -> str:
@@ -237,7 +238,7 @@ class LaunchViewModel(QObject):
         c = self.cause
         if c is None or self.state != FAILED:
             return ""
-        text = f"{c.sentence}\n" + tr("Next step: {0}").format(c.next_step)
+        text = f"{translate(c.sentence)}\n" + tr("Next step: {0}").format(translate(c.next_step))
         if c.evidence:
             text += "\n" + tr("From the log: {0}").format(c.evidence)
         return text
@@ -246,6 +247,6 @@ class LaunchViewModel(QObject):
         """Why speculation was turned off (or another warning while serving), else ""."""
         parts = []
         if self.fallback_reason:
-            parts.append(tr("Speculation was turned off: {0}").format(self.fallback_reason))
-        parts += self.notices
+            parts.append(tr("Speculation was turned off: {0}").format(translate(self.fallback_reason)))
+        parts += [translate(n) for n in self.notices]
         return "\n".join(parts)

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core import gguf, hardware, logparse, planner
 from draftwise.core.resolver import SpecDecision
+from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.format import human_bytes, human_ctx
 from draftwise.viewmodels.i18n import N_, tr
 
@@ -246,7 +247,7 @@ class PlanViewModel(QObject):
         r = self.result
         if r is None:
             return [self.error] if self.error else []
-        out = [*r.reasons, *r.warnings]
+        out = [translate(t) for t in (*r.reasons, *r.warnings)]
         if not r.reasons and r.fit != NO_FIT:
             out.insert(0, self._summary(r))
         return out

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core import gguf, resolver
+from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.i18n import N_, tr
 
 # Draft check states.
@@ -132,7 +133,7 @@ class SpeculationViewModel(QObject):
         if self.error is not None and getattr(self.error, "field", "") == "draft":
             c = self.check
             if c is None or c.ok:
-                return str(self.error)
+                return translate(str(self.error))
         c = self.check
         if c is None or c.state == EMPTY:
             if self.mtp == "off":
@@ -172,7 +173,7 @@ class SpeculationViewModel(QObject):
             if getattr(self.error, "field", "") == "draft":
                 return ""  # said once, under the draft field
             if getattr(self.error, "field", "") in ("mtp", "model"):
-                return tr("Cannot start like this: {0}").format(str(self.error))
+                return tr("Cannot start like this: {0}").format(translate(str(self.error)))
             return ""  # shown next to the field it is about (extra arguments)
         d = self.decision
         if d is None:
@@ -186,7 +187,7 @@ class SpeculationViewModel(QObject):
                           "the model runs without speculation.")
             if not last or last.startswith("No drafter found"):
                 return tr("No drafter found: the model runs without speculation.")
-            return last  # e.g. another backend, or the planner left the drafter out
+            return translate(last)  # e.g. another backend, or the planner left the drafter out
         words = tr(TYPE_WORDS.get(d.spec_type, d.spec_type))
         if d.source == resolver.AUTO_MTP:
             return tr("MTP head found in the model: speculation on.")
@@ -213,13 +214,13 @@ class SpeculationViewModel(QObject):
         # The note the headline already says is left out: the last one of a decision
         # without speculation (the conclusion), else the first.
         rest = d.notes[:-1] if d.spec_type is None else d.notes[1:]
-        return [*rest, *(f"⚠ {w}" for w in d.warnings)]
+        return [*map(translate, rest), *(f"⚠ {translate(w)}" for w in d.warnings)]
 
     def blocks_launch(self) -> str | None:
         """Why Launch is disabled by the speculation settings, or None."""
         draft_error = self.error is not None and getattr(self.error, "field", "") == "draft"
         if self.error is not None and not draft_error:
-            return str(self.error)
+            return translate(str(self.error))
         if draft_error or (self.check is not None and not self.check.ok):
             return tr("Fix the draft model first (see the message under the field).")
         return None

@@ -300,3 +300,18 @@ def test_frozen_onedir_builds_and_passes_its_self_test(tmp_path, build_py):
         out = subprocess.run([str(exe), "--self-test", "--engine", "bundled"], capture_output=True, text=True,
                              env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=180)
         assert out.returncode == 0 and "(cpu, bundled)" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_plain_wheel_carries_icons_and_translations(tmp_path):
+    """A non-editable install (pip install .) must still find the icon and the Japanese .qm:
+    they travel as data files to <prefix>/share/draftwise/resources, where resources.py looks."""
+    import zipfile
+
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    wheel = next(tmp_path.glob("draftwise-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    data = "draftwise-0.1.0.data/data/share/draftwise/resources/"
+    assert data + "icons/draftwise.png" in names
+    assert data + "i18n/draftwise_ja.qm" in names

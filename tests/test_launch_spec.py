@@ -244,3 +244,18 @@ def test_extra_args_reach_the_engine_in_the_form_it_reads(tmp_path):
     argv = llamacpp.build_argv("llama-server", model, ls.NO_SPECULATION,
                                extra_args=("--ctx-size=512", "--override-kv=a=int:1", "-t", "2"))
     assert argv[-6:] == ["--ctx-size", "512", "--override-kv", "a=int:1", "-t", "2"]
+
+
+def test_network_mode_says_where_other_computers_reach_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(ls, "lan_addresses", lambda: ["192.168.1.20"])
+    model = gguf.read_model(tm.write_tiny_model(tmp_path / "m.gguf", tm.TinyModel())[0])
+    spec = ls.llamacpp_launch(Path("/opt/llama-server"), model, ls.NO_SPECULATION, port=8080, network=True)
+    assert spec.host == ls.ALL_INTERFACES
+    assert "Other computers reach it at http://192.168.1.20:8080/v1." in spec.warnings
+    local = ls.llamacpp_launch(Path("/opt/llama-server"), model, ls.NO_SPECULATION, port=8080)
+    assert not any("Other computers" in n for n in (*local.notes, *local.warnings))
+    assert ls.network_note(8080, []) is None
+
+
+def test_lan_addresses_leave_out_loopback():
+    assert all(not a.startswith("127.") and not a.startswith("169.254.") for a in ls.lan_addresses())

@@ -1373,226 +1373,231 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/core_text.py" line="186" />
+      <source>Other computers reach it at {urls}.</source>
+      <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="187" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="188" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="189" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="189" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="190" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="190" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="191" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="192" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="193" />
       <source>An engine open to the network needs an API key.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="193" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="194" />
       <source>mlx-lm's server has no API key, so Draftwise keeps it on this computer only.</source>
       <translation>mlx-lm のサーバーには API キーがないため、Draftwise はこのコンピューターの中だけで使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="194" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="195" />
       <source>mlx-lm sizes its context itself; the context setting is not passed on.</source>
       <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="200" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="201" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="202" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="203" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="204" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="205" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="206" />
       <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
       <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="207" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="208" />
       <source>its vocabulary differs ({difference})</source>
       <translation>語彙が違います（{difference}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="209" />
       <source>{field} ({draft} in the draft, {model} in the model)</source>
       <translation>{field}（ドラフトは {draft}、モデルは {model}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="210" />
       <source>token list (same size, different tokens)</source>
       <translation>トークン一覧（数は同じでも中身が違います）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="211" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="212" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="213" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="214" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="215" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
       <source>MTP head</source>
       <translation>MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
       <source>EAGLE-3 drafter</source>
       <translation>EAGLE-3 ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
       <source>DFlash drafter</source>
       <translation>DFlash ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
       <source>DSpark drafter</source>
       <translation>DSpark ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
       <source>tokenizer model</source>
       <translation>トークナイザーの種類</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
       <source>vocabulary size</source>
       <translation>語彙数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
       <source>BOS token id</source>
       <translation>BOS トークン ID</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
       <source>EOS token id</source>
       <translation>EOS トークン ID</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
       <source>RAM</source>
       <translation>RAM</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>

@@ -183,6 +183,7 @@ SENTENCES = _catalog((
     N_("Port {port} is in use; the engine listens on {other} instead."),
     N_("The engine accepts connections from other computers on port {port}. "
        "Anyone on your network who has the API key can use it; keep the key private."),
+    N_("Other computers reach it at {urls}."),
     N_("Speculative settings are for llama.cpp; {kind} decides speculation itself."),
     N_("Extra engine arguments may not contain {flag}. {why}"),
     N_("Use the network setting instead of --host."),

@@ -209,6 +209,31 @@ def new_api_key() -> str:
     return secrets.token_urlsafe(24)
 
 
+def lan_addresses() -> list[str]:
+    """This computer's IPv4 addresses that other computers on the network can reach (read
+    from the interfaces, no traffic sent); loopback and link-local ones are left out."""
+    import ipaddress
+
+    import psutil
+
+    found: list[str] = []
+    for addrs in psutil.net_if_addrs().values():
+        for a in addrs:
+            if a.family != socket.AF_INET:
+                continue
+            ip = ipaddress.ip_address(a.address)
+            if not (ip.is_loopback or ip.is_link_local) and a.address not in found:
+                found.append(a.address)
+    return found
+
+
+def network_note(port: int, addresses: Sequence[str]) -> str | None:
+    """Where other computers reach the engine, for the user to give them."""
+    if not addresses:
+        return None
+    return f"Other computers reach it at {', '.join(f'http://{a}:{port}/v1' for a in addresses)}."
+
+
 def network_warning(port: int) -> str:
     return (
         f"The engine accepts connections from other computers on port {port}. "
@@ -352,6 +377,10 @@ def llamacpp_launch(
     warnings = list(spec.warnings)
     if network:
         warnings.append(network_warning(port))
+        reach = network_note(port, lan_addresses())
+        if reach:
+            # Beside the warning, where the window's banner and the CLI show it.
+            warnings.append(reach)
     return LaunchSpec(
         kind="llama.cpp", binary=Path(binary), model_path=model.path, argv=tuple(argv), env=env,
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,

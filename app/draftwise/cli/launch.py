@@ -10,17 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sys
 import threading
-from pathlib import Path
+
+from draftwise.cli.common import UserError, caps_of, request_from
 
 EXIT_NOT_READY = 1
-EXIT_USER_ERROR = 2
 DEFAULT_PORT = 8080
-
-
-class _UserError(Exception):
-    pass
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -46,18 +41,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
-    try:
-        run = _prepare(args)
-    except _UserError as exc:
-        print(f"draftwise: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    return _run(run, verbose=args.verbose)
+    # A UserError from _prepare reaches the CLI's main(): one line, exit code 2.
+    return _run(_prepare(args), verbose=args.verbose)
 
 
 def _prepare(args: argparse.Namespace):
-    from draftwise.core import hardware, orphans, paths, planner, prepare
+    from draftwise.core import hardware, orphans, paths, prepare
     from draftwise.core.broken_drafters import BrokenDrafters
-    from draftwise.core.engines import capabilities, discovery, headless, launch_spec
+    from draftwise.core.engines import discovery, headless, launch_spec
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
@@ -65,37 +56,24 @@ def _prepare(args: argparse.Namespace):
         # The engine the user named, or an error: never another one in its place.
         named = discovery.find_engines(args.engine)[0]
         if not named.usable:
-            raise _UserError(named.problem)
+            raise UserError(named.problem)
         engine = named
     else:
         engine = discovery.best_engine()
     if engine is None:
         found = discovery.find_engines(args.engine)
         why = "; ".join(e.problem for e in found) or "none is installed"
-        raise _UserError(f"No usable llama-server ({why}). Run `draftwise engine install`.")
-    try:
-        caps = capabilities.capabilities(engine.binary)
-    except (OSError, ValueError) as exc:
-        raise _UserError(f"Could not ask {engine.binary} what it supports: {exc}") from exc
+        raise UserError(f"No usable llama-server ({why}). Run `draftwise engine install`.")
+    caps = caps_of(engine.binary)
     broken = BrokenDrafters()
     if broken.problem:
         print(f"warning: {broken.problem}", flush=True)
-    try:
-        prefs = planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
-    except ValueError as exc:
-        raise _UserError(str(exc)) from exc
-    request = prepare.Request(
-        model=Path(args.model).expanduser().resolve(),
-        mtp=args.mtp,
-        draft=Path(args.draft).expanduser().resolve() if args.draft else None,
-        extra_args=tuple(args.engine_args),
-        prefs=prefs,
-    )
+    request = request_from(args)
     machine = hardware.inventory(engine.binary)
     try:
         prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
         if not prepared.plan.fits:
-            raise _UserError(" ".join(prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
+            raise UserError(" ".join(prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
         port, port_note = launch_spec.choose_port(
             args.port if args.port is not None else DEFAULT_PORT, pinned=args.port is not None,
             host=launch_spec.ALL_INTERFACES if args.network else launch_spec.LOOPBACK,
@@ -108,7 +86,7 @@ def _prepare(args: argparse.Namespace):
             notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())),
         )
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
-        raise _UserError(str(exc)) from exc
+        raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
     return headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)
 
@@ -176,20 +154,3 @@ def _run(run, *, verbose: bool) -> int:
         print(f"engine log: {run.log_path}", flush=True)
     return 0 if outcome["ready"] and run.flow.cause is None else EXIT_NOT_READY
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m draftwise.cli.launch MODEL ...`: the same command without the main CLI."""
-    parser = argparse.ArgumentParser(prog="draftwise")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    argv = list(sys.argv[1:] if argv is None else argv)
-    engine_args: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, engine_args = argv[:cut], argv[cut + 1:]
-    args = parser.parse_args(["launch", *argv])
-    args.engine_args = engine_args
-    return cmd_launch(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

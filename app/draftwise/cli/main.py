@@ -12,32 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from draftwise import __version__
-
-EXIT_USER_ERROR = 2
-
-
-class UserError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
-
-
-def _human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
-def _human_count(n: int | None) -> str:
-    if n is None:
-        return "?"
-    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if n >= div:
-            return f"{n / div:.1f}{suffix}"
-    return str(n)
+from draftwise.cli.common import EXIT_USER_ERROR, UserError, caps_of, request_from
+from draftwise.core.readable import command_line, human_bytes, human_ctx, human_params
 
 
 # ---------------------------------------------------------------- inspect
@@ -62,8 +38,8 @@ def render_model(d: dict) -> str:
         f"{d.get('name') or Path(str(d.get('path', ''))).stem}",
         f"  architecture   {d.get('architecture')}",
         f"  quantization   {d.get('quant') or d.get('file_type')}",
-        f"  parameters     {_human_count(d.get('parameters'))}",
-        f"  size on disk   {_human_bytes(d.get('size_bytes'))}"
+        f"  parameters     {human_params(d.get('parameters'))}",
+        f"  size on disk   {human_bytes(d.get('size_bytes'))}"
         + (f" in {d['shards']} files" if (d.get("shards") or 1) > 1 else ""),
         f"  layers         {d.get('block_count')}",
         f"  context        {d.get('context_length')} tokens (trained)",
@@ -97,10 +73,7 @@ def _engine_caps(configured: str | None = None):
     engine = discovery.best_engine(configured)
     if engine is None:
         return "llama-server", capabilities.pinned_caps()
-    try:
-        return engine.binary, capabilities.capabilities(engine.binary)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"Could not ask {engine.binary} what it supports: {exc}") from exc
+    return engine.binary, caps_of(engine.binary)
 
 
 def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
@@ -116,28 +89,11 @@ def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
     return hardware.inventory(binary)
 
 
-def prefs_for(args: argparse.Namespace):
-    from draftwise.core import planner
-
-    try:
-        return planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
-    except ValueError as exc:
-        raise UserError(str(exc)) from exc
-
-
 def cmd_plan(args: argparse.Namespace) -> int:
     from draftwise.core import prepare
 
     binary, caps = _engine_caps()
-    request = prepare.Request(
-        model=Path(args.model).expanduser().resolve(),
-        mtp=args.mtp,
-        draft=Path(args.draft).expanduser().resolve() if args.draft else None,
-        backend=args.backend,
-        extra_args=tuple(args.engine_args),
-        ngram_when_no_drafter=args.ngram,
-        prefs=prefs_for(args),
-    )
+    request = request_from(args)
     from draftwise.core.broken_drafters import BrokenDrafters
 
     # The same broken-drafter record as `launch`, so plan never promises what launch skips.
@@ -156,12 +112,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def render_plan(prepared, argv: list[str]) -> str:
     """The plan in words, as the window's "why" lines say it."""
-    from draftwise.core.planner import human_bytes, human_ctx
 
     model, spec, plan = prepared.model, prepared.spec, prepared.plan
     lines = [
-        f"{model.path.name}: {model.architecture}, {_human_count(model.parameters)} parameters, "
-        f"{_human_bytes(model.size_bytes)}",
+        f"{model.path.name}: {model.architecture}, {human_params(model.parameters)} parameters, "
+        f"{human_bytes(model.size_bytes)}",
     ]
     label = {"off": "off", "none": "none"}.get(spec.source, spec.spec_type or "none")
     lines.append(f"Speculation: {label}  (decided by: {spec.source})")
@@ -181,13 +136,9 @@ def render_plan(prepared, argv: list[str]) -> str:
     lines += [f"  - {reason}" for reason in plan.reasons]
     lines += [f"  ! {warning}" for warning in plan.warnings]
     lines.append("Engine command:")
-    lines.append("  " + " ".join(_quote(a) for a in argv))
+    lines.append("  " + command_line(argv))
     return "\n".join(lines)
 
-
-def _quote(token: str) -> str:
-    """Display-only quoting of an argv token (the engine is never started through a shell)."""
-    return f"'{token}'" if (not token or any(c in token for c in " \t'\"$")) else token
 
 
 # ---------------------------------------------------------------- engine

@@ -27,6 +27,7 @@ from draftwise.core import gguf
 from draftwise.core import memory as mem
 from draftwise.core.hardware import GB, METAL, Gpu, Machine
 from draftwise.core.logparse import ActualMemory
+from draftwise.core.readable import human_ctx
 from draftwise.core.resolver import AUTO_SOURCES, SpecDecision
 
 MiB = mem.MiB
@@ -167,15 +168,6 @@ class Plan:
 
 
 # ------------------------------------------------------------------ words
-def human_ctx(n: int) -> str:
-    """32768 -> "32k", 24576 -> "24k", 1536 -> "1.5k"."""
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024}k"
-    if n >= 1024:
-        return f"{n / 1024:.1f}k"
-    return str(n)
-
-
 def human_bytes(n: int) -> str:
     if n >= GB:
         return f"{n / GB:.1f} GB"

@@ -12,8 +12,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from draftwise.core.readable import human_bytes, human_use
 from draftwise.ui.theme import ERROR_COLOR, SEGMENT_COLORS
-from draftwise.viewmodels.format import human_bytes, human_use
 from draftwise.viewmodels.i18n import tr
 
 

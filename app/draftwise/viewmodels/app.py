@@ -25,11 +25,11 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import launch_spec, llamacpp, mlx, vllm
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
+from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.engine import EngineChoice, EngineViewModel
-from draftwise.viewmodels.format import command_line
 from draftwise.viewmodels.i18n import LanguageManager, tr
 from draftwise.viewmodels.launch import RUNNING, EngineFactory, LaunchViewModel
 from draftwise.viewmodels.library import LibraryViewModel

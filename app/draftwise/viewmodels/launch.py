@@ -15,8 +15,8 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from draftwise.core import crash
 from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.core.readable import human_duration
 from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.format import human_duration
 from draftwise.viewmodels.i18n import tr
 
 IDLE, STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (

@@ -21,8 +21,8 @@ from PySide6.QtCore import (
 )
 
 from draftwise.core import gguf
+from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.services.library_scan import LibraryScanner, ScanEntry, TaskRunner
-from draftwise.viewmodels.format import human_bytes, human_ctx, human_params
 from draftwise.viewmodels.i18n import N_, tr
 from draftwise.viewmodels.model_details import display_name, mtp_badge
 from draftwise.viewmodels.plan import FITS, NO_FIT, PARTIAL, assess_fit

@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core import gguf, hardware, logparse, planner
+from draftwise.core.readable import human_bytes, human_ctx
 from draftwise.core.resolver import SpecDecision
 from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.format import human_bytes, human_ctx
 from draftwise.viewmodels.i18n import N_, tr
 
 KV_TYPES = ("f16", "q8_0", "q4_0")

@@ -259,3 +259,16 @@ def test_network_mode_says_where_other_computers_reach_it(tmp_path, monkeypatch)
 
 def test_lan_addresses_leave_out_loopback():
     assert all(not a.startswith("127.") and not a.startswith("169.254.") for a in ls.lan_addresses())
+
+
+def test_launch_env_uses_only_the_gpus_of_the_engines_backend(tmp_path):
+    """The inventory lists every GPU any driver reports; a Vulkan build hides its iGPU and
+    ignores what nvidia-smi said."""
+    model = gguf.read_model(tm.write_tiny_model(tmp_path / "m.gguf", tm.TinyModel())[0])
+    inventory = [_HwGpu(0, "cuda", "RTX 3060"), _HwGpu(0, "vulkan", "Intel UHD", integrated=True),
+                 _HwGpu(1, "vulkan", "RTX 3060")]
+    spec = ls.llamacpp_launch(Path("/opt/llama-server"), model, ls.NO_SPECULATION, port=8080,
+                              backend="vulkan", gpus=inventory)
+    assert spec.env["GGML_VK_VISIBLE_DEVICES"] == "1"
+    cpu = ls.llamacpp_launch(Path("/opt/llama-server"), model, ls.NO_SPECULATION, port=8080, gpus=inventory)
+    assert "GGML_VK_VISIBLE_DEVICES" not in cpu.env and "CUDA_VISIBLE_DEVICES" not in cpu.env

@@ -82,7 +82,7 @@ def _prepare(args: argparse.Namespace):
             engine.binary, port=port,
             network=args.network, api_key=os.environ.get("DRAFTWISE_API_KEY") or None,
             backend=engine.backend, pinned_port=args.port is not None,
-            gpus=[g for g in machine.gpus if g.backend == engine.backend],
+            gpus=machine.gpus,
             notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())),
         )
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:

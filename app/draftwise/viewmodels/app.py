@@ -617,6 +617,9 @@ class AppViewModel(QObject):
                     fallback_plan_args=out.fallback_plan_args,
                     api_key=self.settings.api_key, backend=engine.backend, notes=notes,
                     network=self.settings.network,
+                    # The same GPU environment decisions as `draftwise launch` (ROCm override,
+                    # an iGPU hidden beside a dGPU).
+                    gpus=self.machine.gpus if self.machine is not None else (),
                 )
         except (launch_spec.LaunchError, OSError) as exc:
             self.launch_error = translate(str(exc))

@@ -370,6 +370,8 @@ def llamacpp_launch(
             binary, model, NO_SPECULATION, extra_args=extra_args, host=host, port=port,
             plan_args=plan_args if fallback_plan_args is None else fallback_plan_args,
         ))
+    # The machine's inventory lists every GPU any driver reports; this build sees its own.
+    gpus = [g for g in gpus if g.backend == backend]
     env, gpu_notes = engine_env(
         Path(binary).parent, key, backend=backend, gpus=gpus, chosen_gpus=chosen_gpus,
         kernel_targets=kernel_targets,

@@ -117,7 +117,7 @@ def prepare(
         chosen = resolver.resolve(model, options, caps)
     except resolver.ResolveError as exc:
         raise PrepareError(exc.field, str(exc)) from exc
-    draft = _read_draft(chosen.draft)
+    draft = chosen.draft_info or _read_draft(chosen.draft)
     try:
         result = planner.plan(model, chosen, machine, request.prefs, draft)
     except ValueError as exc:  # a KV type or context this model cannot take

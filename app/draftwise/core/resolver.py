@@ -69,6 +69,8 @@ class SpecDecision:
     # Drafters auto left out because they made this engine fail before (their keys): the
     # window offers to try them again.
     left_out: tuple[str, ...] = ()
+    # The draft's header as the resolver read it, so the planner need not read it again.
+    draft_info: gguf.ModelInfo | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -225,15 +227,17 @@ def resolve(
         argv: tuple[str, ...] = ()
         notes = [f"Your own --spec-type {users} is used; automatic detection was skipped."]
         draft_path = None
+        users_draft = None
         if options.draft is not None:
             # The field is the only place a draft may come from (rule 7), so pass it on.
-            _explicit_draft(model, options.draft, read)
+            users_draft = _explicit_draft(model, options.draft, read)
             draft_path = options.draft
             argv = _spec_argv(caps, users, draft_path)[2:]
             notes.append(f"The draft model {draft_path.name} is passed to the engine.")
         if _split_mode_tensor(extra):
             warnings.append(_SPLIT_WARNING)
-        return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings))
+        return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings),
+                            draft_info=users_draft)
 
     # 4. An explicit draft: checked, typed by its own tensors, never dropped by fallback.
     if options.draft is not None:
@@ -254,7 +258,7 @@ def resolve(
         decision = SpecDecision(
             spec_type, options.draft, EXPLICIT, False, _spec_argv(caps, spec_type, options.draft),
             notes=(f"Using your draft model {options.draft.name} ({_type_words(spec_type)}).",),
-            drafter_key=drafter_key(options.draft, spec_type),
+            drafter_key=drafter_key(options.draft, spec_type), draft_info=draft_info,
         )
         return _with_split_warning(decision, extra)
 
@@ -373,7 +377,7 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
         return SpecDecision(
             best.spec_type, best.path, AUTO_COMPANION, True, _spec_argv(caps, best.spec_type, best.path),
             notes=(why, *notes), drafter_key=drafter_key(best.path, best.spec_type), skipped=tuple(skipped),
-            left_out=tuple(left_out),
+            left_out=tuple(left_out), draft_info=best.info,
         )
 
     if options.ngram_when_no_drafter and caps.has_spec_type("ngram-mod"):

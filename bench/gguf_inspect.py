@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
 
-from draftwise.core.gguf import read_header, read_model  # noqa: E402
+from draftwise.core.gguf.reader import read_header, read_model  # noqa: E402
 
 N_VOCAB = 151_936
 N_MERGES = 151_387

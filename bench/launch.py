@@ -41,9 +41,11 @@ SCRATCH = Path(tempfile.mkdtemp(prefix="draftwise-bench-"))
 os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
-from draftwise.core import gguf, resolver  # noqa: E402
-from draftwise.core.broken_drafters import BrokenDrafters  # noqa: E402
-from draftwise.core.engines import capabilities, headless, launch_spec, provision  # noqa: E402
+from draftwise.core.engines import capabilities, provision  # noqa: E402
+from draftwise.core.gguf import reader as gguf  # noqa: E402
+from draftwise.core.launch import headless, launch_spec  # noqa: E402
+from draftwise.core.speculation import resolver  # noqa: E402
+from draftwise.core.speculation.broken import BrokenDrafters  # noqa: E402
 from draftwise.testing import tinymodels as tm  # noqa: E402
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -139,7 +141,7 @@ def fallback_latency(folder: Path) -> tuple[float, float]:
 def log_flood(app, lines: int = 300_000) -> dict[str, float]:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
-    from draftwise.core.resolver import NONE, SpecDecision
+    from draftwise.core.speculation.resolver import NONE, SpecDecision
     from draftwise.services.engine_process import EngineProcess
 
     script = ("import sys\nw = sys.stdout.write\n"
@@ -198,7 +200,7 @@ def log_flood(app, lines: int = 300_000) -> dict[str, float]:
 
 
 def cycles(model_path: Path, n: int) -> dict[str, float]:
-    from draftwise.core import orphans
+    from draftwise.core.launch import orphans
 
     pids: list[int] = []
     start = time.perf_counter()

@@ -4,7 +4,7 @@ For tiny-but-structured models of several architectures (tinymodels/tinyarchs: n
 ~1060 tokens, 4-6 blocks), at several contexts, KV types and slot counts, this plans a
 CPU launch (a described machine with plenty of RAM, so the plan is exactly what was asked),
 starts the real engine with the plan's arguments and `-lv 4`, reads the engine's buffer
-lines (core/logparse.py) and prints planned vs actual per component:
+lines (core/planning/logparse.py) and prints planned vs actual per component:
 
     weights   model buffers                       target: within 2 %
     kv        KV + recurrent-state buffers         target: within 2 %
@@ -28,10 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from draftwise.core import gguf, logparse, planner
-from draftwise.core.engines import headless
-from draftwise.core.hardware import GB, cpu_only
-from draftwise.core.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import headless
+from draftwise.core.machine.hardware import GB, cpu_only
+from draftwise.core.planning import logparse, planner
+from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, draft_model
 
@@ -176,7 +177,7 @@ def run_case(case: Case, binary: Path, folder: Path) -> dict:
 
 
 def plan_weights_nextn(info: gguf.ModelInfo) -> tuple[int, ...]:
-    from draftwise.core import memory
+    from draftwise.core.planning import memory
 
     return memory.read_weight_table(info).nextn
 

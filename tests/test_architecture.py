@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -18,19 +19,33 @@ def _lint_imports() -> list[str]:
 def test_import_contracts_hold():
     out = subprocess.run(_lint_imports(), cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 3 kept, 0 broken" in out.stdout
+    assert "Contracts: 5 kept, 0 broken" in out.stdout
+
+
+def _lint_copy_with(tmp_path: Path, rel: str, text: str) -> subprocess.CompletedProcess[str]:
+    """lint-imports on a copy of the tree with one planted file (the checkout stays untouched)."""
+    shutil.copytree(ROOT / "app", tmp_path / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "app" / rel).write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "app")}
+    return subprocess.run(_lint_imports(), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env=env)
 
 
 def test_contract_catches_qt_in_core(tmp_path):
     """A Qt import planted in core must break the contract (the check can fail)."""
-    planted = ROOT / "app" / "draftwise" / "core" / "_planted_qt_import.py"
-    planted.write_text("import PySide6.QtCore  # noqa: F401\n")
-    try:
-        out = subprocess.run(_lint_imports(), cwd=ROOT, capture_output=True, text=True, timeout=300)
-    finally:
-        planted.unlink()
+    out = _lint_copy_with(tmp_path, "draftwise/core/_planted_qt_import.py",
+                          "import PySide6.QtCore  # noqa: F401\n")
     assert out.returncode != 0
-    assert "BROKEN" in out.stdout
+    assert "core stays pure Python (no Qt) BROKEN" in out.stdout
+
+
+def test_contract_catches_an_upward_import_inside_core(tmp_path):
+    """The GGUF reader importing the launcher breaks the layers inside core."""
+    out = _lint_copy_with(tmp_path, "draftwise/core/gguf/_planted.py",
+                          "from draftwise.core.launch import crash  # noqa: F401\n")
+    assert out.returncode != 0
+    assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
 
 
 def test_no_shell_and_no_swallowed_errors():

@@ -10,8 +10,10 @@ import struct
 
 import pytest
 
-from draftwise.core import check_models, gguf, gguf_write
-from draftwise.core.gguf_write import TensorSpec, Typed
+from draftwise.core.check import check_models
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.gguf import writer as gguf_write
+from draftwise.core.gguf.writer import TensorSpec, Typed
 
 CASES = ["llama", "mtp"]
 
@@ -124,7 +126,7 @@ def test_writer_refuses_what_it_cannot_type(tmp_path):
 
 # ------------------------------------------------------------------ the real engine
 def _serve(engine, path, tmp_path, *args):
-    from draftwise.core.engines import headless
+    from draftwise.core.launch import headless
 
     server = headless.start_server(engine.binary, path, extra_args=list(args), log_dir=tmp_path)
     try:

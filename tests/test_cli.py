@@ -135,8 +135,8 @@ def test_planned_argv_parses_in_the_real_engine(engine, tmp_path):
 
 
 def test_broken_list_and_clear(tmp_path, monkeypatch):
-    from draftwise.core.broken_drafters import BrokenDrafters
-    from draftwise.core.resolver import drafter_key
+    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.speculation.resolver import drafter_key
 
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     draft = write_tiny_model(tmp_path / "Tiny-draft.gguf", TinyModel(n_layer=1, n_embd=32))[0]

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import crash, launch_flow
-from draftwise.core.broken_drafters import BrokenDrafters, engine_identity
-from draftwise.core.crash import ExitStatus, classify
-from draftwise.core.engines.launch_spec import LaunchSpec
-from draftwise.core.launch_flow import (
+from draftwise.core.launch import crash, launch_flow
+from draftwise.core.launch.crash import ExitStatus, classify
+from draftwise.core.launch.launch_flow import (
     FAILED,
     LOADING,
     READY,
@@ -33,7 +31,9 @@ from draftwise.core.launch_flow import (
     Stopped,
     Terminate,
 )
-from draftwise.core.resolver import AUTO_COMPANION, AUTO_MTP, EXPLICIT, SpecDecision
+from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.speculation.broken import BrokenDrafters, engine_identity
+from draftwise.core.speculation.resolver import AUTO_COMPANION, AUTO_MTP, EXPLICIT, SpecDecision
 
 # ------------------------------------------------------------------ the classifier
 DRAFT_MISSING = """\

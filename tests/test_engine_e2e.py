@@ -9,7 +9,7 @@ import sys
 import psutil
 import pytest
 
-from draftwise.core.engines import headless
+from draftwise.core.launch import headless
 
 pytestmark = pytest.mark.engine
 

@@ -13,10 +13,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from draftwise.core import crash, gguf, orphans, resolver
-from draftwise.core.broken_drafters import BrokenDrafters
-from draftwise.core.engines import capabilities, launch_spec
-from draftwise.core.resolver import NONE, SpecDecision
+from draftwise.core.engines import capabilities
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import crash, launch_spec, orphans
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation.broken import BrokenDrafters
+from draftwise.core.speculation.resolver import NONE, SpecDecision
 from draftwise.services.engine_process import EngineProcess
 from draftwise.testing import tinymodels as tm
 

@@ -19,7 +19,7 @@ from gguf import GGUFValueType as V
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from draftwise.core import gguf as g
+from draftwise.core.gguf import reader as g
 
 CASE_SECONDS = 1.0  # one parse of a few-KB file takes well under a millisecond
 HUGE = [2**64 - 1, 2**63, 2**63 - 1, 2**62, 2**40, 2**32, 2**32 - 1, 2**31, 10**9, 65536]

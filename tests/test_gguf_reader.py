@@ -1,4 +1,4 @@
-"""draftwise.core.gguf: the header reader against gguf-py, the summary, and damaged files."""
+"""draftwise.core.gguf.reader: the header reader against gguf-py, the summary, and damaged files."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFValueType as V
 
-from draftwise.core import gguf as g
-from draftwise.core.gguf_types import GGML_TYPES
+from draftwise.core.gguf import reader as g
+from draftwise.core.gguf.ggml_types import GGML_TYPES
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 # --- writing fixtures -----------------------------------------------------------------------

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import hardware
-from draftwise.core.hardware import GB, Gpu, Machine, MiB
+from draftwise.core.machine import hardware
+from draftwise.core.machine.hardware import GB, Gpu, Machine, MiB
 
 LIST_2X_CUDA = """\
 ggml_cuda_init: found 2 CUDA devices:

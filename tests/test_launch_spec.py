@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import gguf, resolver
-from draftwise.core.engines import launch_spec as ls
-from draftwise.core.engines import llamacpp, mlx, vllm
 from draftwise.core.engines.capabilities import pinned_caps
-from draftwise.core.engines.launch_spec import LaunchError, gpu_env
-from draftwise.core.hardware import Gpu as _HwGpu
-from draftwise.core.hardware import gfx_name
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import launch_spec as ls
+from draftwise.core.launch import llamacpp, mlx, vllm
+from draftwise.core.launch.launch_spec import LaunchError, gpu_env
+from draftwise.core.machine.hardware import Gpu as _HwGpu
+from draftwise.core.machine.hardware import gfx_name
+from draftwise.core.speculation import resolver
 from draftwise.testing import tinymodels as tm
 
 CAPS = pinned_caps()

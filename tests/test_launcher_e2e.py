@@ -24,9 +24,11 @@ import psutil
 import pytest
 
 from draftwise.cli.launch import EXIT_NOT_READY
-from draftwise.core import crash, gguf, launch_flow, orphans, resolver
-from draftwise.core.broken_drafters import BrokenDrafters
-from draftwise.core.engines import capabilities, headless, launch_spec
+from draftwise.core.engines import capabilities
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import crash, headless, launch_flow, launch_spec, orphans
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
 
 ROOT = Path(__file__).resolve().parents[1]

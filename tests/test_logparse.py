@@ -4,8 +4,8 @@ names a CUDA build prints."""
 
 from __future__ import annotations
 
-from draftwise.core import logparse
-from draftwise.core.logparse import DRAFT, TARGET
+from draftwise.core.planning import logparse
+from draftwise.core.planning.logparse import DRAFT, TARGET
 
 MiB = 1 << 20
 

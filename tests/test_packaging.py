@@ -113,7 +113,8 @@ def test_resources_follow_meipass_and_override(monkeypatch, tmp_path):
 
 # ------------------------------------------------------------------ the tiny GGUF without numpy
 def test_tiny_llama_reads_back(tmp_path):
-    from draftwise.core import check_models, gguf
+    from draftwise.core.check import check_models
+    from draftwise.core.gguf import reader as gguf
 
     path = check_models.write_llama(tmp_path / "t.gguf", name="draftwise-selftest")
     info = gguf.read_model(path)
@@ -130,7 +131,8 @@ def test_test_models_are_written_without_numpy_or_gguf_py(tmp_path):
         "import sys; sys.modules['numpy'] = None; sys.modules['gguf'] = None\n"
         "from pathlib import Path\n"
         "from draftwise import selftest  # noqa: F401\n"
-        "from draftwise.core import check_models, gguf, machine_check  # noqa: F401\n"
+        "from draftwise.core.check import check_models, machine_check  # noqa: F401\n"
+        "from draftwise.core.gguf import reader as gguf  # noqa: F401\n"
         f"d = Path({str(tmp_path)!r})\n"
         "for p in (check_models.write_llama(d / 'l.gguf'), check_models.write_mtp(d / 'm.gguf')):\n"
         "    print(gguf.read_model(p).architecture)\n"

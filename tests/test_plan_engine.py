@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import gguf, logparse, planner
-from draftwise.core.engines import headless
-from draftwise.core.hardware import GB, Gpu, Machine, cpu_only
-from draftwise.core.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import headless
+from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
+from draftwise.core.planning import logparse, planner
+from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, draft_model
 
@@ -94,7 +95,7 @@ def test_planned_setups_launch_and_match(engine, models, tmp_path, name, ctx, kv
 
 
 def test_mtp_plan_launches_with_its_draft_context(engine, models, tmp_path):
-    from draftwise.core import memory
+    from draftwise.core.planning import memory
 
     info = gguf.read_model(models["mtp"])
     plan = planner.plan(info, MTP, cpu_only(8 * GB), planner.PlanPrefs(ctx=8192))

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import gguf, logparse, planner
-from draftwise.core import memory as mem
-from draftwise.core.hardware import GB, Gpu, Machine, cpu_only
-from draftwise.core.resolver import (
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
+from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import memory as mem
+from draftwise.core.speculation.resolver import (
     AUTO_COMPANION,
     AUTO_MTP,
     AUTO_NGRAM,

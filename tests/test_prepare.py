@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from draftwise.core import planner, prepare
 from draftwise.core.engines.capabilities import pinned_caps
-from draftwise.core.hardware import Machine
+from draftwise.core.launch import prepare
+from draftwise.core.machine.hardware import Machine
+from draftwise.core.planning import planner
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
 
 CAPS = pinned_caps()
@@ -117,7 +118,7 @@ def test_a_drafter_file_is_refused_as_the_model(tmp_path):
 
 def test_kv_types_follow_the_head_size(tmp_path):
     """A quantized KV cache needs head sizes divisible by 32; the engine refuses otherwise."""
-    from draftwise.core import gguf
+    from draftwise.core.gguf import reader as gguf
     from draftwise.testing.tinymodels import mtp_model
 
     small_heads = write_tiny_model(tmp_path / "GLM-tiny.gguf", mtp_model())[0]  # head size 16

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from draftwise.core import gguf, resolver
 from draftwise.core.engines.capabilities import parse_help, pinned_caps
-from draftwise.core.resolver import ResolveError, SpecOptions, resolve
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation.resolver import ResolveError, SpecOptions, resolve
 from draftwise.testing.tinymodels import TinyModel, llama_tensors, write_tiny_model
 
 CAPS = pinned_caps()

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import gguf
-from draftwise.core.engines import capabilities, headless
-from draftwise.core.resolver import SpecOptions, resolve
+from draftwise.core.engines import capabilities
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import headless
+from draftwise.core.speculation.resolver import SpecOptions, resolve
 from draftwise.testing.tinymodels import (
     TinyModel,
     draft_model,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.engines import headless
+from draftwise.core.launch import headless
 from draftwise.testing import tinymodels as tm
 
 pytestmark = pytest.mark.engine

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core import crash
+from draftwise.core.check.machine_check import CheckStep
 from draftwise.core.engines import capabilities
-from draftwise.core.machine_check import CheckStep
+from draftwise.core.launch import crash
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
 from draftwise.viewmodels import speculation as spec_vm
@@ -148,7 +148,7 @@ def test_scan_never_blocks_and_a_new_scan_cancels_the_old(qtbot, models) -> None
 
 # ------------------------------------------------------------------ speculation: draft checks
 def test_check_draft_states(models, tmp_path: Path) -> None:
-    from draftwise.core import gguf
+    from draftwise.core.gguf import reader as gguf
 
     target = gguf.read_model(models["llama"])
     assert spec_vm.check_draft(target, "").state == spec_vm.EMPTY
@@ -266,7 +266,7 @@ def test_extra_args_errors_block_launch(qtbot, models) -> None:
 
 
 def test_a_drafter_the_plan_leaves_out_is_explained(qtbot, models) -> None:
-    from draftwise.core import hardware
+    from draftwise.core.machine import hardware
 
     vm = make_vm()
     vm.set_machine(hardware.cpu_only(hardware.GB + 9 * 2**20))  # a few MB free: the head costs context
@@ -423,8 +423,8 @@ class FakeProcess(QObject):
 
 
 def _spec(tmp_path: Path):
-    from draftwise.core import gguf
-    from draftwise.core.engines import launch_spec
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.launch import launch_spec
 
     model = gguf.read_model(write_tiny_model(tmp_path / "m.gguf")[0])
     return launch_spec.llamacpp_launch(Path("/x/llama-server"), model, launch_spec.NO_SPECULATION, port=8123)
@@ -489,8 +489,8 @@ def test_machine_check_posts_steps_from_a_worker(qtbot, monkeypatch) -> None:
 
 # ------------------------------------------------------------------ plan helpers
 def test_context_steps_and_planned_vs_actual(qtbot, models) -> None:
-    from draftwise.core import gguf
-    from draftwise.core.engines.launch_spec import NO_SPECULATION
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.launch.launch_spec import NO_SPECULATION
     from draftwise.viewmodels.plan import PlanViewModel, make_plan
 
     steps = context_steps(40960)
@@ -537,7 +537,7 @@ def test_japanese_translation_is_complete_and_switches(qtbot) -> None:
 
 
 def test_start_stops_engines_an_earlier_crash_left_and_says_so(qtbot, monkeypatch) -> None:
-    from draftwise.core import orphans
+    from draftwise.core.launch import orphans
 
     report = orphans.OrphanReport(4242, 8080, True, "Stopped an engine left running by an earlier Draftwise (pid 4242, port 8080).")
     calls = []
@@ -550,8 +550,8 @@ def test_start_stops_engines_an_earlier_crash_left_and_says_so(qtbot, monkeypatc
 
 # ------------------------------------------------------------------ QA review fixes
 def test_a_drafter_left_out_as_broken_is_said_and_can_be_tried_again(qtbot, tmp_path: Path) -> None:
-    from draftwise.core.broken_drafters import BrokenDrafters
-    from draftwise.core.resolver import drafter_key
+    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.speculation.resolver import drafter_key
 
     t = TinyModel(name="tiny-llama")
     model = write_tiny_model(tmp_path / "fam" / "tiny-llama-F32.gguf", t)[0]
@@ -639,8 +639,10 @@ def _companion_folder(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_core_sentences_show_in_japanese(japanese, tmp_path: Path) -> None:
-    from draftwise.core import gguf, planner, resolver
-    from draftwise.core.hardware import Machine
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.machine.hardware import Machine
+    from draftwise.core.planning import planner
+    from draftwise.core.speculation import resolver
     from draftwise.viewmodels.core_text import translate
 
     target, draft = _companion_folder(tmp_path)
@@ -689,7 +691,8 @@ def test_launch_failure_and_banner_in_japanese(qtbot, japanese, tmp_path: Path) 
 
 
 def test_core_sentences_stay_english_in_english(tmp_path: Path) -> None:
-    from draftwise.core import gguf, resolver
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.speculation import resolver
     from draftwise.viewmodels.core_text import translate
 
     target, _draft = _companion_folder(tmp_path)
@@ -715,10 +718,12 @@ def _core_sentences(tmp_path: Path) -> list[str]:
     """Every sentence the resolver, planner, crash and launch code produce on a set of cases."""
     from dataclasses import replace
 
-    from draftwise.core import gguf, planner, resolver
-    from draftwise.core import memory as mem
-    from draftwise.core.engines import launch_spec
-    from draftwise.core.hardware import GB, Gpu, Machine
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.launch import launch_spec
+    from draftwise.core.machine.hardware import GB, Gpu, Machine
+    from draftwise.core.planning import memory as mem
+    from draftwise.core.planning import planner
+    from draftwise.core.speculation import resolver
 
     caps = capabilities.pinned_caps()
     out: list[str] = []

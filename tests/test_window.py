@@ -191,7 +191,7 @@ def test_forced_fallback_shows_the_banner(qtbot, window, engine, tmp_path: Path)
     assert "Speculation was turned off" in text and "without speculation" in text
     assert win.vm.launch.fallback_reason
     # Remembered: the next plan for this engine leaves the drafter out without crashing first.
-    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.speculation.broken import BrokenDrafters
 
     assert any("tiny-llama-draft.gguf" in key for key in BrokenDrafters().broken_for(engine.binary))
     qtbot.waitUntil(lambda: "tiny-llama-draft.gguf" not in win.command.toPlainText(), timeout=10000)

@@ -6,7 +6,7 @@ read back, a launch is planned, and (with an engine) llama-server is started on 
 model, answers a completion and is stopped with nothing left running. Each step prints one
 line as it finishes; the last line is `self-test passed` or `self-test failed`.
 
-The test model is written in pure Python (`draftwise.core.check_models`, no numpy, no
+The test model is written in pure Python (`draftwise.core.check.check_models`, no numpy, no
 gguf-py): the frozen app does not carry those (about 40 MB); "Check this machine" writes its
 models the same way.
 
@@ -188,8 +188,9 @@ def _pick_engine(mode: str):
 
 def _plan(info, engine):
     """The launch the app would make for `info`: core.prepare (resolver -> planner) -> LaunchSpec."""
-    from draftwise.core import hardware, prepare
-    from draftwise.core.engines import capabilities, launch_spec
+    from draftwise.core.engines import capabilities
+    from draftwise.core.launch import launch_spec, prepare
+    from draftwise.core.machine import hardware
 
     caps = capabilities.capabilities(engine.binary) if engine else capabilities.pinned_caps()
     machine = hardware.inventory(engine.binary if engine else None)
@@ -279,8 +280,9 @@ def _run(report: Report, engine_mode: str, frozen: bool, window_factory) -> int:
 
 
 def _engine_steps(report: Report, tmp: Path, engine_mode: str) -> None:
-    from draftwise.core import check_models, gguf
-    from draftwise.core.engines import headless
+    from draftwise.core.check import check_models
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.launch import headless
 
     state: dict[str, Any] = {}
 

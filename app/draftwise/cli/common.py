@@ -16,7 +16,9 @@ class UserError(Exception):
 def request_from(args: argparse.Namespace):
     """The core's launch request from the shared options (model, --mtp, --draft, --ctx, --kv,
     engine arguments after --, and plan's --backend/--ngram where given)."""
-    from draftwise.core import planner, prepare, resolver
+    from draftwise.core.launch import prepare
+    from draftwise.core.planning import planner
+    from draftwise.core.speculation import resolver
 
     try:
         prefs = planner.prefs_from_options(ctx=args.ctx, kv=args.kv)

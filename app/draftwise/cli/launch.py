@@ -46,9 +46,11 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace):
-    from draftwise.core import hardware, orphans, paths, prepare
-    from draftwise.core.broken_drafters import BrokenDrafters
-    from draftwise.core.engines import discovery, headless, launch_spec
+    from draftwise.core import paths
+    from draftwise.core.engines import discovery
+    from draftwise.core.launch import headless, launch_spec, orphans, prepare
+    from draftwise.core.machine import hardware
+    from draftwise.core.speculation.broken import BrokenDrafters
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
@@ -92,7 +94,7 @@ def _prepare(args: argparse.Namespace):
 
 
 def _run(run, *, verbose: bool) -> int:
-    from draftwise.core import launch_flow as lf
+    from draftwise.core.launch import launch_flow as lf
 
     spec = run.spec
     print(f"model: {spec.model_path}", flush=True)

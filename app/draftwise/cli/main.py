@@ -18,7 +18,7 @@ from draftwise.core.readable import command_line, human_bytes, human_ctx, human_
 
 # ---------------------------------------------------------------- inspect
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from draftwise.core import gguf
+    from draftwise.core.gguf import reader as gguf
 
     try:
         info = gguf.read_model(Path(args.path))
@@ -78,7 +78,7 @@ def _engine_caps(configured: str | None = None):
 
 def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
     """The machine to plan for: a described one (--machine FILE.json) or this one."""
-    from draftwise.core import hardware
+    from draftwise.core.machine import hardware
 
     if getattr(args, "machine", None):
         try:
@@ -90,11 +90,11 @@ def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from draftwise.core import prepare
+    from draftwise.core.launch import prepare
 
     binary, caps = _engine_caps()
     request = request_from(args)
-    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.speculation.broken import BrokenDrafters
 
     # The same broken-drafter record as `launch`, so plan never promises what launch skips.
     broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
@@ -185,7 +185,7 @@ def cmd_engine_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- broken drafters
 def cmd_broken(args: argparse.Namespace) -> int:
-    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.speculation.broken import BrokenDrafters
 
     store = BrokenDrafters()
     if store.problem:
@@ -211,7 +211,7 @@ def cmd_broken(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
-    from draftwise.core.machine_check import run_check
+    from draftwise.core.check.machine_check import run_check
 
     ok = True
     for step in run_check(prompt=args.prompt):

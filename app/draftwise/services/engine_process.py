@@ -1,7 +1,7 @@
 """The engine as a QProcess the window can hold: start, watch, stop, never block the UI.
 
 A thin owner in the manner of qutebrowser's guiprocess: every decision (stages, fallback,
-crash causes, warnings) is core/launch_flow.py's, shared with the headless CLI runner.
+crash causes, warnings) is core/launch/launch_flow.py's, shared with the headless CLI runner.
 What lives here is the Qt side of it:
 
 - the process leads its own session (Unix: CreateNewSession) so a stop signals the whole
@@ -33,10 +33,9 @@ from PySide6.QtCore import (
 )
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkReply, QNetworkRequest
 
-from draftwise.core import crash, launch_flow, orphans
-from draftwise.core.broken_drafters import BrokenDrafters
-from draftwise.core.engines import headless
-from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.core.launch import crash, headless, launch_flow, orphans
+from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 

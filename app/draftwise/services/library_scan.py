@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from draftwise.core import gguf
+from draftwise.core.gguf import reader as gguf
 
 log = logging.getLogger(__name__)
 

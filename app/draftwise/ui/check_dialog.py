@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.machine_check import CheckStep
+from draftwise.core.check.machine_check import CheckStep
 from draftwise.ui.theme import text_color, title_font
 from draftwise.viewmodels.i18n import tr
 from draftwise.viewmodels.machine_check import MachineCheckViewModel

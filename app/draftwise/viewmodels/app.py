@@ -18,15 +18,17 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from draftwise.core import gguf, orphans, planner, prepare, resolver
 from draftwise.core import settings as settings_mod
-from draftwise.core.broken_drafters import BrokenDrafters
 from draftwise.core.engines import args as engine_args
-from draftwise.core.engines import launch_spec, llamacpp, mlx, vllm
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import launch_spec, llamacpp, mlx, orphans, prepare, vllm
+from draftwise.core.planning import planner
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.engine import EngineChoice, EngineViewModel

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.engines import capabilities, discovery, mlx, provision, vllm
+from draftwise.core.engines import capabilities, discovery, provision
 from draftwise.core.engines.capabilities import EngineCaps
-from draftwise.core.resolver import LLAMA_CPP
+from draftwise.core.launch import mlx, vllm
+from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
-from draftwise.core import crash
-from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.core.launch import crash
+from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.readable import human_duration
 from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.i18n import tr
@@ -28,7 +28,7 @@ EngineFactory = Callable[[LaunchSpec, QObject], Any]
 
 
 def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
-    from draftwise.core.broken_drafters import BrokenDrafters
+    from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
 
     # The record makes the next launch leave out a drafter that killed this one's start.

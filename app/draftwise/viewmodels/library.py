@@ -20,7 +20,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from draftwise.core import gguf
+from draftwise.core.gguf import reader as gguf
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.services.library_scan import LibraryScanner, ScanEntry, TaskRunner
 from draftwise.viewmodels.i18n import N_, tr

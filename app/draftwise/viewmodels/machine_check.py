@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.machine_check import CheckStep, run_check
+from draftwise.core.check.machine_check import CheckStep, run_check
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core import gguf
+from draftwise.core.gguf import reader as gguf
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.viewmodels.i18n import tr
 

@@ -16,9 +16,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core import gguf, hardware, logparse, planner
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.machine import hardware
+from draftwise.core.planning import logparse, planner
 from draftwise.core.readable import human_bytes, human_ctx
-from draftwise.core.resolver import SpecDecision
+from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.i18n import N_, tr
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core import gguf, resolver
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.speculation import resolver
 from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.i18n import N_, tr
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
-from draftwise.core.gguf_types import GGML_TYPES, ftype_name
+from draftwise.core.gguf.ggml_types import GGML_TYPES, ftype_name
 
 __all__ = [
     "ArrayInfo",

@@ -1,6 +1,6 @@
 """The memory plan: context, KV type, slots, offload and the drafter, for one machine.
 
-`plan()` sizes every buffer llama-server will allocate (core/memory.py, checked against
+`plan()` sizes every buffer llama-server will allocate (core/planning/memory.py, checked against
 the engine's own buffer lines by bench/plan_accuracy.py), places them on devices the way
 the engine does, and picks the largest setup that fits. When something has to give, the
 concessions come in the order of shared/docs/rules.md ("Planner"):
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from draftwise.core import gguf
-from draftwise.core import memory as mem
-from draftwise.core.hardware import GB, METAL, Gpu, Machine
-from draftwise.core.logparse import ActualMemory
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.machine.hardware import GB, METAL, Gpu, Machine
+from draftwise.core.planning import memory as mem
+from draftwise.core.planning.logparse import ActualMemory
 from draftwise.core.readable import human_ctx
-from draftwise.core.resolver import AUTO_SOURCES, SpecDecision
+from draftwise.core.speculation.resolver import AUTO_SOURCES, SpecDecision
 
 MiB = mem.MiB
 
@@ -737,7 +737,7 @@ def prefs_from_options(ctx: int | None = None, kv: str | None = None, slots: int
 
 def fit_state(model: gguf.ModelInfo, machine: Machine) -> str:
     """The library's badge: fits / partial / no, for the model alone at default settings."""
-    from draftwise.core.resolver import NONE  # noqa: PLC0415 - a constant
+    from draftwise.core.speculation.resolver import NONE  # noqa: PLC0415 - a constant
 
     spec = SpecDecision(None, None, NONE, False, ())
     try:

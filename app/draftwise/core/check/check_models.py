@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from draftwise.core.gguf_write import TensorSpec, write_gguf
+from draftwise.core.gguf.writer import TensorSpec, write_gguf
 
 # TinyModel's defaults.
 N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_CTX_TRAIN = 64, 4, 2, 128, 4096

@@ -13,10 +13,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from draftwise.core import gguf
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
+from draftwise.core.gguf import reader as gguf
 
 # Where the decision came from. Only the auto sources may be dropped by the launcher's
 # startup fallback: what the user chose stays theirs.

@@ -14,12 +14,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from draftwise.core import gguf
 from draftwise.core.engines import args as engine_args
-from draftwise.core.engines import llamacpp, provision
+from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
-from draftwise.core.hardware import Gpu
-from draftwise.core.resolver import NONE, SpecDecision
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import llamacpp
+from draftwise.core.machine.hardware import Gpu
+from draftwise.core.speculation.resolver import NONE, SpecDecision
 
 LOOPBACK = "127.0.0.1"
 ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - only when the user opts into the network

@@ -1,7 +1,7 @@
 """Run llama-server without Qt: for the CLI, the machine check, the tests and benchmarks.
 
 Two levels:
-- `HeadlessLaunch` drives a `LaunchSpec` through core/launch_flow.py (stages, readiness,
+- `HeadlessLaunch` drives a `LaunchSpec` through core/launch/launch_flow.py (stages, readiness,
   the startup fallback, crash causes) with the standard library — the same decisions the
   window's QProcess owner (services/engine_process.py) executes.
 - `start_server` is the bare minimum (start, wait for /health, stop) that the machine
@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from draftwise.core import crash, launch_flow, orphans
-from draftwise.core.broken_drafters import BrokenDrafters
 from draftwise.core.engines import provision
-from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.core.launch import crash, launch_flow, orphans
+from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftwise.core.engines.launch_spec import (
+from draftwise.core.launch.launch_spec import (
     ALL_INTERFACES,
     LOOPBACK,
     LaunchError,
@@ -25,8 +25,8 @@ from draftwise.core.engines.launch_spec import (
     new_api_key,
     require_no_speculation,
 )
-from draftwise.core.hardware import Gpu
-from draftwise.core.resolver import SpecDecision
+from draftwise.core.machine.hardware import Gpu
+from draftwise.core.speculation.resolver import SpecDecision
 
 MODULE = "vllm.entrypoints.openai.api_server"
 PACKAGE = "vllm"

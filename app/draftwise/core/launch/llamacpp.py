@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from draftwise.core import gguf
 from draftwise.core.engines import args as engine_args
-from draftwise.core.resolver import SpecDecision
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.speculation.resolver import SpecDecision
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080

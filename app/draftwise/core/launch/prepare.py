@@ -11,11 +11,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from draftwise.core import gguf, planner, resolver
-from draftwise.core.engines import launch_spec, llamacpp
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
-from draftwise.core.hardware import Machine
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import launch_spec, llamacpp
+from draftwise.core.machine.hardware import Machine
+from draftwise.core.planning import planner
+from draftwise.core.speculation import resolver
 
 
 class PrepareError(FieldError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from draftwise.core.engines.launch_spec import (
+from draftwise.core.launch.launch_spec import (
     LOOPBACK,
     LaunchError,
     LaunchSpec,
@@ -17,8 +17,8 @@ from draftwise.core.engines.launch_spec import (
     new_api_key,
     require_no_speculation,
 )
-from draftwise.core.engines.vllm import PythonEngine, find_python_package
-from draftwise.core.resolver import SpecDecision
+from draftwise.core.launch.vllm import PythonEngine, find_python_package
+from draftwise.core.speculation.resolver import SpecDecision
 
 MODULE = "mlx_lm.server"
 PACKAGE = "mlx_lm"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from draftwise.core import gguf
+from draftwise.core.gguf import reader as gguf
 
 MiB = 1 << 20
 GiB = 1 << 30

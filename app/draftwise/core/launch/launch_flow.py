@@ -1,6 +1,6 @@
 """The life of one engine launch as a state machine, shared by the CLI and the window.
 
-No processes, sockets or timers here: the drivers (core/engines/headless.py with the
+No processes, sockets or timers here: the drivers (core/launch/headless.py with the
 standard library, services/engine_process.py with QProcess) report what happened —
 started, output lines, a /health answer, an exit, a stop request, a clock tick — and carry
 out the actions returned. So the rules live once:
@@ -23,9 +23,9 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from draftwise.core import crash
-from draftwise.core.broken_drafters import BrokenDrafters
-from draftwise.core.engines.launch_spec import LaunchSpec
+from draftwise.core.launch import crash
+from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 

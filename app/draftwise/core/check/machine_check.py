@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftwise.core import check_models, paths
+from draftwise.core import paths
+from draftwise.core.check import check_models
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ def write_check_model(kind: str = "llama") -> Path:
 
 
 def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> Iterator[CheckStep]:
-    from draftwise.core import gguf
-    from draftwise.core.engines import discovery, headless
+    from draftwise.core.engines import discovery
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.launch import headless
 
     try:
         model = write_check_model()
@@ -77,7 +79,7 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
 
 
 def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
-    from draftwise.core.engines import headless
+    from draftwise.core.launch import headless
 
     try:
         seconds = server.wait_ready(timeout=120)
@@ -107,8 +109,10 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
 
 def _check_speculation(engine) -> Iterator[CheckStep]:
     """MTP auto on a tiny model with a head: the resolver's choice, run for real."""
-    from draftwise.core import gguf, resolver
-    from draftwise.core.engines import capabilities, headless
+    from draftwise.core.engines import capabilities
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.launch import headless
+    from draftwise.core.speculation import resolver
 
     try:
         path = write_check_model("mtp")

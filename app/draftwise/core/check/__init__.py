@@ -1,0 +1,1 @@
+"""The machine check: tiny models, a real start, MTP proven."""

@@ -1,0 +1,1 @@
+"""GGUF files: reading headers, GGML type sizes, writing small files."""

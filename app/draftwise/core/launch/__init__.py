@@ -1,0 +1,1 @@
+"""Starting an engine: argv, environment, the launch state machine, crashes, orphans."""

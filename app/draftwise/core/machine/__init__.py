@@ -1,0 +1,1 @@
+"""What this computer has: memory, GPUs, backends."""

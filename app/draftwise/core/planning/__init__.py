@@ -1,0 +1,1 @@
+"""The memory plan, and reading back what the engine really allocated."""

@@ -1,0 +1,1 @@
+"""Choosing the speculative setup and remembering drafters that broke."""

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test engine lint bench clean prereqs package
+.PHONY: run test engine engine-gpu lint bench clean prereqs package
 
 prereqs:
 	@if command -v dpkg-query >/dev/null; then bash packaging/debian-prereqs.sh; fi
@@ -16,9 +16,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Builds llama-server from the pinned source once per machine (about 20 min on 2 cores).
+# Builds llama-server from the pinned source once per machine (CPU: about 15 min on 2 cores).
 engine: $(STAMP)
-	$(PY) -m draftwise.cli.main engine install
+	$(PY) -m draftwise.cli.main engine install --backend cpu
+
+# The CPU and the Vulkan engine from one build tree (the tests' GPU tier runs on Mesa's
+# lavapipe, a Vulkan device on the CPU). Debian 12 needs Debian 13's Vulkan headers for this
+# ggml: vulkan-headers.sh fetches them into the cache without touching the system's sources.
+VULKAN_DEBS := glslc libvulkan-dev spirv-headers mesa-vulkan-drivers vulkan-tools
+engine-gpu: $(STAMP)
+	DRAFTWISE_EXTRA_DEBS="$(VULKAN_DEBS)" $(MAKE) prereqs
+	@if command -v apt-get >/dev/null; then \
+		bash packaging/vulkan-headers.sh "$$($(PY) -c 'from draftwise.core import paths; print(paths.cache_dir())')"; fi
+	$(PY) -m draftwise.cli.main engine install --backend cpu,vulkan
 
 # The window; on a machine without a display, the machine check in the terminal.
 run: engine
@@ -29,7 +39,7 @@ run: engine
 		$(PY) -m draftwise.cli.main check; \
 	fi
 
-test: engine
+test: engine-gpu
 	$(PY) -m ruff check app tests bench packaging installer
 	QT_QPA_PLATFORM=offscreen DRAFTWISE_REQUIRE_ENGINE=1 $(PY) -m pytest -q
 

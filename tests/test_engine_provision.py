@@ -70,6 +70,64 @@ def test_installed_engine_is_found_and_not_rebuilt(monkeypatch, data_dir):
     assert "already installed" in lines[-1]
 
 
+def test_source_download_builds_no_build_dependency_from_source(monkeypatch, data_dir):
+    """`--no-binary :all:` compiled CMake itself (27 min) before llama.cpp; only the sdist is source."""
+    seen = []
+
+    def fake_run(argv, _title, _say):
+        seen.append(argv)
+        raise provision.ProvisionError("stop here")
+
+    monkeypatch.setattr(provision, "_run", fake_run)
+    with pytest.raises(provision.ProvisionError, match="stop here"):
+        provision._source_tree(lambda *_a: None)
+    argv = seen[0]
+    assert argv[argv.index("--no-binary") + 1] == provision.SOURCE_PACKAGE
+    assert ":all:" not in argv
+
+
+def test_one_build_installs_the_cpu_and_the_vulkan_engine(monkeypatch, data_dir, tmp_path):
+    """One configure, one build; the CPU folder leaves the Vulkan module out."""
+    if not provision.uses_backend_modules():
+        pytest.skip("backend modules are built on x86 and ARM Linux only")
+    source = tmp_path / "src"
+    (source).mkdir()
+    monkeypatch.setattr(provision, "_source_tree", lambda _say: source)
+    monkeypatch.setattr(provision, "missing_tools", lambda _b: [])
+    monkeypatch.setattr(provision, "_vulkan_flags", lambda: ["-DVulkan_INCLUDE_DIR=/x"])
+    calls = []
+
+    def fake_run(argv, _title, _say):
+        calls.append(argv)
+        if "--build" in argv:
+            bin_dir = Path(argv[argv.index("--build") + 1]) / "bin"
+            _fake_engine(bin_dir)
+            for name in ("libggml-base.so", "libggml-cpu-haswell.so", "libggml-cpu-x64.so",
+                         "libggml-vulkan.so", "libggml-rpc.so", "libllama.so"):
+                (bin_dir / name).write_bytes(b"")
+            (bin_dir / "ggml-rpc-server").write_bytes(b"")
+
+    monkeypatch.setattr(provision, "_run", fake_run)
+    builds = provision.install_many(["cpu", "vulkan"])
+    assert [a[a.index("--build") + 1] for a in calls if "--build" in a] == [
+        str(provision.work_dir() / f"build-{provision.SOURCE_VERSION}-cpu-vulkan")]
+    configure = next(a for a in calls if "-S" in a)
+    assert {"-DGGML_BACKEND_DL=ON", "-DGGML_CPU_ALL_VARIANTS=ON", "-DGGML_RPC=ON",
+            "-DGGML_VULKAN=ON"} <= set(configure)
+    cpu = {p.name for p in builds["cpu"].folder.iterdir()}
+    vulkan = {p.name for p in builds["vulkan"].folder.iterdir()}
+    assert "libggml-vulkan.so" not in cpu and "libggml-cpu-haswell.so" in cpu
+    assert "libggml-vulkan.so" in vulkan and "ggml-rpc-server" in vulkan
+    assert "-DGGML_VULKAN=ON" not in builds["cpu"].build_flags
+
+
+def test_old_vulkan_headers_get_a_sentence_with_the_fix(monkeypatch, data_dir):
+    monkeypatch.delenv("DRAFTWISE_VULKAN_INCLUDE_DIR", raising=False)
+    monkeypatch.setattr(provision, "_system_vulkan_headers_ok", lambda: False)
+    with pytest.raises(provision.ProvisionError, match="vulkan-headers.sh"):
+        provision._vulkan_flags()
+
+
 def test_half_written_install_is_not_taken_for_an_engine(data_dir):
     folder = provision.install_folder("cpu")
     _fake_engine(folder)

@@ -157,13 +157,15 @@ def cmd_engine_install(args: argparse.Namespace) -> int:
             print(line, flush=True)
 
     try:
-        build = provision.install(args.backend, jobs=args.jobs, progress=progress, force=args.force)
+        backends = [b for item in args.backend or ["cpu"] for b in item.split(",") if b]
+        builds = provision.install_many(backends, jobs=args.jobs, progress=progress, force=args.force)
     except provision.ProvisionError as exc:
         raise UserError(str(exc)) from exc
-    secs = build.build_seconds
-    when = f" on {build.built_at[:10]}" if build.built_at else ""
-    took = "" if secs is None else f" (its build took {secs / 60:.1f} min{when})" if secs >= 60 else ""
-    print(f"llama-server {build.source_version} ({build.backend}) ready{took}: {build.binary}")
+    for build in builds.values():
+        secs = build.build_seconds
+        when = f" on {build.built_at[:10]}" if build.built_at else ""
+        took = "" if secs is None else f" (its build took {secs / 60:.1f} min{when})" if secs >= 60 else ""
+        print(f"llama-server {build.source_version} ({build.backend}) ready{took}: {build.binary}")
     return 0
 
 
@@ -251,7 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     eng = sub.add_parser("engine", help="install or list llama-server engines")
     esub = eng.add_subparsers(dest="engine_command", required=True)
     inst = esub.add_parser("install", help="build llama-server from the pinned source")
-    inst.add_argument("--backend", default="cpu", choices=["cpu", "cuda", "rocm", "vulkan", "metal"])
+    inst.add_argument(
+        "--backend", action="append", metavar="cpu|cuda|rocm|vulkan|metal",
+        help="the engine(s) to install; repeat or separate with commas to build them in one go "
+        "(default cpu)",
+    )
     inst.add_argument("--jobs", type=int, default=None)
     inst.add_argument("--force", action="store_true", help="rebuild even when installed")
     inst.add_argument("--verbose", action="store_true")

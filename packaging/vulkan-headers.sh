@@ -20,7 +20,14 @@ fi
 state="$cache/vulkan-headers-apt"
 mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$dest.partial"
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-echo "deb [signed-by=$keyring] http://deb.debian.org/debian trixie main" >"$state/sources.list"
+# The Debian mirror this machine already uses (its first non-security archive), asked for trixie.
+mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+  grep -oE 'https?://[^ ]+/debian/?( |$)' | grep -v security | head -n1 | tr -d ' ' || true)
+if [ -z "$mirror" ]; then
+  echo "vulkan-headers.sh: no Debian archive found in this machine's apt sources" >&2
+  exit 1
+fi
+echo "deb [signed-by=$keyring] ${mirror%/} trixie main" >"$state/sources.list"
 opts=(-o "Dir::Etc::sourcelist=$state/sources.list" -o "Dir::Etc::sourceparts=-"
       -o "Dir::State::Lists=$state/lists" -o "Dir::Cache=$state/cache"
       -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root" -o "APT::Get::List-Cleanup=0")

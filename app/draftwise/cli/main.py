@@ -267,9 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
-    from draftwise.cli import launch
+    from draftwise.cli import get, launch
 
     launch.add_parser(sub)
+    get.add_parser(sub)
 
     brk = sub.add_parser("broken", help="drafters that made the engine fail, which auto leaves out")
     bsub = brk.add_subparsers(dest="broken_command", required=True)

@@ -36,3 +36,8 @@ def config_dir() -> Path:
 
 def engines_dir() -> Path:
     return data_dir() / "engines"
+
+
+def models_dir() -> Path:
+    """Where downloaded models go unless the person chose a library folder."""
+    return _dir("DRAFTWISE_MODELS_DIR", str(data_dir() / "models"))

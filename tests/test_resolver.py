@@ -305,3 +305,14 @@ def test_explicit_mtp_head_of_another_architecture_is_refused(target, tmp_path):
     with pytest.raises(ResolveError, match="MTP head of a glm4moe model") as err:
         resolve(_read(target), SpecOptions(draft=head), CAPS)
     assert err.value.field == "draft"
+
+
+def test_family_name_pairs_a_publishers_small_model_with_its_big_one():
+    """Qwen publishes its 0.5B beside the 7B under its own name, not as a 'draft'."""
+    from draftwise.core.speculation.resolver import family_name
+
+    assert family_name(Path("qwen2.5-0.5b-instruct-q8_0.gguf")) == "qwen2.5"
+    assert family_name(Path("Qwen2.5-7B-Instruct-Q4_K_M-00001-of-00002.gguf")) == "qwen2.5"
+    assert family_name(Path("gemma-3-270m-it-Q8_0.gguf")) == family_name(Path("gemma-3-4b-it-Q4_K_M.gguf"))
+    assert family_name(Path("Qwen3-8B-Q4_K_M.gguf")) != family_name(Path("qwen2.5-0.5b-instruct-q8_0.gguf"))
+    assert family_name(Path("tiny-llama-F32.gguf")) == ""

@@ -78,6 +78,7 @@ class LibraryPanel(QWidget):
     model_chosen = Signal(str)
     add_folder_requested = Signal()
     open_file_requested = Signal()
+    get_models_requested = Signal()
 
     def __init__(self, vm: LibraryViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +118,8 @@ class LibraryPanel(QWidget):
         self.badges = BadgeDelegate(self.table)
         self.table.setItemDelegateForColumn(COL["mtp"], self.badges)
         self.table.setItemDelegateForColumn(COL["fit"], self.badges)
+        self.get_models = QPushButton()
+        self.get_models.setObjectName("getModels")
         self.add_folder = QPushButton()
         self.open_file = QPushButton()
         self.folders = QToolButton()
@@ -131,6 +134,7 @@ class LibraryPanel(QWidget):
         self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
 
         buttons = QHBoxLayout()
+        buttons.addWidget(self.get_models)
         buttons.addWidget(self.add_folder)
         buttons.addWidget(self.open_file)
         buttons.addWidget(self.folders)
@@ -147,6 +151,7 @@ class LibraryPanel(QWidget):
         self.search.textChanged.connect(vm.set_search)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.table.activated.connect(self._on_current)
+        self.get_models.clicked.connect(self.get_models_requested)
         self.add_folder.clicked.connect(self.add_folder_requested)
         self.open_file.clicked.connect(self.open_file_requested)
         self.folders_menu.aboutToShow.connect(self._fill_folders_menu)
@@ -157,13 +162,16 @@ class LibraryPanel(QWidget):
         self.search.setPlaceholderText(tr("Search models…"))
         self.search.setAccessibleName(tr("Search models"))
         self.table.setAccessibleName(tr("Model library"))
+        self.get_models.setText(tr("Get models…"))
+        self.get_models.setToolTip(tr("Download a model from the model hub, with its draft model where one exists"))
         self.add_folder.setText(tr("+ Add folder"))
         self.add_folder.setAccessibleName(tr("Add a folder of models"))
         self.open_file.setText(tr("Browse…"))
         self.open_file.setAccessibleName(tr("Open a model file"))
         self.folders.setText(tr("Folders"))
         self.folders.setAccessibleName(tr("Model folders"))
-        self.empty.setText(tr("No models yet.\n\nAdd a folder with .gguf models,\nor drop a .gguf file on this window."))
+        self.empty.setText(tr("No models yet.\n\nPress Get models… for a starter model chosen for this "
+                              "computer,\nadd a folder with .gguf models, or drop a .gguf file here."))
         self.refresh()
 
     def refresh(self) -> None:

@@ -620,6 +620,7 @@ class MainWindow(QMainWindow):
         self.library.model_chosen.connect(vm.open_model)
         self.library.add_folder_requested.connect(self.browse_folder)
         self.library.open_file_requested.connect(self.browse_model)
+        self.library.get_models_requested.connect(self.show_get_models)
         self.mtp_auto.toggled.connect(lambda on: vm.speculation.set_mtp("auto") if on else None)
         self.mtp_off.toggled.connect(lambda on: vm.speculation.set_mtp("off") if on else None)
         self.draft_edit.textChanged.connect(vm.speculation.set_draft)
@@ -1132,6 +1133,15 @@ class MainWindow(QMainWindow):
         # says it in passing.
         self.show_message(text)
         self.refresh_status()
+
+    def show_get_models(self) -> None:
+        from draftwise.ui.get_models_dialog import GetModelsDialog
+        from draftwise.viewmodels import get_models
+
+        if getattr(self, "_get_models_dialog", None) is None:
+            self._get_models_dialog = GetModelsDialog(get_models.for_app(self.vm), self)
+        self._get_models_dialog.show()
+        self._get_models_dialog.raise_()
 
     def show_check(self) -> None:
         if self._check_dialog is None:

@@ -48,17 +48,18 @@ class Progress:
         return self.done / self.total if self.total else 0.0
 
 
-def destination(folder: Path, model: RemoteModel) -> Path:
-    """Where the model's first file lands: <library>/<publisher>/<repository>/<file>."""
-    return folder.joinpath(*model.repo.split("/")) / Path(model.first.path).name
+def destination(folder: Path, model: RemoteModel, into: Path | None = None) -> Path:
+    """Where the model's first file lands: <library>/<publisher>/<repository>/<file>, or
+    `into` (a drafter goes into its target model's folder, where the resolver finds it)."""
+    return (into or folder.joinpath(*model.repo.split("/"))) / Path(model.first.path).name
 
 
 def part_path(final: Path) -> Path:
     return final.with_name(final.name + ".part")
 
 
-def bytes_on_disk(folder: Path, model: RemoteModel) -> int:
-    base = destination(folder, model).parent
+def bytes_on_disk(folder: Path, model: RemoteModel, into: Path | None = None) -> int:
+    base = destination(folder, model, into).parent
     total = 0
     for f in model.files:
         final = base / Path(f.path).name
@@ -69,9 +70,9 @@ def bytes_on_disk(folder: Path, model: RemoteModel) -> int:
     return total
 
 
-def check_disk(folder: Path, model: RemoteModel) -> None:
+def check_disk(folder: Path, model: RemoteModel, into: Path | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    need = model.size - bytes_on_disk(folder, model)
+    need = model.size - bytes_on_disk(folder, model, into)
     free = shutil.disk_usage(folder).free
     if need + DISK_MARGIN > free:
         raise HubError("folder", msg(
@@ -89,12 +90,13 @@ def download(
     progress: Callable[[Progress], None] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     revision: str = "main",
+    into: Path | None = None,
 ) -> Path:
-    """Download every file of `model` into `folder`; the path of its first file."""
-    check_disk(folder, model)
-    first = destination(folder, model)
+    """Download every file of `model` into `folder` (or `into`); the path of its first file."""
+    check_disk(folder, model, into)
+    first = destination(folder, model, into)
     first.parent.mkdir(parents=True, exist_ok=True)
-    meter = _Meter(model, bytes_on_disk(folder, model), progress)
+    meter = _Meter(model, bytes_on_disk(folder, model, into), progress)
     for f in model.files:
         final = first.parent / Path(f.path).name
         if final.is_file() and final.stat().st_size == f.size:

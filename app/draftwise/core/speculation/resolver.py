@@ -171,6 +171,19 @@ def family_prefix(path: Path) -> str:
         stem = shorter
 
 
+# "-1.5B", "_8b", "-270m": the parameter count in a file name; what precedes it is the family.
+_SIZE_TAG = re.compile(r"[-_](?:\d+x)?\d+(?:\.\d+)?[bm](?=[-_.]|$)", re.IGNORECASE)
+
+
+def family_name(path: Path) -> str:
+    """The model family a file name states: "qwen2.5" for qwen2.5-0.5b-instruct-q8_0 and for
+    Qwen2.5-7B-Instruct-Q4_K_M; "" when the name has no parameter count. Publishers name a
+    family's small model this way (Qwen's own 0.5B beside its 7B), not with "draft"."""
+    stem = family_prefix(path)
+    m = _SIZE_TAG.search(stem)
+    return stem[: m.start()].lower() if m else ""
+
+
 # ------------------------------------------------------------------ resolve
 Reader = Callable[[Path], gguf.ModelInfo]
 
@@ -412,6 +425,7 @@ def _companions(
     own = {f.resolve() for f in model.files}
     own_stem = gguf.shard_stem(model.path)
     prefix = family_prefix(model.path).lower()
+    family = family_name(model.path)
     half = model.size_bytes / 2
     found: list[_Candidate] = []
     seen_sets: set[str] = set()
@@ -432,7 +446,9 @@ def _companions(
             continue
         is_mtp_name = "mtp" in lower
         is_draft_name = any(w in lower for w in _DRAFT_WORDS)
-        has_prefix = len(prefix) >= 3 and lower.startswith(prefix)
+        has_prefix = (len(prefix) >= 3 and lower.startswith(prefix)) or (
+            len(family) >= 3 and family_name(path) == family
+        )
         if not (is_mtp_name or is_draft_name or has_prefix):
             continue
         try:

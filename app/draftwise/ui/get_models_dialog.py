@@ -1,0 +1,209 @@
+""""Get models": pick a starter or search the hub, see each file's size and fit, download."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from draftwise.core.hub import catalog
+from draftwise.core.hub.download import Progress
+from draftwise.core.readable import human_bytes, human_duration
+from draftwise.ui.theme import title_font
+from draftwise.viewmodels.get_models import GetModelsViewModel, text
+from draftwise.viewmodels.i18n import N_, tr
+
+REPO_ROLE = Qt.ItemDataRole.UserRole
+FIT_WORDS = {
+    "fits": N_("Fits this computer"),
+    "gpu-partly": N_("Fits, partly on the processor (slower)"),
+    "too-big": N_("Too big for this computer"),
+}
+
+
+class GetModelsDialog(QDialog):
+    def __init__(self, vm: GetModelsViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.setObjectName("getModelsDialog")
+        self.setWindowTitle(tr("Get models"))
+        self.resize(900, 560)
+
+        heading = QLabel(tr("Get models"))
+        heading.setFont(title_font(self.font(), 1.25))
+        intro = QLabel(tr(
+            "Pick a starter model for this computer, or search the model hub. Models go into "
+            "{folder} and appear in your library.").format(folder=vm.folder))
+        intro.setWordWrap(True)
+
+        self.starters = QListWidget()
+        self.starters.setObjectName("starters")
+        for s in vm.starters:
+            badge = tr("  + draft model") if s.drafter else ""
+            item = QListWidgetItem(f"{s.repo.split('/')[-1].removesuffix('-GGUF')}{badge}\n{text(s.about)}")
+            item.setData(REPO_ROLE, s.repo)
+            item.setToolTip(s.repo)
+            self.starters.addItem(item)
+        self.query = QLineEdit()
+        self.query.setPlaceholderText(tr("Search the hub, e.g. qwen 7b"))
+        self.search_button = QPushButton(tr("Search"))
+        self.hits = QListWidget()
+        self.hits.setObjectName("hits")
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(QLabel(tr("Starters for this computer")))
+        lv.addWidget(self.starters, 3)
+        row = QHBoxLayout()
+        row.addWidget(self.query, 1)
+        row.addWidget(self.search_button)
+        lv.addLayout(row)
+        lv.addWidget(self.hits, 2)
+
+        self.repo_label = QLabel(tr("Choose a model on the left to see its files."))
+        self.repo_label.setWordWrap(True)
+        self.files = QTableWidget(0, 4)
+        self.files.setObjectName("files")
+        self.files.setHorizontalHeaderLabels([tr("File"), tr("Quality"), tr("Size"), tr("Fits?")])
+        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.files.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.files.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.files.verticalHeader().hide()
+        self.files.horizontalHeaderItem(1).setToolTip(tr(
+            "How strongly the weights are compressed: Q4_K_M is a good balance; Q8_0 is closer "
+            "to the original and twice the size."))
+        self.drafter = QCheckBox(text(catalog.DRAFTER_OFFER))
+        self.drafter.setChecked(vm.with_drafter)
+        self.drafter.setToolTip(tr(
+            "A small model of the same family guesses the next words and the big model checks "
+            "them: same answers, faster. It is saved beside the model, where Draftwise finds it."))
+        self.download_button = QPushButton(tr("Download"))
+        self.download_button.setDefault(True)
+        self.cancel_button = QPushButton(tr("Stop"))
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.rate = QLabel()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setObjectName("status")
+
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        rv.addWidget(self.repo_label)
+        rv.addWidget(self.files, 1)
+        rv.addWidget(self.drafter)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.bar, 1)
+        buttons.addWidget(self.download_button)
+        buttons.addWidget(self.cancel_button)
+        rv.addLayout(buttons)
+        rv.addWidget(self.rate)
+        rv.addWidget(self.status)
+
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([330, 570])
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addWidget(intro)
+        layout.addWidget(split, 1)
+
+        self.starters.currentItemChanged.connect(self._on_pick)
+        self.hits.currentItemChanged.connect(self._on_pick)
+        self.search_button.clicked.connect(lambda: vm.search(self.query.text()))
+        self.query.returnPressed.connect(lambda: vm.search(self.query.text()))
+        self.download_button.clicked.connect(self._on_download)
+        self.files.doubleClicked.connect(lambda _i: self._on_download())
+        self.cancel_button.clicked.connect(vm.cancel)
+        self.drafter.toggled.connect(lambda on: setattr(vm, "with_drafter", on))
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self._on_escape)
+        vm.changed.connect(self.refresh)
+        vm.progress.connect(self._on_progress)
+        self.refresh()
+
+    def _on_pick(self, item: QListWidgetItem | None, _prev: object = None) -> None:
+        if item is not None:
+            self.vm.open_repo(item.data(REPO_ROLE))
+
+    def _on_download(self) -> None:
+        row = self.files.currentRow()
+        if 0 <= row < len(self.vm.models):
+            self.vm.fetch(self.vm.models[row])
+
+    def _on_escape(self) -> None:
+        if self.vm.downloading:
+            self.vm.cancel()
+        else:
+            self.reject()
+
+    def _on_progress(self, p: Progress) -> None:
+        self.bar.setValue(int(p.fraction * 1000))
+        left = tr(", {time} left").format(time=human_duration(p.eta_s)) if p.eta_s is not None else ""
+        self.rate.setText(tr("{done} of {total} — {speed}/s{left}").format(
+            done=human_bytes(p.done), total=human_bytes(p.total), speed=human_bytes(p.speed), left=left))
+
+    def refresh(self) -> None:
+        vm = self.vm
+        if self.hits.count() != len(vm.hits):
+            self.hits.clear()
+            for h in vm.hits:
+                gated = tr("  (asks for an access token)") if h.gated else ""
+                item = QListWidgetItem(f"{h.repo}{gated}")
+                item.setData(REPO_ROLE, h.repo)
+                item.setToolTip(tr("{n} downloads").format(n=f"{h.downloads:,}"))
+                self.hits.addItem(item)
+        if vm.repo:
+            self.repo_label.setText(tr("Loading {repo}…").format(repo=vm.repo) if vm.loading and not vm.models
+                                    else vm.repo)
+        self._fill_files()
+        offer = vm.drafter_offer()
+        self.drafter.setVisible(offer is not None)
+        self.download_button.setEnabled(bool(vm.models) and not vm.downloading)
+        self.cancel_button.setVisible(vm.downloading)
+        self.bar.setVisible(vm.downloading)
+        self.rate.setVisible(vm.downloading)
+        self.status.setProperty("kind", "error" if vm.error else "")
+        self.status.setText(vm.error or vm.status)
+        self.status.style().polish(self.status)
+
+    def _fill_files(self) -> None:
+        vm = self.vm
+        if self.files.rowCount() == len(vm.models) and all(
+            self.files.item(r, 0).text() == m.name for r, m in enumerate(vm.models)
+        ):
+            return
+        self.files.setRowCount(len(vm.models))
+        best = None
+        for r, m in enumerate(vm.models):
+            fit = vm.fit(m)
+            name = m.name + (tr("  (draft model)") if m.drafter else "")
+            parts = tr(" in {n} parts").format(n=len(m.files)) if len(m.files) > 1 else ""
+            cells = (name, m.quant or "?", human_bytes(m.size) + parts, tr(FIT_WORDS[fit.level]))
+            for c, value in enumerate(cells):
+                self.files.setItem(r, c, QTableWidgetItem(value))
+            if best is None and fit.level == "fits" and not m.drafter and (m.quant or "").startswith("Q4"):
+                best = r
+        if vm.models:
+            self.files.selectRow(best if best is not None else 0)

@@ -1,0 +1,193 @@
+""""Get models": starters, hub search, a repository's files with their fit, one download.
+
+Every hub call runs off the GUI thread as one small named operation (search, list, fetch), so
+a slow network never freezes the window; the newest search or listing wins, older answers are
+dropped. The download reports progress, can be cancelled (what arrived is kept: the next
+download continues from there), and, when the model's family has a known drafter, fetches the
+drafter into the model's folder so that "MTP: auto" finds it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from draftwise.core.hub import catalog, client, download
+from draftwise.core.hub.files import Fit, RemoteModel, judge_fit
+from draftwise.core.machine.hardware import Machine
+from draftwise.core.messages import Message
+from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels.i18n import tr
+
+
+def text(m: Message | str) -> str:
+    """A core sentence in the window's language."""
+    return m.render(tr) if isinstance(m, Message) else str(m)
+
+
+# ---------------------------------------------------------------- background operations
+def op_search(query: str) -> list[client.RepoHit]:
+    return client.search(query)
+
+
+def op_list(repo: str) -> list[RemoteModel]:
+    return client.list_models(repo)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    model: Path
+    drafter: Path | None
+
+
+def op_fetch(model: RemoteModel, folder: Path, drafter: catalog.Drafter | None, *,
+             report: Callable[[Any], None], cancel: threading.Event) -> Fetched:  # fmt: skip
+    path = download.download(model, folder, progress=report, cancelled=cancel.is_set)
+    if drafter is None:
+        return Fetched(path, None)
+    draft = catalog.pick(client.list_models(drafter.repo), drafter.quant)
+    if draft is None:
+        return Fetched(path, None)
+    draft_path = download.download(draft, folder, progress=report, cancelled=cancel.is_set,
+                                   into=path.parent)
+    return Fetched(path, draft_path)
+
+
+# ---------------------------------------------------------------- view-model
+class GetModelsViewModel(QObject):
+    changed = Signal()
+    progress = Signal(object)  # download.Progress
+    downloaded = Signal(object)  # Fetched
+    busy_changed = Signal(bool)
+
+    def __init__(self, runner: TaskRunner, machine: Machine, folder: Path,
+                 parent: QObject | None = None) -> None:  # fmt: skip
+        super().__init__(parent)
+        self.runner = runner
+        self.machine = machine
+        self.folder = folder
+        self.starters = catalog.starters_for(machine)
+        self.hits: list[client.RepoHit] = []
+        self.repo: str | None = None
+        self.models: list[RemoteModel] = []
+        self.error: str | None = None
+        self.status: str = ""
+        self.loading = False
+        self.with_drafter = True
+        self._latest = 0
+        self._download = None
+
+    # -- what the view shows
+    def fit(self, model: RemoteModel) -> Fit:
+        return judge_fit(model.size, self.machine)
+
+    def drafter_offer(self) -> catalog.Drafter | None:
+        return catalog.drafter_for(self.repo or "")
+
+    @property
+    def downloading(self) -> bool:
+        return self._download is not None
+
+    # -- actions
+    def search(self, query: str) -> None:
+        self._ask(op_search, query.strip(), self._on_hits)
+
+    def open_repo(self, repo: str) -> None:
+        self.repo, self.models = repo, []
+        self._ask(op_list, repo, self._on_models)
+
+    def fetch(self, model: RemoteModel) -> bool:
+        if self._download is not None:
+            return False
+        drafter = self.drafter_offer() if self.with_drafter and not model.drafter else None
+        self.error, self.status = None, tr("Downloading {name}…").format(name=model.name)
+        self._download = self.runner.submit(
+            op_fetch, model, self.folder, drafter, on_progress=self.progress.emit,
+            on_done=self._on_fetched, on_error=self._on_fetch_failed, name="hub-fetch",
+        )
+        self.busy_changed.emit(True)
+        self.changed.emit()
+        return True
+
+    def cancel(self) -> None:
+        if self._download is not None:
+            self._download.cancel_event.set()
+
+    # -- results
+    def _ask(self, fn: Callable[[str], Any], arg: str, done: Callable[[Any], None]) -> None:
+        self._latest += 1
+        ticket = self._latest
+        self.loading, self.error = True, None
+        self.changed.emit()
+        self.runner.submit(
+            fn, arg, name=fn.__name__,
+            on_done=lambda result: ticket == self._latest and done(result),
+            on_error=lambda exc: ticket == self._latest and self._on_error(exc),
+        )
+
+    def _on_hits(self, hits: list[client.RepoHit]) -> None:
+        self.hits, self.loading = hits, False
+        if not hits:
+            self.status = tr("No GGUF repositories found; try other words.")
+        self.changed.emit()
+
+    def _on_models(self, models: list[RemoteModel]) -> None:
+        self.models, self.loading = models, False
+        self.changed.emit()
+
+    def _on_error(self, exc: BaseException) -> None:
+        self.loading = False
+        self.error = text(exc.message) if isinstance(exc, client.HubError) else str(exc)
+        self.changed.emit()
+
+    def _on_fetched(self, result: Fetched) -> None:
+        self._download = None
+        self.status = (tr("Downloaded {name} and its draft model.") if result.drafter
+                       else tr("Downloaded {name}.")).format(name=result.model.name)
+        self.busy_changed.emit(False)
+        self.downloaded.emit(result)
+        self.changed.emit()
+
+    def _on_fetch_failed(self, exc: BaseException) -> None:
+        self._download = None
+        if isinstance(exc, download.DownloadCancelled):
+            self.status = tr("Stopped. What arrived is kept: Download continues from there.")
+        elif isinstance(exc, client.HubError):
+            self.error = text(exc.message)
+        else:
+            self.error = tr("The download failed: {error}").format(error=exc)
+        self.busy_changed.emit(False)
+        self.changed.emit()
+
+
+def for_app(app: Any) -> GetModelsViewModel:
+    """The view-model for the window's app state: its runner, machine and first library folder.
+
+    Before the machine probe has answered, RAM alone is used to size the starters (psutil,
+    instant); downloaded models join the library through the app's folder list.
+    """
+    from draftwise.core import paths
+    from draftwise.core.machine.hardware import cpu_only
+
+    machine = app.machine
+    if machine is None:
+        import psutil
+
+        mem = psutil.virtual_memory()
+        machine = cpu_only(mem.total, mem.available)
+    folders = app.settings.model_folders
+    folder = Path(folders[0]) if folders else paths.models_dir()
+    vm = GetModelsViewModel(app.runner, machine, folder, app)
+
+    def on_downloaded(result: Fetched) -> None:
+        if not app.add_folder(folder):  # a new folder is scanned as it is added
+            app.library.rescan()
+        app.open_model(result.model)
+
+    vm.downloaded.connect(on_downloaded)
+    return vm

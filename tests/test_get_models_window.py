@@ -1,0 +1,100 @@
+"""From an empty home folder: a starter model and its drafter from inside the app (against the
+loopback hub stand-in), opened with speculation on, and launched on the real engine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from draftwise.core.machine.hardware import GB, Machine
+from draftwise.core.settings import LoadResult, Settings
+from draftwise.core.speculation.resolver import AUTO_COMPANION
+from draftwise.testing.hubstub import HubStub
+from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
+from draftwise.ui.get_models_dialog import GetModelsDialog
+from draftwise.ui.main_window import MainWindow
+from draftwise.viewmodels.app import AppViewModel
+
+pytestmark = pytest.mark.timeout(180)
+MODEL_REPO, MODEL_FILE = "Qwen/Qwen2.5-1.5B-Instruct-GGUF", "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+DRAFT_REPO, DRAFT_FILE = "Qwen/Qwen2.5-0.5B-Instruct-GGUF", "qwen2.5-0.5b-instruct-q8_0.gguf"
+BOX = Machine(ram_total=16 * GB, ram_available=12 * GB, described=True)
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    files = tmp_path / "hubfiles"
+    target = TinyModel(name="qwen2.5-1.5b-instruct")
+    write_tiny_model(files / MODEL_FILE, target)
+    write_tiny_model(files / DRAFT_FILE, draft_model(target))
+    with HubStub() as stub:
+        stub.add_file(MODEL_REPO, MODEL_FILE, files / MODEL_FILE)
+        stub.add_file(DRAFT_REPO, DRAFT_FILE, files / DRAFT_FILE)
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))
+        monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+        monkeypatch.setenv("DRAFTWISE_MODELS_DIR", str(tmp_path / "Models"))
+        yield stub
+
+
+def _empty_window(qtbot, engine=None) -> MainWindow:
+    from tests.test_window import engine_choice
+
+    s = Settings()  # a first start: no folders, no models
+    s.close_action = "stop"
+    vm = AppViewModel(LoadResult(s, Path(os.devnull)), persist=False)
+    vm.engine.set_engines([engine_choice(engine)])
+    win = MainWindow(vm)
+    qtbot.addWidget(win)
+    win.resize(1200, 800)
+    win.show()
+    vm.start(detect_engines=False, reopen_last=False, probe=False)
+    vm.set_machine(BOX)
+    return win
+
+
+def _get_starter(qtbot, win: MainWindow, tmp_path: Path) -> GetModelsDialog:
+    assert win.library.empty.isVisible() and "Get models" in win.library.empty.text()
+    qtbot.mouseClick(win.library.get_models, Qt.MouseButton.LeftButton)
+    dialog = win._get_models_dialog
+    assert isinstance(dialog, GetModelsDialog) and dialog.isVisible()
+    names = [dialog.starters.item(i).data(Qt.ItemDataRole.UserRole) for i in range(dialog.starters.count())]
+    assert MODEL_REPO in names
+    dialog.starters.setCurrentRow(names.index(MODEL_REPO))
+    qtbot.waitUntil(lambda: dialog.files.rowCount() == 1, timeout=10000)
+    assert dialog.files.item(0, 3).text() == "Fits this computer"
+    assert dialog.drafter.isVisible() and dialog.drafter.isChecked()
+    with qtbot.waitSignal(dialog.vm.downloaded, timeout=30000):
+        qtbot.mouseClick(dialog.download_button, Qt.MouseButton.LeftButton)
+    folder = tmp_path / "Models" / "Qwen" / "Qwen2.5-1.5B-Instruct-GGUF"
+    assert (folder / MODEL_FILE).is_file() and (folder / DRAFT_FILE).is_file()
+    assert "and its draft model" in dialog.status.text()
+    return dialog
+
+
+def test_first_start_gets_a_starter_and_its_drafter_and_speculation_is_on(qtbot, hub, tmp_path):
+    win = _empty_window(qtbot)
+    _get_starter(qtbot, win, tmp_path)
+    vm = win.vm
+    assert str(tmp_path / "Models") in vm.library.folders
+    qtbot.waitUntil(lambda: vm.outcome is not None and vm.outcome.decision is not None, timeout=20000)
+    assert vm.model.path.name == MODEL_FILE
+    assert vm.outcome.decision.source == AUTO_COMPANION, vm.outcome.decision.notes
+    assert vm.outcome.decision.draft.name == DRAFT_FILE
+    assert DRAFT_FILE in vm.command_text() and "--spec-type" in vm.command_text()
+
+
+@pytest.mark.engine
+def test_the_downloaded_starter_launches_with_its_drafter(qtbot, hub, tmp_path, engine):
+    win = _empty_window(qtbot, engine)
+    _get_starter(qtbot, win, tmp_path)
+    vm = win.vm
+    qtbot.waitUntil(lambda: vm.can_launch(), timeout=20000)
+    with qtbot.waitSignal(vm.launch.became_ready, timeout=90000):
+        vm.do_launch()
+    assert DRAFT_FILE in " ".join(vm.launch.spec.argv)
+    with qtbot.waitSignal(vm.launch.ended, timeout=30000):
+        vm.do_stop()

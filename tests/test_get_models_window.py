@@ -65,7 +65,7 @@ def _get_starter(qtbot, win: MainWindow, tmp_path: Path) -> GetModelsDialog:
     assert MODEL_REPO in names
     dialog.starters.setCurrentRow(names.index(MODEL_REPO))
     qtbot.waitUntil(lambda: dialog.files.rowCount() == 1, timeout=10000)
-    assert dialog.files.item(0, 3).text() == "Fits this computer"
+    assert dialog.files.item(0, 3).text() == "Fits"
     assert dialog.drafter.isVisible() and dialog.drafter.isChecked()
     with qtbot.waitSignal(dialog.vm.downloaded, timeout=30000):
         qtbot.mouseClick(dialog.download_button, Qt.MouseButton.LeftButton)

@@ -26,6 +26,7 @@ class StubFile:
     data: bytes
     drop_after: int | None = None  # close the connection once after this many bytes
     corrupt: bool = False  # serve different bytes than the sha256 says
+    listed_size: int | None = None  # the size the listing claims (demos: a 4 GB file, no bytes)
     requests: list[str] = field(default_factory=list)  # Range headers seen ("" for none)
 
 
@@ -127,9 +128,10 @@ def _handler(hub: HubStub) -> type[BaseHTTPRequestHandler]:
             items = []
             for path, f in repo.files.items():
                 sha = hashlib.sha256(f.data).hexdigest()
-                items.append({"type": "file", "path": path, "size": len(f.data),
+                size = len(f.data) if f.listed_size is None else f.listed_size
+                items.append({"type": "file", "path": path, "size": size,
                               "oid": hashlib.sha1(f.data).hexdigest(),
-                              "lfs": {"oid": sha, "size": len(f.data), "pointerSize": 134}})
+                              "lfs": {"oid": sha, "size": size, "pointerSize": 134}})
             self._send(200, json.dumps(items).encode())
 
         def _file(self, name: str, path: str) -> None:

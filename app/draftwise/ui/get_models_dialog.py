@@ -25,16 +25,18 @@ from PySide6.QtWidgets import (
 
 from draftwise.core.hub import catalog
 from draftwise.core.hub.download import Progress
+from draftwise.core.hub.files import display_name
 from draftwise.core.readable import human_bytes, human_duration
 from draftwise.ui.theme import title_font
 from draftwise.viewmodels.get_models import GetModelsViewModel, text
 from draftwise.viewmodels.i18n import N_, tr
 
 REPO_ROLE = Qt.ItemDataRole.UserRole
-FIT_WORDS = {
-    "fits": N_("Fits this computer"),
-    "gpu-partly": N_("Fits, partly on the processor (slower)"),
-    "too-big": N_("Too big for this computer"),
+FIT_WORDS = {"fits": N_("Fits"), "gpu-partly": N_("Partly on CPU"), "too-big": N_("Too big")}
+FIT_TIPS = {
+    "fits": N_("Fits this computer's memory, with room for a few thousand words of context."),
+    "gpu-partly": N_("Fits only with part of it on the processor: it runs, but slower."),
+    "too-big": N_("Too big for this computer's memory; choose a smaller file."),
 }
 
 
@@ -55,6 +57,9 @@ class GetModelsDialog(QDialog):
 
         self.starters = QListWidget()
         self.starters.setObjectName("starters")
+        self.starters.setWordWrap(True)
+        self.starters.setSpacing(2)
+        self.starters.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         for s in vm.starters:
             badge = tr("  + draft model") if s.drafter else ""
             item = QListWidgetItem(f"{s.repo.split('/')[-1].removesuffix('-GGUF')}{badge}\n{text(s.about)}")
@@ -84,6 +89,8 @@ class GetModelsDialog(QDialog):
         self.files.setObjectName("files")
         self.files.setHorizontalHeaderLabels([tr("File"), tr("Quality"), tr("Size"), tr("Fits?")])
         self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2, 3):
+            self.files.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.files.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.files.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.files.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -191,18 +198,22 @@ class GetModelsDialog(QDialog):
     def _fill_files(self) -> None:
         vm = self.vm
         if self.files.rowCount() == len(vm.models) and all(
-            self.files.item(r, 0).text() == m.name for r, m in enumerate(vm.models)
+            self.files.item(r, 0).data(REPO_ROLE) == m.name for r, m in enumerate(vm.models)
         ):
             return
         self.files.setRowCount(len(vm.models))
         best = None
         for r, m in enumerate(vm.models):
             fit = vm.fit(m)
-            name = m.name + (tr("  (draft model)") if m.drafter else "")
+            name = display_name(m) + (tr("  (draft model)") if m.drafter else "")
             parts = tr(" in {n} parts").format(n=len(m.files)) if len(m.files) > 1 else ""
             cells = (name, m.quant or "?", human_bytes(m.size) + parts, tr(FIT_WORDS[fit.level]))
             for c, value in enumerate(cells):
-                self.files.setItem(r, c, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                item.setData(REPO_ROLE, m.name)
+                if c == 3:
+                    item.setToolTip(tr(FIT_TIPS[fit.level]))
+                self.files.setItem(r, c, item)
             if best is None and fit.level == "fits" and not m.drafter and (m.quant or "").startswith("Q4"):
                 best = r
         if vm.models:

@@ -15,7 +15,7 @@ from draftwise.core.machine.hardware import GB, Machine
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # Quant names as converters write them into file names (Q4_K_M, IQ3_XXS, F16, BF16, Q8_0, MXFP4…).
 _QUANT = re.compile(
-    r"(?<![A-Za-z0-9])(I?Q\d(?:_[A-Z0-9]+)*|BF16|F16|F32|MXFP4(?:_MOE)?|TQ\d_\d)(?![A-Za-z0-9])",
+    r"(?<![A-Za-z0-9])(I?Q\d(?:_[A-Z0-9]+)*|BF16|FP?16|FP?32|MXFP4(?:_MOE)?|TQ\d_\d)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
 # Files beside a model that are not models to run on their own.
@@ -69,7 +69,13 @@ class Fit:
 
 def quant_of(name: str) -> str | None:
     found = _QUANT.findall(name.rsplit("/", 1)[-1])
-    return found[-1].upper() if found else None
+    return found[-1].upper().replace("FP", "F") if found else None
+
+
+def display_name(model: RemoteModel) -> str:
+    """The model's name without the shard numbering of its first file."""
+    m = _SHARD.match(model.name)
+    return f"{m.group('stem')}.gguf" if m else model.name
 
 
 def group_models(repo: str, files: Iterable[HubFile]) -> list[RemoteModel]:

@@ -153,7 +153,7 @@ def cmd_engine_install(args: argparse.Namespace) -> int:
             if fraction > last_fraction[0]:
                 last_fraction[0] = fraction
                 print(f"  {fraction * 100:3.0f}%  {line[:100]}", flush=True)
-        elif not line.startswith(("--", "[")) or args.verbose:
+        elif not line.startswith(("--", "[", "gmake", "make[", "make:")) or args.verbose:
             print(line, flush=True)
 
     try:

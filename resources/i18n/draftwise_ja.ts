@@ -24,73 +24,223 @@
       <translation>チェックの手順</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="157" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
+      <source>Fits</source>
+      <translation>収まる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
+      <source>Partly on CPU</source>
+      <translation>一部をCPUで</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
+      <source>Too big</source>
+      <translation>大きすぎます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="37" />
+      <source>Fits this computer's memory, with room for a few thousand words of context.</source>
+      <translation>このコンピューターのメモリーに収まり、数千語の文脈を扱う余裕があります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
+      <source>Fits only with part of it on the processor: it runs, but slower.</source>
+      <translation>一部をプロセッサーに置けば収まります。動きますが、遅くなります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="39" />
+      <source>Too big for this computer's memory; choose a smaller file.</source>
+      <translation>このコンピューターのメモリーには大きすぎます。小さいファイルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="48" />
+      <source>Get models</source>
+      <translation>モデルを入手</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="53" />
+      <source>Pick a starter model for this computer, or search the model hub. Models go into {folder} and appear in your library.</source>
+      <translation>このコンピューター向けのおすすめから選ぶか、モデルハブを検索してください。モデルは {folder} に保存され、ライブラリーに表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="64" />
+      <source>  + draft model</source>
+      <translation>  ＋ドラフトモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="70" />
+      <source>Search the hub, e.g. qwen 7b</source>
+      <translation>ハブを検索（例: qwen 7b）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="71" />
+      <source>Search</source>
+      <translation>検索</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="78" />
+      <source>Starters for this computer</source>
+      <translation>このコンピューター向けのおすすめ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="86" />
+      <source>Choose a model on the left to see its files.</source>
+      <translation>左でモデルを選ぶと、ファイルが表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <source>File</source>
+      <translation>ファイル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <source>Quality</source>
+      <translation>品質</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <source>Size</source>
+      <translation>サイズ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <source>Fits?</source>
+      <translation>収まる？</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="98" />
+      <source>How strongly the weights are compressed: Q4_K_M is a good balance; Q8_0 is closer to the original and twice the size.</source>
+      <translation>重みの圧縮の強さです。Q4_K_M がバランスのよい選択で、Q8_0 は元に近い代わりにサイズが約2倍です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="103" />
+      <source>A small model of the same family guesses the next words and the big model checks them: same answers, faster. It is saved beside the model, where Draftwise finds it.</source>
+      <translation>同じ系列の小さなモデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。モデルと同じフォルダーに保存され、Draftwise が自動で見つけます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="106" />
+      <source>Download</source>
+      <translation>ダウンロード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="108" />
+      <source>Stop</source>
+      <translation>停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="170" />
+      <source>, {time} left</source>
+      <translation>、残り {time}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="171" />
+      <source>{done} of {total} — {speed}/s{left}</source>
+      <translation>{total} 中 {done} — {speed}/秒{left}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="179" />
+      <source>  (asks for an access token)</source>
+      <translation>  （アクセストークンが必要）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="182" />
+      <source>{n} downloads</source>
+      <translation>{n} ダウンロード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="185" />
+      <source>Loading {repo}…</source>
+      <translation>{repo} を読み込み中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="208" />
+      <source>  (draft model)</source>
+      <translation>  （ドラフトモデル）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="209" />
+      <source> in {n} parts</source>
+      <translation>（{n} 分割）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/library_panel.py" line="164" />
       <source>Search models…</source>
       <translation>モデルを検索…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="158" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="165" />
       <source>Search models</source>
       <translation>モデルを検索</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="159" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="166" />
       <source>Model library</source>
       <translation>モデルライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="160" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="167" />
+      <source>Get models…</source>
+      <translation>モデルを入手…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/library_panel.py" line="168" />
+      <source>Download a model from the model hub, with its draft model where one exists</source>
+      <translation>モデルハブからモデルをダウンロードします（ドラフトモデルがあれば一緒に）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/library_panel.py" line="169" />
       <source>+ Add folder</source>
       <translation>+ フォルダを追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="161" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="170" />
       <source>Add a folder of models</source>
       <translation>モデルのフォルダを追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="162" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="171" />
       <source>Browse…</source>
       <translation>参照…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="163" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="172" />
       <source>Open a model file</source>
       <translation>モデルファイルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="164" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="173" />
       <source>Folders</source>
       <translation>フォルダ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="165" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="174" />
       <source>Model folders</source>
       <translation>モデルフォルダ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="166" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="175" />
       <source>No models yet.
 
-Add a folder with .gguf models,
-or drop a .gguf file on this window.</source>
+Press Get models… for a starter model chosen for this computer,
+add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>まだモデルがありません。
 
-.gguf モデルのあるフォルダを追加するか、
-.gguf ファイルをこのウィンドウにドロップしてください。</translation>
+「モデルを入手…」でこのコンピューター向けのモデルを入手するか、
+.gguf モデルのあるフォルダーを追加するか、.gguf ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="206" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="216" />
       <source>No folders yet</source>
       <translation>フォルダはまだありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="210" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="220" />
       <source>Remove from the library</source>
       <translation>ライブラリから削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/library_panel.py" line="214" />
+      <location filename="../../app/draftwise/ui/library_panel.py" line="224" />
       <source>Scan again</source>
       <translation>再スキャン</translation>
     </message>
@@ -185,504 +335,499 @@ or drop a .gguf file on this window.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="642" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="643" />
       <source>URL copied</source>
       <translation>URL をコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="643" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="644" />
       <source>API key copied</source>
       <translation>API キーをコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="679" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="680" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="680" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="681" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="681" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="682" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="682" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="683" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="683" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="684" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="684" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="685" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="685" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="686" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="686" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="687" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="687" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="688" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="688" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="689" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="689" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="690" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="690" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="691" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="691" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="692" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="692" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="693" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="693" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="694" />
       <source>Language</source>
       <translation>言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="698" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="699" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="699" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="700" />
       <source>MTP / draft:</source>
       <translation>MTP / ドラフト:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="700" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="701" />
       <source>Auto</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="701" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="702" />
       <source>Speculation automatic</source>
       <translation>投機的デコードを自動にする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="702" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="703" />
       <source>Off</source>
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="703" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="704" />
       <source>Speculation off</source>
       <translation>投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="704" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="705" />
       <source>Draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="705" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="706" />
       <source>automatic</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="706" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="707" />
       <source>Draft model file</source>
       <translation>ドラフトモデルのファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="708" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="709" />
       <source>Choose a draft model file</source>
       <translation>ドラフトモデルのファイルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="709" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="710" />
       <source>Memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="711" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="712" />
       <source>Context</source>
       <translation>コンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="712" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="713" />
       <source>Context length</source>
       <translation>コンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="713" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="714" />
       <source>Reset to auto</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="714" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="715" />
       <source>Choose the context length automatically</source>
       <translation>コンテキスト長を自動で選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="715" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="716" />
       <source>KV cache</source>
       <translation>KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="716" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="717" />
       <source>KV cache type</source>
       <translation>KV キャッシュの型</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="718" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="719" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="720" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="721" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="721" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="722" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="722" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="723" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="723" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="724" />
       <source>Launch</source>
       <translation>起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="724" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="725" />
       <source>Launch the model</source>
       <translation>モデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="725" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="726" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="726" />
-      <source>Stop</source>
-      <translation>停止</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="727" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="728" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="728" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="729" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="729" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="730" />
       <source>Advanced</source>
       <translation>詳細設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="730" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="731" />
       <source>Show advanced settings</source>
       <translation>詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="731" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="732" />
       <source>Model details</source>
       <translation>モデルの詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="732" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="733" />
       <source>Show model details</source>
       <translation>モデルの詳細を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="733" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="734" />
       <source>Extra engine arguments</source>
       <translation>エンジンの追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="734" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="735" />
       <source>e.g. --spec-draft-n-max 4</source>
       <translation>例: --spec-draft-n-max 4</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="736" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="737" />
       <source>Profiles</source>
       <translation>プロファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="738" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="739" />
       <source>Apply</source>
       <translation>適用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="739" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="740" />
       <source>Save as…</source>
       <translation>名前を付けて保存…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="740" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="741" />
       <source>Delete</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="741" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="742" />
       <source>This model</source>
       <translation>このモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="742" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="743" />
       <source>Reset to automatic</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="743" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="744" />
       <source>Reset this model's settings to automatic</source>
       <translation>このモデルの設定を自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="745" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="746" />
       <source>Port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="746" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="747" />
       <source>Port the engine listens on</source>
       <translation>エンジンが待ち受けるポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="747" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="748" />
       <source>Allow other computers on my network (with the API key)</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する（API キーが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="748" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="749" />
       <source>Allow other computers on my network</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="750" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="751" />
       <source>Engine command (the API key is passed in the environment)</source>
       <translation>エンジンのコマンド（API キーは環境変数で渡されます）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="751" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="752" />
       <source>Engine command</source>
       <translation>エンジンのコマンド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="753" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="754" />
       <source>Copy the endpoint URL</source>
       <translation>エンドポイント URL をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="754" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="755" />
       <source>Open chat</source>
       <translation>チャットを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="755" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="756" />
       <source>Open the chat page in the browser</source>
       <translation>ブラウザでチャットページを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="757" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="758" />
       <source>Copy the API key</source>
       <translation>API キーをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="760" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="761" />
       <source>Show log</source>
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="761" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="762" />
       <source>Dismiss</source>
       <translation>閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="762" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="763" />
       <source>Dismiss this notice</source>
       <translation>このお知らせを閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="763" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="764" />
       <source>Try it again</source>
       <translation>もう一度試す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="764" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="765" />
       <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
       <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="766" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="767" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="877" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="878" />
       <source>Auto ({0})</source>
       <translation>自動 ({0})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="902" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="903" />
       <source>Why: </source>
       <translation>理由: </translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="914" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="915" />
       <source>Planned vs actual (the engine's own buffer sizes)</source>
       <translation>計画と実際（エンジン自身が報告したバッファサイズ）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="917" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="918" />
       <source>planned</source>
       <translation>計画</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="917" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="918" />
       <source>actual</source>
       <translation>実際</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="930" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="931" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="933" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="934" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="933" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="934" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="971" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="972" />
       <source>context {0}</source>
       <translation>コンテキスト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="973" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="974" />
       <source>KV {0}</source>
       <translation>KV {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="975" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="976" />
       <source>speculation {0}</source>
       <translation>投機的デコード {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="977" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="978" />
       <source>draft {0}</source>
       <translation>ドラフト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="979" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="980" />
       <source>extra arguments</source>
       <translation>追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="980" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="981" />
       <source>All automatic.</source>
       <translation>すべて自動です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1021" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1022" />
       <source>key {0}</source>
       <translation>キー {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1085" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1086" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1085" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1086" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1098" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1099" />
       <source>Choose a draft model</source>
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1103" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1104" />
       <source>Save profile</source>
       <translation>プロファイルを保存</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1103" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1104" />
       <source>Name of the profile:</source>
       <translation>プロファイル名:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1148" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1158" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1149" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1159" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1212" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1222" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1213" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1223" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1214" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1224" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1215" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1225" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1236" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="1246" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -702,67 +847,67 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>超過: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="123" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="125" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="161" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="304" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="308" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="404" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="406" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="532" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="534" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="552" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="554" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="553" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="555" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="555" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="557" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="557" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="559" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="569" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="571" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="577" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="579" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="665" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="670" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -1602,39 +1747,69 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="193" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="194" />
       <source>No engine is installed. Press “Install engine” (about 20 minutes, once).</source>
       <translation>エンジンがインストールされていません。「エンジンをインストール」を押してください（初回のみ、約 20 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="196" />
       <source>The engine cannot be used: {0}</source>
       <translation>このエンジンは使えません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="201" />
       <source>Installing the engine…</source>
       <translation>エンジンをインストール中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="207" />
       <source>No engine found on this machine.</source>
       <translation>このマシンにエンジンが見つかりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="223" />
       <source>Preparing…</source>
       <translation>準備中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="242" />
       <source>The engine is installed.</source>
       <translation>エンジンをインストールしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="248" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="249" />
       <source>Installing the engine failed: {0}</source>
       <translation>エンジンのインストールに失敗しました: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="108" />
+      <source>Downloading {name}…</source>
+      <translation>{name} をダウンロード中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="136" />
+      <source>No GGUF repositories found; try other words.</source>
+      <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="150" />
+      <source>Downloaded {name} and its draft model.</source>
+      <translation>{name} とそのドラフトモデルをダウンロードしました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="151" />
+      <source>Downloaded {name}.</source>
+      <translation>{name} をダウンロードしました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="159" />
+      <source>Stopped. What arrived is kept: Download continues from there.</source>
+      <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="163" />
+      <source>The download failed: {error}</source>
+      <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/i18n.py" line="23" />
@@ -1717,137 +1892,187 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>投機的デコードをオフにしました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="31" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="32" />
       <source>Name</source>
       <translation>名前</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="32" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="33" />
+      <source>Use</source>
+      <translation>用途</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="34" />
       <source>Arch</source>
       <translation>アーキ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="33" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="35" />
       <source>Params</source>
       <translation>パラメータ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="34" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="36" />
       <source>Quant</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="35" />
-      <source>Size</source>
-      <translation>サイズ</translation>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="39" />
+      <source>Speed-up</source>
+      <translation>高速化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="37" />
-      <source>MTP</source>
-      <translation>MTP</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="38" />
-      <source>Fits</source>
-      <translation>収まる</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="41" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="42" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
       <source>Parameters</source>
       <translation>パラメータ数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
       <source>Quantization</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
       <source>Size on disk</source>
       <translation>ディスク上のサイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
       <source>Trained context length</source>
       <translation>学習時のコンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
-      <source>Built-in MTP head (faster generation)</source>
-      <translation>内蔵の MTP ヘッド（生成が速くなります）</translation>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
+      <source>What makes answers faster: a built-in MTP head, or a small draft model beside it</source>
+      <translation>答えを速くするもの: 内蔵の MTP ヘッド、または隣にある小さなドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="49" />
       <source>Whether it fits in this machine's memory</source>
       <translation>このマシンのメモリに収まるかどうか</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
       <source>✓ fits</source>
       <translation>✓ 収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
       <source>◐ partly</source>
       <translation>◐ 一部</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
       <source>✗ too big</source>
       <translation>✗ 大きすぎ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="116" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <source>draft</source>
+      <translation>ドラフト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <source>+ drafter</source>
+      <translation>＋ドラフト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="61" />
+      <source>Has a built-in MTP head: it guesses several words at once, so answers come faster</source>
+      <translation>MTP ヘッドを内蔵しています。一度に複数の言葉を予想するので、答えが速く出ます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="62" />
+      <source>A small draft model of the same family sits beside it: it guesses the next words and this model checks them — same answers, faster</source>
+      <translation>同じ系列の小さなドラフトモデルが隣にあります。次の言葉を予想し、このモデルが確かめます — 答えは同じで、より速くなります</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="64" />
+      <source>A draft model: it helps a bigger model of its family answer faster; it is not meant to be launched on its own</source>
+      <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <source>chat</source>
+      <translation>チャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <source>continues text</source>
+      <translation>文章の続き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <source>helper</source>
+      <translation>補助</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="70" />
+      <source>A chat model: it answers what you ask</source>
+      <translation>チャットモデルです。質問に答えます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
+      <source>Continues text — not for chat. This file has no chat template: it writes on from what you type instead of answering it</source>
+      <translation>文章の続きを書きます — チャット向けではありません。このファイルにはチャットテンプレートがないため、入力に答えるのではなく、その続きを書きます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="160" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="117" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="161" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="118" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="162" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="120" />
-      <source>Has a built-in MTP head: faster with speculative decoding</source>
-      <translation>MTP ヘッド内蔵: 投機的デコードで速くなります</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="131" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="179" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="326" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="377" />
+      <source>Scanning… {0} model</source>
+      <translation>スキャン中… {0} 個のモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="377" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="328" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="379" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="330" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="381" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="333" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="384" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="334" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="385" />
+      <source>{0} model</source>
+      <translation>{0} 個のモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="385" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>
@@ -1900,11 +2125,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/model_details.py" line="79" />
       <source>{0} ctx</source>
       <translation>コンテキスト {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="87" />
-      <source>File</source>
-      <translation>ファイル</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/model_details.py" line="91" />
@@ -1977,164 +2197,168 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>このファイルは別のモデルのドラフト用です ({0})。メインのモデルを選べば自動で見つかります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="28" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="30" />
       <source>weights</source>
       <translation>重み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="29" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="31" />
       <source>context</source>
       <translation>コンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="30" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="32" />
       <source>drafter</source>
       <translation>ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="31" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="33" />
       <source>work</source>
       <translation>作業領域</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="240" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="244" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="246" />
       <source>Partly on the GPU</source>
       <translation>一部 GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="244" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="246" />
       <source>Does not fit</source>
       <translation>収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="261" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="263" />
       <source>Everything runs on {0} with {1} to spare.</source>
       <translation>すべて {0} で動き、{1} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="263" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
       <source>The model is split between the GPU and RAM, with {0} to spare.</source>
       <translation>モデルは GPU と RAM に分けて置かれ、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="267" />
       <source>Everything fits in RAM with {0} to spare.</source>
       <translation>すべて RAM に収まり、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="266" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="268" />
       <source>{0} context, {1} KV cache.</source>
       <translation>コンテキスト {0}、KV キャッシュ {1}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="271" />
       <source>The {0} fits as well.</source>
       <translation>{0} も収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="278" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="280" />
       <source>total</source>
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="30" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="31" />
       <source>n-gram lookup</source>
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="142" />
       <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
       <translation>空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="146" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="158" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="177" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="180" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="181" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="187" />
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="189" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="190" />
       <source>No drafter found: the model runs without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="193" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="194" />
       <source>MTP head found in the model: speculation on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="226" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
+    </message>
+    <message>
+      <source>Built-in MTP head (faster generation)</source>
+      <translation type="vanished">内蔵の MTP ヘッド（生成が速くなります）</translation>
     </message>
     <message>
       <source>Draftwise cannot start {0} yet; choose a llama.cpp engine.</source>
@@ -2145,12 +2369,38 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">おおよその見積もりです: このビルドには正確なプランナーがありません。</translation>
     </message>
     <message>
+      <source>Has a built-in MTP head: faster with speculative decoding</source>
+      <translation type="vanished">MTP ヘッド内蔵: 投機的デコードで速くなります</translation>
+    </message>
+    <message>
       <source>It needs about {0} but {1} is free.</source>
       <translation type="vanished">約 {0} 必要ですが、空きは {1} です。</translation>
     </message>
     <message>
+      <source>MTP</source>
+      <translation type="vanished">MTP</translation>
+    </message>
+    <message>
+      <source>No models yet.
+
+Add a folder with .gguf models,
+or drop a .gguf file on this window.</source>
+      <translation type="vanished">まだモデルがありません。
+
+.gguf モデルのあるフォルダを追加するか、
+.gguf ファイルをこのウィンドウにドロップしてください。</translation>
+    </message>
+    <message>
       <source>OK — {0} ({1})</source>
       <translation type="vanished">OK — {0} ({1})</translation>
+    </message>
+    <message>
+      <source>This file has no chat template: it writes on from what you type instead of answering it. Fine for completing text, not for chat</source>
+      <translation type="vanished">このファイルにはチャットテンプレートがありません。入力に答えるのではなく、その続きを書きます。文章の補完には使えますが、チャットには向きません</translation>
+    </message>
+    <message>
+      <source>continues text — not for chat</source>
+      <translation type="vanished">文章の続きを書く — チャット向けではありません</translation>
     </message>
   </context>
 </TS>

@@ -70,7 +70,7 @@ class BadgeDelegate(QStyledItemDelegate):
         return QSize(s.width() + 16, s.height())
 
 
-HIDDEN_COLUMNS = ("arch", "quant", "ctx")
+HIDDEN_COLUMNS = ("arch", "quant", "ctx", "params")
 NAME_MIN_WIDTH = 180
 
 
@@ -133,8 +133,10 @@ class LibraryPanel(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
 
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.get_models)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.get_models)
         buttons.addWidget(self.add_folder)
         buttons.addWidget(self.open_file)
         buttons.addWidget(self.folders)
@@ -142,7 +144,7 @@ class LibraryPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 10, 6, 8)
         lay.setSpacing(8)
-        lay.addWidget(self.search)
+        lay.addLayout(top)
         lay.addWidget(self.table, 1)
         lay.addWidget(self.empty, 1)
         lay.addWidget(self.status)

@@ -22,6 +22,7 @@ from PySide6.QtCore import (
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.readable import human_bytes, human_ctx, human_params
+from draftwise.core.speculation import tags
 from draftwise.services.library_scan import LibraryScanner, ScanEntry, TaskRunner
 from draftwise.viewmodels.i18n import N_, tr
 from draftwise.viewmodels.model_details import display_name, mtp_badge
@@ -29,12 +30,13 @@ from draftwise.viewmodels.plan import FITS, NO_FIT, PARTIAL, assess_fit
 
 COLUMNS = (
     ("name", N_("Name")),
+    ("kind", N_("Use")),
     ("arch", N_("Arch")),
     ("params", N_("Params")),
     ("quant", N_("Quant")),
     ("size", N_("Size")),
     ("ctx", N_("Context")),
-    ("mtp", N_("MTP")),
+    ("mtp", N_("Speed-up")),
     ("fit", N_("Fits")),
 )
 HEADER_TIPS = {
@@ -43,7 +45,7 @@ HEADER_TIPS = {
     "quant": N_("Quantization"),
     "size": N_("Size on disk"),
     "ctx": N_("Trained context length"),
-    "mtp": N_("Built-in MTP head (faster generation)"),
+    "mtp": N_("What makes answers faster: a built-in MTP head, or a small draft model beside it"),
     "fit": N_("Whether it fits in this machine's memory"),
 }
 COL = {key: i for i, (key, _) in enumerate(COLUMNS)}
@@ -54,6 +56,23 @@ ErrorRole = Qt.ItemDataRole.UserRole + 3  # the error text of an unreadable file
 SearchRole = Qt.ItemDataRole.UserRole + 4
 
 FIT_WORDS = {FITS: N_("✓ fits"), PARTIAL: N_("◐ partly"), NO_FIT: N_("✗ too big")}
+DRAFT_TAG, COMPANION_TAG = N_("draft"), N_("+ drafter")
+TAG_TIPS = {
+    "MTP": N_("Has a built-in MTP head: it guesses several words at once, so answers come faster"),
+    COMPANION_TAG: N_("A small draft model of the same family sits beside it: it guesses the next "
+                      "words and this model checks them — same answers, faster"),
+    DRAFT_TAG: N_("A draft model: it helps a bigger model of its family answer faster; it is not "
+                  "meant to be launched on its own"),
+}
+# Short words in the column; the tooltip says the rest ("… — not for chat").
+CHAT_KIND, TEXT_KIND, DRAFT_KIND = N_("chat"), N_("continues text"), N_("helper")
+KIND_TIPS = {
+    CHAT_KIND: N_("A chat model: it answers what you ask"),
+    TEXT_KIND: N_("Continues text — not for chat. This file has no chat template: it writes on "
+                  "from what you type instead of answering it"),
+    DRAFT_KIND: N_("A draft model: it helps a bigger model of its family answer faster; it is not "
+                   "meant to be launched on its own"),
+}
 
 
 @dataclass(frozen=True)
@@ -73,6 +92,31 @@ class LibraryModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[LibraryRow] = []
         self._index: dict[str, int] = {}
+        self._tags: dict[str, str] = {}  # path -> speculation tag, rebuilt when rows change
+
+    def tag(self, row: LibraryRow) -> str:
+        """"MTP", "+ drafter" (a drafter beside it), "draft" (the file is one), or ""."""
+        key = str(row.path)
+        if key not in self._tags:
+            self._tags[key] = self._compute_tag(row)
+        return self._tags[key]
+
+    def kind(self, row: LibraryRow) -> str:
+        i = row.info
+        if i is not None and tags.is_drafter(i):
+            return DRAFT_KIND
+        return CHAT_KIND if i is not None and i.has_chat_template else TEXT_KIND
+
+    def _compute_tag(self, row: LibraryRow) -> str:
+        i = row.info
+        if i is None:
+            return ""
+        if tags.is_drafter(i):
+            return DRAFT_TAG
+        if mtp_badge(i):
+            return "MTP"
+        others = (r.info for r in self.rows if r.info is not None and r.path.parent == row.path.parent)
+        return COMPANION_TAG if tags.has_companion(i, others) else ""
 
     # ---------------------------------------------------------------- Qt model
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -116,8 +160,10 @@ class LibraryModel(QAbstractTableModel):
                 return {FITS: tr("Fits in this machine's memory"),
                         PARTIAL: tr("Fits only partly on the GPU: slower"),
                         NO_FIT: tr("Too big for this machine's memory")}[row.fit]
-            if key == "mtp" and mtp_badge(row.info):
-                return tr("Has a built-in MTP head: faster with speculative decoding")
+            if key == "mtp" and self.tag(row):
+                return tr(TAG_TIPS[self.tag(row)])
+            if key == "kind" and row.info is not None:
+                return tr(KIND_TIPS[self.kind(row)])
             return str(row.path)
         if role == Qt.ItemDataRole.TextAlignmentRole and key in ("params", "size", "ctx"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -127,6 +173,8 @@ class LibraryModel(QAbstractTableModel):
         i = row.info
         if key == "name":
             return row.name
+        if key == "kind":
+            return tr(self.kind(row)) if i is not None else ""
         if i is None:
             return tr("unreadable") if key == "arch" else ""
         if key == "arch":
@@ -140,7 +188,7 @@ class LibraryModel(QAbstractTableModel):
         if key == "ctx":
             return human_ctx(i.context_length)
         if key == "mtp":
-            return mtp_badge(i)
+            return tr(self.tag(row)) if self.tag(row) else ""
         if key == "fit":
             return tr(FIT_WORDS[row.fit]) if row.fit else ""
         return ""
@@ -153,12 +201,14 @@ class LibraryModel(QAbstractTableModel):
             return -1 if key in ("params", "size", "ctx") else ""
         return {
             "arch": i.architecture or "", "params": i.parameters or 0, "quant": i.quant or "",
-            "size": i.size_bytes, "ctx": i.context_length or 0, "mtp": mtp_badge(i),
+            "size": i.size_bytes, "ctx": i.context_length or 0, "mtp": self.tag(row),
+            "kind": self.kind(row),
             "fit": {FITS: 0, PARTIAL: 1, NO_FIT: 2}.get(row.fit or "", 3),
         }.get(key, "")
 
     # ---------------------------------------------------------------- rows
     def upsert(self, rows: list[LibraryRow]) -> None:
+        self._tags.clear()
         new = []
         for r in rows:
             k = str(r.path)
@@ -177,6 +227,7 @@ class LibraryModel(QAbstractTableModel):
             self.endInsertRows()
 
     def replace_all(self, rows: list[LibraryRow]) -> None:
+        self._tags.clear()
         self.beginResetModel()
         self.rows = list(rows)
         self._index = {str(r.path): i for i, r in enumerate(self.rows)}
@@ -323,7 +374,7 @@ class LibraryViewModel(QObject):
     def status_text(self) -> str:
         n = self.model.rowCount()
         if self.scanning:
-            return tr("Scanning… {0} models").format(n)
+            return (tr("Scanning… {0} model") if n == 1 else tr("Scanning… {0} models")).format(n)
         if not self.folders and not self.files:
             return tr("Add a folder with .gguf models, or drop a file here.")
         if n == 0:
@@ -331,4 +382,4 @@ class LibraryViewModel(QObject):
         shown = self.proxy.rowCount()
         if shown != n:
             return tr("{0} of {1} models").format(shown, n)
-        return tr("{0} models").format(n)
+        return (tr("{0} model") if n == 1 else tr("{0} models")).format(n)

@@ -1,0 +1,54 @@
+"""The library's speculation words: "draft" on drafter files, "+ drafter" on models that have
+one beside them, "MTP" for a built-in head, and base models marked as continuing text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.speculation import tags
+from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
+from draftwise.viewmodels.library import COL, COMPANION_TAG, DRAFT_TAG, LibraryModel, LibraryRow
+
+
+def _rows(folder: Path, files: dict[str, TinyModel]) -> list[LibraryRow]:
+    rows = []
+    for name, m in files.items():
+        write_tiny_model(folder / name, m)
+        rows.append(LibraryRow(folder / name, gguf.read_model(folder / name)))
+    return rows
+
+
+def test_drafter_files_and_their_targets_are_tagged(tmp_path, qtbot):
+    target = TinyModel(name="qwen2.5-1.5b-instruct", n_embd=128, n_layer=4)
+    rows = _rows(tmp_path, {
+        "qwen2.5-1.5b-instruct-q4_k_m.gguf": target,
+        "qwen2.5-0.5b-instruct-q8_0.gguf": draft_model(target),
+        "lonely-7b-q4_0.gguf": TinyModel(name="lonely", vocab="other"),
+    })
+    (tmp_path / "mtp").mkdir()
+    rows += _rows(tmp_path / "mtp", {"glm-mtp.gguf": mtp_model()})
+    model = LibraryModel()
+    model.replace_all(rows)
+    shown = {r.path.name: model.data(model.index(i, COL["mtp"])) for i, r in enumerate(model.rows)}
+    assert shown["qwen2.5-1.5b-instruct-q4_k_m.gguf"] == COMPANION_TAG
+    assert shown["lonely-7b-q4_0.gguf"] == ""
+    assert shown["glm-mtp.gguf"] == "MTP"
+    # The small Qwen is a drafter only by size and family, not by its tensors: it keeps no tag,
+    # but a file named as a draft does.
+    write_tiny_model(tmp_path / "x-draft.gguf", draft_model(target))
+    assert tags.is_drafter(gguf.read_model(tmp_path / "x-draft.gguf"))
+    assert model.data(model.index(0, COL["kind"])) == "continues text"  # tiny models have no chat template
+    assert DRAFT_TAG == "draft"
+
+
+def test_model_count_is_singular_for_one(qtbot):
+    from draftwise.services.library_scan import TaskRunner
+    from draftwise.viewmodels.library import LibraryViewModel
+
+    vm = LibraryViewModel(TaskRunner())
+    vm.folders = ["/nowhere"]
+    vm.model.replace_all([LibraryRow(Path("/nowhere/a.gguf"), None)])
+    assert vm.status_text() == "1 model"
+    vm.model.replace_all([LibraryRow(Path("/nowhere/a.gguf"), None), LibraryRow(Path("/nowhere/b.gguf"), None)])
+    assert vm.status_text() == "2 models"

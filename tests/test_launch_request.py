@@ -264,3 +264,22 @@ def test_nothing_outside_the_argv_changes_what_runs(engine, tmp_path, monkeypatc
     assert props["default_generation_settings"]["n_ctx"] == prepared.plan.n_ctx == 1024
     assert props["model_alias"] not in ("alias-from-the-environment", "alias-from-config-ini")
     assert "using config file" not in run.log_text()
+
+
+def test_cli_plans_the_users_context_or_refuses_with_exit_2(model, tmp_path):
+    box = tmp_path / "box.json"
+    box.write_text(json.dumps({"ram_gb": 16, "gpus": [{"backend": "cuda", "name": "RTX", "memory_gb": 8}]}),
+                   encoding="utf-8")
+
+    def plan(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "draftwise.cli.main", "plan", str(model), "--json",
+                               "--machine", str(box), "--", *extra], capture_output=True, text=True, timeout=120)
+
+    out = plan("--ctx-size=512", "-ngl", "99")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["plan"]["ctx"] == 512 and data["plan"]["gpu_layers"] == data["plan"]["n_layers"]
+    assert _counts(data["argv"])["--ctx-size"] == 1 and _counts(data["argv"])["--n-gpu-layers"] == 1
+    assert _value(data["argv"], "--ctx-size") == "512" and _value(data["argv"], "--fit") == "off"
+    refused = plan("-ot", "exps=CPU")
+    assert refused.returncode == 2 and "-ot" in refused.stderr and refused.stdout == ""

@@ -80,7 +80,7 @@ def _int(flag: str, value: str | None, least: int) -> int:
     try:
         n = int(value or "")
     except ValueError:
-        raise _error(msg("{flag} needs a whole number, not {value!r}.", flag=flag, value=value or "")) from None
+        raise _error(msg("{flag} needs a whole number, not '{value}'.", flag=flag, value=value or "")) from None
     if n < least:
         raise _error(msg("{flag} must be at least {least}.", flag=flag, least=least))
     return n
@@ -153,7 +153,7 @@ def read(extra_args: Sequence[str], prefs: planner.PlanPrefs) -> PlanInputs:
         flag, v = val("--flash-attn")
         word = _FA_WORDS.get((v or "").lower())
         if word is None:
-            raise _error(msg("{flag} takes on, off or auto, not {value!r}.", flag=flag, value=v or ""))
+            raise _error(msg("{flag} takes on, off or auto, not '{value}'.", flag=flag, value=v or ""))
         changes["flash_attn"] = word
     if "--swa-full" in found:
         changes["swa_full"] = True

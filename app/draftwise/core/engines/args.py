@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 # name used in messages. From common/arg.cpp `common_arg({...})` of the pinned engine.
 ALIASES: tuple[tuple[str, ...], ...] = (
     ("--model", "-m"),
+    ("--spec-draft-model", "-md", "--model-draft"),
     ("--host",),
     ("--port",),
     ("--api-key",),

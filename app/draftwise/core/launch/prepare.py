@@ -94,8 +94,9 @@ class Prepared:
             network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
             kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
         )
-        # Settings outside the argv that still reach the engine (a system-wide config.ini).
-        extra = [str(w) for w in self.plan.warnings if str(w) not in spec.warnings]
+        # Settings outside the argv that still reach the engine (a system-wide config.ini):
+        # said where `draftwise launch` and the window's banner show launch warnings.
+        extra = [str(w) for w in launch_spec.system_config_warnings()]
         return replace(spec, warnings=(*spec.warnings, *extra)) if extra else spec
 
     def argv(self, binary: Path | str, *, port: int | None = None) -> list[str]:
@@ -169,7 +170,8 @@ def prepare(
         raise PrepareError("kv_type", str(exc)) from exc
     if request.backend == resolver.LLAMA_CPP:
         # The engine applies a system-wide config.ini before its command line; we cannot move it.
-        result.warnings.extend(launch_spec.system_config_warnings())  # type: ignore[arg-type]
+        # (As text while Plan.warnings holds strings; the window's catalog translates it.)
+        result.warnings.extend(str(w) for w in launch_spec.system_config_warnings())
     spec = chosen
     if result.drop_drafter:
         # The plan decided the drafter costs the model more than it gives: run as if there

@@ -126,8 +126,11 @@ def test_planned_argv_parses_in_the_real_engine(engine, tmp_path):
     target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel())[0]
     out = run("plan", str(target), "--json", "--", "--ctx-size=512", "--spec_type=ngram-mod")
     assert out.returncode == 0, out.stderr
-    argv = json.loads(out.stdout)["argv"]
-    assert "--ctx-size" in argv and "512" in argv
+    plan = json.loads(out.stdout)
+    argv = plan["argv"]
+    # The context is the plan's input: planned as 512 tokens and given once, in the plan's -c.
+    assert plan["plan"]["ctx"] == 512 and argv[argv.index("-c") + 1] == "512"
+    assert "--ctx-size" not in argv and "--spec_type" in argv  # the engine reads _ as -
     # The engine parses every argument before it acts on --version.
     check = subprocess.run([str(engine.binary), *argv[1:], "--version"], capture_output=True, text=True,
                            timeout=30, env={**os.environ, **provision.library_env(engine.binary.parent)})

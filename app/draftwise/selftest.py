@@ -196,8 +196,8 @@ def _plan(info, engine):
     machine = hardware.inventory(engine.binary if engine else None)
     prepared = prepare.prepare(prepare.Request(model=info.path), caps, machine, model=info)
     binary = engine.binary if engine else Path(provision_binary_name())
-    spec = prepared.launch(binary, port=launch_spec.any_free_port(),
-                           backend=engine.backend if engine else "cpu")
+    spec = prepared.launch(binary, port=launch_spec.any_free_port(), gpus=machine.gpus,
+                           engine_backend=engine.backend if engine else "cpu")
     p = prepared.plan
     words = (f"speculation: {prepared.spec.source}; plan: context {p.ctx}, KV {p.kv_type}, "
              f"{p.slots} slot(s), fit {p.fit_state}")

@@ -847,67 +847,67 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>超過: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="125" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="120" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="146" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="291" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="308" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="293" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="406" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="391" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="534" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="519" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="554" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="539" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="555" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="540" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="557" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="542" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="559" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="544" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="571" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="556" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="579" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="564" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="670" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="641" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -1567,182 +1567,292 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="198" />
+      <source>Draftwise splits the model across GPUs by their free memory; remove {flag}.</source>
+      <translation>Draftwise は空きメモリに応じてモデルを GPU に分割します。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="199" />
+      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
+      <translation>Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="201" />
+      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
+      <translation>Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="202" />
+      <source>Draftwise keeps the KV cache beside the layers it belongs to and cannot plan {flag}; remove it.</source>
+      <translation>Draftwise は KV キャッシュを対応するレイヤーと同じ場所に置くため、{flag} は計画できません。削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="203" />
+      <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it.</source>
+      <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="204" />
+      <source>Draftwise decides the GPU offload itself and sets --fit; remove {flag} (use -ngl or --n-cpu-moe to fix the split yourself).</source>
+      <translation>Draftwise は GPU へのオフロードを自分で決め、--fit も設定します。{flag} を削除してください（分割を自分で決めるには -ngl か --n-cpu-moe を使います）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="206" />
+      <source>Draftwise sets the memory left free on each GPU (--fit-target); remove {flag}.</source>
+      <translation>Draftwise は各 GPU に残す空きメモリ（--fit-target）を設定します。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="207" />
+      <source>Draftwise plans the context itself; remove {flag} and use the Context field (--ctx).</source>
+      <translation>Draftwise はコンテキストを自分で計画します。{flag} を削除し、コンテキスト欄（--ctx）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="208" />
+      <source>Draftwise shows the memory plan itself; remove {flag}.</source>
+      <translation>Draftwise はメモリ計画を自分で表示します。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="209" />
+      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
+      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="210" />
+      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
+      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="211" />
+      <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
+      <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="213" />
+      <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
+      <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="214" />
+      <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
+      <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="215" />
+      <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
+      <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="217" />
+      <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
+      <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
+      <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
+      <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
+      <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <source>{flag} needs a whole number, not '{value}'.</source>
+      <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
+      <source>{flag} takes on, off or auto, not '{value}'.</source>
+      <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="224" />
+      <source>{flag} must be at least {least}.</source>
+      <translation>{flag} は {least} 以上にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="229" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="230" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="231" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="232" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="233" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="234" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="235" />
       <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
       <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="236" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="237" />
       <source>its vocabulary differs ({difference})</source>
       <translation>語彙が違います（{difference}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="238" />
       <source>{field} ({draft} in the draft, {model} in the model)</source>
       <translation>{field}（ドラフトは {draft}、モデルは {model}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="239" />
       <source>token list (same size, different tokens)</source>
       <translation>トークン一覧（数は同じでも中身が違います）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="240" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="241" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="242" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="243" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="244" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
       <source>MTP head</source>
       <translation>MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
       <source>EAGLE-3 drafter</source>
       <translation>EAGLE-3 ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
       <source>DFlash drafter</source>
       <translation>DFlash ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
       <source>DSpark drafter</source>
       <translation>DSpark ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
       <source>tokenizer model</source>
       <translation>トークナイザーの種類</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
       <source>vocabulary size</source>
       <translation>語彙数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
       <source>BOS token id</source>
       <translation>BOS トークン ID</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
       <source>EOS token id</source>
       <translation>EOS トークン ID</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
       <source>RAM</source>
       <translation>RAM</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="251" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="251" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="251" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
@@ -2393,14 +2503,6 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>OK — {0} ({1})</source>
       <translation type="vanished">OK — {0} ({1})</translation>
-    </message>
-    <message>
-      <source>This file has no chat template: it writes on from what you type instead of answering it. Fine for completing text, not for chat</source>
-      <translation type="vanished">このファイルにはチャットテンプレートがありません。入力に答えるのではなく、その続きを書きます。文章の補完には使えますが、チャットには向きません</translation>
-    </message>
-    <message>
-      <source>continues text — not for chat</source>
-      <translation type="vanished">文章の続きを書く — チャット向けではありません</translation>
     </message>
   </context>
 </TS>

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
+from draftwise.core.address import DEFAULT_PORT
+
 EXIT_USER_ERROR = 2
+API_KEY_VARIABLE = "DRAFTWISE_API_KEY"  # the user's own key for `draftwise launch`
 
 
 class UserError(Exception):
@@ -15,7 +19,7 @@ class UserError(Exception):
 
 def request_from(args: argparse.Namespace):
     """The core's launch request from the shared options (model, --mtp, --draft, --ctx, --kv,
-    engine arguments after --, and plan's --backend/--ngram where given)."""
+    --port, --network, engine arguments after --, and plan's --backend/--ngram where given)."""
     from draftwise.core.launch import prepare
     from draftwise.core.planning import planner
     from draftwise.core.speculation import resolver
@@ -24,6 +28,7 @@ def request_from(args: argparse.Namespace):
         prefs = planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
+    port = getattr(args, "port", None)
     return prepare.Request(
         model=Path(args.model).expanduser().resolve(),
         mtp=args.mtp,
@@ -32,6 +37,11 @@ def request_from(args: argparse.Namespace):
         extra_args=tuple(args.engine_args),
         ngram_when_no_drafter=getattr(args, "ngram", False),
         prefs=prefs,
+        port=DEFAULT_PORT if port is None else port,
+        pinned_port=port is not None,
+        network=getattr(args, "network", False),
+        # The key the user chose for every launch, else a fresh one per launch.
+        api_key=os.environ.get(API_KEY_VARIABLE) or None,
     )
 
 

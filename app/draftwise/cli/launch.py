@@ -12,10 +12,10 @@ import os
 import signal
 import threading
 
-from draftwise.cli.common import UserError, caps_of, request_from
+from draftwise.cli.common import API_KEY_VARIABLE, UserError, caps_of, request_from
+from draftwise.core.address import DEFAULT_PORT, LOOPBACK
 
 EXIT_NOT_READY = 1
-DEFAULT_PORT = 8080
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -75,16 +75,13 @@ def _prepare(args: argparse.Namespace):
     try:
         prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
         if not prepared.plan.fits:
-            raise UserError(" ".join(prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
+            raise UserError(" ".join(map(str, prepared.plan.reasons[-1:])) or "The model does not fit this machine.")
         port, port_note = launch_spec.choose_port(
-            args.port if args.port is not None else DEFAULT_PORT, pinned=args.port is not None,
-            host=launch_spec.ALL_INTERFACES if args.network else launch_spec.LOOPBACK,
+            request.port, pinned=request.pinned_port,
+            host=launch_spec.ALL_INTERFACES if request.network else LOOPBACK,
         )
         launch = prepared.launch(
-            engine.binary, port=port,
-            network=args.network, api_key=os.environ.get("DRAFTWISE_API_KEY") or None,
-            backend=engine.backend, pinned_port=args.port is not None,
-            gpus=machine.gpus,
+            engine.binary, port=port, engine_backend=engine.backend, gpus=machine.gpus,
             notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())),
         )
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
@@ -102,7 +99,7 @@ def _run(run, *, verbose: bool) -> int:
         print(f"  - {note}", flush=True)
     for warning in spec.warnings:
         print(f"warning: {warning}", flush=True)
-    if "DRAFTWISE_API_KEY" not in os.environ:
+    if API_KEY_VARIABLE not in os.environ:
         print(f"API key: {spec.api_key}  (send `Authorization: Bearer <key>`; set DRAFTWISE_API_KEY to choose it)",
               flush=True)
 

@@ -67,13 +67,14 @@ def render_model(d: dict) -> str:
 
 # ---------------------------------------------------------------- plan
 def _engine_caps(configured: str | None = None):
-    """(binary, caps) of the best engine here, or the pinned engine's facts when none is."""
+    """(binary, caps, GPU backend) of the best engine here, or the pinned engine's facts when
+    none is (a CPU build named llama-server)."""
     from draftwise.core.engines import capabilities, discovery
 
     engine = discovery.best_engine(configured)
     if engine is None:
-        return "llama-server", capabilities.pinned_caps()
-    return engine.binary, caps_of(engine.binary)
+        return "llama-server", capabilities.pinned_caps(), "cpu"
+    return engine.binary, caps_of(engine.binary), engine.backend
 
 
 def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
@@ -90,21 +91,25 @@ def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from draftwise.core.launch import prepare
-
-    binary, caps = _engine_caps()
-    request = request_from(args)
+    from draftwise.core.launch import launch_spec, prepare
     from draftwise.core.speculation.broken import BrokenDrafters
 
+    binary, caps, backend = _engine_caps()
+    request = request_from(args)
     # The same broken-drafter record as `launch`, so plan never promises what launch skips.
     broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
+    machine = machine_for(args, binary)
     try:
-        prepared = prepare.prepare(request, caps, machine_for(args, binary), broken=broken)
-    except prepare.PrepareError as exc:
+        prepared = prepare.prepare(request, caps, machine, broken=broken)
+        # The LaunchSpec `launch` and the window would start for this request (on the port
+        # asked for: whether it is free is decided at launch time).
+        spec = prepared.launch(binary, engine_backend=backend, gpus=machine.gpus)
+    except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
-    argv = prepared.argv(binary)
+    argv = list(spec.argv)
     if args.json:
-        print(json.dumps({**prepared.to_json(), "argv": argv}, indent=2))
+        print(json.dumps({**prepared.to_json(), "argv": argv, "launch": spec.to_json()}, indent=2,
+                         default=str))
         return 0
     print(render_plan(prepared, argv))
     return 0
@@ -188,6 +193,7 @@ def cmd_engine_list(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- broken drafters
 def cmd_broken(args: argparse.Namespace) -> int:
     from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.speculation.drafter_key import DrafterKey
 
     store = BrokenDrafters()
     if store.problem:
@@ -197,13 +203,13 @@ def cmd_broken(args: argparse.Namespace) -> int:
         if not entries:
             print("No drafter is on the broken list: auto tries every drafter it finds.")
         for e in entries:
-            kind, _, rest = e.drafter.partition("|")
-            print(f"{rest.split('|')[0]}  ({kind}, since {e.when})\n    {e.reason}")
+            key = DrafterKey.parse(e.drafter)
+            print(f"{key.path}  ({key.kind}, since {e.when})\n    {e.reason}")
         return 0
     wanted = None
     if args.path:
         path = str(Path(args.path).expanduser().resolve())
-        wanted = [e for e in entries if f"|{path}|" in f"{e.drafter}|"]
+        wanted = [e for e in entries if DrafterKey.parse(e.drafter).path == path]
         if not wanted:
             raise UserError(f"{path} is not on the broken list; `draftwise broken list` shows what is.")
     removed = sum(store.forget(drafter_key=e.drafter) for e in wanted) if wanted else store.forget()
@@ -246,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--ctx", type=int, default=None, help="context size in tokens")
     pl.add_argument("--kv", default=None, help="KV cache type (f16, q8_0, q4_0, ...)")
     pl.add_argument("--machine", default=None, help="plan for a machine described in a JSON file")
+    pl.add_argument("--port", type=int, default=None, help="the port the command listens on (default: 8080)")
+    pl.add_argument("--network", action="store_true", help="plan a launch open to other computers")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
+from draftwise.core.address import DEFAULT_PORT
 
 __all__ = [
     "FILE_NAME",
@@ -115,7 +116,7 @@ class Settings:
     profiles: list[Profile] = field(default_factory=list)
     language: str = "system"
     engine_binary: str | None = None  # the engine the user chose; None: the best one found
-    port: int = 8080
+    port: int = DEFAULT_PORT
     network: bool = False  # listen on all interfaces (other computers may connect, with the key)
     api_key: str | None = None
     close_action: str = "ask"

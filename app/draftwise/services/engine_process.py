@@ -205,8 +205,10 @@ class EngineProcess(QObject):
         proc = QProcess(self)
         proc.setProgram(argv[0])
         proc.setArguments(list(argv[1:]))
-        env = QProcessEnvironment.systemEnvironment()
-        for key, value in self.spec.env.items():
+        # The whole environment from core (the engine's option variables left out), not the
+        # system's plus additions: nothing outside the argv may change what runs.
+        env = QProcessEnvironment()
+        for key, value in headless.engine_environment(self.spec).items():
             env.insert(key, value)
         proc.setProcessEnvironment(env)
         proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)

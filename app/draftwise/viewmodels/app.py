@@ -19,11 +19,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core import settings as settings_mod
-from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import launch_spec, llamacpp, mlx, orphans, prepare, vllm
+from draftwise.core.launch import launch_spec, orphans, prepare
 from draftwise.core.planning import planner
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
@@ -57,9 +56,6 @@ def kv_types_for(model: gguf.ModelInfo) -> list[str]:
     """The KV cache types this model can use (`planner.kv_types_for`)."""
     return [t for t in planner.kv_types_for(model) if t in KV_TYPES]
 
-NO_SPECULATION = resolver.SpecDecision(None, None, resolver.NONE, False, ())
-VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity", "-v", "--verbose", "--log-disable")
-
 
 # ------------------------------------------------------------------ the re-plan job
 @dataclass(frozen=True)
@@ -87,14 +83,13 @@ class Outcome:
     plan: PlanView | None
     plan_error: str | None
     launch_decision: resolver.SpecDecision  # what Launch runs (the planner may drop a drafter)
-    argv: tuple[str, ...]
-    plan_args: tuple[str, ...] = ()
-    fallback_plan_args: tuple[str, ...] | None = None
+    argv: tuple[str, ...]  # the command Launch would run (core's one builder; key in the env)
+    prepared: prepare.Prepared | None = None  # what Launch turns into a LaunchSpec
 
 
 def replan(inp: Inputs) -> Outcome:
-    """Resolve speculation, plan memory, build the command: `core.prepare`, the chain the
-    CLI uses too. A user error (bad draft, bad extra arguments) still gets a plan without
+    """Resolve speculation, plan memory, build the command: `core.prepare`, the one builder
+    the CLI uses too. A user error (bad draft, bad extra arguments) still gets a plan without
     speculation, so the memory bars stay meaningful while the user fixes the field."""
     model = inp.model
     check = check_draft(model, inp.draft) if inp.draft.strip() else None
@@ -104,53 +99,43 @@ def replan(inp: Inputs) -> Outcome:
     broken: frozenset[str] = frozenset()
     if engine is not None and kind == resolver.LLAMA_CPP:
         broken = BrokenDrafters().broken_for(engine.binary)
-    draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
-    request = prepare.Request(
-        model=model.path, mtp=inp.mtp, draft=draft, backend=kind, extra_args=inp.extra_args,
-        prefs=prefs_for(inp.context, inp.kv_type),
-    )
+    request = request_of(inp)
     decision: resolver.SpecDecision | None = None
     error: FieldError | None = None
     plan: PlanView | None = None
     plan_error = None
-    launch_decision = NO_SPECULATION
+    launch_decision = resolver.NO_SPECULATION
+    prepared: prepare.Prepared | None = None
+    argv: tuple[str, ...] = ()
     try:
-        launch_spec.check_owned_flags(inp.extra_args)
         prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model)
         decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
+        argv = prepared.launch(binary, engine_backend=engine.backend if engine is not None else "cpu",
+                               gpus=getattr(inp.machine, "gpus", ())).argv
     except FieldError as exc:
         error = exc
+        prepared = None
     except (OSError, ValueError) as exc:
         log.exception("planning failed")
         plan_error = tr("Could not plan memory: {0}").format(exc)
     if plan is None and plan_error is None:
         try:
-            plan = make_plan(model, NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
+            plan = make_plan(model, resolver.NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
         except (OSError, ValueError) as exc:
             plan_error = tr("Could not plan memory: {0}").format(exc)
-    plan_args = tuple(plan.plan_args) if plan is not None else ()
-    fallback_args = tuple(plan.fallback_plan_args) if plan is not None and plan.fallback_plan_args else None
-    if not engine_args.sets((*inp.extra_args, *plan_args), *VERBOSITY_FLAGS):
-        # The memory lines (model/KV/compute buffer sizes) come at verbosity 4: the window
-        # shows them next to the plan ("planned vs actual").
-        plan_args += ("-lv", "4")
-        fallback_args = (*fallback_args, "-lv", "4") if fallback_args is not None else None
-    if kind == "vllm":
-        argv = vllm.build_argv(binary, model.path, port=inp.port, ctx=plan.context if plan else None,
-                               host=launch_spec.ALL_INTERFACES if inp.network else launch_spec.LOOPBACK,
-                               extra_args=inp.extra_args)
-        plan_args, fallback_args = (), None
-    elif kind == "mlx":
-        argv = mlx.build_argv(binary, model.path, port=inp.port, extra_args=inp.extra_args)
-        plan_args, fallback_args = (), None
-    else:
-        host = launch_spec.ALL_INTERFACES if inp.network else launch_spec.LOOPBACK
-        argv = llamacpp.build_argv(
-            binary, model, launch_decision, extra_args=inp.extra_args, host=host, port=inp.port,
-            plan_args=plan_args,
-        )
     return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, tuple(argv),
-                   plan_args, fallback_args)
+                   prepared)
+
+
+def request_of(inp: Inputs) -> prepare.Request:
+    """The window's settings as core's launch request (the same one `draftwise plan` builds)."""
+    draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
+    return prepare.Request(
+        model=inp.model.path, mtp=inp.mtp, draft=draft,
+        backend=inp.engine.kind if inp.engine is not None else resolver.LLAMA_CPP,
+        extra_args=inp.extra_args, prefs=prefs_for(inp.context, inp.kv_type), port=inp.port,
+        network=inp.network,
+    )
 
 
 def split_args(text: str) -> tuple[tuple[str, ...], str | None]:
@@ -595,6 +580,8 @@ class AppViewModel(QObject):
         assert out is not None and engine is not None and self.model is not None
         notes: list[str] = []
         try:
+            if out.prepared is None:
+                raise launch_spec.LaunchError("model", tr("Planning…"))
             host = launch_spec.ALL_INTERFACES if self.settings.network else launch_spec.LOOPBACK
             port, note = launch_spec.choose_port(self.settings.port, host=host)
             if note:
@@ -602,28 +589,12 @@ class AppViewModel(QObject):
             if not self.settings.api_key:
                 self.settings.api_key = launch_spec.new_api_key()
                 self.schedule_save()
-            if engine.kind == "vllm":
-                spec = vllm.vllm_launch(
-                    engine.binary, self.model.path, out.launch_decision, port=port,
-                    ctx=out.plan.context if out.plan else None, extra_args=self.extra_args,
-                    api_key=self.settings.api_key, network=self.settings.network,
-                )
-            elif engine.kind == "mlx":
-                spec = mlx.mlx_launch(engine.binary, self.model.path, out.launch_decision, port=port,
-                                      extra_args=self.extra_args, network=self.settings.network)
-            else:
-                spec = launch_spec.llamacpp_launch(
-                    engine.binary, self.model, out.launch_decision, port=port,
-                    extra_args=self.extra_args,
-                    plan_args=out.plan_args,
-                    fallback_plan_args=out.fallback_plan_args,
-                    api_key=self.settings.api_key, backend=engine.backend, notes=notes,
-                    network=self.settings.network,
-                    # The same GPU environment decisions as `draftwise launch` (ROCm override,
-                    # an iGPU hidden beside a dGPU).
-                    gpus=self.machine.gpus if self.machine is not None else (),
-                )
-        except (launch_spec.LaunchError, OSError) as exc:
+            # The same builder as the shown command and `draftwise plan`/`launch`.
+            spec = out.prepared.launch(
+                engine.binary, engine_backend=engine.backend, port=port, api_key=self.settings.api_key,
+                gpus=self.machine.gpus if self.machine is not None else (), notes=notes,
+            )
+        except (FieldError, OSError) as exc:
             self.launch_error = translate(str(exc))
             self.message.emit(self.launch_error)
             self.launch_state_changed.emit()

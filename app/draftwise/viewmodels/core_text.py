@@ -193,6 +193,35 @@ SENTENCES = _catalog((
     N_("An engine open to the network needs an API key."),
     N_("mlx-lm's server has no API key, so Draftwise keeps it on this computer only."),
     N_("mlx-lm sizes its context itself; the context setting is not passed on."),
+    # ---- launch request: planner-owned extra arguments, the engine's config files (last:
+    # several start with a bare {flag})
+    N_("Draftwise splits the model across GPUs by their free memory; remove {flag}."),
+    N_("Draftwise places the model's tensors itself and cannot plan {flag}; remove it "
+       "(use -ngl or --n-cpu-moe to keep part of the model off the GPU)."),
+    N_("Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU)."),
+    N_("Draftwise keeps the KV cache beside the layers it belongs to and cannot plan {flag}; remove it."),
+    N_("Draftwise plans one KV cache per slot and cannot plan {flag}; remove it."),
+    N_("Draftwise decides the GPU offload itself and sets --fit; remove {flag} "
+       "(use -ngl or --n-cpu-moe to fix the split yourself)."),
+    N_("Draftwise sets the memory left free on each GPU (--fit-target); remove {flag}."),
+    N_("Draftwise plans the context itself; remove {flag} and use the Context field (--ctx)."),
+    N_("Draftwise shows the memory plan itself; remove {flag}."),
+    N_("The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv)."),
+    N_("Draftwise places the draft model with the main model; remove {flag}."),
+    N_("-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. "
+       "Use the KV cache field (--kv)."),
+    N_("--cpu-moe and {flag} {n} both set where the experts go; keep one."),
+    N_("The engine command would set {flags} twice; remove it from the extra arguments."),
+    N_("{path} exists: llama.cpp applies it to every launch before the command line, so any setting "
+       "in it that Draftwise does not set itself changes what runs. Remove it or empty it."),
+    N_("{flag} alone cannot be planned: Draftwise gives the K and V caches one type. "
+       "Use the KV cache field (--kv), or give {missing} the same type."),
+    N_("{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them."),
+    N_("{flag} is given twice with different values ({a} and {b}); keep one."),
+    N_("{flag} {value} is not a KV cache type; use one of {known}."),
+    N_("{flag} needs a whole number, not '{value}'."),
+    N_("{flag} takes on, off or auto, not '{value}'."),
+    N_("{flag} must be at least {least}."),
 ))
 
 # Parts of sentences: reasons, places, kinds of drafter.

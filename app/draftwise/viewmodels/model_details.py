@@ -20,7 +20,7 @@ def display_name(info: gguf.ModelInfo | None, path: Path | None = None) -> str:
 def mtp_badge(info: gguf.ModelInfo | None) -> str:
     if info is None:
         return ""
-    if info.nextn_predict_layers and info.mtp_head_present:
+    if info.has_mtp_head:
         return "MTP"
     return ""
 

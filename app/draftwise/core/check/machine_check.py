@@ -68,7 +68,11 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
         return
     yield CheckStep("Engine", "ok", f"llama.cpp {engine.version} ({engine.backend}, {engine.source}) {engine.binary}")
 
-    server = headless.start_server(engine.binary, model)
+    try:
+        server = headless.serve(_launch(engine, model, mtp="off"))
+    except (OSError, ValueError) as exc:  # PrepareError / LaunchError are ValueErrors
+        yield CheckStep("Engine start", "fail", str(exc))
+        return
     try:
         yield from _exercise(server, engine, prompt)
     finally:
@@ -76,6 +80,25 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
         code = server.stop()
     yield CheckStep("Engine stop", "ok", f"stopped (exit code {code}), nothing left running")
     yield from _check_speculation(engine)
+
+
+def _launch(engine, model: Path, *, mtp: str):
+    """The launch the window would make for `model` on this engine (the one builder,
+    core/launch/prepare.py), with a small context: the check proves the engine, not memory."""
+    from draftwise.core.engines import capabilities
+    from draftwise.core.launch import launch_spec, prepare
+    from draftwise.core.machine import hardware
+    from draftwise.core.planning import planner
+
+    caps = capabilities.capabilities(engine.binary)
+    machine = hardware.inventory(engine.binary)
+    request = prepare.Request(model=model, mtp=mtp, prefs=planner.PlanPrefs(ctx=CHECK_CONTEXT))
+    prepared = prepare.prepare(request, caps, machine)
+    return prepared.launch(engine.binary, engine_backend=engine.backend, gpus=machine.gpus,
+                           port=launch_spec.any_free_port())
+
+
+CHECK_CONTEXT = 512  # tokens: enough for the check's prompt and answer
 
 
 def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
@@ -109,22 +132,23 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
 
 def _check_speculation(engine) -> Iterator[CheckStep]:
     """MTP auto on a tiny model with a head: the resolver's choice, run for real."""
-    from draftwise.core.engines import capabilities
-    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.engines.spec_types import DRAFT_MTP
     from draftwise.core.launch import headless
-    from draftwise.core.speculation import resolver
 
     try:
         path = write_check_model("mtp")
-        caps = capabilities.capabilities(engine.binary)
-        decision = resolver.resolve(gguf.read_model(path), resolver.SpecOptions(), caps)
+        spec = _launch(engine, path, mtp="auto")
     except (OSError, ValueError) as exc:
         yield CheckStep("Speculation", "fail", f"could not prepare the MTP test: {exc}")
         return
-    if decision.spec_type != "draft-mtp":
-        yield CheckStep("Speculation", "fail", "the engine does not run MTP: " + " ".join(decision.notes))
+    if spec.spec.spec_type != DRAFT_MTP:
+        yield CheckStep("Speculation", "fail", "the engine does not run MTP: " + " ".join(map(str, spec.spec.notes)))
         return
-    server = headless.start_server(engine.binary, path, extra_args=list(decision.argv))
+    try:
+        server = headless.serve(spec)
+    except headless.EngineError as exc:
+        yield CheckStep("Speculation", "fail", f"MTP did not start: {exc}")
+        return
     try:
         server.wait_ready(timeout=120)
         timings = server.complete("Hello", n_predict=16).get("timings") or {}

@@ -1,23 +1,80 @@
 """How llama-server reads its command line, so our checks read it the same way.
 
-The pinned engine (common/arg.cpp) turns `_` into `-` in long option names, so
-`--api_key` is `--api-key`; and it does not split `--flag=value`: that token is an invalid
-argument. Every check of the user's extra arguments goes through `flag_name`, and every
-argv we build goes through `engine_form`.
+The pinned engine (common/arg.cpp `common_params_parse_ex`) turns `_` into `-` in long option
+names, so `--api_key` is `--api-key`; and it does not split `--flag=value` (nor `-c=512`): that
+token is an invalid argument. Every check of the user's extra arguments goes through
+`flag_name` / `canonical`, and every argv we build goes through `engine_form`.
+
+One option often has several spellings (`-c`, `--ctx-size`); `ALIASES` lists, for the options
+Draftwise sets or checks, every spelling common/arg.cpp gives it (tests/test_launch_request.py
+reads the pinned arg.cpp and checks this table against it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+# Every spelling of the options Draftwise sets itself, reads, or refuses; the first is the
+# name used in messages. From common/arg.cpp `common_arg({...})` of the pinned engine.
+ALIASES: tuple[tuple[str, ...], ...] = (
+    ("--model", "-m"),
+    ("--spec-draft-model", "-md", "--model-draft"),
+    ("--host",),
+    ("--port",),
+    ("--api-key",),
+    ("--ctx-size", "-c"),
+    ("--parallel", "-np"),
+    ("--cache-type-k", "-ctk"),
+    ("--cache-type-v", "-ctv"),
+    ("--flash-attn", "-fa"),
+    ("--swa-full",),
+    ("--n-gpu-layers", "-ngl", "--gpu-layers"),
+    ("--tensor-split", "-ts"),
+    ("--override-tensor", "-ot"),
+    ("--cpu-moe", "-cmoe"),
+    ("--n-cpu-ffn", "-ncffn"),
+    ("--no-kv-offload", "-nkvo"),
+    ("--kv-unified", "-kvu"),
+    ("--n-cpu-moe", "-ncmoe"),
+    ("--batch-size", "-b"),
+    ("--ubatch-size", "-ub"),
+    ("--fit", "-fit"),
+    ("--fit-target", "-fitt"),
+    ("--fit-ctx", "-fitc"),
+    ("--fit-print", "-fitp"),
+    ("--spec-draft-type-k", "-ctkd", "--cache-type-k-draft"),
+    ("--spec-draft-type-v", "-ctvd", "--cache-type-v-draft"),
+    ("--spec-draft-ngl", "-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft"),
+    ("--verbosity", "-lv", "--log-verbosity"),
+    ("--verbose", "-v", "--log-verbose"),
+    ("--log-disable",),
+)
+_CANONICAL = {spelling: group[0] for group in ALIASES for spelling in group}
+KNOWN = frozenset(group[0] for group in ALIASES)  # canonical names
+
+# Options that take no value (a token after them is the next option or a positional).
+SWITCHES = frozenset({"--swa-full", "--cpu-moe", "--verbose", "--log-disable", "--no-kv-offload",
+                      "--kv-unified"})
 
 
 def flag_name(token: str) -> str:
     """The option a token names, as the engine understands it ("" for a plain value)."""
     if token.startswith("--"):
         return token.split("=", 1)[0].replace("_", "-")
-    if token.startswith("-") and len(token) > 1 and not token[1].isdigit():
-        return token
+    if token.startswith("-") and len(token) > 1 and not token[1].isdigit() and token[1] != ".":
+        return token.split("=", 1)[0]
     return ""
+
+
+def canonical(token: str) -> str:
+    """One name for every spelling of an option (`-c`, `--ctx_size=9` → `--ctx-size`); an
+    option not in `ALIASES` keeps its own name; "" for a plain value."""
+    name = flag_name(token)
+    return _CANONICAL.get(name, name)
+
+
+def _inline_value(token: str) -> str | None:
+    return token.split("=", 1)[1] if flag_name(token) and "=" in token else None
 
 
 def value_of(args: Sequence[str], *names: str) -> str | None:
@@ -25,8 +82,9 @@ def value_of(args: Sequence[str], *names: str) -> str | None:
     when the option is absent."""
     for i, token in enumerate(args):
         if flag_name(token) in names:
-            if token.startswith("--") and "=" in token:
-                return token.split("=", 1)[1]
+            inline = _inline_value(token)
+            if inline is not None:
+                return inline
             return args[i + 1] if i + 1 < len(args) else ""
     return None
 
@@ -35,13 +93,37 @@ def sets(args: Sequence[str], *names: str) -> bool:
     return any(flag_name(t) in names for t in args)
 
 
+def options(args: Sequence[str]) -> Iterator[tuple[int, int, str, str | None]]:
+    """(start, end, canonical name, value) for each option in `args`, value None for a switch.
+
+    A token after a valued option is its value even when it looks like an option (`-lv -1`
+    is rare, `-ot -x` never), except after a known switch."""
+    i = 0
+    while i < len(args):
+        token = args[i]
+        name = canonical(token)
+        if not name:
+            i += 1
+            continue
+        inline = _inline_value(token)
+        if inline is not None:
+            yield i, i + 1, name, inline
+            i += 1
+        elif name in SWITCHES or i + 1 >= len(args) or (flag_name(args[i + 1]) and name not in _CANONICAL):
+            yield i, i + 1, name, None
+            i += 1
+        else:
+            yield i, i + 2, name, args[i + 1]
+            i += 2
+
+
 def engine_form(args: Sequence[str]) -> list[str]:
-    """`--flag=value` split into `--flag value`, which is the only form the engine takes."""
+    """`--flag=value` (and `-f=value`) split into `--flag value`, the only form the engine takes."""
     out: list[str] = []
     for token in args:
-        if token.startswith("--") and "=" in token:
-            name, value = token.split("=", 1)
-            out += [name, value]
+        inline = _inline_value(token)
+        if inline is not None:
+            out += [token.split("=", 1)[0], inline]
         else:
             out.append(token)
     return out

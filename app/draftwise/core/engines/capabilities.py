@@ -15,6 +15,8 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.engines import provision
+from draftwise.core.engines.spec_types import DRAFT_MTP
+from draftwise.core.engines.spec_types import PINNED as PINNED_SPEC_TYPES
 
 # Architectures whose MTP graph this engine runs (`LLM_GRAPH_TYPE_DECODER_MTP` built by the
 # model class), read from the pinned source 11434; tests/test_capabilities.py re-derives it
@@ -49,7 +51,7 @@ class EngineCaps:
         return spec_type in self.spec_types and self.has_flag("--spec-type")
 
     def runs_mtp(self, arch: str | None) -> bool:
-        return bool(arch) and arch in self.mtp_archs and self.has_spec_type("draft-mtp")
+        return bool(arch) and arch in self.mtp_archs and self.has_spec_type(DRAFT_MTP)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -132,8 +134,4 @@ def pinned_caps() -> EngineCaps:
         "-md", "--model-draft", "--spec-draft-n-max", "--spec-draft-ngl", "--spec-draft-type-k",
         "--spec-draft-type-v", "--split-mode", "-sm", "--api-key",
     })
-    spec_types = (
-        "none", "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
-        "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
-    )
-    return EngineCaps(flags, frozenset(), spec_types, MTP_ARCHS_11434)
+    return EngineCaps(flags, frozenset(), PINNED_SPEC_TYPES, MTP_ARCHS_11434)

@@ -706,6 +706,11 @@ class ModelInfo:
     missing_shards: list[str]
     version: int = 3
 
+    @property
+    def has_mtp_head(self) -> bool:
+        """The model declares an MTP head and this file holds its tensors (what MTP auto runs)."""
+        return bool(self.nextn_predict_layers and self.mtp_head_present)
+
 
 def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None

@@ -4,8 +4,10 @@ Two levels:
 - `HeadlessLaunch` drives a `LaunchSpec` through core/launch/launch_flow.py (stages, readiness,
   the startup fallback, crash causes) with the standard library — the same decisions the
   window's QProcess owner (services/engine_process.py) executes.
-- `start_server` is the bare minimum (start, wait for /health, stop) that the machine
-  check and the engine observations use.
+- `serve` is the bare minimum (start, wait for /health, stop) that the machine check uses;
+  `start_server` builds a plain LaunchSpec (no planner: the raw engine, for tests and
+  benchmarks) and serves it. Either way the argv and environment come from the one builder
+  (core/launch/llamacpp.py, launch_spec.py; docs/launch-path.md).
 
 Either way the engine leads its own process group (a new session on Unix, a kill-on-close
 Job Object on Windows), so stopping it stops everything it started.
@@ -17,9 +19,7 @@ import json
 import logging
 import os
 import queue
-import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,14 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from draftwise.core.engines import provision
-from draftwise.core.launch import crash, launch_flow, orphans
+from draftwise.core.address import LOOPBACK
+from draftwise.core.launch import crash, launch_flow, launch_spec, orphans
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 
-HOST = "127.0.0.1"
 STOP_TIMEOUT_S = launch_flow.KILL_AFTER_S
 # /health backoff: ask soon (a small model is ready in tens of ms), then less often.
 POLL_FIRST_S, POLL_MAX_S, POLL_GROWTH = 0.01, 0.25, 1.5
@@ -48,12 +47,6 @@ POLL_FIRST_S, POLL_MAX_S, POLL_GROWTH = 0.01, 0.25, 1.5
 
 class EngineError(RuntimeError):
     """The engine did not start or answer; the message says what happened."""
-
-
-def free_port(host: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 # ------------------------------------------------------------------ process groups
@@ -170,7 +163,7 @@ def kill_on_close_job(pid: int) -> WindowsJob | None:
 
 
 def engine_environment(spec: LaunchSpec) -> dict[str, str]:
-    return {**os.environ, **spec.env}
+    return spec.environment(os.environ)
 
 
 # ------------------------------------------------------------------ the launch, headless
@@ -432,7 +425,7 @@ class RunningServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"http://{LOOPBACK}:{self.port}"
 
     def log_text(self) -> str:
         try:
@@ -515,6 +508,24 @@ def _tail(text: str, n: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
 
+def serve(spec: LaunchSpec, *, log_dir: Path | None = None) -> RunningServer:
+    """Start `spec` (its argv and environment as built, nothing added), output to a log file."""
+    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="draftwise-engine-"))
+    log_path = log_dir / f"llama-server-{spec.port}.log"
+    log = log_path.open("wb")
+    try:
+        process = subprocess.Popen(
+            list(spec.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=engine_environment(spec), **new_group_kwargs(),
+        )
+    except OSError as exc:
+        raise EngineError(f"Could not start {spec.binary}: {exc.strerror or exc}") from exc
+    finally:
+        log.close()
+    return RunningServer(process=process, port=spec.port, api_key=spec.api_key, log_path=log_path,
+                         argv=list(spec.argv))
+
+
 def start_server(
     binary: Path,
     model: Path,
@@ -524,25 +535,10 @@ def start_server(
     ctx: int = 512,
     log_dir: Path | None = None,
 ) -> RunningServer:
-    """Start llama-server on loopback with a fresh API key passed in the environment."""
-    port = port or free_port()
-    api_key = secrets.token_urlsafe(24)
-    argv = [
-        str(binary), "-m", str(model), "--host", HOST, "--port", str(port),
-        "-c", str(ctx), *extra_args,
-    ]
-    # The key goes in the environment: argv is visible to every user through ps.
-    env = {**os.environ, **provision.library_env(binary.parent), "LLAMA_API_KEY": api_key}
-    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="draftwise-engine-"))
-    log_path = log_dir / f"llama-server-{port}.log"
-    log = log_path.open("wb")
-    try:
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-            **new_group_kwargs(),
-        )
-    except OSError as exc:
-        raise EngineError(f"Could not start {binary}: {exc.strerror or exc}") from exc
-    finally:
-        log.close()
-    return RunningServer(process=process, port=port, api_key=api_key, log_path=log_path, argv=argv)
+    """The raw engine on `model` with `extra_args` and a `ctx`-token context, no planner (tests
+    and benchmarks observing the engine itself): on loopback, the key in the environment."""
+    spec = launch_spec.llamacpp_launch(
+        binary, model, launch_spec.NO_SPECULATION, port=port or launch_spec.any_free_port(),
+        plan_args=("-c", str(ctx)), extra_args=extra_args,
+    )
+    return serve(spec, log_dir=log_dir)

@@ -22,6 +22,7 @@ import logging
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from draftwise.core.launch import crash
 from draftwise.core.launch.launch_spec import LaunchSpec
@@ -29,8 +30,19 @@ from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 
+class Stage(StrEnum):
+    """Where one launch is; the window, the CLI and the tests compare against these."""
+
+    STARTING = "starting"
+    LOADING = "loading"
+    READY = "ready"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
 STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
-    "starting", "loading", "ready", "stopping", "stopped", "failed",
+    Stage.STARTING, Stage.LOADING, Stage.READY, Stage.STOPPING, Stage.STOPPED, Stage.FAILED,
 )
 ENDED = frozenset({STOPPED, FAILED})
 

@@ -7,6 +7,7 @@ headless runner only execute a LaunchSpec; they never edit its argv.
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
 import sys
@@ -14,19 +15,23 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from draftwise.core import paths
+from draftwise.core.address import ALL_INTERFACES, LOOPBACK
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
-from draftwise.core.speculation.resolver import NONE, SpecDecision
+from draftwise.core.messages import Message, msg
+from draftwise.core.speculation.resolver import NO_SPECULATION, SpecDecision
 
-LOOPBACK = "127.0.0.1"
-ALL_INTERFACES = "0.0.0.0"  # noqa: S104 - only when the user opts into the network
-
-# The decision the fallback relaunch uses: no speculation at all, built from scratch.
-NO_SPECULATION = SpecDecision(None, None, NONE, False, ())
+# Environment variables the engine reads as command-line options (common/arg.cpp: every
+# option's `set_env("LLAMA_ARG_...")`, and the LLAMA_ARG_NO_ negations): a stray one in the
+# user's shell would change what runs behind the plan's back, so none reaches the engine.
+# MTMD_BACKEND_DEVICE is the one option variable without the prefix.
+ENGINE_OPTION_PREFIX = "LLAMA_ARG_"
+_ENGINE_OPTION_VARIABLES = frozenset({"MTMD_BACKEND_DEVICE"})
 
 # Extra arguments that would move the engine away from what we poll and protect. The key
 # must stay out of argv (ps shows argv to every user); host and port have their own fields.
@@ -269,6 +274,13 @@ class LaunchSpec:
     def fallback_eligible(self) -> bool:
         return self.fallback_argv is not None
 
+    def environment(self, parent: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The whole environment of the engine process: the parent's without the variables
+        the engine reads as options, plus `env` (see `engine_option_variable`)."""
+        parent = os.environ if parent is None else parent
+        kept = {k: v for k, v in parent.items() if not engine_option_variable(k)}
+        return {**kept, **self.env}
+
     @property
     def drafter_key(self) -> str | None:
         return self.spec.drafter_key
@@ -312,6 +324,43 @@ def check_owned_flags(extra_args: Sequence[str]) -> None:
             raise LaunchError("extra_args", f"Extra engine arguments may not contain {name}. {_OWNED_FLAGS[name]}")
 
 
+def engine_option_variable(name: str) -> bool:
+    """True for an environment variable llama-server would read as a command-line option."""
+    upper = name.upper()  # Windows names are case-insensitive
+    return upper.startswith(ENGINE_OPTION_PREFIX) or upper in _ENGINE_OPTION_VARIABLES
+
+
+def engine_config_home() -> Path:
+    """The folder the engine is told is the user's configuration folder: Draftwise's own,
+    which holds no llama.cpp/config.ini, so the user's file never changes a launch."""
+    return paths.data_dir() / "engine-config"
+
+
+def config_home_env(platform: str = sys.platform) -> dict[str, str]:
+    """The variable that moves the engine's user-level config.ini (common.cpp
+    fs_get_config_directory: %APPDATA% on Windows, else ${XDG_CONFIG_HOME:-~/.config})."""
+    return {"APPDATA" if platform == "win32" else "XDG_CONFIG_HOME": str(engine_config_home())}
+
+
+def system_config_files(platform: str = sys.platform, environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The system-wide config.ini files the engine applies before its command line
+    (arg.cpp common_params_apply_system_config) that exist here. Draftwise cannot move them."""
+    environ = os.environ if environ is None else environ
+    if platform == "win32":
+        program_data = environ.get("PROGRAMDATA")
+        candidates = [Path(program_data) / "llama.cpp" / "config.ini"] if program_data else []
+    else:
+        candidates = [Path("/etc/llama.cpp/config.ini")]
+    return [p for p in candidates if p.is_file()]
+
+
+def system_config_warnings(files: Sequence[Path] | None = None) -> list[Message]:
+    found = system_config_files() if files is None else files
+    return [msg("{path} exists: llama.cpp applies it to every launch before the command line, so any setting "
+                "in it that Draftwise does not set itself changes what runs. Remove it or empty it.",
+                path=str(p)) for p in found]
+
+
 def engine_env(
     engine_folder: Path,
     api_key: str,
@@ -331,6 +380,9 @@ def engine_env(
         # A failed GGML_ASSERT attaches gdb for a backtrace when it is installed: seconds
         # of delay before the fallback and pages of noise in the log the user sees.
         "GGML_NO_BACKTRACE": "1",
+        # The user's llama.cpp/config.ini would be applied before our argv: point the
+        # engine at a folder of ours instead (docs/launch-path.md).
+        **config_home_env(),
         key_variable: api_key,
     }
     return env, gpu.notes
@@ -338,7 +390,7 @@ def engine_env(
 
 def llamacpp_launch(
     binary: Path,
-    model: gguf.ModelInfo,
+    model: gguf.ModelInfo | Path,
     spec: SpecDecision,
     *,
     port: int,
@@ -385,7 +437,8 @@ def llamacpp_launch(
             # Beside the warning, where the window's banner and the CLI show it.
             warnings.append(reach)
     return LaunchSpec(
-        kind="llama.cpp", binary=Path(binary), model_path=model.path, argv=tuple(argv), env=env,
+        kind="llama.cpp", binary=Path(binary), model_path=model.path if isinstance(model, gguf.ModelInfo) else Path(model),
+        argv=tuple(argv), env=env,
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
     )

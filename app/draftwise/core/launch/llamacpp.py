@@ -1,35 +1,65 @@
-"""llama-server's command line, built from the decisions (never by editing an old one)."""
+"""llama-server's command line, built from the decisions (never by editing an old one).
+
+`build_argv` is the only place a llama-server argv is assembled: the window, `draftwise plan`
+and `launch`, the self-test and the machine check all reach it through core/launch/prepare.py
+(docs/launch-path.md).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from draftwise.core.address import DEFAULT_PORT, LOOPBACK
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import DRAFT_MTP
+from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.messages import msg
 from draftwise.core.speculation.resolver import SpecDecision
 
-HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
+# The memory lines (model/KV/compute buffer sizes) come at verbosity 4: the window shows them
+# next to the plan ("planned vs actual"), and crash causes read them. Every launch path gets
+# the same level, so `draftwise plan` prints what the window runs.
+VERBOSITY = ("-lv", "4")
+_VERBOSITY_OPTIONS = ("--verbosity", "--verbose", "--log-disable")
 
 
 def build_argv(
     binary: Path | str,
-    model: gguf.ModelInfo,
+    model: gguf.ModelInfo | Path,
     spec: SpecDecision,
     *,
     extra_args: Sequence[str] = (),
-    host: str = HOST,
+    host: str = LOOPBACK,
     port: int = DEFAULT_PORT,
     plan_args: Sequence[str] = (),
 ) -> list[str]:
-    """The full argv. `plan_args` carries the planner's context/KV/offload tokens."""
-    argv = [str(binary), "-m", str(model.path), "--host", host, "--port", str(port)]
+    """The full argv. `plan_args` carries the planner's context/KV/offload tokens; `extra_args`
+    must not repeat an option set here (prepare() has read the planner's into the plan)."""
+    path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
+    argv = [str(binary), "-m", str(path), "--host", host, "--port", str(port)]
     argv += list(plan_args)
     argv += list(spec.argv)
-    # MTP with more than one slot was unreliable (rules.md): one slot unless the user says.
-    if spec.spec_type == "draft-mtp" and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
+    # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.
+    if spec.spec_type == DRAFT_MTP and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
         argv += ["-np", "1"]
+    user = engine_args.engine_form(extra_args)
+    if not any(engine_args.canonical(t) in _VERBOSITY_OPTIONS for t in [*user, *plan_args]):
+        argv += VERBOSITY
     # The user's arguments last, in the only form the engine reads (`--flag value`).
-    argv += engine_args.engine_form(extra_args)
+    argv += user
+    check_no_duplicates(argv)
     return argv
+
+
+def check_no_duplicates(argv: Sequence[str]) -> None:
+    """An option twice means the engine runs the last one, not what was planned and shown."""
+    names = Counter(name for _s, _e, name, _v in engine_args.options(list(argv[1:]))
+                    if name in engine_args.KNOWN)
+    twice = sorted(n for n, count in names.items() if count > 1)
+    if twice:
+        raise FieldError("extra_args", msg(  # type: ignore[arg-type]  # FieldError takes Text
+            "The engine command would set {flags} twice; remove it from the extra arguments.",
+            flags=", ".join(twice)))

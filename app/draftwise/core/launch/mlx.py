@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from draftwise.core.address import DEFAULT_PORT, LOOPBACK
 from draftwise.core.launch.launch_spec import (
-    LOOPBACK,
     LaunchError,
     LaunchSpec,
     check_owned_flags,
@@ -28,7 +28,7 @@ def find(pythons: Sequence[Path | str] | None = None) -> PythonEngine | None:
     return find_python_package("mlx", PACKAGE, pythons)
 
 
-def build_argv(python: Path | str, model: Path, *, port: int = 8080,
+def build_argv(python: Path | str, model: Path, *, port: int = DEFAULT_PORT,
                extra_args: Sequence[str] = ()) -> list[str]:
     return [str(python), "-m", MODULE, "--model", str(model), "--host", LOOPBACK, "--port", str(port),
             *extra_args]

@@ -1,21 +1,24 @@
-"""One launch, decided: model → speculation → memory plan → engine command.
+"""One launch, decided: request → speculation → memory plan → argv → environment → LaunchSpec.
 
-The single place where the decisions are chained (architecture.md "One launch, as data"),
-so `draftwise plan`, `draftwise launch`, the window and the self-test can never disagree.
+The single place where the decisions are chained (docs/launch-path.md), so the window,
+`draftwise plan`, `draftwise launch`, the self-test and the machine check can never
+disagree: each builds a `Request`, calls `prepare()`, and asks the `Prepared` for its
+`launch()`. `draftwise plan --json` prints that LaunchSpec, so it shows what the window runs.
 Pure: it reads GGUF headers and asks the engine's --help (cached), nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from draftwise.core.address import DEFAULT_PORT
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import launch_spec, llamacpp
-from draftwise.core.machine.hardware import Machine
+from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
+from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.planning import planner
 from draftwise.core.speculation import resolver
 
@@ -29,12 +32,16 @@ class Request:
     """Everything the user chose for one launch."""
 
     model: Path
-    mtp: str = "auto"
+    mtp: str = resolver.MtpMode.AUTO
     draft: Path | None = None
-    backend: str = resolver.LLAMA_CPP
+    backend: str = resolver.LLAMA_CPP  # the engine kind: llama.cpp | vllm | mlx
     extra_args: tuple[str, ...] = ()
     ngram_when_no_drafter: bool = False
     prefs: planner.PlanPrefs = field(default_factory=planner.PlanPrefs)
+    port: int = DEFAULT_PORT
+    pinned_port: bool = False  # a taken port is an error instead of a reason to pick another
+    network: bool = False  # listen on every interface (an API key is then required)
+    api_key: str | None = None  # None: a fresh key for each launch
 
 
 @dataclass(frozen=True)
@@ -46,27 +53,55 @@ class Prepared:
     chosen: resolver.SpecDecision  # what the resolver chose before the plan had its say
     plan: planner.Plan
     draft: gguf.ModelInfo | None
-    extra_args: tuple[str, ...] = ()
+    extra_args: tuple[str, ...] = ()  # the user's, without the options the plan took over
+    request: Request | None = None
 
     @property
     def notes(self) -> tuple[str, ...]:
         return self.spec.notes
 
-    def argv(self, binary: Path | str, *, port: int = llamacpp.DEFAULT_PORT,
-             host: str = llamacpp.HOST) -> list[str]:  # fmt: skip
-        return llamacpp.build_argv(
-            binary, self.model, self.spec, extra_args=self.extra_args, host=host, port=port,
-            plan_args=self.plan.plan_args,
-        )
+    def launch(
+        self,
+        binary: Path | str,
+        *,
+        engine_backend: str = "cpu",
+        gpus: Sequence[Gpu] = (),
+        port: int | None = None,
+        api_key: str | None = None,
+        notes: Sequence[str] = (),
+        kernel_targets: Collection[str] | None = None,
+    ) -> launch_spec.LaunchSpec:
+        """The LaunchSpec (argv, environment, key, fallback argv) for this decision.
 
-    def launch(self, binary: Path, *, port: int, **kwargs) -> launch_spec.LaunchSpec:
-        """The LaunchSpec (env, key, fallback argv) for this decision."""
-        return launch_spec.llamacpp_launch(
+        `engine_backend`: the build's GPU backend (cpu, cuda, rocm, vulkan, metal); `gpus`:
+        the machine's inventory; `port`: the port chosen for this start (default: the
+        request's); `api_key`: default the request's, else a fresh one."""
+        request = self.request or Request(model=self.model.path)
+        port = request.port if port is None else port
+        key = request.api_key if api_key is None else api_key
+        binary = Path(binary)
+        if request.backend == "vllm":
+            return vllm.vllm_launch(binary, self.model.path, self.spec, port=port, ctx=self.plan.ctx,
+                                    extra_args=self.extra_args, network=request.network, api_key=key,
+                                    gpus=gpus, kernel_targets=kernel_targets)
+        if request.backend == "mlx":
+            return mlx.mlx_launch(binary, self.model.path, self.spec, port=port, extra_args=self.extra_args,
+                                  network=request.network)
+        spec = launch_spec.llamacpp_launch(
             binary, self.model, self.spec, port=port, extra_args=self.extra_args,
             plan_args=self.plan.plan_args,
             fallback_plan_args=self.plan.fallback_plan_args or self.plan.plan_args,
-            **kwargs,
+            network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
+            kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
         )
+        # Settings outside the argv that still reach the engine (a system-wide config.ini):
+        # said where `draftwise launch` and the window's banner show launch warnings.
+        extra = [str(w) for w in launch_spec.system_config_warnings()]
+        return replace(spec, warnings=(*spec.warnings, *extra)) if extra else spec
+
+    def argv(self, binary: Path | str, *, port: int | None = None) -> list[str]:
+        """The engine command (what `launch` would start, the key aside)."""
+        return list(self.launch(binary, port=port).argv)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -107,11 +142,20 @@ def prepare(
 ) -> Prepared:
     """Decide speculation and memory for `request`. PrepareError for a user error."""
     model = model or read_model(request.model)
+    extra, prefs = tuple(request.extra_args), request.prefs
+    if request.backend == resolver.LLAMA_CPP:
+        try:
+            # Host, port and key have their own fields; the planner's options become its inputs.
+            launch_spec.check_owned_flags(extra)
+            inputs = owned_args.read(extra, prefs)
+        except FieldError as exc:
+            raise PrepareError(exc.field, exc.args[0]) from exc
+        extra, prefs = inputs.rest, inputs.prefs
     options = resolver.SpecOptions(
         mtp=request.mtp,
         draft=request.draft,
         backend=request.backend,
-        extra_args=request.extra_args,
+        extra_args=extra,
         ngram_when_no_drafter=request.ngram_when_no_drafter,
         broken=broken,
     )
@@ -121,20 +165,24 @@ def prepare(
         raise PrepareError(exc.field, str(exc)) from exc
     draft = chosen.draft_info or _read_draft(chosen.draft)
     try:
-        result = planner.plan(model, chosen, machine, request.prefs, draft)
+        result = planner.plan(model, chosen, machine, prefs, draft)
     except ValueError as exc:  # a KV type or context this model cannot take
         raise PrepareError("kv_type", str(exc)) from exc
+    if request.backend == resolver.LLAMA_CPP:
+        # The engine applies a system-wide config.ini before its command line; we cannot move it.
+        # (As text while Plan.warnings holds strings; the window's catalog translates it.)
+        result.warnings.extend(str(w) for w in launch_spec.system_config_warnings())
     spec = chosen
     if result.drop_drafter:
         # The plan decided the drafter costs the model more than it gives: run as if there
         # were none, and say which cost was avoided.
         spec = replace(
-            launch_spec.NO_SPECULATION,
+            resolver.NO_SPECULATION,
             notes=(*chosen.notes, result.drop_reason),
         )
     return Prepared(
         model=model, spec=spec, chosen=chosen, plan=result,
-        draft=None if result.drop_drafter else draft, extra_args=tuple(request.extra_args),
+        draft=None if result.drop_drafter else draft, extra_args=extra, request=request,
     )
 
 

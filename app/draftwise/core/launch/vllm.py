@@ -14,9 +14,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftwise.core.address import ALL_INTERFACES, LOOPBACK
 from draftwise.core.launch.launch_spec import (
-    ALL_INTERFACES,
-    LOOPBACK,
     LaunchError,
     LaunchSpec,
     check_owned_flags,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
 
 MiB = 1 << 20
@@ -56,7 +57,7 @@ RS_ROLLBACK_ARCHS = frozenset({
     "kimi-k3", "qwen35", "qwen35moe", "qwen4exp", "deepseek4", "glm5-next", "nemotron_h",
     "nemotron_h_moe", "lfm2", "lfm2moe", "bailingmoe3",
 })  # fmt: skip
-ROLLBACK_SPEC_TYPES = frozenset({"draft-mtp", "draft-eagle3", "draft-dflash", "draft-dspark"})
+ROLLBACK_SPEC_TYPES = spec_types.ROLLBACK
 
 # Default sliding-window pattern per architecture when the file has no pattern key:
 # (n_pattern, dense_first) as passed to load_swa_pattern in src/models/<arch>.cpp.
@@ -418,13 +419,14 @@ class Cells:
     ubatch: int
 
 
-def cells(ctx_per_slot: int, slots: int, n_swa: int, swa_full: bool = False) -> Cells:
+def cells(ctx_per_slot: int, slots: int, n_swa: int, swa_full: bool = False, *,
+          batch: int | None = None, ubatch: int | None = None) -> Cells:
     """Cells for `-c ctx_per_slot*slots -np slots` (non-unified KV: one stream per slot,
-    llama-server's default when -np is given)."""
+    llama-server's default when -np is given); `batch`/`ubatch`: -b/-ub when the user set them."""
     n_ctx = pad(ctx_per_slot * slots)
     per_stream = pad(n_ctx // slots) if slots > 1 else n_ctx
-    n_batch = min(n_ctx, N_BATCH)
-    ubatch = min(n_batch, N_UBATCH)
+    n_batch = min(n_ctx, batch or N_BATCH)
+    ubatch = min(n_batch, ubatch or N_UBATCH)
     if n_swa and not swa_full:
         swa = pad(min(per_stream, n_swa + ubatch))
     else:

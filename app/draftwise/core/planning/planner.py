@@ -49,6 +49,7 @@ _KV_RANK = {"f32": 0, "f16": 1, "bf16": 1, "q8_0": 2, "q5_1": 3, "q5_0": 3, "q4_
             "iq4_nl": 4, "q4_0": 4}  # fmt: skip
 
 FITS, PARTIAL, NO_FIT = "fits", "partial", "no"
+_UNQUANTIZED_KV = ("f32", "f16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,16 @@ class PlanPrefs:
     # margin as --fit-target, or write -ngl/--n-cpu-moe ourselves.
     engine_fit: bool = True
     projector: Path | None = None  # an mmproj file that will be loaded with the model
+    # Engine settings the user gave as extra arguments (core/launch/owned_args.py): planned
+    # with, and emitted once by `_args`. None: the planner (or the engine's default) decides.
+    flash_attn: str | None = None  # -fa on|off|auto
+    gpu_layers: int | None = None  # -ngl N (a number above the model's layers: all)
+    n_cpu_moe: int | None = None  # --n-cpu-moe N (--cpu-moe: ALL_LAYERS)
+    batch: int | None = None  # -b
+    ubatch: int | None = None  # -ub
+
+
+ALL_LAYERS = 1 << 30  # "every layer" for PlanPrefs.gpu_layers / n_cpu_moe
 
 
 @dataclass
@@ -241,9 +252,17 @@ def kv_types_for(model: gguf.ModelInfo) -> list[str]:
 
 def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
     valid = kv_types_for(model)
+    if prefs.flash_attn == "off":
+        # llama_init_from_model refuses a quantized V cache with flash attention disabled.
+        valid = [t for t in valid if t in _UNQUANTIZED_KV]
     if prefs.kv_type:
         if prefs.kv_type not in mem.KV_TYPES:
             raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(mem.KV_TYPES)})")
+        if prefs.flash_attn == "off" and prefs.kv_type not in _UNQUANTIZED_KV:
+            raise ValueError(
+                f"KV cache {prefs.kv_type} needs flash attention, and -fa off turns it off. "
+                "Remove -fa off or set the KV cache to Auto or f16."
+            )
         if prefs.kv_type not in valid:
             raise ValueError(
                 f"KV cache {prefs.kv_type} does not work with this model: its attention heads hold "
@@ -260,7 +279,7 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
              draft_shape: mem.Shape | None, draft_weights: mem.WeightTable | None) -> _Drafter | None:
     st = spec.spec_type or ""
     if st == "draft-mtp" and spec.draft is None:
-        if not (model.nextn_predict_layers and model.mtp_head_present):
+        if not model.has_mtp_head:
             return None
         return _Drafter("mtp", "MTP head")
     if st.startswith("draft-") or spec.draft is not None:
@@ -320,7 +339,8 @@ class _Planner:
 
     def evaluate(self, s: _Setup) -> tuple[list[DeviceUse], PlanBytes]:
         shape, wt = self.shape, self.wt
-        c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full)
+        c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
+                    batch=self.prefs.batch, ubatch=self.prefs.ubatch)
         tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type)
         gpu_uses = [DeviceUse(d.name, d.kind, d.capacity) for d in self.gpus]
         ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity)
@@ -463,11 +483,16 @@ def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: in
     reasons: list[str] = []
     kv0 = kv_choices[0]
     full = p.full_ngl if p.gpus else 0
+    # Placement the user fixed (-ngl, --n-cpu-moe, --cpu-moe): planned as given, never moved.
+    fixed = p.prefs.gpu_layers is not None or p.prefs.n_cpu_moe is not None
+    if p.prefs.gpu_layers is not None:
+        full = min(max(p.prefs.gpu_layers, 0), p.full_ngl) if p.gpus else 0
+    moe0 = min(max(p.prefs.n_cpu_moe, 0), p.n_loaded) if p.prefs.n_cpu_moe is not None else 0
     where = "the GPU" if p.gpus else "memory"
     if p.unified:
         where = "the GPU's share of memory"
 
-    def s(slots_: int, kv: str, ctx: int, ngl: int = full, moe: int = 0) -> _Setup:
+    def s(slots_: int, kv: str, ctx: int, ngl: int = full, moe: int = moe0) -> _Setup:
         return _Setup(slots_, kv, ctx, ngl, moe)
 
     # 1-3: everything on the GPU (or in RAM without one): slots, KV type, context.
@@ -493,7 +518,7 @@ def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: in
             f"The context is {human_ctx(best)} instead of {human_ctx(want)}{kv_words}: "
             f"that is what fits in {where}."])  # fmt: skip
 
-    if not p.gpus or p.unified:
+    if not p.gpus or p.unified or fixed:
         return _Result(None, slot_reason)
 
     # 4: part of the model off the GPU. The context no longer buys a full offload, so the
@@ -566,12 +591,19 @@ def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) ->
 
 # ------------------------------------------------------------------ argv
 def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple[str, ...]:
-    c = mem.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full)
+    c = mem.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
     args = ["-c", str(c.n_ctx), "-np", str(r.slots), "-ctk", r.kv_type, "-ctv", r.kv_type]
     if prefs.swa_full:
         args.append("--swa-full")
+    if prefs.flash_attn:
+        args += ["-fa", prefs.flash_attn]
+    if prefs.batch:
+        args += ["-b", str(prefs.batch)]
+    if prefs.ubatch:
+        args += ["-ub", str(prefs.ubatch)]
     partial = p.gpus and not p.unified and (0 < r.ngl < p.full_ngl or r.n_cpu_moe)
-    if partial and prefs.engine_fit:
+    fixed = prefs.gpu_layers is not None or prefs.n_cpu_moe is not None
+    if partial and prefs.engine_fit and not fixed:
         # The engine measures exactly and splits layers/experts itself; our margin is its
         # target. -c is set, so it will not touch the context.
         margin = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
@@ -680,7 +712,8 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
         reasons.append(_refusal(p, devices, setup, machine))
     reasons += notes
     args = _args(p, setup, prefs, drafter is not None) if fits else ()
-    c = mem.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full)
+    c = mem.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch,
+                  ubatch=prefs.ubatch)
     warnings = [f"{n[0].upper()}{n[1:]}." for n in p.shape.notes]
     if not p.wt.exact:
         warnings.append("The weights are estimated from the file size: the tensor table could not be read.")

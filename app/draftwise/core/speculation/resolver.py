@@ -11,17 +11,46 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.spec_types import (
+    DRAFT_DFLASH,
+    DRAFT_DSPARK,
+    DRAFT_EAGLE3,
+    DRAFT_MTP,
+    DRAFT_SIMPLE,
+    NGRAM_MOD,
+)
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.speculation.drafter_key import DrafterKey
 
-# Where the decision came from. Only the auto sources may be dropped by the launcher's
-# startup fallback: what the user chose stays theirs.
-OFF, USER_ARGS, EXPLICIT = "off", "user-args", "explicit"
-AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM, NONE = "auto-mtp", "auto-companion", "auto-ngram", "none"
+
+class Source(StrEnum):
+    """Where the decision came from. Only the auto sources may be dropped by the launcher's
+    startup fallback: what the user chose stays theirs."""
+
+    OFF = "off"
+    USER_ARGS = "user-args"
+    EXPLICIT = "explicit"
+    AUTO_MTP = "auto-mtp"
+    AUTO_COMPANION = "auto-companion"
+    AUTO_NGRAM = "auto-ngram"
+    NONE = "none"
+
+
+class MtpMode(StrEnum):
+    """The MTP setting: auto (Draftwise decides) or off."""
+
+    AUTO = "auto"
+    OFF = "off"
+
+
+OFF, USER_ARGS, EXPLICIT = Source.OFF, Source.USER_ARGS, Source.EXPLICIT
+AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM, NONE = Source.AUTO_MTP, Source.AUTO_COMPANION, Source.AUTO_NGRAM, Source.NONE
 AUTO_SOURCES = frozenset({AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM})
 
 LLAMA_CPP = "llama.cpp"
@@ -45,7 +74,7 @@ class ResolveError(FieldError):
 class SpecOptions:
     """What the user asked for."""
 
-    mtp: str = "auto"  # auto | off
+    mtp: str = MtpMode.AUTO
     draft: Path | None = None
     backend: str = LLAMA_CPP
     extra_args: tuple[str, ...] = ()
@@ -84,13 +113,13 @@ class SpecDecision:
         }
 
 
+# The decision without any speculation (the fallback relaunch, a plan that drops the drafter).
+NO_SPECULATION = SpecDecision(None, None, NONE, False, ())
+
+
 def drafter_key(path: Path, kind: str) -> str:
     """Identity of a drafter: its file's path, size and mtime, and how it is used."""
-    try:
-        st = path.stat()
-        return f"{kind}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    except OSError:
-        return f"{kind}|{path}"
+    return str(DrafterKey.of_file(path, kind))
 
 
 # ------------------------------------------------------------------ extra arguments
@@ -124,14 +153,14 @@ def draft_type(draft: gguf.ModelInfo) -> str:
     """The speculative type a draft file calls for, from its own metadata and tensors."""
     kind = draft.sidecar_kind
     if kind == "dspark":
-        return "draft-dspark"
+        return DRAFT_DSPARK
     if kind == "dflash":
-        return "draft-dflash"
+        return DRAFT_DFLASH
     if kind == "eagle3":
-        return "draft-eagle3"
+        return DRAFT_EAGLE3
     if draft.mtp_layout in ("mtp-only", "full"):
-        return "draft-mtp"
-    return "draft-simple"
+        return DRAFT_MTP
+    return DRAFT_SIMPLE
 
 
 def vocabulary_difference(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> str | None:
@@ -198,7 +227,7 @@ def resolve(
     """Decide the speculative setup. Raises ResolveError for a user error."""
     extra = tuple(options.extra_args)
     check_extra_args(extra)
-    if options.mtp not in ("auto", "off"):
+    if options.mtp not in tuple(MtpMode):
         raise ResolveError("mtp", f"MTP mode must be 'auto' or 'off', not {options.mtp!r}.")
 
     # 1. Other backends run their own speculation settings; ours would be silently wrong.
@@ -208,7 +237,7 @@ def resolve(
                 "draft",
                 f"A draft model works only with llama.cpp, not {options.backend}; clear the Draft model field or choose llama.cpp.",
             )
-        if options.mtp == "off":
+        if options.mtp == MtpMode.OFF:
             raise ResolveError(
                 "mtp",
                 f"MTP on/off applies only to llama.cpp; {options.backend} decides speculation itself. Set MTP to auto.",
@@ -217,7 +246,7 @@ def resolve(
                             notes=(f"Speculative decoding is set up only for llama.cpp; {options.backend} runs without it.",))
 
     # 2. Off means off; a draft with it is a contradiction worth saying.
-    if options.mtp == "off":
+    if options.mtp == MtpMode.OFF:
         if options.draft is not None:
             raise ResolveError(
                 "draft",
@@ -257,13 +286,13 @@ def resolve(
         draft_info = _explicit_draft(model, options.draft, read)
         spec_type = draft_type(draft_info)
         _require_type(caps, spec_type, "draft")
-        if spec_type == "draft-mtp" and draft_info.architecture != model.architecture:
+        if spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
             raise ResolveError(
                 "draft",
                 f"{options.draft.name} is the MTP head of a {draft_info.architecture} model; it drafts only "
                 f"for that model, not for this {model.architecture} model.",
             )
-        if spec_type == "draft-mtp" and not caps.runs_mtp(draft_info.architecture):
+        if spec_type == DRAFT_MTP and not caps.runs_mtp(draft_info.architecture):
             raise ResolveError(
                 "draft",
                 f"{options.draft.name} is an MTP head for {draft_info.architecture}, which this engine does not run.",
@@ -293,11 +322,11 @@ def _with_split_warning(decision: SpecDecision, extra: Sequence[str]) -> SpecDec
 
 def _type_words(spec_type: str) -> str:
     return {
-        "draft-mtp": "MTP head",
-        "draft-simple": "draft model",
-        "draft-eagle3": "EAGLE-3 drafter",
-        "draft-dflash": "DFlash drafter",
-        "draft-dspark": "DSpark drafter",
+        DRAFT_MTP: "MTP head",
+        DRAFT_SIMPLE: "draft model",
+        DRAFT_EAGLE3: "EAGLE-3 drafter",
+        DRAFT_DFLASH: "DFlash drafter",
+        DRAFT_DSPARK: "DSpark drafter",
     }.get(spec_type, spec_type)
 
 
@@ -359,8 +388,8 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
     arch = model.architecture
     nextn = model.nextn_predict_layers or 0
 
-    if nextn > 0 and model.mtp_head_present:
-        key = drafter_key(model.path, "draft-mtp")
+    if model.has_mtp_head:
+        key = drafter_key(model.path, DRAFT_MTP)
         if not caps.runs_mtp(arch):
             notes.append(
                 f"The model has an MTP head, but this engine does not run MTP for {arch} models; "
@@ -371,7 +400,7 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             notes.append("The model's MTP head made this engine fail before; it is left out.")
         else:
             return SpecDecision(
-                "draft-mtp", None, AUTO_MTP, True, _spec_argv(caps, "draft-mtp", None),
+                DRAFT_MTP, None, AUTO_MTP, True, _spec_argv(caps, DRAFT_MTP, None),
                 notes=("MTP head found in the model: speculation is on.",), drafter_key=key,
             )
     elif nextn > 0:
@@ -380,7 +409,7 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
     candidates = _companions(model, options, caps, read, notes, skipped, left_out)
     if candidates:
         best = min(candidates, key=lambda c: c.rank)
-        if best.spec_type == "draft-mtp":
+        if best.spec_type == DRAFT_MTP:
             why = f"MTP head found beside the model in {best.path.name}: speculation is on."
         else:
             why = f"Draft model found beside the model: {best.path.name} ({_type_words(best.spec_type)}). Speculation is on."
@@ -393,15 +422,15 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             left_out=tuple(left_out), draft_info=best.info,
         )
 
-    if options.ngram_when_no_drafter and caps.has_spec_type("ngram-mod"):
+    if options.ngram_when_no_drafter and caps.has_spec_type(NGRAM_MOD):
         # Keyed by the model: n-gram speculation has no file of its own to blame.
-        key = drafter_key(model.path, "ngram-mod")
+        key = drafter_key(model.path, NGRAM_MOD)
         if key in options.broken:
             left_out.append(key)
             notes.append("N-gram speculation made this engine fail before with this model; it is left out.")
         else:
             return SpecDecision(
-                "ngram-mod", None, AUTO_NGRAM, True, _spec_argv(caps, "ngram-mod", None),
+                NGRAM_MOD, None, AUTO_NGRAM, True, _spec_argv(caps, NGRAM_MOD, None),
                 notes=(*notes, "No drafter found: n-gram speculation is on (no extra memory)."),
                 skipped=tuple(skipped), drafter_key=key, left_out=tuple(left_out),
             )
@@ -458,7 +487,7 @@ def _companions(
             notes.append(f"Skipped {path.name}: it is not a readable GGUF file.")
             continue
         spec_type = draft_type(info)
-        if spec_type == "draft-simple" and info.size_bytes >= half:
+        if spec_type == DRAFT_SIMPLE and info.size_bytes >= half:
             continue  # not a drafter: as big as the model, e.g. another quant of it
         # Sidecars (MTP head, EAGLE-3, DFlash) are drafters by their tensors, whatever their
         # size: a tiny head file can hold a full embedding table.
@@ -476,16 +505,16 @@ def _companions(
 
 
 def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> str | None:
-    if spec_type == "draft-mtp":
+    if spec_type == DRAFT_MTP:
         if draft.mtp_layout != "mtp-only":
             return "it carries its own MTP head, so it is a model, not a drafter"
-        if not (model.nextn_predict_layers and not model.mtp_head_present):
+        if not (model.nextn_predict_layers and not model.has_mtp_head):
             return "it is an MTP head for a model without its own head, and this model does not need it"
         if draft.architecture != model.architecture:
             return f"it is an MTP head for {draft.architecture}, not {model.architecture}"
         if not caps.runs_mtp(model.architecture):
             return f"this engine does not run MTP for {model.architecture}"
-    elif spec_type == "draft-simple" and draft.architecture != model.architecture:
+    elif spec_type == DRAFT_SIMPLE and draft.architecture != model.architecture:
         return f"its architecture ({draft.architecture}) differs from the model's ({model.architecture})"
     if not caps.has_spec_type(spec_type):
         return f"this engine cannot run a {_type_words(spec_type)}"

@@ -41,14 +41,14 @@ FALLBACK_DEPENDS = [
 
 DESKTOP = """[Desktop Entry]
 Type=Application
-Version=1.5
+Version=1.4
 Name=Draftwise
 GenericName=Local LLM launcher
 Comment=Run a local LLM with llama.cpp, speculative decoding and MTP set up for you
 Exec=/usr/bin/draftwise-gui %F
 Icon=draftwise
 Terminal=false
-Categories=Development;Utility;
+Categories=Utility;
 Keywords=llm;llama;gguf;ai;
 StartupNotify=true
 StartupWMClass=Draftwise

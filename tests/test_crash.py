@@ -106,8 +106,9 @@ def test_each_failure_is_a_sentence_and_a_next_step(status, log, kind, words):
     cause = classify(status, _lines(log))
     assert cause.kind == kind
     assert words in cause.sentence
-    assert cause.next_step and cause.next_step[0].isupper() and cause.next_step.endswith((".", ")"))
-    assert cause.message.startswith(cause.sentence)
+    step = str(cause.next_step)
+    assert step and step[0].isupper() and step.endswith((".", ")"))
+    assert str(cause.message).startswith(str(cause.sentence))
 
 
 def test_draft_failure_names_the_loader_reason_and_is_speculation_related():
@@ -128,9 +129,9 @@ def test_non_fatal_fit_lines_alone_decide_nothing():
 
 
 def test_exit_status_words():
-    assert ExitStatus.from_returncode(-11).words() == "killed by SIGSEGV"
+    assert str(ExitStatus.from_returncode(-11).words()) == "killed by SIGSEGV"
     assert ExitStatus(139).effective_signal == 11
-    assert ExitStatus(0xC0000005).words() == "exit code 0xC0000005"
+    assert str(ExitStatus(0xC0000005).words()) == "exit code 0xC0000005"
     assert not ExitStatus(0).failed and ExitStatus(None, 15).failed
 
 
@@ -220,7 +221,7 @@ def test_drafter_is_recorded_when_the_start_without_it_works():
     flow.start(0.0)
     crashed = flow.exited(ExitStatus(1), 0.06)
     ready = flow.health(200, 0.5)
-    assert store.recorded == [(BIN, spec.drafter_key, crashed[0].cause.sentence)]
+    assert store.recorded == [(BIN, spec.drafter_key, str(crashed[0].cause.sentence))]
     assert _kinds(ready)[-1] is Notice and "left out from now on" in ready[-1].text
 
 

@@ -252,7 +252,7 @@ def test_network_mode_says_where_other_computers_reach_it(tmp_path, monkeypatch)
     model = gguf.read_model(tm.write_tiny_model(tmp_path / "m.gguf", tm.TinyModel())[0])
     spec = ls.llamacpp_launch(Path("/opt/llama-server"), model, ls.NO_SPECULATION, port=8080, network=True)
     assert spec.host == ls.ALL_INTERFACES
-    assert "Other computers reach it at http://192.168.1.20:8080/v1." in spec.warnings
+    assert "Other computers reach it at http://192.168.1.20:8080/v1." in map(str, spec.warnings)
     local = ls.llamacpp_launch(Path("/opt/llama-server"), model, ls.NO_SPECULATION, port=8080)
     assert not any("Other computers" in n for n in (*local.notes, *local.warnings))
     assert ls.network_note(8080, []) is None

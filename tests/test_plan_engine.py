@@ -99,7 +99,7 @@ def test_mtp_plan_launches_with_its_draft_context(engine, models, tmp_path):
 
     info = gguf.read_model(models["mtp"])
     plan = planner.plan(info, MTP, cpu_only(8 * GB), planner.PlanPrefs(ctx=8192))
-    assert plan.drafter == "MTP head" and plan.slots == 1
+    assert str(plan.drafter) == "MTP head" and plan.slots == 1
     actual = launch(engine, models["mtp"], plan, MTP, tmp_path)
     assert actual.has_draft
     nextn = sum(memory.read_weight_table(info).nextn)

@@ -16,6 +16,7 @@ import pytest
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
+from draftwise.core.messages import msg
 from draftwise.core.planning import logparse, planner
 from draftwise.core.planning import memory as mem
 from draftwise.core.speculation.resolver import (
@@ -190,7 +191,7 @@ def test_mtp_blocks_only_with_mtp(files):
     wt = mem.read_weight_table(info)
     assert no.bytes.weights == wt.total(with_nextn=False) and no.bytes.drafter == 0
     assert yes.bytes.weights == no.bytes.weights
-    assert yes.bytes.drafter > wt.nextn[0] and yes.drafter == "MTP head"
+    assert yes.bytes.drafter > wt.nextn[0] and yes.drafter == msg("MTP head")
 
 
 def test_shape_of_per_layer_heads_shared_kv_and_mla(base_info):
@@ -324,7 +325,7 @@ def test_auto_mtp_is_dropped_when_it_would_shrink_the_context(base_info):
 def test_forced_drafter_stays_and_the_target_concedes(base_info):
     model = big(base_info, nextn=1)
     p = plan_big(model, spec=replace(MTP_AUTO, source=EXPLICIT))
-    assert not p.drop_drafter and p.drafter == "MTP head" and p.bytes.drafter > 0
+    assert not p.drop_drafter and p.drafter == msg("MTP head") and p.bytes.drafter > 0
     assert p.ctx < plan_big(model, spec=MTP_AUTO).ctx
     assert any("stays because you chose it" in r for r in p.reasons)
     # The fallback (no drafter) gets the larger context back.
@@ -333,7 +334,7 @@ def test_forced_drafter_stays_and_the_target_concedes(base_info):
 
 def test_auto_drafter_that_costs_nothing_stays(base_info):
     p = plan_big(big(base_info, nextn=1), spec=MTP_AUTO, machine=gpu_machine(24, 32))
-    assert not p.drop_drafter and p.drafter == "MTP head" and p.ctx == 32768
+    assert not p.drop_drafter and p.drafter == msg("MTP head") and p.ctx == 32768
     assert p.per_device[0].drafter > 0
 
 

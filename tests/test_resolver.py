@@ -220,7 +220,7 @@ def test_auto_companion_ranking(target, tmp_path):
     d = resolve(_read(target), SpecOptions(), CAPS)
     assert d.draft == tmp_path / "x-mtp-small.gguf" and d.source == "auto-companion"
     assert d.spec_type == "draft-simple" and d.fallback_eligible
-    assert "unrelated.gguf" not in " ".join(d.notes)
+    assert "unrelated.gguf" not in " ".join(map(str, d.notes))
 
 
 def test_ranking_tie_goes_to_the_smaller_then_the_name(target, tmp_path):

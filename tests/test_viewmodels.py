@@ -274,7 +274,7 @@ def test_a_drafter_the_plan_leaves_out_is_explained(qtbot, models) -> None:
     assert vm.plan.result.drop_drafter
     assert vm.speculation.headline().startswith("The MTP head was left out: with it, the context would shrink")
     assert "--spec-type" not in vm.command_text()
-    assert vm.plan.reasons()[0] == vm.plan.result.drop_reason
+    assert vm.plan.reasons()[0] == str(vm.plan.result.drop_reason)
 
 
 def test_other_backends_get_their_own_command_and_no_speculation(qtbot, models) -> None:
@@ -403,8 +403,8 @@ class FakeProcess(QObject):
     log_batch = Signal(list)
     ready = Signal(str)
     crashed = Signal(object)
-    fell_back = Signal(str)
-    notice = Signal(str)
+    fell_back = Signal(object)
+    notice = Signal(object)
     stalled = Signal(float)
     stopped = Signal()
 
@@ -445,7 +445,7 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     assert ready.args[0] == "http://127.0.0.1:8123/v1"
     assert vm.status_text().startswith("Ready") and vm.api_key()
     p.notice.emit(crash.SPECULATION_OFF_WARNING)
-    assert crash.SPECULATION_OFF_WARNING in vm.banner_text()
+    assert str(crash.SPECULATION_OFF_WARNING) in vm.banner_text()
     with qtbot.waitSignal(vm.ended, timeout=1000):
         vm.stop()
     assert p.stop_asked and vm.state == "stopped" and not vm.running
@@ -461,7 +461,7 @@ def test_crash_message_has_a_next_step(qtbot, tmp_path: Path) -> None:
         made[0].stage_changed.emit("failed")
     assert vm.state == "failed"
     text = vm.failure_text()
-    assert cause.sentence in text and "Next step:" in text and cause.next_step in text
+    assert str(cause.sentence) in text and "Next step:" in text and str(cause.next_step) in text
     assert "exit code" not in vm.status_text()
 
 
@@ -638,46 +638,63 @@ def _companion_folder(tmp_path: Path) -> tuple[Path, Path]:
     return target, draft
 
 
+def _fallback_reason(cause: crash.Cause):
+    """The launch flow's own FellBack reason for an automatic drafter that crashed with `cause`."""
+    from draftwise.core.launch import launch_flow, launch_spec
+    from draftwise.core.speculation import resolver
+
+    argv = ("--spec-type", "draft-simple", "-md", "/m/Tiny-draft.gguf")
+    d = resolver.SpecDecision("draft-simple", Path("/m/Tiny-draft.gguf"), resolver.AUTO_COMPANION, True, argv)
+    spec = launch_spec.LaunchSpec(kind="llama.cpp", binary=Path("/x/llama-server"), model_path=Path("/m/t.gguf"),
+                                  argv=("/x/llama-server", *argv), env={}, host="127.0.0.1", port=8080, api_key="k",
+                                  spec=d, fallback_argv=("/x/llama-server",))
+    flow = launch_flow.LaunchFlow(spec)
+    flow.start(0.0)
+    flow.exited(cause.status or crash.ExitStatus(1), 1.0)
+    assert flow.fallback_reason is not None
+    return flow.fallback_reason
+
+
 def test_core_sentences_show_in_japanese(japanese, tmp_path: Path) -> None:
     from draftwise.core.gguf import reader as gguf
     from draftwise.core.machine.hardware import Machine
     from draftwise.core.planning import planner
     from draftwise.core.speculation import resolver
-    from draftwise.viewmodels.core_text import translate
+    from draftwise.viewmodels.i18n import tr_message
 
     target, draft = _companion_folder(tmp_path)
+    other = write_tiny_model(tmp_path / "x-draft.gguf", draft_model(TinyModel(), vocab="other", n_layer=1, n_embd=32, n_ff=64))[0]
     d = resolver.resolve(gguf.read_model(target), resolver.SpecOptions(), capabilities.pinned_caps())
     note = d.notes[0]
     assert note.startswith("Draft model found beside the model: Tiny-draft.gguf")
-    ja = translate(note)
+    ja = tr_message(note)
     assert _JA.search(ja) and "Tiny-draft.gguf" in ja and "Draft model found" not in ja
     assert "ドラフトモデル" in ja  # the kind in the parentheses is translated too
-    skipped = translate("Skipped x-draft.gguf: its vocabulary differs (vocabulary size (64 in the draft, 128 in the model)).")
-    assert "x-draft.gguf" in skipped and "64" in skipped and "its vocabulary" not in skipped and _JA.search(skipped)
+    skipped = [tr_message(n) for n in d.notes if "x-draft.gguf" in n]
+    assert other.exists() and skipped and all(_JA.search(s) and "its vocabulary" not in s for s in skipped)
 
     no = planner.plan(gguf.read_model(target), d, Machine(64 * 2**20, 64 * 2**20, [], "Linux"), planner.PlanPrefs())
     refusal = no.reasons[-1]
     assert refusal.startswith("It does not fit")
-    ja = translate(refusal)
+    ja = tr_message(refusal)
     assert _JA.search(ja) and "It does not fit" not in ja
-    assert all(n in ja for n in __import__("re").findall(r"\d+(?:\.\d+)? (?:GB|MB)", refusal))
+    assert all(n in ja for n in __import__("re").findall(r"\d+(?:\.\d+)? (?:GB|MB)", str(refusal)))
 
     cause = crash.classify(crash.ExitStatus(1), ["E ggml_cuda: cudaMalloc failed: out of memory"])
-    ja = translate(cause.sentence)
-    assert _JA.search(ja) and "CUDA" in ja and _JA.search(translate(cause.next_step))
+    ja = tr_message(cause.sentence)
+    assert _JA.search(ja) and "CUDA" in ja and _JA.search(tr_message(cause.next_step))
 
-    fallback = (f"The engine failed to start with Tiny-draft.gguf ({cause.sentence.rstrip('.')}); "
-                "starting it again without speculation.")
-    ja = translate(fallback)
+    ja = tr_message(_fallback_reason(cause))
     assert "Tiny-draft.gguf" in ja and "ran out of" not in ja and _JA.search(ja)
+    assert "。）" not in ja  # the quoted crash sentence loses its full stop in Japanese too
 
 
 def test_launch_failure_and_banner_in_japanese(qtbot, japanese, tmp_path: Path) -> None:
     made: list[FakeProcess] = []
     vm = LaunchViewModel(lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
     vm.start(_spec(tmp_path))
-    made[0].fell_back.emit("The engine failed to start with Tiny-draft.gguf (The engine crashed "
-                           "(segmentation fault)); starting it again without speculation.")
+    segv = crash.classify(crash.ExitStatus.from_returncode(-11), [])
+    made[0].fell_back.emit(_fallback_reason(segv))
     made[0].notice.emit(crash.SPECULATION_OFF_WARNING)
     banner = vm.banner_text()
     assert "Tiny-draft.gguf" in banner and "segmentation" not in banner and "vocabulary" not in banner
@@ -693,173 +710,51 @@ def test_launch_failure_and_banner_in_japanese(qtbot, japanese, tmp_path: Path) 
 def test_core_sentences_stay_english_in_english(tmp_path: Path) -> None:
     from draftwise.core.gguf import reader as gguf
     from draftwise.core.speculation import resolver
-    from draftwise.viewmodels.core_text import translate
+    from draftwise.viewmodels.i18n import tr_message
 
     target, _draft = _companion_folder(tmp_path)
     d = resolver.resolve(gguf.read_model(target), resolver.SpecOptions(), capabilities.pinned_caps())
     for s in d.notes:
-        assert translate(s) == s
+        assert tr_message(s) == str(s)
     cause = crash.classify(crash.ExitStatus(1), ["E ggml_cuda: cudaMalloc failed: out of memory"])
-    assert translate(cause.sentence) == cause.sentence and translate(cause.next_step) == cause.next_step
+    assert tr_message(cause.sentence) == str(cause.sentence) and tr_message(cause.next_step) == str(cause.next_step)
 
 
-def test_unknown_core_sentences_pass_through(japanese) -> None:
-    from draftwise.viewmodels.core_text import known, translate
+def test_untranslated_and_broken_entries_keep_the_english(japanese, monkeypatch) -> None:
+    from draftwise.core.messages import msg
+    from draftwise.viewmodels import i18n
 
-    for s in ("Something the catalog has never seen.", "", "Skipped", "MTP head found in the model"):
-        assert translate(s) == s
-    assert not known("Something the catalog has never seen.")
+    assert i18n.tr_message(msg("Something the catalog has never seen: {x}.", x=1)) == "Something the catalog has never seen: 1."
+    assert i18n.tr_message("an OS error, shown as it is") == "an OS error, shown as it is"
+    assert i18n.tr_message(None) == ""
     # A known frame with an unknown part keeps the part as it is.
-    ja = translate("Skipped odd.gguf: a reason nobody wrote down.")
+    ja = i18n.tr_message(msg("Skipped {name}: {reason}.", name="odd.gguf", reason="a reason nobody wrote down"))
     assert "odd.gguf" in ja and "a reason nobody wrote down" in ja and _JA.search(ja)
+    # A translation whose fields do not match its template must not lose the sentence.
+    monkeypatch.setattr(i18n, "tr", lambda text, *a: "壊れた {nope}" if text.startswith("Port {port}") else text)
+    m = msg("Port {port} is in use; the engine listens on {other} instead.", port=1, other=2)
+    assert i18n.tr_message(m) == str(m)
 
 
-def _core_sentences(tmp_path: Path) -> list[str]:
-    """Every sentence the resolver, planner, crash and launch code produce on a set of cases."""
-    from dataclasses import replace
 
+def test_damaged_files_engine_problems_and_check_steps_read_in_japanese(japanese, tmp_path: Path) -> None:
+    from draftwise.core.engines import discovery
     from draftwise.core.gguf import reader as gguf
-    from draftwise.core.launch import launch_spec
-    from draftwise.core.machine.hardware import GB, Gpu, Machine
-    from draftwise.core.planning import memory as mem
-    from draftwise.core.planning import planner
-    from draftwise.core.speculation import resolver
+    from draftwise.core.messages import msg
+    from draftwise.viewmodels.i18n import tr_error, tr_message
 
-    caps = capabilities.pinned_caps()
-    out: list[str] = []
-    target, draft = _companion_folder(tmp_path)
-    other = write_tiny_model(tmp_path / "Tiny-other-draft.gguf",
-                             draft_model(TinyModel(), vocab="other", n_layer=1, n_embd=32, n_ff=64))[0]
-    (tmp_path / "Tiny-broken-draft.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
-    alone = write_tiny_model(tmp_path / "alone" / "Lonely-model.gguf", TinyModel())[0]
-    mtp = write_tiny_model(tmp_path / "mtp" / "tiny-glm4moe-mtp-F32.gguf", mtp_model())[0]
-    info = gguf.read_model(target)
-    key = resolver.drafter_key(draft, "draft-simple")
-    option_sets = [
-        resolver.SpecOptions(), resolver.SpecOptions(mtp="off"), resolver.SpecOptions(draft=draft),
-        resolver.SpecOptions(backend="vllm"), resolver.SpecOptions(extra_args=("--spec-type", "ngram-mod")),
-        resolver.SpecOptions(extra_args=("--spec-type", "draft-simple"), draft=draft),
-        resolver.SpecOptions(extra_args=("-sm", "tensor")), resolver.SpecOptions(broken=frozenset({key})),
-        resolver.SpecOptions(broken=frozenset({key}), ngram_when_no_drafter=True),
-        # errors
-        resolver.SpecOptions(mtp="on"), resolver.SpecOptions(backend="vllm", draft=draft),
-        resolver.SpecOptions(backend="vllm", mtp="off"), resolver.SpecOptions(mtp="off", draft=draft),
-        resolver.SpecOptions(extra_args=("--spec-type",)), resolver.SpecOptions(extra_args=("--spec-type", "nope")),
-        resolver.SpecOptions(extra_args=("-m", "x.gguf")), resolver.SpecOptions(extra_args=("-md", "x.gguf")),
-        resolver.SpecOptions(draft=tmp_path / "missing.gguf"), resolver.SpecOptions(draft=tmp_path / "alone"),
-        resolver.SpecOptions(draft=target), resolver.SpecOptions(draft=other),
-        resolver.SpecOptions(draft=tmp_path / "Tiny-broken-draft.gguf"),
-    ]
-    decisions = []
-    for model_path, sets in ((target, option_sets), (alone, option_sets[:1]), (mtp, option_sets[:2])):
-        for opts in sets:
-            try:
-                d = resolver.resolve(gguf.read_model(model_path), opts, caps)
-            except resolver.ResolveError as exc:
-                out.append(str(exc))
-                continue
-            decisions.append((model_path, d))
-            out += [*d.notes, *d.warnings]
-    mtp_info = gguf.read_model(mtp)
-    broken_mtp = resolver.drafter_key(mtp, "draft-mtp")
-    out += resolver.resolve(mtp_info, resolver.SpecOptions(broken=frozenset({broken_mtp})), caps).notes
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a model at all")
+    with pytest.raises(gguf.GGUFError) as err:
+        gguf.read_model(junk)
+    ja = tr_error(err.value)
+    assert "junk.gguf" in ja and _JA.search(ja) and "or it is damaged" not in ja
+    assert str(err.value).endswith("It is not a GGUF model, or it is damaged.")  # the English is unchanged
+    problem = discovery.binary_version(tmp_path / "no-llama-server")[1]
+    assert "cannot be read" in str(problem) and _JA.search(tr_message(problem))
+    from draftwise.services.library_scan import TaskRunner
 
-    # The planner: a described 8B model on several machines.
-    e, n, vocab = 4096, 32, 128256
-    big = replace(info, architecture="llama", block_count=n + 1, embedding_length=e, head_count=32,
-                  head_count_kv=8, key_length=128, value_length=128, context_length=131072,
-                  feed_forward_length=14336, tokenizer=replace(info.tokenizer, vocab_size=vocab),
-                  nextn_predict_layers=1, mtp_head_present=True)
-    shape = mem.shape_of(big, {})
-    emb = int(vocab * e * 4.5 / 8)
-    per = int((4.6 * GB - 2 * emb) / (n + 1))
-
-    def gpu(vram: float, ram: float, free: float | None = None) -> Machine:
-        f = int((vram - 0.5 if free is None else free) * GB)
-        return Machine(int(ram * GB), int(ram * GB), [Gpu(0, "cuda", "RTX 4060", "GPU-0", int(vram * GB), f,
-                                                          device="CUDA0")], "Linux")
-
-    wt = mem.WeightTable(tuple([per] * (n + 1)), (0,) * (n + 1), emb, emb, 0, (per,))
-    mtp_spec = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True, ("--spec-type", "draft-mtp"))
-    cases = [
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()), gpu(8, 16), planner.PlanPrefs()),
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()), gpu(12, 32), planner.PlanPrefs(slots=4)),
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()), gpu(6, 32), planner.PlanPrefs()),
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()), gpu(4, 4), planner.PlanPrefs()),
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()), gpu(8, 16, free=0.5), planner.PlanPrefs()),
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()), gpu(8, 16),
-         planner.PlanPrefs(ctx=262144, kv_type="f16")),
-        (mtp_spec, gpu(8, 16), planner.PlanPrefs(slots=2)),
-        (replace(mtp_spec, source=resolver.EXPLICIT), gpu(8, 16), planner.PlanPrefs()),
-        (resolver.SpecDecision(None, None, resolver.NONE, False, ()),
-         Machine(8 * GB, 8 * GB, [], "Linux"), planner.PlanPrefs(cpu_only=True)),
-    ]
-    for spec, machine, prefs in cases:
-        p = planner.plan(big, spec, machine, prefs, shape=shape, weights=wt)
-        out += [*p.reasons, *p.warnings]
-    for _path, d in decisions:
-        p = planner.plan(info, d, Machine(64 * 2**20, 64 * 2**20, [], "Linux"), planner.PlanPrefs())
-        out += [*p.reasons, *p.warnings]
-
-    # Crashes: every cause with its next step.
-    logs = [
-        "E llama_init: failed to load draft model, '/m/broken-missing.gguf'",
-        "E llama_model_load: error loading model: check_tensor_dims: tensor 'x' has wrong shape\n"
-        "E llama_init: failed to load draft model, '/m/d.gguf'",
-        "E cudaMalloc failed: out of memory\nE failed to load draft model, '/m/d.gguf'",
-        "E context type MTP requested but model doesn't contain MTP layers",
-        "E GGML_ASSERT(layer.nextn.eh_proj && \"MTP block missing nextn.eh_proj\") failed",
-        "E done_getting_tensors: wrong number of tensors; expected 30, got 27",
-        "E couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",
-        "E couldn't bind HTTP server socket",
-        "./llama-server: error while loading shared libraries: libcudart.so.12: cannot open",
-        "E cache type q4_0 does not divide n_embd_head",
-        "E does not divide n_embd_head",
-        "E cudaMalloc failed: out of memory", "E hipMalloc failed: out of memory",
-        "E vk::Device::allocateMemory: ErrorOutOfDeviceMemory", "terminate: std::bad_alloc",
-        "E ggml: failed to allocate buffer",
-        "E GGML_ASSERT(n_tokens > 0) failed", "E GGML_ABORT", "E llama_model_load: error loading model: bad",
-        "E failed to load model",
-    ]
-    for log in logs:
-        c = crash.classify(crash.ExitStatus(1), log.splitlines())
-        out += [c.sentence, c.next_step]
-    for status in (None, crash.ExitStatus.from_returncode(-4), crash.ExitStatus(127),
-                   crash.ExitStatus.from_returncode(-9), crash.ExitStatus.from_returncode(-11),
-                   crash.ExitStatus(0), crash.ExitStatus(3), crash.ExitStatus(0xC0000409)):
-        for spec in (False, True):
-            for lines in ([], ["I last line"]):
-                c = crash.classify(status, lines, speculation=spec)
-                out += [c.sentence, c.next_step]
-    c = crash.failed_to_start("/opt/llama-server", "No such file or directory")
-    out += [c.sentence, c.next_step, crash.SPECULATION_OFF_WARNING,
-            crash.gpu_verdict("cuda", ["failed to initialize CUDA: no device"]) or "",
-            crash.gpu_verdict("vulkan", []) or ""]
-
-    # The launch flow's fallback and notices, and the launch settings' notes and errors.
-    cause = crash.classify(crash.ExitStatus(1), ["E cudaMalloc failed: out of memory"])
-    for what in ("Tiny-draft.gguf", "the model's MTP head", "ngram-mod speculation"):
-        out += [f"The engine failed to start with {what} ({cause.sentence.rstrip('.')}); "
-                "starting it again without speculation.",
-                f"The engine started without {what}, so it will be left out from now on."]
-    out += ["Could not remember the broken drafter (Permission denied); the next launch will try it again.",
-            launch_spec.network_warning(8080)]
-    for args in (("--host", "x"), ("--port", "1"), ("--api-key", "k")):
-        try:
-            launch_spec.check_owned_flags(args)
-        except launch_spec.LaunchError as exc:
-            out.append(str(exc))
-    try:
-        launch_spec.choose_port(70000)
-    except launch_spec.LaunchError as exc:
-        out.append(str(exc))
-    return [s for s in out if s]
-
-
-def test_every_core_sentence_has_a_translation(tmp_path: Path) -> None:
-    from draftwise.viewmodels.core_text import known
-
-    sentences = _core_sentences(tmp_path)
-    assert len(set(sentences)) > 60
-    missing = sorted({s for s in sentences if not known(s)})
-    assert not missing, "core sentences without a catalog entry:\n" + "\n".join(missing)
+    vm = MachineCheckViewModel(TaskRunner())
+    step = CheckStep(msg("Engine stop"), "ok", msg("stopped (exit code {code}), nothing left running", code=0))
+    text = vm.step_text(step)
+    assert _JA.search(text) and "0" in text and "stopped" not in text

@@ -180,7 +180,7 @@ def _pick_engine(mode: str):
         usable = [e for e in found if e.usable]
         if usable:
             return usable[0], ""
-        why = "; ".join(e.problem for e in found) or f"none in {[str(d) for d in discovery.bundled_dirs()]}"
+        why = "; ".join(str(e.problem) for e in found) or f"none in {[str(d) for d in discovery.bundled_dirs()]}"
         return None, f"no usable bundled engine ({why})"
     engine = discovery.best_engine()
     return engine, "" if engine else "no usable llama-server here (`draftwise engine install` builds one)"

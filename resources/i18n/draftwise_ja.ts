@@ -4,6 +4,1271 @@
   <context>
     <name>Draftwise</name>
     <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="60" />
+      <source>Test model</source>
+      <translation>テスト用モデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="61" />
+      <source>{arch}, {layers} layers, {kib} KiB at {path}</source>
+      <translation>{arch}、{layers} 層、{kib} KiB（{path}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="67" />
+      <source>none installed</source>
+      <translation>インストールされていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="69" />
+      <source>no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).</source>
+      <translation>使える llama-server がありません（{why}）。`draftwise engine install` を実行してください（初回のみ、約 20 分）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="72" />
+      <source>llama.cpp {version} ({backend}, {source}) {binary}</source>
+      <translation>llama.cpp {version}（{backend}、{source}）{binary}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="86" />
+      <source>Engine stop</source>
+      <translation>エンジンの停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="86" />
+      <source>stopped (exit code {code}), nothing left running</source>
+      <translation>停止しました（終了コード {code}）。動いたまま残ったものはありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="117" />
+      <source>Engine start</source>
+      <translation>エンジンの起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="117" />
+      <source>ready in {seconds} s at {url}</source>
+      <translation>{seconds} 秒で準備完了（{url}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="128" />
+      <source>{tokens} tokens at {speed} tokens/s (random weights: the words are nonsense)</source>
+      <translation>{tokens} トークン、毎秒 {speed} トークン（ランダムな重みなので文章は意味をなしません）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="131" />
+      <source>{tokens} tokens (random weights: the words are nonsense)</source>
+      <translation>{tokens} トークン（ランダムな重みなので文章は意味をなしません）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="132" />
+      <source>Generation</source>
+      <translation>生成</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="135" />
+      <source>GPU</source>
+      <translation>GPU</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="135" />
+      <source>the engine uses {devices}</source>
+      <translation>エンジンは {devices} を使っています</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="137" />
+      <source>this engine is a CPU build; models run on the processor</source>
+      <translation>このエンジンは CPU 版です。モデルはプロセッサーで動きます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="140" />
+      <source>this is a {backend} build but it did not use a GPU; check the driver</source>
+      <translation>{backend} 版ですが GPU を使いませんでした。ドライバーを確認してください</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="153" />
+      <source>could not prepare the MTP test: {error}</source>
+      <translation>MTP のテストを準備できませんでした: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="156" />
+      <source>the engine does not run MTP: {notes}</source>
+      <translation>エンジンが MTP を実行しません: {notes}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="162" />
+      <source>MTP did not start: {error}</source>
+      <translation>MTP が起動しませんでした: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="175" />
+      <source>MTP auto works: the head drafted {drafted} tokens (random weights accept none; a real model accepts many)</source>
+      <translation>MTP の自動設定は動作しています: ヘッドが {drafted} トークンを下書きしました（ランダムな重みでは一つも採用されませんが、実際のモデルでは多くが採用されます）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="178" />
+      <source>the engine started with MTP but drafted nothing</source>
+      <translation>エンジンは MTP 付きで起動しましたが、何も下書きしませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="87" />
+      <source>{binary} cannot be read: {error}</source>
+      <translation>{binary} を読み込めません: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="92" />
+      <source>{binary} is not executable; reinstall the engine or fix its permissions.</source>
+      <translation>{binary} は実行できません。エンジンを再インストールするか、権限を直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="96" />
+      <source>{binary} did not answer --version within {seconds} s.</source>
+      <translation>{binary} が {seconds} 秒以内に --version に応答しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="99" />
+      <source>{binary} does not start: {error}</source>
+      <translation>{binary} が起動しません: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="104" />
+      <source>{binary} --version failed (exit {code}): {last}</source>
+      <translation>{binary} --version が失敗しました（終了コード {code}）: {last}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="147" />
+      <source>{path} does not exist; choose the llama-server file again.</source>
+      <translation>{path} がありません。llama-server のファイルを選び直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="74" />
+      <source>The file is damaged or not a GGUF model; download it again.</source>
+      <translation>ファイルが壊れているか、GGUF モデルではありません。もう一度ダウンロードしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="112" />
+      <source>{path}: at byte {offset}: {reason}. {hint}</source>
+      <translation>{path}: {offset} バイト目: {reason}。{hint}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="115" />
+      <source>{path}: at byte {offset}: {reason}.</source>
+      <translation>{path}: {offset} バイト目: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="117" />
+      <source>{path}: {reason}. {hint}</source>
+      <translation>{path}: {reason}。{hint}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="119" />
+      <source>{path}: {reason}.</source>
+      <translation>{path}: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="434" />
+      <source>is a folder, not a GGUF file</source>
+      <translation>フォルダーです（GGUF ファイルではありません）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="437" />
+      <source>no such file</source>
+      <translation>ファイルがありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="440" />
+      <source>permission denied: the file cannot be read</source>
+      <translation>アクセスが拒否されました: ファイルを読み込めません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="444" />
+      <source>cannot open the file ({error})</source>
+      <translation>ファイルを開けません（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="457" />
+      <source>cannot read the file ({error})</source>
+      <translation>ファイルを読み込めません（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="478" />
+      <source>It is not a GGUF model, or it is damaged.</source>
+      <translation>GGUF モデルではないか、壊れています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="488" />
+      <source>Use the little-endian version of this model.</source>
+      <translation>このモデルのリトルエンディアン版を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="494" />
+      <source>Download a current conversion of this model.</source>
+      <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="41" />
+      <source>Small and quick: everyday questions on almost any computer.</source>
+      <translation>小さくて速い: ほとんどのコンピューターで日常の質問に。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="43" />
+      <source>Google's Gemma 3: good writing, many languages.</source>
+      <translation>Google の Gemma 3: 文章が上手で、多くの言語に対応。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="45" />
+      <source>A capable all-rounder for 16 GB computers.</source>
+      <translation>16 GB のコンピューター向けの有能な万能型。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="47" />
+      <source>Writes and explains code.</source>
+      <translation>コードを書いて説明します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="49" />
+      <source>Stronger answers; wants 24 GB or a big GPU.</source>
+      <translation>より優れた答え。24 GB か大きな GPU が必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="58" />
+      <source>Get the draft model too — usually 1.5–2× faster, same answers.</source>
+      <translation>ドラフトモデルも入手する — 通常 1.5〜2 倍速く、答えは同じです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="88" />
+      <source>{repo} has no GGUF model files; choose a repository whose name ends in -GGUF.</source>
+      <translation>{repo} には GGUF モデルのファイルがありません。名前が -GGUF で終わるリポジトリを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="100" />
+      <source>{repo} is gated: open its page on the hub, accept the terms, then set an access token (HF_TOKEN) and try again.</source>
+      <translation>{repo} は利用制限付きです。ハブでそのページを開いて規約に同意し、アクセストークン（HF_TOKEN）を設定してからもう一度試してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="105" />
+      <source>{repo} was not found on the hub (or it is private): check the name; for a private repository set an access token (HF_TOKEN).</source>
+      <translation>{repo} がハブに見つかりません（または非公開です）。名前を確認してください。非公開のリポジトリにはアクセストークン（HF_TOKEN）を設定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="110" />
+      <source>{what} is not in the repository any more; refresh the list.</source>
+      <translation>{what} はもうリポジトリにありません。一覧を更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="114" />
+      <source>The hub refused access to {repo} (HTTP {status}): check your access token (HF_TOKEN).</source>
+      <translation>ハブが {repo} へのアクセスを拒否しました（HTTP {status}）。アクセストークン（HF_TOKEN）を確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="118" />
+      <source>The hub answered with an error for {repo}: {error}</source>
+      <translation>ハブが {repo} についてエラーを返しました: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/client.py" line="119" />
+      <source>Could not reach the model hub at {endpoint} ({error}); check the network connection.</source>
+      <translation>モデルハブ {endpoint} に接続できませんでした（{error}）。ネットワーク接続を確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/download.py" line="78" />
+      <source>Not enough disk space in {folder}: {name} needs {need} more, {free} is free. Free some space or choose another library folder.</source>
+      <translation>{folder} のディスク容量が足りません: {name} にはあと {need} 必要で、空きは {free} です。空きを作るか、別のライブラリフォルダーを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/download.py" line="179" />
+      <source>{name} arrived damaged (its checksum does not match the hub's); it was set aside as {bad}. Download it again; if this repeats, the network or the mirror changes data.</source>
+      <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="84" />
+      <source>signal {number}</source>
+      <translation>シグナル {number}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="85" />
+      <source>killed by {signal}</source>
+      <translation>{signal} で強制終了</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="89" />
+      <source>exit code {code}</source>
+      <translation>終了コード {code}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="105" />
+      <source>{sentence} {next_step}</source>
+      <translation>{sentence}{next_step}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="177" />
+      <source>The engine cannot start: the shared library {name} is missing.</source>
+      <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="178" />
+      <source>a library</source>
+      <translation>ライブラリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="179" />
+      <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
+      <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="184" />
+      <source>port {port}</source>
+      <translation>ポート {port}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="184" />
+      <source>its port</source>
+      <translation>ポート</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="185" />
+      <source>The engine could not listen on {where}: another program uses it.</source>
+      <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="186" />
+      <source>Choose another port, or stop the program that uses it.</source>
+      <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="189" />
+      <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
+      <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="192" />
+      <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
+      <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="193" />
+      <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
+      <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="197" />
+      <source>the draft model</source>
+      <translation>（ファイル名不明）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="200" />
+      <source>The engine could not load the draft model {name} because memory ran out.</source>
+      <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="202" />
+      <source>The engine could not load the draft model {name} ({detail}).</source>
+      <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="205" />
+      <source>The engine could not load the draft model {name}.</source>
+      <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="206" />
+      <source>Choose another draft model from the same family, or start without one.</source>
+      <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="209" />
+      <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
+      <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="210" />
+      <source>Download the model again, or a different quantization of it.</source>
+      <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="213" />
+      <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
+      <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="214" />
+      <source>The compressed KV cache does not fit this model's attention heads.</source>
+      <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="215" />
+      <source>Set the KV cache back to Auto (or f16) and start again.</source>
+      <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
+      <source>{device} GPU memory</source>
+      <translation>{device} の GPU メモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
+      <source>memory</source>
+      <translation>メモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="221" />
+      <source>system memory (RAM)</source>
+      <translation>システムメモリ（RAM）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="222" />
+      <source>The engine ran out of {where} while loading.</source>
+      <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="223" />
+      <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
+      <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
+      <source>The engine stopped on an internal check ({what}).</source>
+      <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
+      <source>The engine stopped on an internal check.</source>
+      <translation>エンジンが内部チェックで停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="232" />
+      <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
+      <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
+      <source>The engine could not load the model: {why}.</source>
+      <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
+      <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
+      <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
+      <source>The engine ended for an unknown reason.</source>
+      <translation>エンジンが不明な理由で終了しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
+      <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
+      <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="252" />
+      <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
+      <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="255" />
+      <source>The engine cannot start: a library it needs is missing.</source>
+      <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="256" />
+      <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
+      <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
+      <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
+      <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
+      <source>If memory is short, use a smaller context or model; then start it again.</source>
+      <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
+      <source>The engine crashed (segmentation fault).</source>
+      <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="263" />
+      <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
+      <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
+      <source>The engine exited on its own.</source>
+      <translation>エンジンが自分で終了しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="268" />
+      <source>Start it again; look at the log if it keeps exiting.</source>
+      <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <source>Try without speculation or extra engine arguments; the log has the details.</source>
+      <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
+      <source>Try without extra engine arguments; the log has the details.</source>
+      <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="272" />
+      <source>The engine stopped unexpectedly ({status}): {last}.</source>
+      <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="273" />
+      <source>The engine stopped unexpectedly ({status}).</source>
+      <translation>エンジンが予期せず停止しました（{status}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="279" />
+      <source>The engine {program} could not be started: {reason}.</source>
+      <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="281" />
+      <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
+      <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="287" />
+      <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
+      <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="324" />
+      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="326" />
+      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="289" />
+      <source>the model's MTP head</source>
+      <translation>モデルの MTP ヘッド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="291" />
+      <source>{type} speculation</source>
+      <translation>{type} 投機的デコード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="292" />
+      <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
+      <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="317" />
+      <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
+      <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="320" />
+      <source>The engine started without {what}, so it will be left out from now on.</source>
+      <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="39" />
+      <source>Use the network setting instead of --host.</source>
+      <translation>--host の代わりにネットワーク設定を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="40" />
+      <source>Use the Port field instead of --port.</source>
+      <translation>--port の代わりにポート欄を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
+      <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
+      <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="110" />
+      <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
+      <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="116" />
+      <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
+      <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="121" />
+      <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
+      <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="126" />
+      <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
+      <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="160" />
+      <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
+      <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="179" />
+      <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
+      <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="208" />
+      <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
+      <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="214" />
+      <source>Port {port} is in use by another program; choose another port or stop that program.</source>
+      <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="217" />
+      <source>Port {port} is in use; the engine listens on {other} instead.</source>
+      <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="246" />
+      <source>Other computers reach it at {urls}.</source>
+      <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
+      <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
+      <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="323" />
+      <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
+      <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="331" />
+      <source>Extra engine arguments may not contain {flag}. {why}</source>
+      <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="367" />
+      <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
+      <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="424" />
+      <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
+      <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="63" />
+      <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
+      <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/mlx.py" line="50" />
+      <source>mlx-lm's server has no API key, so Draftwise keeps it on this computer only.</source>
+      <translation>mlx-lm のサーバーには API キーがないため、Draftwise はこのコンピューターの中だけで使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/mlx.py" line="54" />
+      <source>mlx-lm sizes its context itself; the context setting is not passed on.</source>
+      <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/orphans.py" line="200" />
+      <source>Stopped an engine left running by an earlier Draftwise (pid {pid}, port {port}).</source>
+      <translation>以前の Draftwise が動かしたまま残したエンジンを停止しました（pid {pid}、ポート {port}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/orphans.py" line="203" />
+      <source>An engine left running by an earlier Draftwise (pid {pid}) would not stop; end it in the task manager.</source>
+      <translation>以前の Draftwise が残したエンジン（pid {pid}）が停止しません。タスクマネージャーで終了してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="24" />
+      <source>Draftwise splits the model across GPUs by their free memory; remove {flag}.</source>
+      <translation>Draftwise は空きメモリに応じてモデルを GPU に分割します。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="25" />
+      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
+      <translation>Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="28" />
+      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
+      <translation>Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="30" />
+      <source>Draftwise keeps the KV cache beside the layers it belongs to and cannot plan {flag}; remove it.</source>
+      <translation>Draftwise は KV キャッシュを対応するレイヤーと同じ場所に置くため、{flag} は計画できません。削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="32" />
+      <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it.</source>
+      <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="34" />
+      <source>Draftwise decides the GPU offload itself and sets --fit; remove {flag} (use -ngl or --n-cpu-moe to fix the split yourself).</source>
+      <translation>Draftwise は GPU へのオフロードを自分で決め、--fit も設定します。{flag} を削除してください（分割を自分で決めるには -ngl か --n-cpu-moe を使います）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="37" />
+      <source>Draftwise sets the memory left free on each GPU (--fit-target); remove {flag}.</source>
+      <translation>Draftwise は各 GPU に残す空きメモリ（--fit-target）を設定します。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="39" />
+      <source>Draftwise plans the context itself; remove {flag} and use the Context field (--ctx).</source>
+      <translation>Draftwise はコンテキストを自分で計画します。{flag} を削除し、コンテキスト欄（--ctx）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="41" />
+      <source>Draftwise shows the memory plan itself; remove {flag}.</source>
+      <translation>Draftwise はメモリ計画を自分で表示します。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="42" />
+      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
+      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
+      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
+      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="83" />
+      <source>{flag} needs a whole number, not '{value}'.</source>
+      <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="85" />
+      <source>{flag} must be at least {least}.</source>
+      <translation>{flag} は {least} 以上にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="90" />
+      <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
+      <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="110" />
+      <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
+      <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="140" />
+      <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
+      <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="144" />
+      <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
+      <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="147" />
+      <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
+      <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="156" />
+      <source>{flag} takes on, off or auto, not '{value}'.</source>
+      <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="172" />
+      <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
+      <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="124" />
+      <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
+      <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="131" />
+      <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
+      <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/vllm.py" line="115" />
+      <source>An engine open to the network needs an API key.</source>
+      <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/memory.py" line="391" />
+      <source>The recurrent state size is not in this file's metadata.</source>
+      <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="234" />
+      <source>{gpu} is left out: only {free} of it is free.</source>
+      <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="265" />
+      <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
+      <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="270" />
+      <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
+      <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="444" />
+      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
+      <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="494" />
+      <source>the GPU</source>
+      <translation>GPU</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="496" />
+      <source>the GPU's share of memory</source>
+      <translation>GPU が使えるメモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="507" />
+      <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="511" />
+      <source>One slot instead of {slots}: more would not fit in {where}.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="516" />
+      <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
+      <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="522" />
+      <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
+      <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="525" />
+      <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
+      <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="580" />
+      <source>One slot instead of {slots}: more would not fit.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="582" />
+      <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
+      <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="588" />
+      <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
+      <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="591" />
+      <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
+      <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="594" />
+      <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
+      <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="597" />
+      <source>The experts of {n} layers stay in RAM.</source>
+      <translation>{n} 層のエキスパートは RAM に置きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="666" />
+      <source>MTP runs with one slot: more were unreliable in this engine.</source>
+      <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="697" />
+      <source>The {drafter} was left out: with it, the model would not fit at all.</source>
+      <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="698" />
+      <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
+      <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="702" />
+      <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
+      <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="704" />
+      <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
+      <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="707" />
+      <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
+      <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="709" />
+      <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
+      <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="712" />
+      <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
+      <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="714" />
+      <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
+      <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="717" />
+      <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
+      <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="719" />
+      <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
+      <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <source>The weights are estimated from the file size: the tensor table could not be read.</source>
+      <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="758" />
+      <source>GPU memory and RAM together</source>
+      <translation>GPU メモリと RAM の合計</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="760" />
+      <source>the memory the GPU may use</source>
+      <translation>GPU が使えるメモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="765" />
+      <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
+      <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="769" />
+      <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
+      <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="258" />
+      <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
+      <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="266" />
+      <source>it does not hold a settings object</source>
+      <translation>設定のオブジェクトが入っていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="268" />
+      <source>it is not text</source>
+      <translation>テキストではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="270" />
+      <source>it is not valid JSON (line {line}, column {column})</source>
+      <translation>正しい JSON ではありません（{line} 行 {column} 列）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="275" />
+      <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
+      <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="282" />
+      <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
+      <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="285" />
+      <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
+      <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="61" />
+      <source>Could not read the broken-drafter record {path}: {error}.</source>
+      <translation>動かなかったドラフターの記録 {path} を読み込めませんでした: {error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="79" />
+      <source>The broken-drafter record was damaged ({error}); it was set aside as {name} and a new one is started.</source>
+      <translation>動かなかったドラフターの記録が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="82" />
+      <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
+      <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="134" />
+      <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
+      <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="140" />
+      <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
+      <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="173" />
+      <source>tokenizer model</source>
+      <translation>トークナイザーの種類</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="174" />
+      <source>pre-tokenizer</source>
+      <translation>プリトークナイザー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="175" />
+      <source>vocabulary size</source>
+      <translation>語彙数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="176" />
+      <source>BOS token id</source>
+      <translation>BOS トークン ID</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="177" />
+      <source>EOS token id</source>
+      <translation>EOS トークン ID</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="183" />
+      <source>token list (same size, different tokens)</source>
+      <translation>トークン一覧（数は同じでも中身が違います）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="184" />
+      <source>{field} ({draft} in the draft, {model} in the model)</source>
+      <translation>{field}（ドラフトは {draft}、モデルは {model}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="234" />
+      <source>MTP mode must be 'auto' or 'off', not {value}.</source>
+      <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="241" />
+      <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
+      <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="247" />
+      <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
+      <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="251" />
+      <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
+      <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="259" />
+      <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
+      <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="268" />
+      <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
+      <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="273" />
+      <source>This engine has no speculative type {type}; it knows {known}.</source>
+      <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="277" />
+      <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
+      <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="285" />
+      <source>The draft model {name} is passed to the engine.</source>
+      <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="299" />
+      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
+      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="306" />
+      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
+      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="311" />
+      <source>Using your draft model {name} ({kind}).</source>
+      <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="321" />
+      <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
+      <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="347" />
+      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
+      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="354" />
+      <source>The draft model {path} does not exist; choose the file again.</source>
+      <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="356" />
+      <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
+      <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="359" />
+      <source>{name} is the model itself; choose a smaller draft model.</source>
+      <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="363" />
+      <source>The draft model cannot be used: {error}</source>
+      <translation>このドラフトモデルは使えません: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="368" />
+      <source>{name} does not share the model's vocabulary: its {difference} differs. A draft must come from the same model family.</source>
+      <translation>{name} はモデルと語彙が違います（{difference} が異なります）。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="406" />
+      <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
+      <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="412" />
+      <source>The model's MTP head made this engine fail before; it is left out.</source>
+      <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="416" />
+      <source>MTP head found in the model: speculation is on.</source>
+      <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="419" />
+      <source>The model declares an MTP head but this file does not contain it.</source>
+      <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="425" />
+      <source>MTP head found beside the model in {name}: speculation is on.</source>
+      <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="427" />
+      <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
+      <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="431" />
+      <source>Also suitable, not chosen: {names}.</source>
+      <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="443" />
+      <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
+      <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="447" />
+      <source>No drafter found: n-gram speculation is on (no extra memory).</source>
+      <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="452" />
+      <source>No drafter found: starting without speculation.</source>
+      <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="477" />
+      <source>Could not look for draft models in {folder}: {error}.</source>
+      <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="502" />
+      <source>it is not a readable GGUF file</source>
+      <translation>読み込める GGUF ファイルではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="512" />
+      <source>it made this engine fail before</source>
+      <translation>以前このエンジンが失敗する原因になりました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="515" />
+      <source>Skipped {name}: {reason}.</source>
+      <translation>{name} は使いません: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="525" />
+      <source>it carries its own MTP head, so it is a model, not a drafter</source>
+      <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="527" />
+      <source>it is an MTP head for a model without its own head, and this model does not need it</source>
+      <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="529" />
+      <source>it is an MTP head for {draft_arch}, not {arch}</source>
+      <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="532" />
+      <source>this engine does not run MTP for {arch}</source>
+      <translation>このエンジンは {arch} の MTP を実行できません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="534" />
+      <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
+      <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="537" />
+      <source>this engine cannot run a {kind}</source>
+      <translation>このエンジンでは{kind}を使えません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="540" />
+      <source>its vocabulary differs ({difference})</source>
+      <translation>語彙が違います（{difference}）</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/check_dialog.py" line="61" />
       <source>Check this machine</source>
       <translation>このマシンをチェック</translation>
@@ -847,1047 +2112,102 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>超過: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="120" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="119" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="146" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="145" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="291" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="290" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="293" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="292" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="391" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="390" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="519" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="518" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="539" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="538" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="540" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="539" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="542" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="541" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="544" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="543" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="556" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="555" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="564" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="563" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="641" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="640" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="41" />
-      <source>MTP head found in the model: speculation is on.</source>
-      <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="42" />
-      <source>MTP head found beside the model in {name}: speculation is on.</source>
-      <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="43" />
-      <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
-      <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="44" />
-      <source>Also suitable, not chosen: {names}.</source>
-      <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="45" />
-      <source>No drafter found: n-gram speculation is on (no extra memory).</source>
-      <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="46" />
-      <source>No drafter found: starting without speculation.</source>
-      <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="47" />
-      <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
-      <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="49" />
-      <source>The model's MTP head made this engine fail before; it is left out.</source>
-      <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="50" />
-      <source>The model declares an MTP head but this file does not contain it.</source>
-      <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="51" />
-      <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
-      <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="52" />
-      <source>Could not look for draft models in {folder}: {error}.</source>
-      <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="53" />
-      <source>Skipped {name}: {reason}.</source>
-      <translation>{name} は使いません: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="54" />
-      <source>Speculation is off, as you chose.</source>
-      <translation>選択どおり、投機的デコードはオフです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="55" />
-      <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
-      <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="56" />
-      <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
-      <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="57" />
-      <source>The draft model {name} is passed to the engine.</source>
-      <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="58" />
-      <source>Using your draft model {name} ({kind}).</source>
-      <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="59" />
-      <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
-      <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="62" />
-      <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
-      <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="63" />
-      <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
-      <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="64" />
-      <source>MTP mode must be 'auto' or 'off', not {value}.</source>
-      <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="65" />
-      <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
-      <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="66" />
-      <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
-      <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="67" />
-      <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
-      <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="68" />
-      <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
-      <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="69" />
-      <source>This engine has no speculative type {type}; it knows {known}.</source>
-      <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="70" />
-      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
-      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="71" />
-      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
-      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="72" />
-      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
-      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="73" />
-      <source>The draft model {path} does not exist; choose the file again.</source>
-      <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="74" />
-      <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
-      <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="75" />
-      <source>{name} is the model itself; choose a smaller draft model.</source>
-      <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="76" />
-      <source>The draft model cannot be used: {error}</source>
-      <translation>このドラフトモデルは使えません: {error}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="77" />
-      <source>{name} does not share the model's vocabulary: its {difference} differs. A draft must come from the same model family.</source>
-      <translation>{name} はモデルと語彙が違います（{difference} が異なります）。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="80" />
-      <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
-      <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="82" />
-      <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
-      <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="84" />
-      <source>{gpu} is left out: only {free} of it is free.</source>
-      <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="85" />
-      <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
-      <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="87" />
-      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
-      <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="88" />
-      <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
-      <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="89" />
-      <source>One slot instead of {slots}: more would not fit in {where}.</source>
-      <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="90" />
-      <source>One slot instead of {slots}: more would not fit.</source>
-      <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="91" />
-      <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
-      <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="92" />
-      <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
-      <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="93" />
-      <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
-      <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="94" />
-      <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
-      <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="95" />
-      <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
-      <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="97" />
-      <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
-      <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="98" />
-      <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
-      <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="100" />
-      <source>The experts of {n} layers stay in RAM.</source>
-      <translation>{n} 層のエキスパートは RAM に置きます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="101" />
-      <source>MTP runs with one slot: more were unreliable in this engine.</source>
-      <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="102" />
-      <source>The {drafter} was left out: with it, the model would not fit at all.</source>
-      <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="103" />
-      <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
-      <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="104" />
-      <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
-      <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="105" />
-      <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
-      <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="106" />
-      <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
-      <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="107" />
-      <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
-      <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="108" />
-      <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
-      <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="109" />
-      <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
-      <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="110" />
-      <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
-      <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="111" />
-      <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
-      <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="112" />
-      <source>The weights are estimated from the file size: the tensor table could not be read.</source>
-      <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="113" />
-      <source>The recurrent state size is not in this file's metadata.</source>
-      <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="114" />
-      <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
-      <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="117" />
-      <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
-      <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="120" />
-      <source>The engine cannot start: the shared library {name} is missing.</source>
-      <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="121" />
-      <source>The engine could not listen on {where}: another program uses it.</source>
-      <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="122" />
-      <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
-      <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="123" />
-      <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
-      <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="124" />
-      <source>The engine could not load the draft model {name} because memory ran out.</source>
-      <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="125" />
-      <source>The engine could not load the draft model {name} ({detail}).</source>
-      <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="126" />
-      <source>The engine could not load the draft model {name}.</source>
-      <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="127" />
-      <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
-      <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="128" />
-      <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
-      <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="129" />
-      <source>The compressed KV cache does not fit this model's attention heads.</source>
-      <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="130" />
-      <source>The engine ran out of {where} while loading.</source>
-      <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="131" />
-      <source>The engine stopped on an internal check ({what}).</source>
-      <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="132" />
-      <source>The engine stopped on an internal check.</source>
-      <translation>エンジンが内部チェックで停止しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="133" />
-      <source>The engine could not load the model: {why}.</source>
-      <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="134" />
-      <source>The engine ended for an unknown reason.</source>
-      <translation>エンジンが不明な理由で終了しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="135" />
-      <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
-      <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="136" />
-      <source>The engine cannot start: a library it needs is missing.</source>
-      <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="137" />
-      <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
-      <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="138" />
-      <source>The engine crashed (segmentation fault).</source>
-      <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="139" />
-      <source>The engine exited on its own.</source>
-      <translation>エンジンが自分で終了しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="140" />
-      <source>The engine stopped unexpectedly ({status}): {last}.</source>
-      <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="141" />
-      <source>The engine stopped unexpectedly ({status}).</source>
-      <translation>エンジンが予期せず停止しました（{status}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="142" />
-      <source>The engine {program} could not be started: {reason}.</source>
-      <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="144" />
-      <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
-      <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="146" />
-      <source>Choose another port, or stop the program that uses it.</source>
-      <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="147" />
-      <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
-      <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="148" />
-      <source>Choose another draft model from the same family, or start without one.</source>
-      <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="149" />
-      <source>Download the model again, or a different quantization of it.</source>
-      <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="150" />
-      <source>Set the KV cache back to Auto (or f16) and start again.</source>
-      <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="151" />
-      <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
-      <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="152" />
-      <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
-      <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="153" />
-      <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
-      <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="154" />
-      <source>Look at the log for details.</source>
-      <translation>詳しくはログを見てください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="155" />
-      <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
-      <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="156" />
-      <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
-      <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="157" />
-      <source>If memory is short, use a smaller context or model; then start it again.</source>
-      <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="158" />
-      <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
-      <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="160" />
-      <source>Start it again; look at the log if it keeps exiting.</source>
-      <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="161" />
-      <source>Try without speculation or extra engine arguments; the log has the details.</source>
-      <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="162" />
-      <source>Try without extra engine arguments; the log has the details.</source>
-      <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="163" />
-      <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
-      <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="165" />
-      <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
-      <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="167" />
-      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
-      <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="169" />
-      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
-      <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="172" />
-      <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
-      <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="173" />
-      <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
-      <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="174" />
-      <source>The engine started without {what}, so it will be left out from now on.</source>
-      <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="176" />
-      <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
-      <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="177" />
-      <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
-      <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="178" />
-      <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
-      <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="179" />
-      <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
-      <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="180" />
-      <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
-      <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="181" />
-      <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
-      <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="182" />
-      <source>Port {port} is in use by another program; choose another port or stop that program.</source>
-      <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="183" />
-      <source>Port {port} is in use; the engine listens on {other} instead.</source>
-      <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="184" />
-      <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
-      <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="186" />
-      <source>Other computers reach it at {urls}.</source>
-      <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="187" />
-      <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
-      <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="188" />
-      <source>Extra engine arguments may not contain {flag}. {why}</source>
-      <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="189" />
-      <source>Use the network setting instead of --host.</source>
-      <translation>--host の代わりにネットワーク設定を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="190" />
-      <source>Use the Port field instead of --port.</source>
-      <translation>--port の代わりにポート欄を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="191" />
-      <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
-      <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="192" />
-      <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
-      <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="193" />
-      <source>An engine open to the network needs an API key.</source>
-      <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="194" />
-      <source>mlx-lm's server has no API key, so Draftwise keeps it on this computer only.</source>
-      <translation>mlx-lm のサーバーには API キーがないため、Draftwise はこのコンピューターの中だけで使います。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="195" />
-      <source>mlx-lm sizes its context itself; the context setting is not passed on.</source>
-      <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="198" />
-      <source>Draftwise splits the model across GPUs by their free memory; remove {flag}.</source>
-      <translation>Draftwise は空きメモリに応じてモデルを GPU に分割します。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="199" />
-      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
-      <translation>Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="201" />
-      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
-      <translation>Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="202" />
-      <source>Draftwise keeps the KV cache beside the layers it belongs to and cannot plan {flag}; remove it.</source>
-      <translation>Draftwise は KV キャッシュを対応するレイヤーと同じ場所に置くため、{flag} は計画できません。削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="203" />
-      <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it.</source>
-      <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="204" />
-      <source>Draftwise decides the GPU offload itself and sets --fit; remove {flag} (use -ngl or --n-cpu-moe to fix the split yourself).</source>
-      <translation>Draftwise は GPU へのオフロードを自分で決め、--fit も設定します。{flag} を削除してください（分割を自分で決めるには -ngl か --n-cpu-moe を使います）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="206" />
-      <source>Draftwise sets the memory left free on each GPU (--fit-target); remove {flag}.</source>
-      <translation>Draftwise は各 GPU に残す空きメモリ（--fit-target）を設定します。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="207" />
-      <source>Draftwise plans the context itself; remove {flag} and use the Context field (--ctx).</source>
-      <translation>Draftwise はコンテキストを自分で計画します。{flag} を削除し、コンテキスト欄（--ctx）を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="208" />
-      <source>Draftwise shows the memory plan itself; remove {flag}.</source>
-      <translation>Draftwise はメモリ計画を自分で表示します。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="209" />
-      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
-      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="210" />
-      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
-      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="211" />
-      <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
-      <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="213" />
-      <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
-      <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="214" />
-      <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
-      <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="215" />
-      <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
-      <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="217" />
-      <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
-      <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="219" />
-      <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
-      <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="220" />
-      <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
-      <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="221" />
-      <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
-      <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="222" />
-      <source>{flag} needs a whole number, not '{value}'.</source>
-      <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="223" />
-      <source>{flag} takes on, off or auto, not '{value}'.</source>
-      <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="224" />
-      <source>{flag} must be at least {least}.</source>
-      <translation>{flag} は {least} 以上にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="229" />
-      <source>it is not a readable GGUF file</source>
-      <translation>読み込める GGUF ファイルではありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="230" />
-      <source>it made this engine fail before</source>
-      <translation>以前このエンジンが失敗する原因になりました</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="231" />
-      <source>it carries its own MTP head, so it is a model, not a drafter</source>
-      <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="232" />
-      <source>it is an MTP head for a model without its own head, and this model does not need it</source>
-      <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="233" />
-      <source>it is an MTP head for {draft_arch}, not {arch}</source>
-      <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="234" />
-      <source>this engine does not run MTP for {arch}</source>
-      <translation>このエンジンは {arch} の MTP を実行できません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="235" />
-      <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
-      <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="236" />
-      <source>this engine cannot run a {kind}</source>
-      <translation>このエンジンでは{kind}を使えません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="237" />
-      <source>its vocabulary differs ({difference})</source>
-      <translation>語彙が違います（{difference}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="238" />
-      <source>{field} ({draft} in the draft, {model} in the model)</source>
-      <translation>{field}（ドラフトは {draft}、モデルは {model}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="239" />
-      <source>token list (same size, different tokens)</source>
-      <translation>トークン一覧（数は同じでも中身が違います）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="240" />
-      <source>{device} GPU memory</source>
-      <translation>{device} の GPU メモリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="241" />
-      <source>port {port}</source>
-      <translation>ポート {port}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="242" />
-      <source>killed by {signal}</source>
-      <translation>{signal} で強制終了</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="243" />
-      <source>exit code {code}</source>
-      <translation>終了コード {code}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="244" />
-      <source>{type} speculation</source>
-      <translation>{type} 投機的デコード</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
-      <source>MTP head</source>
-      <translation>MTP ヘッド</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
-      <source>draft model</source>
-      <translation>ドラフトモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
-      <source>EAGLE-3 drafter</source>
-      <translation>EAGLE-3 ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
-      <source>DFlash drafter</source>
-      <translation>DFlash ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="248" />
-      <source>DSpark drafter</source>
-      <translation>DSpark ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
-      <source>tokenizer model</source>
-      <translation>トークナイザーの種類</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
-      <source>vocabulary size</source>
-      <translation>語彙数</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
-      <source>BOS token id</source>
-      <translation>BOS トークン ID</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="249" />
-      <source>EOS token id</source>
-      <translation>EOS トークン ID</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
-      <source>the GPU</source>
-      <translation>GPU</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
-      <source>memory</source>
-      <translation>メモリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
-      <source>the GPU's share of memory</source>
-      <translation>GPU が使えるメモリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="250" />
-      <source>RAM</source>
-      <translation>RAM</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="251" />
-      <source>GPU memory and RAM together</source>
-      <translation>GPU メモリと RAM の合計</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="251" />
-      <source>the memory the GPU may use</source>
-      <translation>GPU が使えるメモリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="251" />
-      <source>system memory (RAM)</source>
-      <translation>システムメモリ（RAM）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
-      <source>its port</source>
-      <translation>ポート</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
-      <source>a library</source>
-      <translation>ライブラリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
-      <source>the draft model</source>
-      <translation>（ファイル名不明）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/core_text.py" line="252" />
-      <source>the model's MTP head</source>
-      <translation>モデルの MTP ヘッド</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="194" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="195" />
       <source>No engine is installed. Press “Install engine” (about 20 minutes, once).</source>
       <translation>エンジンがインストールされていません。「エンジンをインストール」を押してください（初回のみ、約 20 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="197" />
       <source>The engine cannot be used: {0}</source>
       <translation>このエンジンは使えません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="202" />
       <source>Installing the engine…</source>
       <translation>エンジンをインストール中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="208" />
       <source>No engine found on this machine.</source>
       <translation>このマシンにエンジンが見つかりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="224" />
       <source>Preparing…</source>
       <translation>準備中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="243" />
       <source>The engine is installed.</source>
       <translation>エンジンをインストールしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="249" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="250" />
       <source>Installing the engine failed: {0}</source>
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
@@ -1922,267 +2242,272 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/i18n.py" line="23" />
+      <location filename="../../app/draftwise/viewmodels/i18n.py" line="26" />
       <source>System language</source>
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="89" />
-      <source>This build of Draftwise cannot start engines ({0}).</source>
-      <translation>この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="90" />
+      <source>This build of Draftwise cannot start engines ({error}).</source>
+      <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="90" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="91" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="168" />
+      <source>Look at the log for details.</source>
+      <translation>詳しくはログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="217" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="219" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="221" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="223" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="226" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="228" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="230" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="232" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="234" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="242" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="244" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="251" />
       <source>Speculation was turned off: {0}</source>
       <translation>投機的デコードをオフにしました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="32" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="33" />
       <source>Name</source>
       <translation>名前</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="33" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="34" />
       <source>Use</source>
       <translation>用途</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="34" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="35" />
       <source>Arch</source>
       <translation>アーキ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="35" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="36" />
       <source>Params</source>
       <translation>パラメータ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="36" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="37" />
       <source>Quant</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="39" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="40" />
       <source>Speed-up</source>
       <translation>高速化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
       <source>Parameters</source>
       <translation>パラメータ数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
       <source>Quantization</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
       <source>Size on disk</source>
       <translation>ディスク上のサイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
       <source>Trained context length</source>
       <translation>学習時のコンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="49" />
       <source>What makes answers faster: a built-in MTP head, or a small draft model beside it</source>
       <translation>答えを速くするもの: 内蔵の MTP ヘッド、または隣にある小さなドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="49" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="50" />
       <source>Whether it fits in this machine's memory</source>
       <translation>このマシンのメモリに収まるかどうか</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
       <source>✓ fits</source>
       <translation>✓ 収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
       <source>◐ partly</source>
       <translation>◐ 一部</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
       <source>✗ too big</source>
       <translation>✗ 大きすぎ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="60" />
       <source>draft</source>
       <translation>ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="60" />
       <source>+ drafter</source>
       <translation>＋ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="61" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="62" />
       <source>Has a built-in MTP head: it guesses several words at once, so answers come faster</source>
       <translation>MTP ヘッドを内蔵しています。一度に複数の言葉を予想するので、答えが速く出ます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="62" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="63" />
       <source>A small draft model of the same family sits beside it: it guesses the next words and this model checks them — same answers, faster</source>
       <translation>同じ系列の小さなドラフトモデルが隣にあります。次の言葉を予想し、このモデルが確かめます — 答えは同じで、より速くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="64" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="65" />
       <source>A draft model: it helps a bigger model of its family answer faster; it is not meant to be launched on its own</source>
       <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
       <source>chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
       <source>continues text</source>
       <translation>文章の続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
       <source>helper</source>
       <translation>補助</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="70" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
       <source>A chat model: it answers what you ask</source>
       <translation>チャットモデルです。質問に答えます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="72" />
       <source>Continues text — not for chat. This file has no chat template: it writes on from what you type instead of answering it</source>
       <translation>文章の続きを書きます — チャット向けではありません。このファイルにはチャットテンプレートがないため、入力に答えるのではなく、その続きを書きます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="161" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="162" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="162" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="163" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="179" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="180" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="377" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="378" />
       <source>Scanning… {0} model</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="377" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="378" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="379" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="380" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="381" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="382" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="384" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="385" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="385" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="386" />
       <source>{0} model</source>
       <translation>{0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="385" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="386" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>
@@ -2268,6 +2593,11 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
+      <source>MTP head</source>
+      <translation>MTP ヘッド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
       <source>yes, built in</source>
       <translation>あり（内蔵）</translation>
     </message>
@@ -2327,6 +2657,11 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>作業領域</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="104" />
+      <source>RAM</source>
+      <translation>RAM</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/viewmodels/plan.py" line="240" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
@@ -2372,6 +2707,26 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="27" />
+      <source>draft model</source>
+      <translation>ドラフトモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="28" />
+      <source>EAGLE-3 drafter</source>
+      <translation>EAGLE-3 ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="29" />
+      <source>DFlash drafter</source>
+      <translation>DFlash ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="30" />
+      <source>DSpark drafter</source>
+      <translation>DSpark ドラフター</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="31" />
       <source>n-gram lookup</source>
       <translation>n-gram 照合</translation>
@@ -2407,62 +2762,67 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="177" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="178" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="181" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="182" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="185" />
+      <source>Speculation is off, as you chose.</source>
+      <translation>選択どおり、投機的デコードはオフです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="188" />
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="190" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="191" />
       <source>No drafter found: the model runs without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="194" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="195" />
       <source>MTP head found in the model: speculation on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="197" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="227" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
@@ -2477,6 +2837,14 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>Estimated roughly: the exact planner is not available in this build.</source>
       <translation type="vanished">おおよその見積もりです: このビルドには正確なプランナーがありません。</translation>
+    </message>
+    <message>
+      <source>Fits this computer</source>
+      <translation type="vanished">このコンピューターに収まります</translation>
+    </message>
+    <message>
+      <source>Fits, partly on the processor (slower)</source>
+      <translation type="vanished">収まります（一部はプロセッサーで動くため遅くなります）</translation>
     </message>
     <message>
       <source>Has a built-in MTP head: faster with speculative decoding</source>
@@ -2503,6 +2871,14 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>OK — {0} ({1})</source>
       <translation type="vanished">OK — {0} ({1})</translation>
+    </message>
+    <message>
+      <source>This build of Draftwise cannot start engines ({0}).</source>
+      <translation type="vanished">この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
+    </message>
+    <message>
+      <source>Too big for this computer</source>
+      <translation type="vanished">このコンピューターには大きすぎます</translation>
     </message>
   </context>
 </TS>

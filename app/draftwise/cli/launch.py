@@ -64,7 +64,7 @@ def _prepare(args: argparse.Namespace):
         engine = discovery.best_engine()
     if engine is None:
         found = discovery.find_engines(args.engine)
-        why = "; ".join(e.problem for e in found) or "none is installed"
+        why = "; ".join(str(e.problem) for e in found) or "none is installed"
         raise UserError(f"No usable llama-server ({why}). Run `draftwise engine install`.")
     caps = caps_of(engine.binary)
     broken = BrokenDrafters()

@@ -54,6 +54,26 @@ def msg(template: str, **args: Any) -> Message:
     return Message(template, tuple(args.items()))
 
 
+@dataclass(frozen=True)
+class _Clause(Message):
+    """A sentence quoted inside another, without its full stop (in whatever language)."""
+
+    def render(self, translate: Callable[[str], str]) -> str:
+        return super().render(translate).rstrip(".。")
+
+
+def clause(text: Message | str) -> Message | str:
+    """`text` without its full stop, for use as a part of another sentence."""
+    if isinstance(text, Message):
+        return _Clause(text.template, text.args)
+    return text.rstrip(".")
+
+
+def render_text(text: Message | str, translate: Callable[[str], str]) -> str:
+    """A message rendered with `translate`; a plain string as it is."""
+    return text.render(translate) if isinstance(text, Message) else text
+
+
 def join(messages: Iterable[Message | str], sep: str = " ") -> str:
     return sep.join(str(m) for m in messages)
 

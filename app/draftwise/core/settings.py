@@ -22,6 +22,7 @@ from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.address import DEFAULT_PORT
+from draftwise.core.messages import Message, msg
 
 __all__ = [
     "FILE_NAME",
@@ -235,7 +236,7 @@ class Settings:
 class LoadResult:
     settings: Settings
     path: Path
-    problem: str | None = None  # in words, for the window; None when all was well
+    problem: Message | None = None  # in words, for the window; None when all was well
     set_aside: Path | None = None  # where an unreadable file was moved
 
 
@@ -254,34 +255,38 @@ def load(path: Path | None = None, *, now: float | None = None) -> LoadResult:
         # Unreadable (permissions): use defaults, but do not move a file we could not read.
         return LoadResult(
             Settings(), path,
-            problem=f"Your settings in {path} could not be read ({exc.strerror or exc}); "
-            "defaults are used for now.",
+            problem=msg("Your settings in {path} could not be read ({error}); defaults are used for now.",
+                        path=str(path), error=exc.strerror or str(exc)),
         )
-    why = None
+    why: Message | None = None
     data: Any = None
     try:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict):
-            why = "it does not hold a settings object"
+            why = msg("it does not hold a settings object")
     except UnicodeDecodeError:
-        why = "it is not text"
+        why = msg("it is not text")
     except json.JSONDecodeError as exc:
-        why = f"it is not valid JSON (line {exc.lineno}, column {exc.colno})"
+        why = msg("it is not valid JSON (line {line}, column {column})", line=exc.lineno, column=exc.colno)
     if why is None:
         settings = Settings.from_json(data)
         problem = None
         if settings.version > SCHEMA_VERSION:
-            problem = (
+            problem = msg(
                 "Your settings were written by a newer Draftwise; the parts this version "
                 "understands are used and the rest is kept."
             )
         return LoadResult(settings, path, problem=problem)
     aside = _set_aside(path, now)
-    where = f"it was set aside as {aside.name}" if aside else "it could not be moved aside"
+    if aside:
+        problem = msg("Your settings file could not be read: {why}. It was set aside as {name} and the defaults "
+                      "are used.", why=why, name=aside.name)
+    else:
+        problem = msg("Your settings file could not be read: {why}. It could not be moved aside and the defaults "
+                      "are used.", why=why)
     return LoadResult(
         Settings(), path,
-        problem=f"Your settings file could not be read: {why}. {where.capitalize()} "
-        "and the defaults are used.",
+        problem=problem,
         set_aside=aside,
     )
 

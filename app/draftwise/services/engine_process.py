@@ -35,6 +35,7 @@ from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkRepl
 
 from draftwise.core.launch import crash, headless, launch_flow, orphans
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.messages import Message
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,8 @@ class EngineProcess(QObject):
     log_batch = Signal(list)  # list[str], at most one per batch interval
     ready = Signal(str)  # the base URL
     crashed = Signal(object)  # crash.Cause
-    fell_back = Signal(str)  # why speculation was dropped
-    notice = Signal(str)  # running, but the user should know (speculation off, GPU unused)
+    fell_back = Signal(object)  # why speculation was dropped (a core Message)
+    notice = Signal(object)  # running, but the user should know (a core Message: speculation off, GPU unused)
     stalled = Signal(float)  # seconds without output and not ready: offer to stop
     stopped = Signal()
 
@@ -129,11 +130,11 @@ class EngineProcess(QObject):
         return self.flow.cause
 
     @property
-    def fallback_reason(self) -> str | None:
+    def fallback_reason(self) -> Message | None:
         return self.flow.fallback_reason
 
     @property
-    def notices(self) -> list[str]:
+    def notices(self) -> list[Message]:
         return list(self.flow.notices)
 
     @property

@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.messages import Text
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class ScanEntry:
 
     path: Path
     info: gguf.ModelInfo | None
-    error: str | None = None
+    error: Text | None = None  # a core Message (the GGUF reader's) or an OS error's text
     # What `assess(info)` returned (the view-model's fit estimate), when one was given.
     extra: Any = None
 
@@ -291,7 +292,9 @@ class LibraryScanner(QObject):
     def _entry(self, path: Path, assess: Assess | None) -> ScanEntry:
         try:
             info = self.read(path)
-        except (gguf.GGUFError, OSError) as exc:
+        except gguf.GGUFError as exc:
+            return ScanEntry(path, None, exc.message)
+        except OSError as exc:
             return ScanEntry(path, None, str(exc))
         extra = None
         if assess is not None:

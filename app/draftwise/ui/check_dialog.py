@@ -75,7 +75,7 @@ class CheckDialog(QDialog):
     def _add(self, step: CheckStep) -> None:
         if self.vm.steps and step is self.vm.steps[0]:
             self.steps.clear()
-        item = QListWidgetItem(f"{MARKS.get(step.status, '•')}  {step.title}: {step.detail}")
+        item = QListWidgetItem(f"{MARKS.get(step.status, '•')}  {self.vm.step_text(step)}")
         kind = KINDS.get(step.status, "")
         if kind:
             item.setForeground(text_color(kind, self))

@@ -66,7 +66,7 @@ from draftwise.ui.theme import (
     title_font,
 )
 from draftwise.viewmodels.app import AppViewModel
-from draftwise.viewmodels.i18n import LANGUAGE_NAMES, tr
+from draftwise.viewmodels.i18n import LANGUAGE_NAMES, tr, tr_error
 from draftwise.viewmodels.plan import FITS, NO_FIT, SEGMENTS
 
 CARD_QSS = """
@@ -962,7 +962,7 @@ class MainWindow(QMainWindow):
         err = self.vm.extra_args_error
         spec_err = self.vm.speculation.error
         if not err and spec_err is not None and getattr(spec_err, "field", "") == "extra_args":
-            err = str(spec_err)
+            err = tr_error(spec_err)
         self.extra_msg.setText(err or "")
         self.extra_msg.setVisible(bool(err))
         self._color(self.extra_msg, "error")

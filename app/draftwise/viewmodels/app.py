@@ -29,9 +29,8 @@ from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
-from draftwise.viewmodels.core_text import translate
 from draftwise.viewmodels.engine import EngineChoice, EngineViewModel
-from draftwise.viewmodels.i18n import LanguageManager, tr
+from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
 from draftwise.viewmodels.launch import RUNNING, EngineFactory, LaunchViewModel
 from draftwise.viewmodels.library import LibraryViewModel
 from draftwise.viewmodels.logs import LogsViewModel
@@ -228,7 +227,7 @@ class AppViewModel(QObject):
               reopen_last: bool = True, stop_orphans: bool = True) -> None:
         """Kick off the background work of a fresh window."""
         if self.settings_problem_text:
-            self.settings_problem.emit(self.settings_problem_text)
+            self.settings_problem.emit(tr_message(self.settings_problem_text))
         if stop_orphans:
             # An engine left behind by a Draftwise that crashed still holds memory and a port.
             self.runner.submit(orphans.stop_orphans,
@@ -246,7 +245,7 @@ class AppViewModel(QObject):
 
     def _on_orphans_stopped(self, reports: list) -> None:
         for report in reports:
-            self.message.emit(report.message)
+            self.message.emit(tr_message(report.message))
 
     def probe_machine(self, engine_binary: Path | None) -> None:
         """Ask what the machine (as this engine sees it) has, off the GUI thread."""
@@ -339,7 +338,7 @@ class AppViewModel(QObject):
     def _on_model_failed(self, gen: int, path: Path, exc: BaseException) -> None:
         if gen != self._model_generation:
             return
-        self.details.set_error(path, translate(str(exc)))
+        self.details.set_error(path, tr_error(exc))
         self.model_changed.emit()
         self.launch_state_changed.emit()
 
@@ -402,7 +401,7 @@ class AppViewModel(QObject):
     def banner_text(self) -> str:
         """The warning strip: the last run's fallback and notices, and a settings problem
         until the user dismisses it."""
-        parts = [t for t in (self.launch.banner_text(), self.settings_problem_text or "") if t]
+        parts = [t for t in (self.launch.banner_text(), tr_message(self.settings_problem_text)) if t]
         return "\n".join(parts)
 
     def _store_overrides(self) -> None:
@@ -516,8 +515,8 @@ class AppViewModel(QObject):
             return
         log.error("re-plan failed: %s", exc)
         self.outcome = None
-        self.plan.set_result(None, tr("Could not plan: {0}").format(translate(str(exc))))
-        self.speculation.set_result(None, None, resolver.ResolveError("model", str(exc)))
+        self.plan.set_result(None, tr("Could not plan: {0}").format(tr_error(exc)))
+        self.speculation.set_result(None, None, resolver.ResolveError("model", getattr(exc, "message", None) or str(exc)))
         self.outcome_changed.emit()
         self.launch_state_changed.emit()
 
@@ -561,7 +560,7 @@ class AppViewModel(QObject):
         if out is None:
             return tr("Planning…")
         if out.plan is not None and out.plan.fit == NO_FIT:
-            return translate(out.plan.reasons[-1]) if out.plan.reasons else tr("The model does not fit in this machine's memory.")
+            return tr_message(out.plan.reasons[-1]) if out.plan.reasons else tr("The model does not fit in this machine's memory.")
         return None
 
     def can_launch(self) -> bool:
@@ -595,7 +594,7 @@ class AppViewModel(QObject):
                 gpus=self.machine.gpus if self.machine is not None else (), notes=notes,
             )
         except (FieldError, OSError) as exc:
-            self.launch_error = translate(str(exc))
+            self.launch_error = tr_error(exc)
             self.message.emit(self.launch_error)
             self.launch_state_changed.emit()
             return False

@@ -19,9 +19,10 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.engines import capabilities, discovery, provision
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.launch import mlx, vllm
+from draftwise.core.messages import Text
 from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.library_scan import TaskRunner
-from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.i18n import tr, tr_message
 
 BACKEND_NAMES = {
     "cpu": "CPU", "cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "metal": "Metal", "unknown": "",
@@ -37,7 +38,7 @@ class EngineChoice:
     backend: str = "unknown"
     version: str = ""
     source: str = ""
-    problem: str = ""
+    problem: Text = ""  # a core Message or an error's own text
     caps: EngineCaps | None = None
 
     @property
@@ -193,7 +194,7 @@ class EngineViewModel(QObject):
                 return tr("Looking for engines…")
             return tr("No engine is installed. Press “Install engine” (about 20 minutes, once).")
         if e.problem:
-            return tr("The engine cannot be used: {0}").format(e.problem)
+            return tr("The engine cannot be used: {0}").format(tr_message(e.problem))
         return None
 
     def status_text(self) -> str:

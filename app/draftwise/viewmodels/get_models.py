@@ -22,12 +22,12 @@ from draftwise.core.hub.files import Fit, RemoteModel, judge_fit
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
 from draftwise.services.library_scan import TaskRunner
-from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.i18n import tr, tr_message
 
 
 def text(m: Message | str) -> str:
-    """A core sentence in the window's language."""
-    return m.render(tr) if isinstance(m, Message) else str(m)
+    """A core sentence in the window's language (the one translator, i18n.tr_message)."""
+    return tr_message(m)
 
 
 # ---------------------------------------------------------------- background operations

@@ -8,9 +8,12 @@ every widget a LanguageChange event and the view-models re-emit their texts.
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
+
+from draftwise.core.messages import Message, Text
 
 CONTEXT = "Draftwise"
 
@@ -26,6 +29,38 @@ SUPPORTED = ("en", "ja")
 
 def tr(text: str, disambiguation: str | None = None, n: int = -1) -> str:
     return QCoreApplication.translate(CONTEXT, text, disambiguation, n)
+
+
+def fields(template: str) -> list[tuple[str, str, str]]:
+    """The `{name!conv:spec}` fields of a format template, in order (for checking translations)."""
+    return sorted((name, conv or "", spec or "") for _lit, name, spec, conv in string.Formatter().parse(template)
+                  if name is not None)
+
+
+def _tr_template(template: str) -> str:
+    """A core template in the current language; the English one when the translation does
+    not have the same fields (a broken entry must not lose the sentence)."""
+    text = tr(template)
+    if text != template and fields(text) != fields(template):
+        return template
+    return text
+
+
+def tr_message(message: Text | None) -> str:
+    """A core sentence in the current language: its template (and every nested message's)
+    looked up in the catalog, then filled in. Plain strings (OS errors, log lines) as they are."""
+    if message is None:
+        return ""
+    if isinstance(message, Message):
+        return message.render(_tr_template)
+    return str(message)
+
+
+def tr_error(exc: BaseException) -> str:
+    """What an error says, in the current language: its core Message when it carries one
+    (FieldError and its kin), else its own text."""
+    message = getattr(exc, "message", None)
+    return tr_message(message) if isinstance(message, Message | str) and message else str(exc)
 
 
 def resources_dir() -> Path:

@@ -15,9 +15,9 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from draftwise.core.launch import crash
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_duration
-from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.i18n import tr, tr_message
 
 IDLE, STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
     "idle", "starting", "loading", "ready", "stopping", "stopped", "failed",
@@ -41,7 +41,7 @@ class LaunchViewModel(QObject):
     log_lines = Signal(list)
     became_ready = Signal(str)  # the API URL
     ended = Signal(str)  # stopped | failed
-    fell_back = Signal(str)  # the engine was restarted without the automatic drafter
+    fell_back = Signal(object)  # the engine was restarted without the automatic drafter (a core Message)
 
     def __init__(self, factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -50,11 +50,11 @@ class LaunchViewModel(QObject):
         self.spec: LaunchSpec | None = None
         self.process: Any = None
         self.cause: crash.Cause | None = None
-        self.fallback_reason: str | None = None
-        self.notices: list[str] = []
+        self.fallback_reason: Text | None = None
+        self.notices: list[Text] = []
         self.stalled_seconds: float | None = None
         self.ready_seconds: float | None = None
-        self.launch_notes: list[str] = []
+        self.launch_notes: list[Text] = []
         self.model_name = ""  # the running model, as the window names it
         self._clock = QElapsedTimer()
         self._tick = QTimer(self)
@@ -66,7 +66,7 @@ class LaunchViewModel(QObject):
     def running(self) -> bool:
         return self.state in RUNNING
 
-    def start(self, spec: LaunchSpec, notes: list[str] | None = None, model_name: str = "") -> None:
+    def start(self, spec: LaunchSpec, notes: list[Text] | None = None, model_name: str = "") -> None:
         if self.running:
             raise RuntimeError("an engine is already running")
         self._drop_process()
@@ -86,8 +86,9 @@ class LaunchViewModel(QObject):
         try:
             proc = self.factory(spec, self)
         except ImportError as exc:
-            self._fail(crash.Cause("failed-to-start", tr("This build of Draftwise cannot start engines ({0}).").format(exc),
-                                   tr("Reinstall Draftwise.")))
+            self._fail(crash.Cause("failed-to-start",
+                                   msg("This build of Draftwise cannot start engines ({error}).", error=str(exc)),
+                                   msg("Reinstall Draftwise.")))
             return
         self.process = proc
         for name, slot in (
@@ -175,16 +176,16 @@ class LaunchViewModel(QObject):
             self.ended.emit(FAILED)
 
     def _on_fell_back(self, reason: Any, *args: Any) -> None:
-        self.fallback_reason = str(reason)
+        self.fallback_reason = reason
         if self.state not in (STARTING, LOADING):
             self._set_state(STARTING)
             self._tick.start()
         self.changed.emit()
         self.fell_back.emit(self.fallback_reason)
 
-    def _on_notice(self, text: str) -> None:
+    def _on_notice(self, text: Text) -> None:
         if text not in self.notices:
-            self.notices.append(str(text))
+            self.notices.append(text)
             self.changed.emit()
 
     def _on_stalled(self, seconds: float) -> None:
@@ -230,7 +231,7 @@ class LaunchViewModel(QObject):
         if s == STOPPED:
             return tr("Stopped")
         if self.cause is not None:
-            return tr("Failed — {0}").format(translate(self.cause.sentence))
+            return tr("Failed — {0}").format(tr_message(self.cause.sentence))
         return tr("Failed")
 
     def failure_text(self) -> str:
@@ -238,7 +239,7 @@ class LaunchViewModel(QObject):
         c = self.cause
         if c is None or self.state != FAILED:
             return ""
-        text = f"{translate(c.sentence)}\n" + tr("Next step: {0}").format(translate(c.next_step))
+        text = f"{tr_message(c.sentence)}\n" + tr("Next step: {0}").format(tr_message(c.next_step))
         if c.evidence:
             text += "\n" + tr("From the log: {0}").format(c.evidence)
         return text
@@ -247,6 +248,6 @@ class LaunchViewModel(QObject):
         """Why speculation was turned off (or another warning while serving), else ""."""
         parts = []
         if self.fallback_reason:
-            parts.append(tr("Speculation was turned off: {0}").format(translate(self.fallback_reason)))
-        parts += [translate(n) for n in self.notices]
+            parts.append(tr("Speculation was turned off: {0}").format(tr_message(self.fallback_reason)))
+        parts += [tr_message(n) for n in self.notices]
         return "\n".join(parts)

@@ -21,10 +21,11 @@ from PySide6.QtCore import (
 )
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.messages import Text
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.core.speculation import tags
 from draftwise.services.library_scan import LibraryScanner, ScanEntry, TaskRunner
-from draftwise.viewmodels.i18n import N_, tr
+from draftwise.viewmodels.i18n import N_, tr, tr_message
 from draftwise.viewmodels.model_details import display_name, mtp_badge
 from draftwise.viewmodels.plan import FITS, NO_FIT, PARTIAL, assess_fit
 
@@ -79,7 +80,7 @@ KIND_TIPS = {
 class LibraryRow:
     path: Path
     info: gguf.ModelInfo | None
-    error: str | None = None
+    error: Text | None = None  # shown with tr_message
     fit: str | None = None
 
     @property
@@ -149,13 +150,13 @@ class LibraryModel(QAbstractTableModel):
         if role == FitRole:
             return row.fit
         if role == ErrorRole:
-            return row.error
+            return tr_message(row.error) if row.error else None
         if role == SearchRole:
             i = row.info
             return " ".join(filter(None, [row.name, i.architecture if i else "", i.quant if i else "", i.name if i else ""]))
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.error:
-                return row.error
+                return tr_message(row.error)
             if key == "fit" and row.fit:
                 return {FITS: tr("Fits in this machine's memory"),
                         PARTIAL: tr("Fits only partly on the GPU: slower"),

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.check.machine_check import CheckStep, run_check
 from draftwise.services.library_scan import TaskRunner
-from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.i18n import tr, tr_message
 
 
 def _work(configured: str | None, *, report: Callable[[CheckStep], None], cancel: threading.Event) -> bool:
@@ -88,4 +88,8 @@ class MachineCheckViewModel(QObject):
         failed = next((s for s in self.steps if s.status == "fail"), None)
         if failed is None:
             return tr("The check did not finish.")
-        return tr("Problem at “{0}”: {1}").format(failed.title, failed.detail)
+        return tr("Problem at “{0}”: {1}").format(tr_message(failed.title), tr_message(failed.detail))
+
+    def step_text(self, step: CheckStep) -> str:
+        """One step as the list shows it: "title: detail", in the current language."""
+        return f"{tr_message(step.title)}: {tr_message(step.detail)}"

@@ -18,11 +18,11 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine import hardware
+from draftwise.core.messages import Text
 from draftwise.core.planning import logparse, planner
 from draftwise.core.readable import human_bytes, human_ctx
 from draftwise.core.speculation.resolver import SpecDecision
-from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.i18n import N_, tr
+from draftwise.viewmodels.i18n import N_, tr, tr_message
 
 KV_TYPES = ("f16", "q8_0", "q4_0")
 CONTEXT_FLOOR = planner.CTX_FLOOR
@@ -68,14 +68,14 @@ class PlanView:
     slots: int
     devices: tuple[DeviceUse, ...]
     fit: str  # fits | partial | no
-    reasons: tuple[str, ...]
+    reasons: tuple[Text, ...]
     plan_args: tuple[str, ...] = ()
     fallback_plan_args: tuple[str, ...] | None = None  # the plan without the drafter
     drop_drafter: bool = False
-    drop_reason: str = ""
+    drop_reason: Text | None = None
     max_context: int = 0
     estimate_only: bool = False
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Text, ...] = ()
     raw: Any = field(default=None, compare=False, repr=False)  # the planner.Plan
 
     @property
@@ -249,7 +249,7 @@ class PlanViewModel(QObject):
         r = self.result
         if r is None:
             return [self.error] if self.error else []
-        out = [translate(t) for t in (*r.reasons, *r.warnings)]
+        out = [tr_message(t) for t in (*r.reasons, *r.warnings)]
         if not r.reasons and r.fit != NO_FIT:
             out.insert(0, self._summary(r))
         return out
@@ -268,7 +268,7 @@ class PlanViewModel(QObject):
         text += " " + tr("{0} context, {1} KV cache.").format(human_ctx(r.context), r.kv_type)
         drafter = getattr(r.raw, "drafter", None)
         if drafter:
-            text += " " + tr("The {0} fits as well.").format(tr(drafter))
+            text += " " + tr("The {0} fits as well.").format(tr_message(drafter))
         return text
 
     def planned_vs_actual(self) -> list[tuple[str, str, str]]:

@@ -13,9 +13,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.messages import Text
 from draftwise.core.speculation import resolver
-from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.i18n import N_, tr
+from draftwise.viewmodels.i18n import N_, tr, tr_message
 
 # Draft check states.
 EMPTY, MISSING, FOLDER, NOT_GGUF, SAME_FILE, VOCAB, OK = (
@@ -35,7 +35,7 @@ TYPE_WORDS = {
 @dataclass(frozen=True)
 class DraftCheck:
     state: str
-    message: str = ""  # English; the view-model translates the fixed part
+    message: Text = ""  # the view-model translates it (a core Message) or shows it (a file's own error)
     spec_type: str | None = None
 
     @property
@@ -134,7 +134,7 @@ class SpeculationViewModel(QObject):
         if self.error is not None and getattr(self.error, "field", "") == "draft":
             c = self.check
             if c is None or c.ok:
-                return translate(str(self.error))
+                return tr_message(self.error.message)
         c = self.check
         if c is None or c.state == EMPTY:
             if self.mtp == "off":
@@ -145,12 +145,13 @@ class SpeculationViewModel(QObject):
         if c.state == FOLDER:
             return tr("Not a file: {0}").format(c.message)
         if c.state == NOT_GGUF:
-            return tr("Not a GGUF model: {0}").format(c.message)
+            return tr("Not a GGUF model: {0}").format(tr_message(c.message))
         if c.state == SAME_FILE:
             return tr("This is the model itself; choose a smaller draft model.")
         if c.state == VOCAB:
-            return tr("Vocabulary differs: {0}. A draft must come from the same model family.").format(c.message)
-        return tr("OK — {0}").format(tr(c.message))
+            return tr("Vocabulary differs: {0}. A draft must come from the same model family.").format(
+                tr_message(c.message))
+        return tr("OK — {0}").format(tr(str(c.message)))  # one of TYPE_WORDS
 
     def draft_tooltip(self) -> str:
         """The technical speculative type of an accepted draft (for the field's tooltip)."""
@@ -174,7 +175,7 @@ class SpeculationViewModel(QObject):
             if getattr(self.error, "field", "") == "draft":
                 return ""  # said once, under the draft field
             if getattr(self.error, "field", "") in ("mtp", "model"):
-                return tr("Cannot start like this: {0}").format(translate(str(self.error)))
+                return tr("Cannot start like this: {0}").format(tr_message(self.error.message))
             return ""  # shown next to the field it is about (extra arguments)
         d = self.decision
         if d is None:
@@ -188,7 +189,7 @@ class SpeculationViewModel(QObject):
                           "the model runs without speculation.")
             if not last or last.startswith("No drafter found"):
                 return tr("No drafter found: the model runs without speculation.")
-            return translate(last)  # e.g. another backend, or the planner left the drafter out
+            return tr_message(last)  # e.g. another backend, or the planner left the drafter out
         words = tr(TYPE_WORDS.get(d.spec_type, d.spec_type))
         if d.source == resolver.AUTO_MTP:
             return tr("MTP head found in the model: speculation on.")
@@ -215,13 +216,13 @@ class SpeculationViewModel(QObject):
         # The note the headline already says is left out: the last one of a decision
         # without speculation (the conclusion), else the first.
         rest = d.notes[:-1] if d.spec_type is None else d.notes[1:]
-        return [*map(translate, rest), *(f"⚠ {translate(w)}" for w in d.warnings)]
+        return [*map(tr_message, rest), *(f"⚠ {tr_message(w)}" for w in d.warnings)]
 
     def blocks_launch(self) -> str | None:
         """Why Launch is disabled by the speculation settings, or None."""
         draft_error = self.error is not None and getattr(self.error, "field", "") == "draft"
         if self.error is not None and not draft_error:
-            return translate(str(self.error))
+            return tr_message(self.error.message)
         if draft_error or (self.check is not None and not self.check.ok):
             return tr("Fix the draft model first (see the message under the field).")
         return None

@@ -14,13 +14,14 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.check import check_models
+from draftwise.core.messages import Text, msg
 
 
 @dataclass(frozen=True)
 class CheckStep:
-    title: str
+    title: Text
     status: str  # ok | fail | info
-    detail: str
+    detail: Text  # a message, or an error's own text
 
 
 _GPU_LINE = re.compile(r"using device (\w+)")
@@ -54,31 +55,35 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
         model = write_check_model()
         info = gguf.read_model(model)
     except (OSError, gguf.GGUFError) as exc:
-        yield CheckStep("Test model", "fail", str(exc))
+        yield CheckStep(msg("Test model"), "fail", str(exc))
         return
-    yield CheckStep("Test model", "ok",
-                    f"{info.architecture}, {info.block_count} layers, {info.size_bytes // 1024} KiB at {model}")
+    yield CheckStep(msg("Test model"), "ok",
+                    msg("{arch}, {layers} layers, {kib} KiB at {path}", arch=info.architecture,
+                        layers=info.block_count, kib=info.size_bytes // 1024, path=str(model)))
 
     engine = discovery.best_engine(configured_engine)
     if engine is None:
         found = discovery.find_engines(configured_engine)
-        why = "; ".join(e.problem for e in found) or "none installed"
-        yield CheckStep("Engine", "fail",
-                        f"no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).")
+        why = "; ".join(str(e.problem) for e in found) or msg("none installed")
+        yield CheckStep(msg("Engine"), "fail",
+                        msg("no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).",
+                            why=why))
         return
-    yield CheckStep("Engine", "ok", f"llama.cpp {engine.version} ({engine.backend}, {engine.source}) {engine.binary}")
+    yield CheckStep(msg("Engine"), "ok", msg("llama.cpp {version} ({backend}, {source}) {binary}",
+                                             version=engine.version, backend=engine.backend, source=engine.source,
+                                             binary=str(engine.binary)))
 
     try:
         server = headless.serve(_launch(engine, model, mtp="off"))
     except (OSError, ValueError) as exc:  # PrepareError / LaunchError are ValueErrors
-        yield CheckStep("Engine start", "fail", str(exc))
+        yield CheckStep(msg("Engine start"), "fail", str(exc))
         return
     try:
         yield from _exercise(server, engine, prompt)
     finally:
         # Stop even when the caller stops iterating early: never leave an engine behind.
         code = server.stop()
-    yield CheckStep("Engine stop", "ok", f"stopped (exit code {code}), nothing left running")
+    yield CheckStep(msg("Engine stop"), "ok", msg("stopped (exit code {code}), nothing left running", code=code))
     yield from _check_speculation(engine)
 
 
@@ -107,27 +112,33 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
     try:
         seconds = server.wait_ready(timeout=120)
     except headless.EngineError as exc:
-        yield CheckStep("Engine start", "fail", str(exc))
+        yield CheckStep(msg("Engine start"), "fail", str(exc))
         return
-    yield CheckStep("Engine start", "ok", f"ready in {seconds:.2f} s at {server.base_url}")
+    yield CheckStep(msg("Engine start"), "ok", msg("ready in {seconds} s at {url}", seconds=f"{seconds:.2f}",
+                                                   url=server.base_url))
     try:
         result = server.complete(prompt, n_predict=8)
     except (headless.EngineError, OSError, ValueError) as exc:
-        yield CheckStep("Generation", "fail", str(exc))
+        yield CheckStep(msg("Generation"), "fail", str(exc))
         return
     timings = result.get("timings") or {}
     speed = timings.get("predicted_per_second")
-    speed_text = f" at {speed:.0f} tokens/s" if isinstance(speed, int | float) else ""
-    yield CheckStep("Generation", "ok",
-                    f"{result.get('tokens_predicted', '?')} tokens{speed_text} (random weights: the words are nonsense)")
+    tokens = result.get("tokens_predicted", "?")
+    if isinstance(speed, int | float):
+        detail = msg("{tokens} tokens at {speed} tokens/s (random weights: the words are nonsense)",
+                     tokens=tokens, speed=f"{speed:.0f}")
+    else:
+        detail = msg("{tokens} tokens (random weights: the words are nonsense)", tokens=tokens)
+    yield CheckStep(msg("Generation"), "ok", detail)
     devices = sorted(set(_GPU_LINE.findall(server.log_text())))
     if devices:
-        yield CheckStep("GPU", "ok", "the engine uses " + ", ".join(devices))
+        yield CheckStep(msg("GPU"), "ok", msg("the engine uses {devices}", devices=", ".join(devices)))
     elif engine.backend in ("cpu", "unknown"):
-        yield CheckStep("GPU", "info", "this engine is a CPU build; models run on the processor")
+        yield CheckStep(msg("GPU"), "info", msg("this engine is a CPU build; models run on the processor"))
     else:
-        yield CheckStep("GPU", "fail",
-                        f"this is a {engine.backend} build but it did not use a GPU; check the driver")
+        yield CheckStep(msg("GPU"), "fail",
+                        msg("this is a {backend} build but it did not use a GPU; check the driver",
+                            backend=engine.backend))
 
 
 def _check_speculation(engine) -> Iterator[CheckStep]:
@@ -139,28 +150,29 @@ def _check_speculation(engine) -> Iterator[CheckStep]:
         path = write_check_model("mtp")
         spec = _launch(engine, path, mtp="auto")
     except (OSError, ValueError) as exc:
-        yield CheckStep("Speculation", "fail", f"could not prepare the MTP test: {exc}")
+        yield CheckStep(msg("Speculation"), "fail", msg("could not prepare the MTP test: {error}", error=str(exc)))
         return
     if spec.spec.spec_type != DRAFT_MTP:
-        yield CheckStep("Speculation", "fail", "the engine does not run MTP: " + " ".join(map(str, spec.spec.notes)))
+        yield CheckStep(msg("Speculation"), "fail", msg("the engine does not run MTP: {notes}",
+                                                        notes=" ".join(map(str, spec.spec.notes))))
         return
     try:
         server = headless.serve(spec)
     except headless.EngineError as exc:
-        yield CheckStep("Speculation", "fail", f"MTP did not start: {exc}")
+        yield CheckStep(msg("Speculation"), "fail", msg("MTP did not start: {error}", error=str(exc)))
         return
     try:
         server.wait_ready(timeout=120)
         timings = server.complete("Hello", n_predict=16).get("timings") or {}
     except (headless.EngineError, OSError, ValueError) as exc:
-        yield CheckStep("Speculation", "fail", f"MTP did not start: {exc}")
+        yield CheckStep(msg("Speculation"), "fail", msg("MTP did not start: {error}", error=str(exc)))
         return
     finally:
         server.stop()
     drafted = timings.get("draft_n") or 0
     if drafted > 0:
-        yield CheckStep("Speculation", "ok",
-                        f"MTP auto works: the head drafted {drafted} tokens "
-                        "(random weights accept none; a real model accepts many)")
+        yield CheckStep(msg("Speculation"), "ok",
+                        msg("MTP auto works: the head drafted {drafted} tokens "
+                            "(random weights accept none; a real model accepts many)", drafted=drafted))
     else:
-        yield CheckStep("Speculation", "fail", "the engine started with MTP but drafted nothing")
+        yield CheckStep(msg("Speculation"), "fail", msg("the engine started with MTP but drafted nothing"))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.engines import provision
+from draftwise.core.messages import Text, msg
 
 # Library names that give a build's GPU backend away when no facts file says it.
 _BACKEND_LIBS = (
@@ -35,7 +36,7 @@ class EngineInfo:
     source: str  # configured | bundled | provisioned | path
     version: str  # "" when the binary would not say
     backend: str  # cpu | cuda | rocm | vulkan | metal | unknown
-    problem: str = ""  # why it cannot be used, in words; "" when fine
+    problem: Text = ""  # why it cannot be used, in words; "" when fine
 
     @property
     def usable(self) -> bool:
@@ -52,7 +53,7 @@ class EngineInfo:
             "source": self.source,
             "version": self.version,
             "backend": self.backend,
-            "problem": self.problem or None,
+            "problem": str(self.problem) if self.problem else None,
         }
 
 
@@ -78,28 +79,30 @@ def guess_backend(folder: Path) -> str:
 _version_cache: dict[tuple[str, int, float], str] = {}
 
 
-def binary_version(binary: Path, timeout: float = 15.0) -> tuple[str, str]:
+def binary_version(binary: Path, timeout: float = 15.0) -> tuple[str, Text]:
     """(version line, problem). Cached by path, size and mtime: the binary's identity."""
     try:
         st = binary.stat()
     except OSError as exc:
-        return "", f"{binary} cannot be read: {exc.strerror or exc}"
+        return "", msg("{binary} cannot be read: {error}", binary=str(binary), error=exc.strerror or str(exc))
     key = (str(binary), st.st_size, st.st_mtime)
     if key in _version_cache:
         return _version_cache[key], ""
     if not os.access(binary, os.X_OK):
-        return "", f"{binary} is not executable; reinstall the engine or fix its permissions."
+        return "", msg("{binary} is not executable; reinstall the engine or fix its permissions.", binary=str(binary))
     try:
         out = provision.ask_engine(binary, "--version", timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "", f"{binary} did not answer --version within {timeout:.0f} s."
+        return "", msg("{binary} did not answer --version within {seconds} s.", binary=str(binary),
+                       seconds=f"{timeout:.0f}")
     except OSError as exc:
-        return "", f"{binary} does not start: {exc.strerror or exc}"
+        return "", msg("{binary} does not start: {error}", binary=str(binary), error=exc.strerror or str(exc))
     text = out.stdout + out.stderr
     match = re.search(r"version: *(.+)", text)
     if out.returncode != 0 or not match:
         last = text.strip().splitlines()[-1:] or ["no output"]
-        return "", f"{binary} --version failed (exit {out.returncode}): {last[0]}"
+        return "", msg("{binary} --version failed (exit {code}): {last}", binary=str(binary), code=out.returncode,
+                       last=last[0])
     version = match.group(1).strip()
     _version_cache[key] = version
     return version, ""
@@ -141,7 +144,7 @@ def find_engines(configured: str | Path | None = None) -> list[EngineInfo]:
         else:
             found.append(
                 EngineInfo("llama.cpp", path, "configured", "", "unknown",
-                           problem=f"{path} does not exist; choose the llama-server file again.")
+                           problem=msg("{path} does not exist; choose the llama-server file again.", path=str(path)))
             )
     for folder in bundled_dirs():
         binary = folder / provision.binary_name()

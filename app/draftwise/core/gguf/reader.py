@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
 from draftwise.core.gguf.ggml_types import GGML_TYPES, ftype_name
+from draftwise.core.messages import Message, Text, msg
 
 __all__ = [
     "ArrayInfo",
@@ -70,7 +71,7 @@ _WINDOW = 1 << 20  # bytes of the file held at once, normally
 # length (8) + dims count (4) + type (4) + offset (8).
 _MIN_KV_BYTES = 14
 _MIN_TENSOR_BYTES = 24
-_DAMAGED = "The file is damaged or not a GGUF model; download it again."
+_DAMAGED = msg("The file is damaged or not a GGUF model; download it again.")
 
 # GGUF metadata value types.
 T_UINT8, T_INT8, T_UINT16, T_INT16, T_UINT32, T_INT32, T_FLOAT32, T_BOOL = range(8)
@@ -101,13 +102,22 @@ class GGUFError(ValueError):
     """A file that cannot be read as a GGUF model, with where and why."""
 
     def __init__(
-        self, path: str | Path, offset: int | None, reason: str, hint: str | None = _DAMAGED
+        self, path: str | Path, offset: int | None, reason: Text, hint: Message | None = _DAMAGED
     ):
         self.path = str(path)
         self.offset = offset
-        self.reason = reason
-        where = f" at byte {offset}:" if offset is not None else ""
-        super().__init__(f"{path}:{where} {reason}." + (f" {hint}" if hint else ""))
+        self.reason = reason  # technical (a key, a tensor, a byte count): shown as it is
+        # The sentence as data, for the window to translate its frame and the hint.
+        if offset is not None and hint is not None:
+            self.message = msg("{path}: at byte {offset}: {reason}. {hint}", path=self.path, offset=offset,
+                               reason=reason, hint=hint)
+        elif offset is not None:
+            self.message = msg("{path}: at byte {offset}: {reason}.", path=self.path, offset=offset, reason=reason)
+        elif hint is not None:
+            self.message = msg("{path}: {reason}. {hint}", path=self.path, reason=reason, hint=hint)
+        else:
+            self.message = msg("{path}: {reason}.", path=self.path, reason=reason)
+        super().__init__(str(self.message))
 
 
 @dataclass(frozen=True)
@@ -203,7 +213,7 @@ class _Reader:
         self.budget = _MAX_ELEMENTS_WALKED
         self.token_digest: str | None = None  # set by array() when it meets the token list
 
-    def fail(self, offset: int | None, reason: str, hint: str | None = _DAMAGED) -> NoReturn:
+    def fail(self, offset: int | None, reason: str, hint: Message | None = _DAMAGED) -> NoReturn:
         raise GGUFError(self.path, offset, reason, hint)
 
     def past_end(self, offset: int, what: str) -> NoReturn:
@@ -421,17 +431,17 @@ class _Reader:
 def _open(path: Path) -> BinaryIO:
     try:
         if path.is_dir():
-            raise GGUFError(path, None, "is a folder, not a GGUF file", hint=None)
+            raise GGUFError(path, None, msg("is a folder, not a GGUF file"), hint=None)
         return open(path, "rb", buffering=0)  # closed by read_header
     except FileNotFoundError:
-        raise GGUFError(path, None, "no such file", hint=None) from None
+        raise GGUFError(path, None, msg("no such file"), hint=None) from None
     except PermissionError:
         raise GGUFError(
-            path, None, "permission denied: the file cannot be read", hint=None
+            path, None, msg("permission denied: the file cannot be read"), hint=None
         ) from None
     except OSError as e:
         raise GGUFError(
-            path, None, f"cannot open the file ({e.strerror or e})", hint=None
+            path, None, msg("cannot open the file ({error})", error=e.strerror or str(e)), hint=None
         ) from None
 
 
@@ -444,7 +454,7 @@ def read_header(path: str | Path) -> GGUFHeader:
             size = f.seek(0, 2)
         except OSError as e:
             raise GGUFError(
-                path, None, f"cannot read the file ({e.strerror or e})", hint=None
+                path, None, msg("cannot read the file ({error})", error=e.strerror or str(e)), hint=None
             ) from None
         return _parse(_Reader(f, path, size))
     finally:
@@ -465,7 +475,7 @@ def _parse(r: _Reader) -> GGUFHeader:
         r.fail(
             0,
             f"the file does not start with 'GGUF' (it starts with {bytes(r.mv[:4])!r})",
-            hint="It is not a GGUF model, or it is damaged.",
+            hint=msg("It is not a GGUF model, or it is damaged."),
         )
     if size < 24:
         r.past_end(0, "the 24-byte GGUF header")
@@ -475,13 +485,13 @@ def _parse(r: _Reader) -> GGUFHeader:
         r.fail(
             4,
             "big-endian GGUF files are not supported",
-            hint="Use the little-endian version of this model.",
+            hint=msg("Use the little-endian version of this model."),
         )
     if version == 1:
         r.fail(
             4,
             "GGUF version 1 files are not supported (the format changed in 2023)",
-            hint="Download a current conversion of this model.",
+            hint=msg("Download a current conversion of this model."),
         )
     if version not in SUPPORTED_VERSIONS:
         r.fail(4, f"unknown GGUF version {version} (this app reads versions 2 and 3)")

@@ -23,8 +23,7 @@ class HubError(FieldError):
     """The hub refused or could not be reached; the message says what to do."""
 
     def __init__(self, field_name: str, message: Message) -> None:
-        super().__init__(field_name, str(message))
-        self.message = message
+        super().__init__(field_name, message)  # FieldError keeps the Message; str(exc) is its English
 
 
 @dataclass(frozen=True)

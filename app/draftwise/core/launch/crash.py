@@ -17,6 +17,8 @@ import signal as _signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from draftwise.core.messages import Message, Text, msg
+
 # Cause kinds.
 MTP_CONTEXT = "mtp-context"
 DRAFT_LOAD = "draft-load"
@@ -72,18 +74,19 @@ class ExitStatus:
     def failed(self) -> bool:
         return self.signal is not None or self.code != 0
 
-    def words(self) -> str:
+    def words(self) -> Message:
         sig = self.signal
         if sig is not None:
+            name: Text
             try:
                 name = _signal.Signals(sig).name
             except ValueError:
-                name = f"signal {sig}"
-            return f"killed by {name}"
+                name = msg("signal {number}", number=sig)
+            return msg("killed by {signal}", signal=name)
         code = self.code if self.code is not None else "?"
         if isinstance(code, int) and code > 0xC0000000:
-            return f"exit code 0x{code:08X}"
-        return f"exit code {code}"
+            return msg("exit code {code}", code=f"0x{code:08X}")
+        return msg("exit code {code}", code=code)
 
 
 @dataclass(frozen=True)
@@ -91,18 +94,18 @@ class Cause:
     """Why the engine ended, for people."""
 
     kind: str
-    sentence: str
-    next_step: str
+    sentence: Message
+    next_step: Message
     status: ExitStatus | None = None
     evidence: str = ""  # the log line that decided, shown under the sentence
     speculation_related: bool = False  # dropping the drafter may help
 
     @property
-    def message(self) -> str:
-        return f"{self.sentence} {self.next_step}"
+    def message(self) -> Message:
+        return msg("{sentence} {next_step}", sentence=self.sentence, next_step=self.next_step)
 
     def __str__(self) -> str:
-        return self.message
+        return str(self.message)
 
 
 # (kind, substrings any of which decides, speculation_related), in the order they are tried:
@@ -170,104 +173,118 @@ def _cause(kind: str, status: ExitStatus | None, lines: Sequence[str], line: str
     evidence = _short(line)
     if kind == MISSING_LIBRARY:
         lib = re.search(r"libraries: ([^:]+):|Library not loaded: (\S+)", line)
-        name = next((g for g in lib.groups() if g), "a library") if lib else "a library"
-        return Cause(kind, f"The engine cannot start: the shared library {name} is missing.",
-                     "Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.",
+        name: Text = next((g for g in lib.groups() if g), "") if lib else ""
+        return Cause(kind, msg("The engine cannot start: the shared library {name} is missing.",
+                               name=name or msg("a library")),
+                     msg("Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with "
+                         "`draftwise engine install --force`."),
                      status, evidence)
     if kind == PORT_IN_USE:
         port = re.search(r"port: (\d+)", line)
-        where = f"port {port.group(1)}" if port else "its port"
-        return Cause(kind, f"The engine could not listen on {where}: another program uses it.",
-                     "Choose another port, or stop the program that uses it.", status, evidence)
+        where = msg("port {port}", port=port.group(1)) if port else msg("its port")
+        return Cause(kind, msg("The engine could not listen on {where}: another program uses it.", where=where),
+                     msg("Choose another port, or stop the program that uses it."), status, evidence)
     if kind == MTP_CONTEXT:
         if "MTP block missing" in line:
-            sentence = "The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph."
+            sentence = msg("The model's MTP head is incomplete (its tensors were stripped), so the engine crashed "
+                           "building the MTP graph.")
         else:
-            sentence = "The engine was asked to run MTP, but this model has no MTP layers it can use."
-        return Cause(kind, sentence, "Start without speculation (MTP off), or use a file that includes the MTP head.",
+            sentence = msg("The engine was asked to run MTP, but this model has no MTP layers it can use.")
+        return Cause(kind, sentence, msg("Start without speculation (MTP off), or use a file that includes the MTP head."),
                      status, evidence, spec_related)
     if kind == DRAFT_LOAD:
         path = re.search(r"failed to load draft model, '([^']*)'", line)
-        name = path.group(1).rsplit("/", 1)[-1].rsplit("\\", 1)[-1] if path else "the draft model"
+        name: Text = path.group(1).rsplit("/", 1)[-1].rsplit("\\", 1)[-1] if path else msg("the draft model")
         detail = _find(lines, ("check_tensor_dims:", "error loading model:"))
-        why = ""
         if _find(lines, ("out of memory", "failed to allocate", "cudaMalloc failed")):
-            why = " because memory ran out"
+            sentence = msg("The engine could not load the draft model {name} because memory ran out.", name=name)
         elif detail:
-            why = f" ({_short(detail).split('error loading model: ', 1)[-1]})"
-        return Cause(kind, f"The engine could not load the draft model {name}{why}.",
-                     "Choose another draft model from the same family, or start without one.",
+            sentence = msg("The engine could not load the draft model {name} ({detail}).", name=name,
+                           detail=_short(detail).split("error loading model: ", 1)[-1])
+        else:
+            sentence = msg("The engine could not load the draft model {name}.", name=name)
+        return Cause(kind, sentence, msg("Choose another draft model from the same family, or start without one."),
                      status, evidence, spec_related)
     if kind == TENSOR_COUNT:
-        return Cause(kind, "The model file is inconsistent: its metadata declares more tensors than it holds.",
-                     "Download the model again, or a different quantization of it.", status, evidence)
+        return Cause(kind, msg("The model file is inconsistent: its metadata declares more tensors than it holds."),
+                     msg("Download the model again, or a different quantization of it."), status, evidence)
     if kind == KV_CACHE_TYPE:
         kv = re.search(r"cache type (\w+)", line)
-        which = f" ({kv.group(1)})" if kv else ""
-        return Cause(kind, f"The compressed KV cache{which} does not fit this model's attention heads.",
-                     "Set the KV cache back to Auto (or f16) and start again.", status, evidence)
+        sentence = (msg("The compressed KV cache ({kv}) does not fit this model's attention heads.", kv=kv.group(1))
+                    if kv else msg("The compressed KV cache does not fit this model's attention heads."))
+        return Cause(kind, sentence, msg("Set the KV cache back to Auto (or f16) and start again."), status, evidence)
     if kind == OUT_OF_MEMORY:
         lower = line.lower()
         device = next((name for name, keys in _OOM_DEVICE if any(k.lower() in lower for k in keys)), None)
-        where = f"{device} GPU memory" if device else "memory"
+        where = msg("{device} GPU memory", device=device) if device else msg("memory")
         if device is None and any(k in line for k in ("std::bad_alloc", "Cannot allocate memory", "ErrorOutOfHostMemory")):
-            where = "system memory (RAM)"
-        return Cause(kind, f"The engine ran out of {where} while loading.",
-                     "Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.",
+            where = msg("system memory (RAM)")
+        return Cause(kind, msg("The engine ran out of {where} while loading.", where=where),
+                     msg("Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs "
+                         "that use the GPU."),
                      status, evidence)
     if kind == ASSERT:
         text = _ASSERT_TEXT.search(line)
         what = next((g for g in text.groups() if g), "").strip() if text else ""
-        return Cause(kind, f"The engine stopped on an internal check{f' ({what})' if what else ''}.",
-                     "This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.",
+        sentence = (msg("The engine stopped on an internal check ({what}).", what=what) if what
+                    else msg("The engine stopped on an internal check."))
+        return Cause(kind, sentence,
+                     msg("This is an engine bug or an unusual model; try without extra engine arguments, or update "
+                         "the engine."),
                      status, evidence)
     # MODEL_LOAD
     detail = _find(lines, ("error loading model:",))
     why = _short(detail).split("error loading model: ", 1)[-1] if detail else evidence
-    return Cause(MODEL_LOAD, f"The engine could not load the model: {why}.",
-                 "Check that the file is a complete GGUF model (download it again if unsure).", status, evidence)
+    return Cause(MODEL_LOAD, msg("The engine could not load the model: {why}.", why=why),
+                 msg("Check that the file is a complete GGUF model (download it again if unsure)."), status, evidence)
 
 
 def _by_status(status: ExitStatus | None, lines: Sequence[str], speculation: bool, after_ready: bool) -> Cause:
     last = next((_short(x.strip()) for x in reversed(lines) if x.strip()), "")
     if status is None:
-        return Cause(UNKNOWN, "The engine ended for an unknown reason.", "Look at the log for details.", status, last)
+        return Cause(UNKNOWN, msg("The engine ended for an unknown reason."), msg("Look at the log for details."),
+                     status, last)
     sig = status.effective_signal
     code = status.code
     if sig == SIGILL or code == _WIN_ILLEGAL_INSTRUCTION:
         return Cause(ILLEGAL_INSTRUCTION,
-                     "The engine uses processor instructions this computer lacks (illegal instruction).",
-                     "Install the portable CPU build of the engine (`draftwise engine install --force`).",
+                     msg("The engine uses processor instructions this computer lacks (illegal instruction)."),
+                     msg("Install the portable CPU build of the engine (`draftwise engine install --force`)."),
                      status, last)
     if code == _WIN_DLL_NOT_FOUND or code == 127:
-        return Cause(MISSING_LIBRARY, "The engine cannot start: a library it needs is missing.",
-                     "Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.", status, last)
+        return Cause(MISSING_LIBRARY, msg("The engine cannot start: a library it needs is missing."),
+                     msg("Install the engine's runtime (GPU driver or toolkit), or reinstall the engine."), status, last)
     if sig == SIGKILL:
-        return Cause(KILLED, "The engine was killed from outside (by another program, or by the system when memory ran out).",
-                     "If memory is short, use a smaller context or model; then start it again.", status, last)
+        return Cause(KILLED, msg("The engine was killed from outside (by another program, or by the system when "
+                                 "memory ran out)."),
+                     msg("If memory is short, use a smaller context or model; then start it again."), status, last)
     if sig == SIGSEGV or code == _WIN_ACCESS_VIOLATION:
-        return Cause(SEGFAULT, "The engine crashed (segmentation fault).",
-                     "Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.",
+        return Cause(SEGFAULT, msg("The engine crashed (segmentation fault)."),
+                     msg("Check that the model file is a complete model and not a drafter or MTP-only file; try "
+                         "without extra engine arguments."),
                      status, last, speculation and not after_ready)
     if code == 0 and sig is None:
-        return Cause(CLEAN_EXIT, "The engine exited on its own.", "Start it again; look at the log if it keeps exiting.", status, last)
+        return Cause(CLEAN_EXIT, msg("The engine exited on its own."),
+                     msg("Start it again; look at the log if it keeps exiting."), status, last)
     words = status.words()
-    hint = "Try without speculation or extra engine arguments; the log has the details." if speculation else \
-        "Try without extra engine arguments; the log has the details."
-    return Cause(UNKNOWN, f"The engine stopped unexpectedly ({words}){f': {last}' if last else ''}.", hint,
-                 status, last, speculation and not after_ready)
+    hint = (msg("Try without speculation or extra engine arguments; the log has the details.") if speculation
+            else msg("Try without extra engine arguments; the log has the details."))
+    sentence = (msg("The engine stopped unexpectedly ({status}): {last}.", status=words, last=last) if last
+                else msg("The engine stopped unexpectedly ({status}).", status=words))
+    return Cause(UNKNOWN, sentence, hint, status, last, speculation and not after_ready)
 
 
 def failed_to_start(program: str, reason: str) -> Cause:
     """The program could not be started at all (missing, not executable)."""
-    return Cause(FAILED_TO_START, f"The engine {program} could not be started: {reason}.",
-                 "Install the engine with `draftwise engine install`, or choose the llama-server file again.")
+    return Cause(FAILED_TO_START, msg("The engine {program} could not be started: {reason}.", program=program,
+                                      reason=reason),
+                 msg("Install the engine with `draftwise engine install`, or choose the llama-server file again."))
 
 
 # ------------------------------------------------------------------ running, but not as meant
 VOCAB_MISMATCH = "the target and draft vocabs are not compatible"
 SPEC_INIT_FAILED = "failed to initialize speculative decoding context"
-SPECULATION_OFF_WARNING = (
+SPECULATION_OFF_WARNING = msg(
     "The draft model's vocabulary does not match the model's: the engine serves without "
     "speculation although it was asked for it. Choose a draft model from the same family."
 )
@@ -277,7 +294,7 @@ _GPU_INIT_FAILURES = ("failed to initialize CUDA", "failed to initialize ROCm", 
                       "no CUDA-capable device", "no ROCm-capable device")
 
 
-def speculation_warning(line: str) -> str | None:
+def speculation_warning(line: str) -> Message | None:
     """The warning for a line that says speculation was silently switched off."""
     if VOCAB_MISMATCH in line or SPEC_INIT_FAILED in line:
         return SPECULATION_OFF_WARNING
@@ -289,7 +306,7 @@ def is_gpu_line(line: str) -> bool:
     return "using device" in line or any(f in line for f in _GPU_INIT_FAILURES)
 
 
-def gpu_verdict(backend: str, lines: Iterable[str]) -> str | None:
+def gpu_verdict(backend: str, lines: Iterable[str]) -> Message | None:
     """A warning when a GPU build is serving without a GPU, else None."""
     if backend in ("cpu", "unknown", ""):
         return None
@@ -303,6 +320,8 @@ def gpu_verdict(backend: str, lines: Iterable[str]) -> str | None:
             failure = _short(line.strip())
     if devices:
         return None
-    why = f" ({failure})" if failure else ""
-    return (f"This is a {backend} build but the engine runs on the CPU{why}: it is much slower. "
-            "Check the GPU driver, or choose which GPUs to use.")
+    if failure:
+        return msg("This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. "
+                   "Check the GPU driver, or choose which GPUs to use.", backend=backend, failure=failure)
+    return msg("This is a {backend} build but the engine runs on the CPU: it is much slower. "
+               "Check the GPU driver, or choose which GPUs to use.", backend=backend)

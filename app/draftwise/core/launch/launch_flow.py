@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from draftwise.core.launch import crash
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.messages import Message, Text, clause, msg
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ class Crashed:
 
 @dataclass(frozen=True)
 class FellBack:
-    reason: str
+    reason: Message
     cause: crash.Cause
 
 
@@ -98,7 +99,7 @@ class FellBack:
 class Notice:
     """Something the user should know; the engine keeps running."""
 
-    text: str
+    text: Message
 
 
 @dataclass(frozen=True)
@@ -142,15 +143,15 @@ class LaunchFlow:
         self.stage = ""
         self.attempt = 0
         self.cause: crash.Cause | None = None
-        self.fallback_reason: str | None = None
-        self.notices: list[str] = []
+        self.fallback_reason: Message | None = None
+        self.notices: list[Message] = []
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._gpu_lines: list[str] = []
         self._first_start = 0.0
         self._attempt_start = 0.0
         self._last_activity = 0.0
         self._stall_reported = False
-        self._blame: tuple[str | None, str, str] | None = None  # the drafter a fallback suspects
+        self._blame: tuple[str | None, Text, str] | None = None  # the drafter a fallback suspects
         self._stop_requested = False
         self._spec_warned = False
 
@@ -285,16 +286,16 @@ class LaunchFlow:
         )
 
     def _fall_back(self, cause: crash.Cause, now: float) -> list[Action]:
-        what = self.spec.spec.draft.name if self.spec.spec.draft else "the model's MTP head"
+        what: Text = self.spec.spec.draft.name if self.spec.spec.draft else msg("the model's MTP head")
         if self.spec.spec.spec_type and self.spec.spec.spec_type.startswith("ngram"):
-            what = f"{self.spec.spec.spec_type} speculation"
-        reason = (f"The engine failed to start with {what} ({cause.sentence.rstrip('.')}); "
-                  "starting it again without speculation.")
+            what = msg("{type} speculation", type=self.spec.spec.spec_type)
+        reason = msg("The engine failed to start with {what} ({cause}); starting it again without speculation.",
+                     what=what, cause=clause(cause.sentence))
         self.fallback_reason = reason
         actions: list[Action] = [FellBack(reason, cause)]
         # Blame the drafter only once the engine starts without it: when the second start
         # fails too, the cause was something else (an argument, memory, a library).
-        self._blame = (self.spec.drafter_key, what, cause.sentence)
+        self._blame = (self.spec.drafter_key, what, str(cause.sentence))
         self.attempt = 1
         self.tail.clear()
         self._gpu_lines.clear()
@@ -313,11 +314,12 @@ class LaunchFlow:
         try:
             self.broken.record(self.spec.binary, key, why)
         except OSError as exc:
-            return [self._notice(
-                f"Could not remember the broken drafter ({exc.strerror or exc}); the next launch will try it again.")]
-        return [self._notice(f"The engine started without {what}, so it will be left out from now on.")]
+            return [self._notice(msg(
+                "Could not remember the broken drafter ({error}); the next launch will try it again.",
+                error=exc.strerror or str(exc)))]
+        return [self._notice(msg("The engine started without {what}, so it will be left out from now on.", what=what))]
 
-    def _notice(self, text: str) -> Notice:
+    def _notice(self, text: Message) -> Notice:
         self.notices.append(text)
         log.warning("%s", text)
         return Notice(text)

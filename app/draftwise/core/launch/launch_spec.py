@@ -23,7 +23,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
-from draftwise.core.messages import Message, msg
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation.resolver import NO_SPECULATION, SpecDecision
 
 # Environment variables the engine reads as command-line options (common/arg.cpp: every
@@ -36,9 +36,10 @@ _ENGINE_OPTION_VARIABLES = frozenset({"MTMD_BACKEND_DEVICE"})
 # Extra arguments that would move the engine away from what we poll and protect. The key
 # must stay out of argv (ps shows argv to every user); host and port have their own fields.
 _OWNED_FLAGS = {
-    "--host": "Use the network setting instead of --host.",
-    "--port": "Use the Port field instead of --port.",
-    "--api-key": "Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.",
+    "--host": msg("Use the network setting instead of --host."),
+    "--port": msg("Use the Port field instead of --port."),
+    "--api-key": msg("Keys on the command line are visible to every user (ps); Draftwise passes its key in the "
+                     "environment."),
 }
 
 # ROCm: gfx targets without kernels in common builds that run on a close target's kernels
@@ -63,7 +64,7 @@ class LaunchError(FieldError):
 @dataclass(frozen=True)
 class GpuEnv:
     env: dict[str, str]
-    notes: tuple[str, ...] = ()
+    notes: tuple[Message, ...] = ()
 
 
 def gpu_env(
@@ -97,29 +98,32 @@ def gpu_env(
     return GpuEnv({})
 
 
-def _visible(gpus, chosen, usable) -> tuple[list[Gpu] | None, tuple[str, ...]]:
+def _visible(gpus, chosen, usable) -> tuple[list[Gpu] | None, tuple[Message, ...]]:
     """GPUs to show, or None when every GPU may be shown (nothing to set)."""
-    notes: list[str] = []
+    notes: list[Message] = []
     if chosen is not None:
         by_index = {g.index: g for g in gpus}
         picked = [by_index.get(i, Gpu(i, "unknown", "")) for i in chosen]
         keep = [g for g in picked if usable(g)]
         for g in picked:
             if g not in keep:
-                notes.append(f"GPU {g.index} ({g.name or g.gfx_target}) has no kernels in this engine build; it is left out.")
+                notes.append(msg("GPU {index} ({name}) has no kernels in this engine build; it is left out.",
+                                 index=g.index, name=g.name or g.gfx_target))
         return keep, tuple(notes)
     keep = [g for g in gpus if usable(g)]
     for g in gpus:
         if g not in keep:
-            notes.append(f"GPU {g.index} ({g.name or g.gfx_target}) has no kernels in this engine build; it is hidden from the engine.")
+            notes.append(msg("GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.",
+                             index=g.index, name=g.name or g.gfx_target))
     if any(not g.integrated for g in keep) and any(g.integrated for g in keep):
         for g in keep:
             if g.integrated:
-                notes.append(f"The integrated GPU {g.index} ({g.name or g.gfx_target}) is hidden: the dedicated GPU is faster and the pair often fails to start.")
+                notes.append(msg("The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the "
+                                 "pair often fails to start.", index=g.index, name=g.name or g.gfx_target))
         keep = [g for g in keep if not g.integrated]
     if not keep:
         if gpus:
-            notes.append("This engine build has kernels for none of these GPUs; install a build for them.")
+            notes.append(msg("This engine build has kernels for none of these GPUs; install a build for them."))
         return None, tuple(notes)
     if len(keep) == len(gpus):
         return None, tuple(notes)
@@ -153,7 +157,8 @@ def _rocm_env(gpus, chosen, kernel_targets, platform) -> GpuEnv:
         keep_key = _override(biggest, kernel_targets)
         for g in shown:
             if _override(g, kernel_targets) != keep_key:
-                notes.append(f"GPU {g.index} ({g.gfx_target}) needs a different gfx override than GPU {biggest.index}; it is hidden.")
+                notes.append(msg("GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.",
+                                 index=g.index, target=g.gfx_target, other=biggest.index))
         visible = groups[keep_key]
         shown = visible
     env: dict[str, str] = {}
@@ -171,7 +176,8 @@ def _rocm_env(gpus, chosen, kernel_targets, platform) -> GpuEnv:
         version = overrides.pop()
         env["HSA_OVERRIDE_GFX_VERSION"] = version
         targets = ", ".join(sorted({g.gfx_target or "?" for g in shown}))
-        notes.append(f"{targets} runs on the kernels of {_OVERRIDE_TARGET[version]} (HSA_OVERRIDE_GFX_VERSION={version}).")
+        notes.append(msg("{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).",
+                         targets=targets, kernels=_OVERRIDE_TARGET[version], version=version))
     return GpuEnv(env, tuple(notes))
 
 
@@ -194,21 +200,21 @@ def any_free_port(host: str = LOOPBACK) -> int:
         return int(s.getsockname()[1])
 
 
-def choose_port(wanted: int | None, *, pinned: bool = False, host: str = LOOPBACK) -> tuple[int, str | None]:
+def choose_port(wanted: int | None, *, pinned: bool = False, host: str = LOOPBACK) -> tuple[int, Message | None]:
     """(port, note). A taken port is replaced by a free one unless the user pinned it."""
     if wanted is None:
         return any_free_port(host), None
     if not 0 < wanted < 65536:
-        raise LaunchError("port", f"Port {wanted} is not a TCP port; choose one between 1 and 65535.")
+        raise LaunchError("port", msg("Port {port} is not a TCP port; choose one between 1 and 65535.", port=wanted))
     if port_is_free(wanted, host):
         return wanted, None
     if pinned:
         raise LaunchError(
             "port",
-            f"Port {wanted} is in use by another program; choose another port or stop that program.",
+            msg("Port {port} is in use by another program; choose another port or stop that program.", port=wanted),
         )
     port = any_free_port(host)
-    return port, f"Port {wanted} is in use; the engine listens on {port} instead."
+    return port, msg("Port {port} is in use; the engine listens on {other} instead.", port=wanted, other=port)
 
 
 def new_api_key() -> str:
@@ -233,17 +239,17 @@ def lan_addresses() -> list[str]:
     return found
 
 
-def network_note(port: int, addresses: Sequence[str]) -> str | None:
+def network_note(port: int, addresses: Sequence[str]) -> Message | None:
     """Where other computers reach the engine, for the user to give them."""
     if not addresses:
         return None
-    return f"Other computers reach it at {', '.join(f'http://{a}:{port}/v1' for a in addresses)}."
+    return msg("Other computers reach it at {urls}.", urls=", ".join(f"http://{a}:{port}/v1" for a in addresses))
 
 
-def network_warning(port: int) -> str:
-    return (
-        f"The engine accepts connections from other computers on port {port}. "
-        "Anyone on your network who has the API key can use it; keep the key private."
+def network_warning(port: int) -> Message:
+    return msg(
+        "The engine accepts connections from other computers on port {port}. "
+        "Anyone on your network who has the API key can use it; keep the key private.", port=port,
     )
 
 
@@ -267,8 +273,8 @@ class LaunchSpec:
     backend: str = "cpu"  # the build's GPU backend: cpu | cuda | rocm | vulkan | metal
     pinned_port: bool = False
     health_path: str = "/health"
-    notes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = field(default=())
+    notes: tuple[Text, ...] = ()
+    warnings: tuple[Text, ...] = field(default=())
 
     @property
     def fallback_eligible(self) -> bool:
@@ -306,22 +312,24 @@ class LaunchSpec:
             "url": self.url,
             "backend": self.backend,
             "speculative": self.spec.to_json(),
-            "notes": list(self.notes),
-            "warnings": list(self.warnings),
+            "notes": [str(n) for n in self.notes],
+            "warnings": [str(w) for w in self.warnings],
         }
 
 
 def require_no_speculation(spec: SpecDecision, kind: str) -> None:
     """Other engines run their own speculation settings; ours would be silently wrong."""
     if spec.argv:
-        raise LaunchError("mtp", f"Speculative settings are for llama.cpp; {kind} decides speculation itself.")
+        raise LaunchError("mtp", msg("Speculative settings are for llama.cpp; {kind} decides speculation itself.",
+                                     kind=kind))
 
 
 def check_owned_flags(extra_args: Sequence[str]) -> None:
     for token in extra_args:
         name = engine_args.flag_name(token)
         if name in _OWNED_FLAGS:
-            raise LaunchError("extra_args", f"Extra engine arguments may not contain {name}. {_OWNED_FLAGS[name]}")
+            raise LaunchError("extra_args", msg("Extra engine arguments may not contain {flag}. {why}", flag=name,
+                                                why=_OWNED_FLAGS[name]))
 
 
 def engine_option_variable(name: str) -> bool:
@@ -370,7 +378,7 @@ def engine_env(
     chosen_gpus: Sequence[int] | None = None,
     kernel_targets: Collection[str] | None = None,
     key_variable: str = "LLAMA_API_KEY",
-) -> tuple[dict[str, str], tuple[str, ...]]:
+) -> tuple[dict[str, str], tuple[Message, ...]]:
     """(environment additions, notes) for one llama-server start."""
     gpu = gpu_env(backend, gpus, chosen=chosen_gpus, kernel_targets=kernel_targets)
     env = {
@@ -404,7 +412,7 @@ def llamacpp_launch(
     chosen_gpus: Sequence[int] | None = None,
     kernel_targets: Collection[str] | None = None,
     pinned_port: bool = False,
-    notes: Sequence[str] = (),
+    notes: Sequence[Text] = (),
 ) -> LaunchSpec:
     """The llama-server launch for a resolved decision and (later) the planner's args.
 
@@ -413,7 +421,8 @@ def llamacpp_launch(
     """
     check_owned_flags(extra_args)
     if network and api_key is not None and not api_key:
-        raise LaunchError("api_key", "An engine open to the network needs an API key; leave the key field to Draftwise or enter one.")
+        raise LaunchError("api_key", msg("An engine open to the network needs an API key; leave the key field to "
+                                         "Draftwise or enter one."))
     key = api_key or new_api_key()
     host = ALL_INTERFACES if network else LOOPBACK
     argv = llamacpp.build_argv(binary, model, spec, extra_args=extra_args, host=host, port=port, plan_args=plan_args)
@@ -429,7 +438,7 @@ def llamacpp_launch(
         Path(binary).parent, key, backend=backend, gpus=gpus, chosen_gpus=chosen_gpus,
         kernel_targets=kernel_targets,
     )
-    warnings = list(spec.warnings)
+    warnings: list[Text] = list(spec.warnings)
     if network:
         warnings.append(network_warning(port))
         reach = network_note(port, lan_addresses())

@@ -18,6 +18,7 @@ from draftwise.core.launch.launch_spec import (
     require_no_speculation,
 )
 from draftwise.core.launch.vllm import PythonEngine, find_python_package
+from draftwise.core.messages import msg
 from draftwise.core.speculation.resolver import SpecDecision
 
 MODULE = "mlx_lm.server"
@@ -46,11 +47,11 @@ def mlx_launch(
 ) -> LaunchSpec:
     require_no_speculation(spec, "mlx-lm")
     if network:
-        raise LaunchError("network", "mlx-lm's server has no API key, so Draftwise keeps it on this computer only.")
+        raise LaunchError("network", msg("mlx-lm's server has no API key, so Draftwise keeps it on this computer only."))
     check_owned_flags(extra_args)
     notes = list(spec.notes)
     if ctx:
-        notes.append("mlx-lm sizes its context itself; the context setting is not passed on.")
+        notes.append(msg("mlx-lm sizes its context itself; the context setting is not passed on."))
     return LaunchSpec(
         kind="mlx", binary=Path(python), model_path=Path(model),
         argv=tuple(build_argv(python, model, port=port, extra_args=extra_args)),

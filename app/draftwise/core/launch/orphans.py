@@ -22,6 +22,7 @@ from pathlib import Path
 import psutil
 
 from draftwise.core import paths
+from draftwise.core.messages import Message, msg
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class OrphanReport:
     pid: int
     port: int
     stopped: bool
-    message: str
+    message: Message
 
 
 def _create_time(pid: int) -> float:
@@ -196,8 +197,10 @@ def stop_orphans(timeout: float = 5.0) -> list[OrphanReport]:
         stopped = stop_process_tree(proc, timeout)
         if stopped:
             release(path)
-            message = f"Stopped an engine left running by an earlier Draftwise (pid {record.pid}, port {record.port})."
+            message = msg("Stopped an engine left running by an earlier Draftwise (pid {pid}, port {port}).",
+                          pid=record.pid, port=record.port)
         else:
-            message = f"An engine left running by an earlier Draftwise (pid {record.pid}) would not stop; end it in the task manager."
+            message = msg("An engine left running by an earlier Draftwise (pid {pid}) would not stop; end it in the "
+                          "task manager.", pid=record.pid)
         reports.append(OrphanReport(record.pid, record.port, stopped, message))
     return reports

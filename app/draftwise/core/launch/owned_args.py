@@ -73,7 +73,7 @@ class PlanInputs:
 
 
 def _error(text: Message) -> OwnedArgError:
-    return OwnedArgError("extra_args", text)  # type: ignore[arg-type]  # FieldError takes Text
+    return OwnedArgError("extra_args", text)
 
 
 def _int(flag: str, value: str | None, least: int) -> int:

@@ -19,6 +19,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.messages import msg
 from draftwise.core.planning import planner
 from draftwise.core.speculation import resolver
 
@@ -115,19 +116,20 @@ def read_model(path: Path) -> gguf.ModelInfo:
     try:
         model = gguf.read_model(path)
     except gguf.GGUFError as exc:
-        raise PrepareError("model", str(exc)) from exc
+        raise PrepareError("model", exc.message) from exc
     if model.sidecar_kind is not None or model.mtp_layout == "mtp-only":
         # The engine crashes on a drafter file given as the model (engine-observations.md).
         raise PrepareError(
             "model",
-            f"{model.path.name} is a drafter ({model.sidecar_kind or 'MTP head'}), not a model to run; "
-            "choose the full model, and put this file in the Draft model field or beside the model.",
+            msg("{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file "
+                "in the Draft model field or beside the model.", name=model.path.name,
+                kind=model.sidecar_kind or msg("MTP head")),
         )
     if model.missing_shards:
         raise PrepareError(
             "model",
-            f"{model.path.name}: missing part(s) {', '.join(model.missing_shards)}; "
-            "download them into the same folder.",
+            msg("{name}: missing part(s) {parts}; download them into the same folder.",
+                name=model.path.name, parts=", ".join(model.missing_shards)),
         )
     return model
 
@@ -149,7 +151,7 @@ def prepare(
             launch_spec.check_owned_flags(extra)
             inputs = owned_args.read(extra, prefs)
         except FieldError as exc:
-            raise PrepareError(exc.field, exc.args[0]) from exc
+            raise PrepareError(exc.field, exc.message) from exc
         extra, prefs = inputs.rest, inputs.prefs
     options = resolver.SpecOptions(
         mtp=request.mtp,
@@ -162,16 +164,15 @@ def prepare(
     try:
         chosen = resolver.resolve(model, options, caps)
     except resolver.ResolveError as exc:
-        raise PrepareError(exc.field, str(exc)) from exc
+        raise PrepareError(exc.field, exc.message) from exc
     draft = chosen.draft_info or _read_draft(chosen.draft)
     try:
         result = planner.plan(model, chosen, machine, prefs, draft)
     except ValueError as exc:  # a KV type or context this model cannot take
-        raise PrepareError("kv_type", str(exc)) from exc
+        raise PrepareError("kv_type", getattr(exc, "message", None) or str(exc)) from exc
     if request.backend == resolver.LLAMA_CPP:
         # The engine applies a system-wide config.ini before its command line; we cannot move it.
-        # (As text while Plan.warnings holds strings; the window's catalog translates it.)
-        result.warnings.extend(str(w) for w in launch_spec.system_config_warnings())
+        result.warnings.extend(launch_spec.system_config_warnings())
     spec = chosen
     if result.drop_drafter:
         # The plan decided the drafter costs the model more than it gives: run as if there
@@ -193,5 +194,5 @@ def _read_draft(path: Path | None) -> gguf.ModelInfo | None:
         return gguf.read_model(path)
     except gguf.GGUFError as exc:
         # The resolver read it a moment ago; a file changing under us is the user's to fix.
-        raise PrepareError("draft", str(exc)) from exc
+        raise PrepareError("draft", exc.message) from exc
 

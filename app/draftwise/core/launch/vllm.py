@@ -25,6 +25,7 @@ from draftwise.core.launch.launch_spec import (
     require_no_speculation,
 )
 from draftwise.core.machine.hardware import Gpu
+from draftwise.core.messages import msg
 from draftwise.core.speculation.resolver import SpecDecision
 
 MODULE = "vllm.entrypoints.openai.api_server"
@@ -111,7 +112,7 @@ def vllm_launch(
     require_no_speculation(spec, "vLLM")
     check_owned_flags(extra_args)
     if network and api_key is not None and not api_key:
-        raise LaunchError("api_key", "An engine open to the network needs an API key.")
+        raise LaunchError("api_key", msg("An engine open to the network needs an API key."))
     key = api_key or new_api_key()
     host = ALL_INTERFACES if network else LOOPBACK
     gpu = gpu_env("cuda", gpus, chosen=chosen_gpus, kernel_targets=kernel_targets)

@@ -25,6 +25,7 @@ from typing import Any
 
 from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.messages import Message, msg
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -251,7 +252,7 @@ class Shape:
     s_state: int = 0  # recurrent SSM state per layer per sequence, f32 elements
     ssm_inner: int = 0
     ssm_groups_state: int = 0  # n_group x d_state
-    notes: tuple[str, ...] = ()
+    notes: tuple[Message, ...] = ()
 
     @property
     def n_layer(self) -> int:
@@ -324,7 +325,7 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
     hk_swa = k("attention.key_length_swa") or hk
     hv_swa = k("attention.value_length_swa") or hv
     mla = bool(k("attention.key_length_mla"))
-    notes: list[str] = []
+    notes: list[Message] = []
 
     # Which layers are recurrent (their loaders' is_recr_impl).
     rec_list = k("attention.recurrent_layers")
@@ -387,7 +388,7 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
         r_state = (d_conv - 1 if d_conv > 0 else 0) * (d_inner + 2 * n_group * d_state)
         s_state = d_state * d_inner
     if any(recurrent) and not (r_state or s_state):
-        notes.append("the recurrent state size is not in this file's metadata")
+        notes.append(msg("The recurrent state size is not in this file's metadata."))
 
     return Shape(
         arch=arch, n_embd=e, n_vocab=info.tokenizer.vocab_size or 0,

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, METAL, Gpu, Machine
+from draftwise.core.messages import Message, msg
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning.logparse import ActualMemory
 from draftwise.core.readable import human_ctx
@@ -147,14 +149,14 @@ class Plan:
     fits: bool
     bytes: PlanBytes
     per_device: list[DeviceUse]
-    reasons: list[str]
+    reasons: list[Message]
     plan_args: tuple[str, ...]
     # The plan without the drafter (for the launcher's startup fallback).
     fallback_plan_args: tuple[str, ...] = ()
-    drop_reason: str = ""
+    drop_reason: Message | None = None
     max_context: int = 0  # the largest context the model allows (trained, or the user's)
-    drafter: str | None = None  # "MTP head" / "draft model" when one is planned
-    warnings: list[str] = field(default_factory=list)
+    drafter: Message | None = None  # "MTP head" / "draft model" when one is planned
+    warnings: list[Message] = field(default_factory=list)
     estimated_weights: bool = False  # no tensor table: weights from the file size
 
     @property
@@ -167,11 +169,12 @@ class Plan:
         return {
             "ctx": self.ctx, "n_ctx": self.n_ctx, "kv_type": self.kv_type, "slots": self.slots,
             "gpu_layers": self.gpu_layers, "n_layers": self.n_layers, "n_cpu_moe": self.n_cpu_moe,
-            "drop_drafter": self.drop_drafter, "drop_reason": self.drop_reason,
-            "fits": self.fits, "fit": self.fit_state, "drafter": self.drafter,
+            "drop_drafter": self.drop_drafter, "drop_reason": str(self.drop_reason or ""),
+            "fits": self.fits, "fit": self.fit_state,
+            "drafter": str(self.drafter) if self.drafter is not None else None,
             "bytes": self.bytes.to_json(),
             "per_device": [d.to_json() for d in self.per_device],
-            "reasons": list(self.reasons), "warnings": list(self.warnings),
+            "reasons": [str(r) for r in self.reasons], "warnings": [str(w) for w in self.warnings],
             "plan_args": list(self.plan_args),
             "fallback_plan_args": list(self.fallback_plan_args),
             "max_context": self.max_context,
@@ -189,7 +192,7 @@ def human_bytes(n: int) -> str:
 @dataclass(frozen=True)
 class _Drafter:
     kind: str  # "mtp" | "model"
-    label: str  # words for the user
+    label: Message  # words for the user
     shape: mem.Shape | None = None  # the draft model's (kind "model")
     weights: mem.WeightTable | None = None
 
@@ -211,7 +214,7 @@ class _Setup:
     n_cpu_moe: int = 0
 
 
-def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device, list[str]]:
+def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device, list[Message]]:
     """The GPUs to plan on (discrete ones; an integrated one only when it is all there is),
     the host RAM, and notes. A unified-memory machine is one device holding everything."""
     margin_gpu = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
@@ -228,7 +231,7 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
         return [_Device(name, "unified", max(cap - margin_gpu, 0))], ram, []
     devs = [_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1))
             for g in gpus if g.free_bytes > margin_gpu]  # fmt: skip
-    notes = [f"{g.label} is left out: only {human_bytes(g.free_bytes)} of it is free."
+    notes = [msg("{gpu} is left out: only {free} of it is free.", gpu=g.label, free=human_bytes(g.free_bytes))
              for g in gpus if g.free_bytes <= margin_gpu]  # fmt: skip
     return devs, ram, notes
 
@@ -259,16 +262,16 @@ def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
         if prefs.kv_type not in mem.KV_TYPES:
             raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(mem.KV_TYPES)})")
         if prefs.flash_attn == "off" and prefs.kv_type not in _UNQUANTIZED_KV:
-            raise ValueError(
-                f"KV cache {prefs.kv_type} needs flash attention, and -fa off turns it off. "
-                "Remove -fa off or set the KV cache to Auto or f16."
-            )
+            raise FieldError("kv_type", msg(
+                "KV cache {kv} needs flash attention, and -fa off turns it off. "
+                "Remove -fa off or set the KV cache to Auto or f16.", kv=prefs.kv_type,
+            ))
         if prefs.kv_type not in valid:
-            raise ValueError(
-                f"KV cache {prefs.kv_type} does not work with this model: its attention heads hold "
-                f"{', '.join(map(str, sorted(_head_sizes(model))))} values, not a multiple of 32. "
-                "Set the KV cache to Auto or f16."
-            )
+            raise FieldError("kv_type", msg(
+                "KV cache {kv} does not work with this model: its attention heads hold {sizes} values, "
+                "not a multiple of 32. Set the KV cache to Auto or f16.",
+                kv=prefs.kv_type, sizes=", ".join(map(str, sorted(_head_sizes(model)))),
+            ))
         return [prefs.kv_type]
     if (model.architecture or "") in KV_QUANT_AVOID or "q8_0" not in valid:
         return ["f16"]
@@ -281,7 +284,7 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
     if st == "draft-mtp" and spec.draft is None:
         if not model.has_mtp_head:
             return None
-        return _Drafter("mtp", "MTP head")
+        return _Drafter("mtp", msg("MTP head"))
     if st.startswith("draft-") or spec.draft is not None:
         if draft is None and spec.draft is not None:
             try:
@@ -292,7 +295,7 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
             return None
         shape = draft_shape or mem.read_shape(draft)
         wt = draft_weights or mem.read_weight_table(draft)
-        label = "MTP head" if st == "draft-mtp" else "draft model"
+        label = msg("MTP head") if st == "draft-mtp" else msg("draft model")
         return _Drafter("model", label, shape, wt)
     return None  # ngram types and no speculation cost no memory worth planning
 
@@ -431,15 +434,15 @@ class _Planner:
 
 
 # ------------------------------------------------------------------ search
-def _ctx_target(model: gguf.ModelInfo, prefs: PlanPrefs) -> tuple[int, int, list[str]]:
+def _ctx_target(model: gguf.ModelInfo, prefs: PlanPrefs) -> tuple[int, int, list[Message]]:
     """(wanted context, floor, notes)."""
     notes = []
     trained = model.context_length or 0
     if prefs.ctx:
         want = prefs.ctx
         if trained and want > trained:
-            notes.append(f"The context of {human_ctx(want)} is above the {human_ctx(trained)} this "
-                         "model was trained for; answers may degrade past that.")  # fmt: skip
+            notes.append(msg("The context of {want} is above the {trained} this model was trained for; "
+                             "answers may degrade past that.", want=human_ctx(want), trained=human_ctx(trained)))
     else:
         want = min(DEFAULT_CTX, trained) if trained else DEFAULT_CTX
     floor = min(prefs.ctx_floor, want, trained or want)
@@ -475,12 +478,12 @@ def _round_up(n: int, to: int) -> int:
 @dataclass
 class _Result:
     setup: _Setup | None
-    reasons: list[str]
+    reasons: list[Message]
 
 
 def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: int) -> _Result:
     """The first setup that fits, in the order of concessions."""
-    reasons: list[str] = []
+    reasons: list[Message] = []
     kv0 = kv_choices[0]
     full = p.full_ngl if p.gpus else 0
     # Placement the user fixed (-ngl, --n-cpu-moe, --cpu-moe): planned as given, never moved.
@@ -488,9 +491,9 @@ def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: in
     if p.prefs.gpu_layers is not None:
         full = min(max(p.prefs.gpu_layers, 0), p.full_ngl) if p.gpus else 0
     moe0 = min(max(p.prefs.n_cpu_moe, 0), p.n_loaded) if p.prefs.n_cpu_moe is not None else 0
-    where = "the GPU" if p.gpus else "memory"
+    where = msg("the GPU") if p.gpus else msg("memory")
     if p.unified:
-        where = "the GPU's share of memory"
+        where = msg("the GPU's share of memory")
 
     def s(slots_: int, kv: str, ctx: int, ngl: int = full, moe: int = moe0) -> _Setup:
         return _Setup(slots_, kv, ctx, ngl, moe)
@@ -501,22 +504,27 @@ def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: in
     slot_options = [slots] if slots == 1 else [slots, 1]
     for sl in slot_options[1:]:
         if p.fits(s(sl, kv0, want)):
-            reasons.append(f"One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.")
+            reasons.append(msg("One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.",
+                               slots=slots, where=where))
             return _Result(s(sl, kv0, want), reasons)
     sl = 1
-    slot_reason = [f"One slot instead of {slots}: more would not fit in {where}."] if slots > 1 else []
+    slot_reason = ([msg("One slot instead of {slots}: more would not fit in {where}.", slots=slots, where=where)]
+                   if slots > 1 else [])
     for kv in kv_choices[1:]:
         if p.fits(s(sl, kv, want)):
             return _Result(s(sl, kv, want), slot_reason + [
-                f"The KV cache is stored as {kv} instead of {kv0} so the {human_ctx(want)} "
-                f"context fits in {where}."])  # fmt: skip
+                msg("The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.",
+                    kv=kv, kv0=kv0, ctx=human_ctx(want), where=where)])  # fmt: skip
     kv_last = kv_choices[-1]
     best = _largest_ctx(lambda x: p.fits(s(sl, kv_last, x)), floor, want)
     if best is not None:
-        kv_words = f" with a {kv_last} KV cache" if kv_last != kv0 else ""
-        return _Result(s(sl, kv_last, best), slot_reason + [
-            f"The context is {human_ctx(best)} instead of {human_ctx(want)}{kv_words}: "
-            f"that is what fits in {where}."])  # fmt: skip
+        if kv_last != kv0:
+            why = msg("The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.",
+                      ctx=human_ctx(best), want=human_ctx(want), kv=kv_last, where=where)
+        else:
+            why = msg("The context is {ctx} instead of {want}: that is what fits in {where}.",
+                      ctx=human_ctx(best), want=human_ctx(want), where=where)
+        return _Result(s(sl, kv_last, best), [*slot_reason, why])
 
     if not p.gpus or p.unified or fixed:
         return _Result(None, slot_reason)
@@ -566,26 +574,27 @@ def _offload(p: _Planner, s: _Setup) -> _Setup | None:
     return r if p.fits(r) else None
 
 
-def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) -> list[str]:
+def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) -> list[Message]:
     out = []
     if r.slots < slots:
-        out.append(f"One slot instead of {slots}: more would not fit.")
+        out.append(msg("One slot instead of {slots}: more would not fit.", slots=slots))
     if r.kv_type != kv0:
-        out.append(f"The KV cache is stored as {r.kv_type} instead of {kv0} to fit in memory.")
+        out.append(msg("The KV cache is stored as {kv} instead of {kv0} to fit in memory.", kv=r.kv_type, kv0=kv0))
     if r.ctx < want:
-        out.append(f"The context is {human_ctx(r.ctx)} instead of {human_ctx(want)}: that is what fits in memory.")
+        out.append(msg("The context is {ctx} instead of {want}: that is what fits in {where}.",
+                       ctx=human_ctx(r.ctx), want=human_ctx(want), where=msg("memory")))
     blocks = p.n_loaded
     if r.ngl >= p.full_ngl and r.n_cpu_moe:
-        out.append(f"The experts of {r.n_cpu_moe} of {blocks} layers stay in RAM (the model does not "
-                   "fit on the GPU even with the smallest context); the rest runs on the GPU.")  # fmt: skip
+        out.append(msg("The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even "
+                       "with the smallest context); the rest runs on the GPU.", n=r.n_cpu_moe, blocks=blocks))
     elif r.ngl == 0:
-        out.append("The model runs on the CPU: not even one layer fits on the GPU next to the context.")
+        out.append(msg("The model runs on the CPU: not even one layer fits on the GPU next to the context."))
     else:
         on_gpu = sum(1 for i in p.layer_devices(r.ngl)[:blocks] if i >= 0)
-        out.append(f"{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the "
-                   "model does not fit on the GPU even with the smallest context.")  # fmt: skip
+        out.append(msg("{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does "
+                       "not fit on the GPU even with the smallest context.", on_gpu=on_gpu, blocks=blocks))
         if r.n_cpu_moe:
-            out.append(f"The experts of {r.n_cpu_moe} layers stay in RAM.")
+            out.append(msg("The experts of {n} layers stay in RAM.", n=r.n_cpu_moe))
     return out
 
 
@@ -654,7 +663,7 @@ def plan(
     slots = max(prefs.slots or 1, 1)
     notes = device_notes + ctx_notes
     if spec.spec_type == "draft-mtp" and slots > 1:
-        notes.append("MTP runs with one slot: more were unreliable in this engine.")
+        notes.append(msg("MTP runs with one slot: more were unreliable in this engine."))
         slots = 1
 
     def run(d: _Drafter | None) -> tuple[_Planner, _Result]:
@@ -670,36 +679,50 @@ def plan(
     if cost and spec.source in AUTO_SOURCES:
         result = _finish(p_without, r_without, prefs, machine, want, floor, notes, None, fallback)
         result.drop_drafter = True
-        result.drop_reason = cost
-        result.reasons.insert(0, cost)
+        result.drop_reason = cost[0]
+        result.reasons.insert(0, cost[0])
         return result
     if cost:
-        notes.append(f"The {drafter.label} stays because you chose it, although "
-                     + cost.split(": with it, ", 1)[-1])  # fmt: skip
+        notes.append(cost[1])
     return _finish(p_with, r_with, prefs, machine, want, floor, notes, drafter.label, fallback)
 
 
-def _drafter_cost(p: _Planner, with_d: _Result, without: _Result, label: str) -> str | None:
-    """What keeping the drafter would cost the target, as the sentence the UI shows."""
+def _drafter_cost(p: _Planner, with_d: _Result, without: _Result, label: Message) -> tuple[Message, Message] | None:
+    """What keeping the drafter would cost the target, as the sentences the UI shows:
+    (the drafter dropped, the drafter kept because the user chose it)."""
     w, wo = with_d.setup, without.setup
-    lead = f"The {label} was left out: with it, "
     if wo is None:
         return None
     if w is None:
-        return lead + "the model would not fit at all."
+        return (msg("The {drafter} was left out: with it, the model would not fit at all.", drafter=label),
+                msg("The {drafter} stays because you chose it, although the model would not fit at all.",
+                    drafter=label))
     if w.ctx < wo.ctx:
-        return lead + f"the context would shrink from {human_ctx(wo.ctx)} to {human_ctx(w.ctx)}."
+        ctx0, ctx = human_ctx(wo.ctx), human_ctx(w.ctx)
+        return (msg("The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.",
+                    drafter=label, ctx0=ctx0, ctx=ctx),
+                msg("The {drafter} stays because you chose it, although the context would shrink from {ctx0} "
+                    "to {ctx}.", drafter=label, ctx0=ctx0, ctx=ctx))
     if _KV_RANK.get(w.kv_type, 9) > _KV_RANK.get(wo.kv_type, 9):
-        return lead + f"the KV cache would drop from {wo.kv_type} to {w.kv_type}."
+        return (msg("The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.",
+                    drafter=label, kv0=wo.kv_type, kv=w.kv_type),
+                msg("The {drafter} stays because you chose it, although the KV cache would drop from {kv0} "
+                    "to {kv}.", drafter=label, kv0=wo.kv_type, kv=w.kv_type))
     if w.slots < wo.slots:
-        return lead + f"only {w.slots} slot instead of {wo.slots} would fit."
+        return (msg("The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.",
+                    drafter=label, slots=w.slots, slots0=wo.slots),
+                msg("The {drafter} stays because you chose it, although only {slots} slot instead of "
+                    "{slots0} would fit.", drafter=label, slots=w.slots, slots0=wo.slots))
     if p.gpus and (min(w.ngl, p.n_loaded) < min(wo.ngl, p.n_loaded) or w.n_cpu_moe > wo.n_cpu_moe):
-        return lead + "part of the model would have to leave the GPU."
+        return (msg("The {drafter} was left out: with it, part of the model would have to leave the GPU.",
+                    drafter=label),
+                msg("The {drafter} stays because you chose it, although part of the model would have to "
+                    "leave the GPU.", drafter=label))
     return None
 
 
 def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: int, floor: int,
-            notes: list[str], drafter: str | None, fallback: tuple[str, ...] | None) -> Plan:  # fmt: skip
+            notes: list[Message], drafter: Message | None, fallback: tuple[str, ...] | None) -> Plan:  # fmt: skip
     setup = r.setup
     fits = setup is not None
     if setup is None:
@@ -714,9 +737,9 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
     args = _args(p, setup, prefs, drafter is not None) if fits else ()
     c = mem.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch,
                   ubatch=prefs.ubatch)
-    warnings = [f"{n[0].upper()}{n[1:]}." for n in p.shape.notes]
+    warnings = list(p.shape.notes)
     if not p.wt.exact:
-        warnings.append("The weights are estimated from the file size: the tensor table could not be read.")
+        warnings.append(msg("The weights are estimated from the file size: the tensor table could not be read."))
     return Plan(
         ctx=setup.ctx, n_ctx=c.n_ctx, kv_type=setup.kv_type, slots=setup.slots,
         gpu_layers=min(setup.ngl, p.full_ngl) if p.gpus else 0, n_layers=p.full_ngl,
@@ -728,21 +751,23 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
     )  # fmt: skip
 
 
-def _refusal(p: _Planner, devices: Sequence[DeviceUse], s: _Setup, machine: Machine) -> str:
+def _refusal(p: _Planner, devices: Sequence[DeviceUse], s: _Setup, machine: Machine) -> Message:
     need = sum(d.total for d in devices)
     have = sum(d.capacity for d in devices)
     short = max(need - have, 0)
-    where = "RAM" if not p.gpus else "GPU memory and RAM together"
+    where = msg("RAM") if not p.gpus else msg("GPU memory and RAM together")
     if p.unified:
-        where = "the memory the GPU may use"
+        where = msg("the memory the GPU may use")
     weights = p.wt.total(with_nextn=p.mtp)
-    ideas = [f"close other apps to free about {human_bytes(short)}"]
+    facts = {"ctx": human_ctx(s.ctx), "kv": s.kv_type, "need": human_bytes(need), "have": human_bytes(have),
+             "where": where, "short": human_bytes(short)}
     if weights > short:
-        ideas.append(f"pick a smaller quantization of this model (one under about "
-                     f"{human_bytes(max(weights - short, 0))})")  # fmt: skip
-    return (f"It does not fit: even with a {human_ctx(s.ctx)} context and a {s.kv_type} KV cache it "
-            f"needs about {human_bytes(need)}, and {human_bytes(have)} of {where} is free. "
-            f"To run it, {' or '.join(ideas)}.")  # fmt: skip
+        return msg("It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and "
+                   "{have} of {where} is free. To run it, close other apps to free about {short} or pick a "
+                   "smaller quantization of this model (one under about {weights}).",
+                   **facts, weights=human_bytes(max(weights - short, 0)))
+    return msg("It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and "
+               "{have} of {where} is free. To run it, close other apps to free about {short}.", **facts)
 
 
 def plan_json(

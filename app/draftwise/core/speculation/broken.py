@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftwise.core import paths
+from draftwise.core.messages import Message, msg
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class BrokenDrafters:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or paths.data_dir() / FILE_NAME
-        self.problem: str | None = None  # set when a corrupt file was set aside
+        self.problem: Message | None = None  # set when a corrupt file was set aside
 
     def entries(self) -> list[BrokenDrafter]:
         try:
@@ -57,7 +58,8 @@ class BrokenDrafters:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            self.problem = f"Could not read the broken-drafter record {self.path}: {exc.strerror or exc}."
+            self.problem = msg("Could not read the broken-drafter record {path}: {error}.", path=str(self.path),
+                               error=exc.strerror or str(exc))
             log.warning("%s", self.problem)
             return []
         try:
@@ -74,10 +76,11 @@ class BrokenDrafters:
         aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
             self.path.replace(aside)
-            self.problem = (f"The broken-drafter record was damaged ({exc}); it was set aside as {aside.name} "
-                            "and a new one is started.")
+            self.problem = msg("The broken-drafter record was damaged ({error}); it was set aside as {name} and a "
+                               "new one is started.", error=str(exc), name=aside.name)
         except OSError as move_exc:
-            self.problem = f"The broken-drafter record {self.path} is damaged ({exc}) and could not be moved: {move_exc}."
+            self.problem = msg("The broken-drafter record {path} is damaged ({error}) and could not be moved: "
+                               "{move_error}.", path=str(self.path), error=str(exc), move_error=str(move_exc))
         log.warning("%s", self.problem)
 
     def broken_for(self, binary: Path) -> frozenset[str]:

@@ -26,6 +26,7 @@ from draftwise.core.engines.spec_types import (
 )
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation.drafter_key import DrafterKey
 
 
@@ -90,8 +91,8 @@ class SpecDecision:
     source: str
     fallback_eligible: bool
     argv: tuple[str, ...]
-    notes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    notes: tuple[Message, ...] = ()
+    warnings: tuple[Message, ...] = ()
     # The drafter's identity for the broken-drafter record (None when nothing was chosen).
     drafter_key: str | None = None
     skipped: tuple[str, ...] = field(default=())
@@ -107,8 +108,8 @@ class SpecDecision:
             "draft": str(self.draft) if self.draft else None,
             "source": self.source,
             "fallback_eligible": self.fallback_eligible,
-            "notes": list(self.notes),
-            "warnings": list(self.warnings),
+            "notes": [str(n) for n in self.notes],
+            "warnings": [str(w) for w in self.warnings],
             "argv": list(self.argv),
         }
 
@@ -130,12 +131,14 @@ def check_extra_args(extra_args: Sequence[str]) -> None:
         if name in _MODEL_FLAGS:
             raise ResolveError(
                 "extra_args",
-                f"Extra engine arguments may not set the model ({token}); choose the model in the Model field.",
+                msg("Extra engine arguments may not set the model ({flag}); choose the model in the Model field.",
+                    flag=token),
             )
         if name in _DRAFT_FLAGS:
             raise ResolveError(
                 "extra_args",
-                f"Extra engine arguments may not set the draft model ({token}); use the Draft model field.",
+                msg("Extra engine arguments may not set the draft model ({flag}); use the Draft model field.",
+                    flag=token),
             )
 
 
@@ -163,22 +166,22 @@ def draft_type(draft: gguf.ModelInfo) -> str:
     return DRAFT_SIMPLE
 
 
-def vocabulary_difference(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> str | None:
+def vocabulary_difference(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> Message | None:
     """The first tokenizer field that differs, in words, or None when they match."""
     t, d = target.tokenizer, draft.tokenizer
     checks = (
-        ("tokenizer model", t.model, d.model),
-        ("pre-tokenizer", t.pre, d.pre),
-        ("vocabulary size", t.vocab_size, d.vocab_size),
-        ("BOS token id", t.bos_id, d.bos_id),
-        ("EOS token id", t.eos_id, d.eos_id),
-        ("token list", t.tokens_sha256, d.tokens_sha256),
+        (msg("tokenizer model"), t.model, d.model),
+        (msg("pre-tokenizer"), t.pre, d.pre),
+        (msg("vocabulary size"), t.vocab_size, d.vocab_size),
+        (msg("BOS token id"), t.bos_id, d.bos_id),
+        (msg("EOS token id"), t.eos_id, d.eos_id),
+        (None, t.tokens_sha256, d.tokens_sha256),
     )
     for name, a, b in checks:
         if a != b:
-            if name == "token list":
-                return "token list (same size, different tokens)"
-            return f"{name} ({b!r} in the draft, {a!r} in the model)"
+            if name is None:
+                return msg("token list (same size, different tokens)")
+            return msg("{field} ({draft} in the draft, {model} in the model)", field=name, draft=repr(b), model=repr(a))
     return None
 
 
@@ -228,46 +231,50 @@ def resolve(
     extra = tuple(options.extra_args)
     check_extra_args(extra)
     if options.mtp not in tuple(MtpMode):
-        raise ResolveError("mtp", f"MTP mode must be 'auto' or 'off', not {options.mtp!r}.")
+        raise ResolveError("mtp", msg("MTP mode must be 'auto' or 'off', not {value}.", value=repr(options.mtp)))
 
     # 1. Other backends run their own speculation settings; ours would be silently wrong.
     if options.backend != LLAMA_CPP:
         if options.draft is not None:
             raise ResolveError(
                 "draft",
-                f"A draft model works only with llama.cpp, not {options.backend}; clear the Draft model field or choose llama.cpp.",
+                msg("A draft model works only with llama.cpp, not {backend}; clear the Draft model field or "
+                    "choose llama.cpp.", backend=options.backend),
             )
         if options.mtp == MtpMode.OFF:
             raise ResolveError(
                 "mtp",
-                f"MTP on/off applies only to llama.cpp; {options.backend} decides speculation itself. Set MTP to auto.",
+                msg("MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.",
+                    backend=options.backend),
             )
         return SpecDecision(None, None, NONE, False, (),
-                            notes=(f"Speculative decoding is set up only for llama.cpp; {options.backend} runs without it.",))
+                            notes=(msg("Speculative decoding is set up only for llama.cpp; {backend} runs without it.",
+                                       backend=options.backend),))
 
     # 2. Off means off; a draft with it is a contradiction worth saying.
     if options.mtp == MtpMode.OFF:
         if options.draft is not None:
             raise ResolveError(
                 "draft",
-                "Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.",
+                msg("Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto."),
             )
-        return SpecDecision(None, None, OFF, False, (), notes=("Speculation is off, as you chose.",))
+        return SpecDecision(None, None, OFF, False, (), notes=(msg("Speculation is off, as you chose."),))
 
     warnings = []
     # 3. The user's own --spec-type wins; we add nothing of ours.
     users = user_spec_type(extra)
     if users is not None:
         if not users:
-            raise ResolveError("extra_args", "--spec-type needs a value, e.g. --spec-type draft-simple.")
+            raise ResolveError("extra_args", msg("--spec-type needs a value, e.g. --spec-type draft-simple."))
         for t in users.split(","):
             if caps.spec_types and t not in caps.spec_types:
                 raise ResolveError(
                     "extra_args",
-                    f"This engine has no speculative type {t!r}; it knows {', '.join(caps.spec_types)}.",
+                    msg("This engine has no speculative type {type}; it knows {known}.",
+                        type=repr(t), known=", ".join(caps.spec_types)),
                 )
         argv: tuple[str, ...] = ()
-        notes = [f"Your own --spec-type {users} is used; automatic detection was skipped."]
+        notes = [msg("Your own --spec-type {type} is used; automatic detection was skipped.", type=users)]
         draft_path = None
         users_draft = None
         if options.draft is not None:
@@ -275,7 +282,7 @@ def resolve(
             users_draft = _explicit_draft(model, options.draft, read)
             draft_path = options.draft
             argv = _spec_argv(caps, users, draft_path)[2:]
-            notes.append(f"The draft model {draft_path.name} is passed to the engine.")
+            notes.append(msg("The draft model {name} is passed to the engine.", name=draft_path.name))
         if _split_mode_tensor(extra):
             warnings.append(_SPLIT_WARNING)
         return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings),
@@ -289,17 +296,20 @@ def resolve(
         if spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
             raise ResolveError(
                 "draft",
-                f"{options.draft.name} is the MTP head of a {draft_info.architecture} model; it drafts only "
-                f"for that model, not for this {model.architecture} model.",
+                msg("{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for "
+                    "this {arch} model.", name=options.draft.name, draft_arch=draft_info.architecture,
+                    arch=model.architecture),
             )
         if spec_type == DRAFT_MTP and not caps.runs_mtp(draft_info.architecture):
             raise ResolveError(
                 "draft",
-                f"{options.draft.name} is an MTP head for {draft_info.architecture}, which this engine does not run.",
+                msg("{name} is an MTP head for {draft_arch}, which this engine does not run.",
+                    name=options.draft.name, draft_arch=draft_info.architecture),
             )
         decision = SpecDecision(
             spec_type, options.draft, EXPLICIT, False, _spec_argv(caps, spec_type, options.draft),
-            notes=(f"Using your draft model {options.draft.name} ({_type_words(spec_type)}).",),
+            notes=(msg("Using your draft model {name} ({kind}).", name=options.draft.name,
+                       kind=_type_words(spec_type)),),
             drafter_key=drafter_key(options.draft, spec_type), draft_info=draft_info,
         )
         return _with_split_warning(decision, extra)
@@ -308,7 +318,7 @@ def resolve(
     return _with_split_warning(_auto(model, options, caps, read), extra)
 
 
-_SPLIT_WARNING = (
+_SPLIT_WARNING = msg(
     "--split-mode tensor together with speculative decoding crashes some engines; "
     "if the engine fails to start, remove one of them."
 )
@@ -320,13 +330,13 @@ def _with_split_warning(decision: SpecDecision, extra: Sequence[str]) -> SpecDec
     return decision
 
 
-def _type_words(spec_type: str) -> str:
+def _type_words(spec_type: str) -> Text:
     return {
-        DRAFT_MTP: "MTP head",
-        DRAFT_SIMPLE: "draft model",
-        DRAFT_EAGLE3: "EAGLE-3 drafter",
-        DRAFT_DFLASH: "DFlash drafter",
-        DRAFT_DSPARK: "DSpark drafter",
+        DRAFT_MTP: msg("MTP head"),
+        DRAFT_SIMPLE: msg("draft model"),
+        DRAFT_EAGLE3: msg("EAGLE-3 drafter"),
+        DRAFT_DFLASH: msg("DFlash drafter"),
+        DRAFT_DSPARK: msg("DSpark drafter"),
     }.get(spec_type, spec_type)
 
 
@@ -334,27 +344,29 @@ def _require_type(caps: EngineCaps, spec_type: str, field_name: str) -> None:
     if not caps.has_spec_type(spec_type):
         raise ResolveError(
             field_name,
-            f"This engine cannot run a {_type_words(spec_type)} (--spec-type {spec_type}); update the engine.",
+            msg("This engine cannot run a {kind} (--spec-type {type}); update the engine.",
+                kind=_type_words(spec_type), type=spec_type),
         )
 
 
 def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> gguf.ModelInfo:
     if not draft.exists():
-        raise ResolveError("draft", f"The draft model {draft} does not exist; choose the file again.")
+        raise ResolveError("draft", msg("The draft model {path} does not exist; choose the file again.", path=str(draft)))
     if not draft.is_file():
-        raise ResolveError("draft", f"The draft model {draft} is a folder; choose a .gguf file inside it.")
+        raise ResolveError("draft", msg("The draft model {path} is a folder; choose a .gguf file inside it.",
+                                        path=str(draft)))
     if _same_file(draft, model.files):
-        raise ResolveError("draft", f"{draft.name} is the model itself; choose a smaller draft model.")
+        raise ResolveError("draft", msg("{name} is the model itself; choose a smaller draft model.", name=draft.name))
     try:
         info = read(draft)
     except gguf.GGUFError as exc:
-        raise ResolveError("draft", f"The draft model cannot be used: {exc}") from exc
+        raise ResolveError("draft", msg("The draft model cannot be used: {error}", error=exc.message)) from exc
     difference = vocabulary_difference(model, info)
     if difference is not None and not _vocabless_sidecar(info):
         raise ResolveError(
             "draft",
-            f"{draft.name} does not share the model's vocabulary: its {difference} differs. "
-            "A draft must come from the same model family.",
+            msg("{name} does not share the model's vocabulary: its {difference} differs. "
+                "A draft must come from the same model family.", name=draft.name, difference=difference),
         )
     return info
 
@@ -382,7 +394,7 @@ class _Candidate:
 
 
 def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: Reader) -> SpecDecision:
-    notes: list[str] = []
+    notes: list[Message] = []
     skipped: list[str] = []
     left_out: list[str] = []
     arch = model.architecture
@@ -391,31 +403,32 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
     if model.has_mtp_head:
         key = drafter_key(model.path, DRAFT_MTP)
         if not caps.runs_mtp(arch):
-            notes.append(
-                f"The model has an MTP head, but this engine does not run MTP for {arch} models; "
-                "looking for a draft model instead."
-            )
+            notes.append(msg(
+                "The model has an MTP head, but this engine does not run MTP for {arch} models; "
+                "looking for a draft model instead.", arch=arch,
+            ))
         elif key in options.broken:
             left_out.append(key)
-            notes.append("The model's MTP head made this engine fail before; it is left out.")
+            notes.append(msg("The model's MTP head made this engine fail before; it is left out."))
         else:
             return SpecDecision(
                 DRAFT_MTP, None, AUTO_MTP, True, _spec_argv(caps, DRAFT_MTP, None),
-                notes=("MTP head found in the model: speculation is on.",), drafter_key=key,
+                notes=(msg("MTP head found in the model: speculation is on."),), drafter_key=key,
             )
     elif nextn > 0:
-        notes.append("The model declares an MTP head but this file does not contain it.")
+        notes.append(msg("The model declares an MTP head but this file does not contain it."))
 
     candidates = _companions(model, options, caps, read, notes, skipped, left_out)
     if candidates:
         best = min(candidates, key=lambda c: c.rank)
         if best.spec_type == DRAFT_MTP:
-            why = f"MTP head found beside the model in {best.path.name}: speculation is on."
+            why = msg("MTP head found beside the model in {name}: speculation is on.", name=best.path.name)
         else:
-            why = f"Draft model found beside the model: {best.path.name} ({_type_words(best.spec_type)}). Speculation is on."
+            why = msg("Draft model found beside the model: {name} ({kind}). Speculation is on.",
+                      name=best.path.name, kind=_type_words(best.spec_type))
         if len(candidates) > 1:
             others = ", ".join(c.path.name for c in sorted(candidates, key=lambda c: c.rank)[1:])
-            notes.append(f"Also suitable, not chosen: {others}.")
+            notes.append(msg("Also suitable, not chosen: {names}.", names=others))
         return SpecDecision(
             best.spec_type, best.path, AUTO_COMPANION, True, _spec_argv(caps, best.spec_type, best.path),
             notes=(why, *notes), drafter_key=drafter_key(best.path, best.spec_type), skipped=tuple(skipped),
@@ -427,16 +440,16 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
         key = drafter_key(model.path, NGRAM_MOD)
         if key in options.broken:
             left_out.append(key)
-            notes.append("N-gram speculation made this engine fail before with this model; it is left out.")
+            notes.append(msg("N-gram speculation made this engine fail before with this model; it is left out."))
         else:
             return SpecDecision(
                 NGRAM_MOD, None, AUTO_NGRAM, True, _spec_argv(caps, NGRAM_MOD, None),
-                notes=(*notes, "No drafter found: n-gram speculation is on (no extra memory)."),
+                notes=(*notes, msg("No drafter found: n-gram speculation is on (no extra memory).")),
                 skipped=tuple(skipped), drafter_key=key, left_out=tuple(left_out),
             )
     return SpecDecision(
         None, None, NONE, False, (),
-        notes=(*notes, "No drafter found: starting without speculation."), skipped=tuple(skipped),
+        notes=(*notes, msg("No drafter found: starting without speculation.")), skipped=tuple(skipped),
         left_out=tuple(left_out),
     )
 
@@ -446,7 +459,7 @@ def _companions(
     options: SpecOptions,
     caps: EngineCaps,
     read: Reader,
-    notes: list[str],
+    notes: list[Message],
     skipped: list[str],
     left_out: list[str],
 ) -> list[_Candidate]:
@@ -461,7 +474,8 @@ def _companions(
     try:
         entries = sorted(folder.iterdir())
     except OSError as exc:
-        notes.append(f"Could not look for draft models in {folder}: {exc.strerror or exc}.")
+        notes.append(msg("Could not look for draft models in {folder}: {error}.", folder=str(folder),
+                         error=exc.strerror or str(exc)))
         return []
     for path in entries:
         if path.suffix.lower() != ".gguf" or not path.is_file() or path.resolve() in own:
@@ -484,7 +498,8 @@ def _companions(
             info = read(path)
         except gguf.GGUFError as exc:
             skipped.append(f"{path.name}: {exc}")
-            notes.append(f"Skipped {path.name}: it is not a readable GGUF file.")
+            notes.append(msg("Skipped {name}: {reason}.", name=path.name,
+                             reason=msg("it is not a readable GGUF file")))
             continue
         spec_type = draft_type(info)
         if spec_type == DRAFT_SIMPLE and info.size_bytes >= half:
@@ -494,31 +509,33 @@ def _companions(
         reason = _unsuitable(model, info, spec_type, caps)
         if reason is None and drafter_key(path, spec_type) in options.broken:
             left_out.append(drafter_key(path, spec_type))
-            reason = "it made this engine fail before"
+            reason = msg("it made this engine fail before")
         if reason is not None:
             skipped.append(f"{path.name}: {reason}")
-            notes.append(f"Skipped {path.name}: {reason}.")
+            notes.append(msg("Skipped {name}: {reason}.", name=path.name, reason=reason))
             continue
         rank = (not is_mtp_name, not is_draft_name, not has_prefix, info.size_bytes, path.name)
         found.append(_Candidate(path, info, spec_type, rank))
     return found
 
 
-def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> str | None:
+def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> Message | None:
     if spec_type == DRAFT_MTP:
         if draft.mtp_layout != "mtp-only":
-            return "it carries its own MTP head, so it is a model, not a drafter"
+            return msg("it carries its own MTP head, so it is a model, not a drafter")
         if not (model.nextn_predict_layers and not model.has_mtp_head):
-            return "it is an MTP head for a model without its own head, and this model does not need it"
+            return msg("it is an MTP head for a model without its own head, and this model does not need it")
         if draft.architecture != model.architecture:
-            return f"it is an MTP head for {draft.architecture}, not {model.architecture}"
+            return msg("it is an MTP head for {draft_arch}, not {arch}", draft_arch=draft.architecture,
+                       arch=model.architecture)
         if not caps.runs_mtp(model.architecture):
-            return f"this engine does not run MTP for {model.architecture}"
+            return msg("this engine does not run MTP for {arch}", arch=model.architecture)
     elif spec_type == DRAFT_SIMPLE and draft.architecture != model.architecture:
-        return f"its architecture ({draft.architecture}) differs from the model's ({model.architecture})"
+        return msg("its architecture ({draft_arch}) differs from the model's ({arch})",
+                   draft_arch=draft.architecture, arch=model.architecture)
     if not caps.has_spec_type(spec_type):
-        return f"this engine cannot run a {_type_words(spec_type)}"
+        return msg("this engine cannot run a {kind}", kind=_type_words(spec_type))
     difference = vocabulary_difference(model, draft)
     if difference is not None and not _vocabless_sidecar(draft):
-        return f"its vocabulary differs ({difference})"
+        return msg("its vocabulary differs ({difference})", difference=difference)
     return None

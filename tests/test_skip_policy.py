@@ -8,8 +8,8 @@ import skip_policy
 
 pytest_plugins = ("pytester",)
 
-# A module named like the allow list's entry, with one allowed skip and three that are not:
-# in the body, by a skipif mark, and by a fixture (the way the engine fixture skips).
+# A module with one allow-listed skip and three that are not: in the body, by a skipif
+# mark, and by a fixture (the way the engine fixture skips).
 TESTS = '''
 import pytest
 
@@ -40,11 +40,14 @@ def test_passes():
 
 
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, required: str | None):
+    # Its own name (a second test_gguf_reader module would clash with the real one).
+    monkeypatch.setitem(skip_policy.ALLOWED_SKIPS, "test_policy_sample.py::test_permission_denied",
+                        "root reads any file (the sample's copy of the real entry)")
     if required is None:
         monkeypatch.delenv(skip_policy.REQUIRE_ENV, raising=False)
     else:
         monkeypatch.setenv(skip_policy.REQUIRE_ENV, required)
-    pytester.makepyfile(test_gguf_reader=TESTS)
+    pytester.makepyfile(test_policy_sample=TESTS)
     return pytester.runpytest_inprocess("-p", "skip_policy", "-p", "no:cacheprovider", "-rA")
 
 
@@ -53,7 +56,7 @@ def test_skips_fail_when_everything_is_required(pytester, monkeypatch):
     result.assert_outcomes(passed=1, skipped=1, failed=1, errors=2, xfailed=1)
     out = result.stdout.str()
     # The allow-listed one stays a skip; each other one fails and says why it was skipped.
-    assert "SKIPPED [1] test_gguf_reader.py" in out and "root reads anything" in out
+    assert "SKIPPED [1] test_policy_sample.py" in out and "root reads anything" in out
     for reason in ("the pinned source is not unpacked", "makensis not installed", "something is not installed"):
         assert reason in out
     assert out.count("ALLOWED_SKIPS in tests/skip_policy.py") == 3

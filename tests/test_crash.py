@@ -1,7 +1,7 @@
 """Crash causes, the launch state machine and the broken-drafter record — no engine needed.
 
 The log lines are the ones measured on the pinned engine (docs/engine-observations.md,
-shared/docs/engine-facts.md).
+docs/engine-facts.md).
 """
 
 from __future__ import annotations

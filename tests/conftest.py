@@ -37,14 +37,16 @@ def _require_engine() -> bool:
 
 @pytest.fixture(autouse=True)
 def _own_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Data, config and cache folders of this test alone.
+    """Data, config, cache and model folders of this test alone.
 
     The provisioned engines are linked into the test's data folder, so discovery (and
     `draftwise engine list/install` in a child process) still finds them as "provisioned".
     """
     home = tmp_path_factory.mktemp("home")
     for var, name in (("DRAFTWISE_DATA_DIR", "data"), ("DRAFTWISE_CONFIG_DIR", "config"),
-                      ("DRAFTWISE_CACHE_DIR", "cache")):
+                      ("DRAFTWISE_CACHE_DIR", "cache"), ("DRAFTWISE_MODELS_DIR", "models"),
+                      # huggingface_hub's own cache and token file: not the user's either.
+                      ("HF_HOME", "huggingface")):
         monkeypatch.setenv(var, str(home / name))
     if REAL_ENGINES_DIR.is_dir():
         engines = home / "data" / "engines"

@@ -287,6 +287,7 @@ def test_dmg_script_refuses_off_macos(tmp_path):
 
 # ------------------------------------------------------------------ the real build (slow)
 @pytest.mark.packaging
+@pytest.mark.timeout(900)  # a PyInstaller build: minutes on 2 cores, past the 120 s default
 @pytest.mark.skipif(os.environ.get("DRAFTWISE_PACKAGING_TESTS") != "1",
                     reason="builds the app with PyInstaller (about a minute); set DRAFTWISE_PACKAGING_TESTS=1")
 def test_frozen_onedir_builds_and_passes_its_self_test(tmp_path, build_py):

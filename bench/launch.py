@@ -45,7 +45,7 @@ SCRATCH = Path(tempfile.mkdtemp(prefix="draftwise-bench-"))
 os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
-from draftwise.core.engines import capabilities, provision  # noqa: E402
+from draftwise.core.engines import capabilities  # noqa: E402
 from draftwise.core.launch import headless, launch_spec, prepare  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.planning import planner  # noqa: E402
@@ -80,7 +80,7 @@ def bare_ready(model_path: Path) -> float:
     spec = decide(model_path, mtp="off")
     port = spec.port
     argv = list(spec.argv)
-    env = {**os.environ, **provision.library_env(BINARY.parent), **spec.env}
+    env = spec.environment()  # exactly what Draftwise starts it with
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True)

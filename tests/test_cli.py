@@ -19,6 +19,19 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.fixture
+def plan(tmp_path, described_machine):
+    """`draftwise plan MODEL --machine BOX.json ...`: the child plans for a described
+    machine, never for this machine's free RAM."""
+    box = tmp_path / "test-machine.json"
+    box.write_text(json.dumps(described_machine.to_json()))
+
+    def go(model, *args: str) -> subprocess.CompletedProcess[str]:
+        return run("plan", str(model), "--machine", str(box), *args)
+
+    return go
+
+
 INSPECT_FIELDS = {
     "architecture", "file_type", "parameters", "block_count", "context_length",
     "embedding_length", "head_count", "head_count_kv", "nextn_predict_layers",
@@ -77,10 +90,10 @@ def test_inspect_bad_input_exits_2_with_one_line(tmp_path, content, words):
     assert words.lower() in lines[0].lower()
 
 
-def test_plan_json_shape(tmp_path):
+def test_plan_json_shape(tmp_path, plan):
     target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel(n_layer=6, n_embd=128))[0]
     draft = write_tiny_model(tmp_path / "Tiny-draft.gguf", TinyModel(n_layer=1, n_embd=32, n_ff=64))[0]
-    out = run("plan", str(target), "--json")
+    out = plan(target, "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     spec = data["speculative"]
@@ -99,32 +112,32 @@ def test_plan_json_shape(tmp_path):
     (["--", "-m", "other.gguf"], "Model field"),
     (["--draft", "{missing}"], "does not exist"),
 ])
-def test_plan_user_errors_exit_2(tmp_path, args, words):
+def test_plan_user_errors_exit_2(tmp_path, plan, args, words):
     target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel(n_layer=6, n_embd=128))[0]
     draft = write_tiny_model(tmp_path / "d.gguf", TinyModel(n_layer=1, n_embd=32))[0]
     args = [a.format(draft=draft, missing=tmp_path / "nope.gguf") for a in args]
-    out = run("plan", str(target), *args)
+    out = plan(target, *args)
     assert out.returncode == 2, out.stdout
     assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_plan_text_speaks_plainly(tmp_path):
+def test_plan_text_speaks_plainly(tmp_path, plan):
     target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel())[0]
-    out = run("plan", str(target), "--mtp", "off")
+    out = plan(target, "--mtp", "off")
     assert out.returncode == 0
     assert "Speculation: off" in out.stdout and "as you chose" in out.stdout
     assert Path(out.stdout.splitlines()[-1].split()[0]).name.startswith("llama-server")
 
 
 @pytest.mark.engine
-def test_planned_argv_parses_in_the_real_engine(engine, tmp_path):
+def test_planned_argv_parses_in_the_real_engine(engine, tmp_path, plan):
     """`--flag=value` and `_` spellings from the user reach the engine in a form it accepts."""
     import os
 
     from draftwise.core.engines import provision
 
     target = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel())[0]
-    out = run("plan", str(target), "--json", "--", "--ctx-size=512", "--spec_type=ngram-mod")
+    out = plan(target, "--json", "--", "--ctx-size=512", "--spec_type=ngram-mod")
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     argv = plan["argv"]

@@ -1,7 +1,7 @@
 """Crash causes, the launch state machine and the broken-drafter record — no engine needed.
 
 The log lines are the ones measured on the pinned engine (docs/engine-observations.md,
-shared/docs/engine-facts.md).
+docs/engine-facts.md).
 """
 
 from __future__ import annotations
@@ -33,7 +33,14 @@ from draftwise.core.launch.launch_flow import (
 )
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.speculation.broken import BrokenDrafters, engine_identity
-from draftwise.core.speculation.resolver import AUTO_COMPANION, AUTO_MTP, EXPLICIT, SpecDecision
+from draftwise.core.speculation.resolver import (
+    AUTO_COMPANION,
+    AUTO_MTP,
+    AUTO_NGRAM,
+    EXPLICIT,
+    USER_ARGS,
+    SpecDecision,
+)
 
 # ------------------------------------------------------------------ the classifier
 DRAFT_MISSING = """\
@@ -236,15 +243,31 @@ def test_fallback_then_ready():
     assert flow.fallback_reason and flow.cause is None
 
 
-@pytest.mark.parametrize("source", [EXPLICIT, "user-args", AUTO_MTP])
-def test_no_fallback_when_the_spec_is_not_eligible(source):
+@pytest.mark.parametrize("source, eligible", [
+    # What the user chose is never dropped: the resolver marks it ineligible
+    # (tests/test_resolver.py checks each source), so the spec has no fallback argv.
+    (EXPLICIT, False), (USER_ARGS, False),
+    # Auto sources fall back...
+    (AUTO_MTP, True), (AUTO_COMPANION, True), (AUTO_NGRAM, True),
+    # ...but only through a fallback argv: an auto decision launched without one stays down.
+    (AUTO_MTP, False),
+])
+def test_only_an_eligible_spec_falls_back(source, eligible):
     store = _Store()
-    flow = LaunchFlow(_spec(source, eligible=source == AUTO_MTP and False), broken=store)
+    spec = _spec(source, eligible=eligible)
+    assert spec.fallback_eligible == eligible
+    flow = LaunchFlow(spec, broken=store)
     flow.start(0.0)
     flow.output(_lines(DRAFT_MISSING), 0.05)
     actions = flow.exited(ExitStatus(1), 0.06)
-    assert _kinds(actions) == [Crashed, StageChanged]
-    assert actions[0].cause.kind == crash.DRAFT_LOAD and store.recorded == []
+    if eligible:
+        assert _kinds(actions) == [FellBack, StageChanged, Spawn]
+        assert actions[-1] == Spawn(spec.fallback_argv, 1) and flow.stage == STARTING
+        assert actions[0].cause.kind == crash.DRAFT_LOAD
+    else:
+        assert _kinds(actions) == [Crashed, StageChanged] and flow.stage == FAILED
+        assert actions[0].cause.kind == crash.DRAFT_LOAD and flow.attempt == 0
+    assert store.recorded == []  # blamed only once a start without it works
 
 
 def test_no_fallback_after_ready_after_a_user_stop_or_after_the_window():

@@ -192,6 +192,7 @@ def test_cpu_engine_sees_no_gpu(engine):
     assert gpus == [] and "no GPU" in note
 
 
+@pytest.mark.real_machine
 def test_probe_collects_notes_and_inventory_caches(monkeypatch):
     monkeypatch.setattr(hardware.platform, "system", lambda: "Linux")
     monkeypatch.setattr(hardware, "probe_nvidia", lambda: ([], "no NVIDIA driver found"))

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.check.machine_check import CheckStep
 from draftwise.core.engines import capabilities
@@ -399,6 +399,9 @@ def test_install_without_build_tools_says_what_to_install(qtbot, monkeypatch) ->
 
 # ------------------------------------------------------------------ launch (a fake engine process)
 class FakeProcess(QObject):
+    """The engine process's signals without an engine. Like QProcess, a stop only asks:
+    `stopped` arrives later from the event loop (after `stop_ms`), never inside stop()."""
+
     stage_changed = Signal(str)
     log_batch = Signal(list)
     ready = Signal(str)
@@ -408,17 +411,25 @@ class FakeProcess(QObject):
     stalled = Signal(float)
     stopped = Signal()
 
-    def __init__(self, spec, parent=None) -> None:
+    def __init__(self, spec, parent=None, stop_ms: int = 150) -> None:
         super().__init__(parent)
         self.spec = spec
-        self.started = self.stop_asked = False
+        self.stop_ms = stop_ms
+        self.started = self.stop_asked = self.ended = False
 
     def start(self) -> None:
         self.started = True
 
     def stop(self) -> None:
+        if self.stop_asked:
+            return
         self.stop_asked = True
         self.stage_changed.emit("stopping")
+        QTimer.singleShot(self.stop_ms, self, self._exit)
+
+    def _exit(self) -> None:
+        self.ended = True
+        self.stage_changed.emit("stopped")
         self.stopped.emit()
 
 
@@ -446,9 +457,15 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     assert vm.status_text().startswith("Ready") and vm.api_key()
     p.notice.emit(crash.SPECULATION_OFF_WARNING)
     assert str(crash.SPECULATION_OFF_WARNING) in vm.banner_text()
-    with qtbot.waitSignal(vm.ended, timeout=1000):
-        vm.stop()
-    assert p.stop_asked and vm.state == "stopped" and not vm.running
+    ended: list[str] = []
+    vm.ended.connect(ended.append)
+    vm.stop()
+    # A stop only asks: the engine is still running until its exit is reported.
+    assert p.stop_asked and vm.state == "stopping" and vm.running and ended == []
+    qtbot.waitUntil(lambda: p.ended, timeout=2000)
+    qtbot.wait(50)
+    assert vm.state == "stopped" and not vm.running
+    assert ended == ["stopped"], "the engine reports its exit twice (stage, then stopped): one end"
 
 
 def test_crash_message_has_a_next_step(qtbot, tmp_path: Path) -> None:

@@ -283,6 +283,39 @@ def test_closing_with_a_running_engine_asks(qtbot, window, monkeypatch, tmp_path
     assert not win.isVisible() and not win.vm.engine_running()
 
 
+def test_closing_waits_for_the_engine_to_stop(qtbot, window) -> None:
+    """The stop is asynchronous (QProcess reports the exit later): closing the window asks
+    the engine to stop and returns only once it has."""
+    from test_viewmodels import FakeProcess
+
+    win = window()
+    made: list[FakeProcess] = []
+    win.vm.launch.factory = lambda spec, parent: made.append(FakeProcess(spec, parent, stop_ms=300)) or made[-1]
+    choose(qtbot, win, "tiny-llama-F32")
+    assert win.vm.do_launch()
+    made[0].ready.emit(win.vm.launch.base_url())
+    assert win.vm.engine_running()
+    win.close()
+    assert made[0].stop_asked and made[0].ended, "close returned before the engine had stopped"
+    assert not win.isVisible() and not win.vm.engine_running() and win.vm.launch.state == "stopped"
+
+
+@pytest.mark.engine
+def test_closing_the_window_stops_the_real_engine(qtbot, window, engine) -> None:
+    import psutil
+
+    win = window(engine=engine)
+    choose(qtbot, win, "tiny-llama-F32")
+    qtbot.waitUntil(win.launch_button.isEnabled, timeout=10000)
+    with qtbot.waitSignal(win.vm.launch.became_ready, timeout=90000):
+        win.launch_button.click()
+    pid = win.vm.launch.process.pid
+    assert pid and psutil.pid_exists(pid)
+    win.close()
+    assert not win.isVisible() and not win.vm.engine_running()
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
 def test_screenshot_command_writes_a_png(tmp_path: Path, folder: Path) -> None:
     out = tmp_path / "shot.png"
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "DRAFTWISE_CONFIG_DIR": str(tmp_path / "c")}

@@ -39,6 +39,8 @@ FALLBACK_DEPENDS = [
     "libxcb-render-util0", "libxcb-shape0", "libxcb-xkb1", "libgomp1",
 ]
 
+# Version names the spec the entry follows: every key here is 1.0's; 1.5 is unknown to the
+# desktop-file-validate of Debian 12 (desktop-file-utils 0.26), which refuses the file.
 DESKTOP = """[Desktop Entry]
 Type=Application
 Version=1.4

@@ -7,7 +7,8 @@ What lives here is the Qt side of it:
 - the process leads its own session (Unix: CreateNewSession) so a stop signals the whole
   group; on Windows a kill-on-close Job Object holds the tree;
 - output is read as it comes, kept in a bounded ring, and handed to the UI at most once
-  per `batch_ms` (a widget updated per line freezes the window; see architecture.md);
+  per `batch_ms` (a widget updated per line freezes the window: docs/architecture.md,
+  "Measured facts about Qt");
 - readiness is asked of /health with QNetworkAccessManager on a backoff timer;
 - quitting the application stops the engine (and waits for it, briefly).
 """

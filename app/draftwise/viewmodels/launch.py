@@ -193,7 +193,8 @@ class LaunchViewModel(QObject):
         self.changed.emit()
 
     def _on_stopped(self, *args: Any) -> None:
-        if self.state == FAILED:
+        # The engine reports its exit twice (stage "stopped", then `stopped`): one end.
+        if self.state in (FAILED, STOPPED):
             return
         self._set_state(STOPPED)
         self.ended.emit(STOPPED)

@@ -31,7 +31,8 @@ SOURCE_VERSION = "11434.0.0"
 FACTS_FILE = "engine.json"
 
 # No tests, no examples, no network libraries; a portable build (GGML_NATIVE=OFF) so the
-# binary runs on any computer of this kind, not only the one that built it.
+# binary runs on any computer of this kind, not only the one that built it
+# (docs/engine-facts.md, "Building and finding it").
 BASE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DLLAMA_BUILD_TESTS=OFF",

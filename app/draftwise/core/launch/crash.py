@@ -1,10 +1,10 @@
 """Why an engine stopped, in a sentence and a next step — never a bare exit code.
 
 Pure: exit status and the last log lines in, a Cause out. The lines are the ones measured
-on the pinned engine (docs/engine-observations.md, shared/docs/engine-facts.md). E lines
-alone decide nothing: the fit step logs non-fatal errors (`failed to measure the memory of
-the extra model`, eagle3/dflash "normal during memory fitting"); fatal lines and the exit
-status do.
+on the pinned engine (docs/engine-observations.md; docs/engine-facts.md, "Failure modes").
+E lines alone decide nothing: the fit step logs non-fatal errors (`failed to measure the
+memory of the extra model`, eagle3/dflash "normal during memory fitting"); fatal lines and
+the exit status do.
 
 Also here: lines that mean the engine runs but not as the user thinks (speculation
 silently off, GPU silently unused).

@@ -7,8 +7,8 @@ out the actions returned. So the rules live once:
 
 - stages: starting → loading (a loading line, or /health 503) → ready (/health 200);
   failed or stopped at the end;
-- startup fallback (rules.md "Fallback"): only for a LaunchSpec whose speculation came from
-  auto-detection; the engine exits non-zero before it is ready and within the startup
+- startup fallback (docs/rules.md, "Launch and the startup fallback"): only for a
+  LaunchSpec whose speculation came from auto-detection; the engine exits non-zero before it is ready and within the startup
   window → relaunch exactly once, same port, with the spec's fallback argv (rebuilt from
   scratch without speculation), and record the drafter as broken. Never after a user stop,
   never after readiness, never for a user's draft or --spec-type;
@@ -47,7 +47,7 @@ STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
 )
 ENDED = frozenset({STOPPED, FAILED})
 
-STARTUP_WINDOW_S = 180.0  # rules.md: a crash later than this is not the drafter's startup
+STARTUP_WINDOW_S = 180.0  # docs/rules.md: a crash later than this is not the drafter's startup
 STALL_AFTER_S = 120.0  # silent and not ready this long: say so, offer to stop
 TAIL_LINES = 400  # what the classifier reads; the UI keeps its own bounded log
 # Stopping: SIGTERM to the group, again after TERM_AGAIN_S, SIGKILL after KILL_AFTER_S.

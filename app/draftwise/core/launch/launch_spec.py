@@ -1,7 +1,7 @@
 """One engine launch as data: argv, environment, address, key, and the fallback command.
 
 Everything here is decided before a process exists, so `draftwise plan` can print it and
-tests can compare it with engine-facts.md. The services line (engine_process.py) and the
+tests can compare it with docs/engine-facts.md. The services line (engine_process.py) and the
 headless runner only execute a LaunchSpec; they never edit its argv.
 """
 
@@ -43,7 +43,7 @@ _OWNED_FLAGS = {
 }
 
 # ROCm: gfx targets without kernels in common builds that run on a close target's kernels
-# (engine-facts.md "GPU environment per backend"). Value: HSA_OVERRIDE_GFX_VERSION.
+# (docs/engine-facts.md, "GPU environment per backend"). Value: HSA_OVERRIDE_GFX_VERSION.
 HSA_OVERRIDES = {
     "gfx1103": "11.0.0",
     "gfx1031": "10.3.0",
@@ -268,7 +268,7 @@ class LaunchSpec:
     api_key: str
     spec: SpecDecision
     # Rebuilt from scratch without speculation (never cut from `argv`); None when the
-    # decision may not be dropped (rules.md "Fallback").
+    # decision may not be dropped (docs/rules.md, "Launch and the startup fallback").
     fallback_argv: tuple[str, ...] | None = None
     backend: str = "cpu"  # the build's GPU backend: cpu | cuda | rocm | vulkan | metal
     pinned_port: bool = False

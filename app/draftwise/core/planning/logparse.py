@@ -1,7 +1,7 @@
 """What llama-server really allocated, read from its log at `-lv 4`.
 
 The engine prints one line per buffer it allocates (verified on the pinned 11434 CPU build;
-formats in shared/docs/engine-facts.md):
+formats in docs/engine-facts.md, "Log lines parsed"):
 
     load_tensors:   CPU_Mapped model buffer size =    11.08 MiB
     llama_context:        CPU  output buffer size =     0.02 MiB

@@ -3,7 +3,7 @@
 `plan()` sizes every buffer llama-server will allocate (core/planning/memory.py, checked against
 the engine's own buffer lines by bench/plan_accuracy.py), places them on devices the way
 the engine does, and picks the largest setup that fits. When something has to give, the
-concessions come in the order of shared/docs/rules.md ("Planner"):
+concessions come in the order of docs/rules.md ("Planner"):
 
 1. fewer slots (parallel sequences);
 2. q8_0 KV cache (not for families known to degrade);

@@ -4,7 +4,8 @@ After a startup fallback the drafter is recorded here, keyed by the engine binar
 identity (path, size, mtime: a new build gets a new chance) and the resolver's drafter key
 (path, size, mtime of the drafter and how it is used). The next launch passes
 `broken_for(binary)` as `SpecOptions.broken`, so auto-detection leaves the drafter out
-without crashing first. A drafter the user forced is never recorded (rules.md "Fallback").
+without crashing first. A drafter the user forced is never recorded (docs/rules.md,
+"Launch and the startup fallback").
 
 The file is small JSON in paths.data_dir(), written atomically. A corrupt file is set
 aside (renamed, not deleted) and reported once through `problem`.

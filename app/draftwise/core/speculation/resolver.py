@@ -1,6 +1,6 @@
 """The speculative decision: which drafter (if any) the engine runs beside the model.
 
-Pure data in, pure data out. The rules are `shared/docs/rules.md` ("Resolver"), in order:
+Pure data in, pure data out. The rules are docs/rules.md ("Resolver"), in order:
 backend, off, the user's own --spec-type, an explicit draft, then auto (embedded MTP head,
 MTP-only sidecar, companion draft, optional ngram). Extra arguments that re-specify the
 model or the draft are refused first, whatever the mode.

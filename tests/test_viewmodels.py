@@ -772,6 +772,6 @@ def test_damaged_files_engine_problems_and_check_steps_read_in_japanese(japanese
     from draftwise.services.library_scan import TaskRunner
 
     vm = MachineCheckViewModel(TaskRunner())
-    step = CheckStep(msg("Engine stop"), "ok", msg("stopped (exit code {code}), nothing left running", code=0))
+    step = CheckStep(msg("Stopping it"), "ok", msg("stopped (exit code {code}); nothing is left running", code=0))
     text = vm.step_text(step)
     assert _JA.search(text) and "0" in text and "stopped" not in text

@@ -4,107 +4,127 @@
   <context>
     <name>Draftwise</name>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="60" />
-      <source>Test model</source>
-      <translation>テスト用モデル</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/core/check/machine_check.py" line="61" />
-      <source>{arch}, {layers} layers, {kib} KiB at {path}</source>
-      <translation>{arch}、{layers} 層、{kib} KiB（{path}）</translation>
+      <source>A tiny test model</source>
+      <translation>小さなテスト用モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="67" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="62" />
+      <source>written ({size}): it only proves the engine works, its words are nonsense</source>
+      <translation>作成しました（{size}）。エンジンが動くことを確かめるためだけのもので、出てくる言葉に意味はありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="68" />
       <source>none installed</source>
       <translation>インストールされていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="69" />
-      <source>no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).</source>
-      <translation>使える llama-server がありません（{why}）。`draftwise engine install` を実行してください（初回のみ、約 20 分）。</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="70" />
+      <source>not installed or not working ({why}). Press Install engine, or run `draftwise engine install` (10–40 minutes, once).</source>
+      <translation>インストールされていないか動きません（{why}）。「エンジンをインストール」を押すか、`draftwise engine install` を実行してください（初回のみ 10〜40 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="72" />
-      <source>llama.cpp {version} ({backend}, {source}) {binary}</source>
-      <translation>llama.cpp {version}（{backend}、{source}）{binary}</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="73" />
+      <source>The engine that runs models</source>
+      <translation>モデルを動かすエンジン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="85" />
+      <source>Stopping it</source>
+      <translation>停止</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/check/machine_check.py" line="86" />
-      <source>Engine stop</source>
-      <translation>エンジンの停止</translation>
+      <source>stopped; nothing is left running</source>
+      <translation>停止しました。動いたまま残っているものはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="86" />
-      <source>stopped (exit code {code}), nothing left running</source>
-      <translation>停止しました（終了コード {code}）。動いたまま残ったものはありません</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="87" />
+      <source>stopped (exit code {code}); nothing is left running</source>
+      <translation>停止しました（終了コード {code}）。動いたまま残っているものはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="117" />
-      <source>Engine start</source>
-      <translation>エンジンの起動</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="93" />
+      <source>installed; it runs models on the processor</source>
+      <translation>インストール済み。モデルをプロセッサーで動かします</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="117" />
-      <source>ready in {seconds} s at {url}</source>
-      <translation>{seconds} 秒で準備完了（{url}）</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="94" />
+      <source>installed; it can use a graphics card ({backend})</source>
+      <translation>インストール済み。グラフィックスカードを使えます（{backend}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="128" />
-      <source>{tokens} tokens at {speed} tokens/s (random weights: the words are nonsense)</source>
-      <translation>{tokens} トークン、毎秒 {speed} トークン（ランダムな重みなので文章は意味をなしません）</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="124" />
+      <source>Starting a model</source>
+      <translation>モデルの起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="131" />
-      <source>{tokens} tokens (random weights: the words are nonsense)</source>
-      <translation>{tokens} トークン（ランダムな重みなので文章は意味をなしません）</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="124" />
+      <source>ready in {seconds} s</source>
+      <translation>{seconds} 秒で準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="132" />
-      <source>Generation</source>
-      <translation>生成</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="134" />
+      <source>{tokens} word pieces at {speed} per second</source>
+      <translation>{tokens} 個の語片を毎秒 {speed} 個の速さで</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="135" />
-      <source>GPU</source>
-      <translation>GPU</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="135" />
-      <source>the engine uses {devices}</source>
-      <translation>エンジンは {devices} を使っています</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="136" />
+      <source>{tokens} word pieces</source>
+      <translation>{tokens} 個の語片</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/check/machine_check.py" line="137" />
-      <source>this engine is a CPU build; models run on the processor</source>
-      <translation>このエンジンは CPU 版です。モデルはプロセッサーで動きます</translation>
+      <source>Writing text</source>
+      <translation>文章の生成</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/check/machine_check.py" line="140" />
-      <source>this is a {backend} build but it did not use a GPU; check the driver</source>
-      <translation>{backend} 版ですが GPU を使いませんでした。ドライバーを確認してください</translation>
+      <source>Graphics card</source>
+      <translation>グラフィックスカード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="153" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="140" />
+      <source>used: {devices}</source>
+      <translation>使用中: {devices}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="143" />
+      <source>not used: this engine runs models on the processor</source>
+      <translation>使用していません。このエンジンはモデルをプロセッサーで動かします</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="146" />
+      <source>not used, although this engine could use one ({backend}); check the graphics driver</source>
+      <translation>このエンジンは使えるはずですが（{backend}）、使われていません。グラフィックスドライバーを確認してください</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="159" />
       <source>could not prepare the MTP test: {error}</source>
       <translation>MTP のテストを準備できませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="156" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="162" />
+      <source>Faster answers (speculation)</source>
+      <translation>回答の高速化（投機的デコード）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="162" />
       <source>the engine does not run MTP: {notes}</source>
       <translation>エンジンが MTP を実行しません: {notes}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="162" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="168" />
       <source>MTP did not start: {error}</source>
       <translation>MTP が起動しませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="175" />
-      <source>MTP auto works: the head drafted {drafted} tokens (random weights accept none; a real model accepts many)</source>
-      <translation>MTP の自動設定は動作しています: ヘッドが {drafted} トークンを下書きしました（ランダムな重みでは一つも採用されませんが、実際のモデルでは多くが採用されます）</translation>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="181" />
+      <source>works: the model's built-in helper guessed {drafted} word pieces ahead (a real model gets many of them right)</source>
+      <translation>動作しています。モデル内蔵の補助が {drafted} 個の語片を先読みしました（実際のモデルでは多くが当たります）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="178" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="184" />
       <source>the engine started with MTP but drafted nothing</source>
       <translation>エンジンは MTP 付きで起動しましたが、何も下書きしませんでした</translation>
     </message>
@@ -1009,17 +1029,17 @@
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="61" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="62" />
       <source>Could not read the broken-drafter record {path}: {error}.</source>
       <translation>動かなかったドラフターの記録 {path} を読み込めませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="79" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="80" />
       <source>The broken-drafter record was damaged ({error}); it was set aside as {name} and a new one is started.</source>
       <translation>動かなかったドラフターの記録が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="82" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="83" />
       <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
@@ -2262,67 +2282,67 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="218" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="220" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="222" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="224" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="227" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="229" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="231" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="236" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="243" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="244" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="245" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="252" />
       <source>Speculation was turned off: {0}</source>
       <translation>投機的デコードをオフにしました: {0}</translation>
     </message>
@@ -2835,6 +2855,14 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">Draftwise はまだ {0} を起動できません。llama.cpp エンジンを選んでください。</translation>
     </message>
     <message>
+      <source>Engine start</source>
+      <translation type="vanished">エンジンの起動</translation>
+    </message>
+    <message>
+      <source>Engine stop</source>
+      <translation type="vanished">エンジンの停止</translation>
+    </message>
+    <message>
       <source>Estimated roughly: the exact planner is not available in this build.</source>
       <translation type="vanished">おおよその見積もりです: このビルドには正確なプランナーがありません。</translation>
     </message>
@@ -2847,6 +2875,14 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">収まります（一部はプロセッサーで動くため遅くなります）</translation>
     </message>
     <message>
+      <source>GPU</source>
+      <translation type="vanished">GPU</translation>
+    </message>
+    <message>
+      <source>Generation</source>
+      <translation type="vanished">生成</translation>
+    </message>
+    <message>
       <source>Has a built-in MTP head: faster with speculative decoding</source>
       <translation type="vanished">MTP ヘッド内蔵: 投機的デコードで速くなります</translation>
     </message>
@@ -2857,6 +2893,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>MTP</source>
       <translation type="vanished">MTP</translation>
+    </message>
+    <message>
+      <source>MTP auto works: the head drafted {drafted} tokens (random weights accept none; a real model accepts many)</source>
+      <translation type="vanished">MTP の自動設定は動作しています: ヘッドが {drafted} トークンを下書きしました（ランダムな重みでは一つも採用されませんが、実際のモデルでは多くが採用されます）</translation>
     </message>
     <message>
       <source>No models yet.
@@ -2873,12 +2913,56 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">OK — {0} ({1})</translation>
     </message>
     <message>
+      <source>Test model</source>
+      <translation type="vanished">テスト用モデル</translation>
+    </message>
+    <message>
       <source>This build of Draftwise cannot start engines ({0}).</source>
       <translation type="vanished">この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
     </message>
     <message>
       <source>Too big for this computer</source>
       <translation type="vanished">このコンピューターには大きすぎます</translation>
+    </message>
+    <message>
+      <source>llama.cpp {version} ({backend}, {source}) {binary}</source>
+      <translation type="vanished">llama.cpp {version}（{backend}、{source}）{binary}</translation>
+    </message>
+    <message>
+      <source>no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).</source>
+      <translation type="vanished">使える llama-server がありません（{why}）。`draftwise engine install` を実行してください（初回のみ、約 20 分）。</translation>
+    </message>
+    <message>
+      <source>ready in {seconds} s at {url}</source>
+      <translation type="vanished">{seconds} 秒で準備完了（{url}）</translation>
+    </message>
+    <message>
+      <source>stopped (exit code {code}), nothing left running</source>
+      <translation type="vanished">停止しました（終了コード {code}）。動いたまま残ったものはありません</translation>
+    </message>
+    <message>
+      <source>the engine uses {devices}</source>
+      <translation type="vanished">エンジンは {devices} を使っています</translation>
+    </message>
+    <message>
+      <source>this engine is a CPU build; models run on the processor</source>
+      <translation type="vanished">このエンジンは CPU 版です。モデルはプロセッサーで動きます</translation>
+    </message>
+    <message>
+      <source>this is a {backend} build but it did not use a GPU; check the driver</source>
+      <translation type="vanished">{backend} 版ですが GPU を使いませんでした。ドライバーを確認してください</translation>
+    </message>
+    <message>
+      <source>{arch}, {layers} layers, {kib} KiB at {path}</source>
+      <translation type="vanished">{arch}、{layers} 層、{kib} KiB（{path}）</translation>
+    </message>
+    <message>
+      <source>{tokens} tokens (random weights: the words are nonsense)</source>
+      <translation type="vanished">{tokens} トークン（ランダムな重みなので文章は意味をなしません）</translation>
+    </message>
+    <message>
+      <source>{tokens} tokens at {speed} tokens/s (random weights: the words are nonsense)</source>
+      <translation type="vanished">{tokens} トークン、毎秒 {speed} トークン（ランダムな重みなので文章は意味をなしません）</translation>
     </message>
   </context>
 </TS>

@@ -15,6 +15,7 @@ from pathlib import Path
 from draftwise.core import paths
 from draftwise.core.check import check_models
 from draftwise.core.messages import Text, msg
+from draftwise.core.readable import human_bytes
 
 
 @dataclass(frozen=True)
@@ -55,36 +56,42 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
         model = write_check_model()
         info = gguf.read_model(model)
     except (OSError, gguf.GGUFError) as exc:
-        yield CheckStep(msg("Test model"), "fail", str(exc))
+        yield CheckStep(msg("A tiny test model"), "fail", str(exc))
         return
-    yield CheckStep(msg("Test model"), "ok",
-                    msg("{arch}, {layers} layers, {kib} KiB at {path}", arch=info.architecture,
-                        layers=info.block_count, kib=info.size_bytes // 1024, path=str(model)))
+    yield CheckStep(msg("A tiny test model"), "ok",
+                    msg("written ({size}): it only proves the engine works, its words are nonsense",
+                        size=human_bytes(info.size_bytes)))
 
     engine = discovery.best_engine(configured_engine)
     if engine is None:
         found = discovery.find_engines(configured_engine)
         why = "; ".join(str(e.problem) for e in found) or msg("none installed")
-        yield CheckStep(msg("Engine"), "fail",
-                        msg("no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).",
-                            why=why))
+        yield CheckStep(msg("The engine that runs models"), "fail",
+                        msg("not installed or not working ({why}). Press Install engine, or run "
+                            "`draftwise engine install` (10–40 minutes, once).", why=why))
         return
-    yield CheckStep(msg("Engine"), "ok", msg("llama.cpp {version} ({backend}, {source}) {binary}",
-                                             version=engine.version, backend=engine.backend, source=engine.source,
-                                             binary=str(engine.binary)))
+    yield CheckStep(msg("The engine that runs models"), "ok", _engine_words(engine.backend))
 
     try:
         server = headless.serve(_launch(engine, model, mtp="off"))
     except (OSError, ValueError) as exc:  # PrepareError / LaunchError are ValueErrors
-        yield CheckStep(msg("Engine start"), "fail", str(exc))
+        yield CheckStep(msg("Starting a model"), "fail", str(exc))
         return
     try:
         yield from _exercise(server, engine, prompt)
     finally:
         # Stop even when the caller stops iterating early: never leave an engine behind.
         code = server.stop()
-    yield CheckStep(msg("Engine stop"), "ok", msg("stopped (exit code {code}), nothing left running", code=code))
+    yield CheckStep(msg("Stopping it"), "ok" if code == 0 else "info",
+                    msg("stopped; nothing is left running") if code == 0 else
+                    msg("stopped (exit code {code}); nothing is left running", code=code))
     yield from _check_speculation(engine)
+
+
+def _engine_words(backend: str):
+    if backend == "cpu":
+        return msg("installed; it runs models on the processor")
+    return msg("installed; it can use a graphics card ({backend})", backend=backend)
 
 
 def _launch(engine, model: Path, *, mtp: str):
@@ -112,33 +119,32 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
     try:
         seconds = server.wait_ready(timeout=120)
     except headless.EngineError as exc:
-        yield CheckStep(msg("Engine start"), "fail", str(exc))
+        yield CheckStep(msg("Starting a model"), "fail", str(exc))
         return
-    yield CheckStep(msg("Engine start"), "ok", msg("ready in {seconds} s at {url}", seconds=f"{seconds:.2f}",
-                                                   url=server.base_url))
+    yield CheckStep(msg("Starting a model"), "ok", msg("ready in {seconds} s", seconds=f"{seconds:.1f}"))
     try:
         result = server.complete(prompt, n_predict=8)
     except (headless.EngineError, OSError, ValueError) as exc:
-        yield CheckStep(msg("Generation"), "fail", str(exc))
+        yield CheckStep(msg("Writing text"), "fail", str(exc))
         return
     timings = result.get("timings") or {}
     speed = timings.get("predicted_per_second")
     tokens = result.get("tokens_predicted", "?")
     if isinstance(speed, int | float):
-        detail = msg("{tokens} tokens at {speed} tokens/s (random weights: the words are nonsense)",
-                     tokens=tokens, speed=f"{speed:.0f}")
+        detail = msg("{tokens} word pieces at {speed} per second", tokens=tokens, speed=f"{speed:.0f}")
     else:
-        detail = msg("{tokens} tokens (random weights: the words are nonsense)", tokens=tokens)
-    yield CheckStep(msg("Generation"), "ok", detail)
+        detail = msg("{tokens} word pieces", tokens=tokens)
+    yield CheckStep(msg("Writing text"), "ok", detail)
     devices = sorted(set(_GPU_LINE.findall(server.log_text())))
     if devices:
-        yield CheckStep(msg("GPU"), "ok", msg("the engine uses {devices}", devices=", ".join(devices)))
+        yield CheckStep(msg("Graphics card"), "ok", msg("used: {devices}", devices=", ".join(devices)))
     elif engine.backend in ("cpu", "unknown"):
-        yield CheckStep(msg("GPU"), "info", msg("this engine is a CPU build; models run on the processor"))
+        yield CheckStep(msg("Graphics card"), "info",
+                        msg("not used: this engine runs models on the processor"))
     else:
-        yield CheckStep(msg("GPU"), "fail",
-                        msg("this is a {backend} build but it did not use a GPU; check the driver",
-                            backend=engine.backend))
+        yield CheckStep(msg("Graphics card"), "fail",
+                        msg("not used, although this engine could use one ({backend}); check the "
+                            "graphics driver", backend=engine.backend))
 
 
 def _check_speculation(engine) -> Iterator[CheckStep]:
@@ -150,29 +156,29 @@ def _check_speculation(engine) -> Iterator[CheckStep]:
         path = write_check_model("mtp")
         spec = _launch(engine, path, mtp="auto")
     except (OSError, ValueError) as exc:
-        yield CheckStep(msg("Speculation"), "fail", msg("could not prepare the MTP test: {error}", error=str(exc)))
+        yield CheckStep(msg("Faster answers (speculation)"), "fail", msg("could not prepare the MTP test: {error}", error=str(exc)))
         return
     if spec.spec.spec_type != DRAFT_MTP:
-        yield CheckStep(msg("Speculation"), "fail", msg("the engine does not run MTP: {notes}",
+        yield CheckStep(msg("Faster answers (speculation)"), "fail", msg("the engine does not run MTP: {notes}",
                                                         notes=" ".join(map(str, spec.spec.notes))))
         return
     try:
         server = headless.serve(spec)
     except headless.EngineError as exc:
-        yield CheckStep(msg("Speculation"), "fail", msg("MTP did not start: {error}", error=str(exc)))
+        yield CheckStep(msg("Faster answers (speculation)"), "fail", msg("MTP did not start: {error}", error=str(exc)))
         return
     try:
         server.wait_ready(timeout=120)
         timings = server.complete("Hello", n_predict=16).get("timings") or {}
     except (headless.EngineError, OSError, ValueError) as exc:
-        yield CheckStep(msg("Speculation"), "fail", msg("MTP did not start: {error}", error=str(exc)))
+        yield CheckStep(msg("Faster answers (speculation)"), "fail", msg("MTP did not start: {error}", error=str(exc)))
         return
     finally:
         server.stop()
     drafted = timings.get("draft_n") or 0
     if drafted > 0:
-        yield CheckStep(msg("Speculation"), "ok",
-                        msg("MTP auto works: the head drafted {drafted} tokens "
-                            "(random weights accept none; a real model accepts many)", drafted=drafted))
+        yield CheckStep(msg("Faster answers (speculation)"), "ok",
+                        msg("works: the model's built-in helper guessed {drafted} word pieces ahead "
+                            "(a real model gets many of them right)", drafted=drafted))
     else:
-        yield CheckStep(msg("Speculation"), "fail", msg("the engine started with MTP but drafted nothing"))
+        yield CheckStep(msg("Faster answers (speculation)"), "fail", msg("the engine started with MTP but drafted nothing"))

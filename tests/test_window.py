@@ -306,9 +306,9 @@ def test_closing_the_window_stops_the_real_engine(qtbot, window, engine) -> None
 
     win = window(engine=engine)
     choose(qtbot, win, "tiny-llama-F32")
-    qtbot.waitUntil(win.launch_button.isEnabled, timeout=10000)
+    qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=10000)
     with qtbot.waitSignal(win.vm.launch.became_ready, timeout=90000):
-        win.launch_button.click()
+        win.launch_card.launch_button.click()
     pid = win.vm.launch.process.pid
     assert pid and psutil.pid_exists(pid)
     win.close()

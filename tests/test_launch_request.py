@@ -189,8 +189,8 @@ def test_plan_json_prints_what_the_window_runs(tmp_path, monkeypatch):
     """The same request through the window's re-plan and `draftwise plan --json`: the same argv
     (the API key aside, which is in the environment) and the same environment variable names."""
     from draftwise.core.engines import discovery
-    from draftwise.viewmodels.app import Inputs, replan
     from draftwise.viewmodels.engine import EngineChoice
+    from draftwise.viewmodels.replan import Inputs, replan
 
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))

@@ -145,9 +145,10 @@ def test_test_models_are_written_without_numpy_or_gguf_py(tmp_path):
 # ------------------------------------------------------------------ the self-test, in-process
 def test_selftest_passes_from_source():
     from draftwise import selftest
+    from draftwise.gui import create_window
 
     out = io.StringIO()
-    code = selftest.run(["--engine", "any"], out=out)
+    code = selftest.run(["--engine", "any"], window_factory=create_window, out=out)
     text = out.getvalue()
     assert code == 0, text
     assert text.rstrip().endswith(selftest.PASSED)
@@ -159,14 +160,33 @@ def test_selftest_passes_from_source():
 
 def test_selftest_fails_without_bundled_engine(tmp_path):
     from draftwise import selftest
+    from draftwise.gui import create_window
 
     out = io.StringIO()
     log = tmp_path / "selftest.log"
-    code = selftest.run(["--engine", "bundled", "--log", str(log), "--unknown-flag"], out=out)
+    code = selftest.run(["--engine", "bundled", "--log", str(log), "--unknown-flag"],
+                        window_factory=create_window, out=out)
     assert code == 1
     assert "no usable bundled engine" in out.getvalue()
     assert out.getvalue().rstrip().splitlines()[-1].startswith(selftest.FAILED)
     assert log.read_text(encoding="utf-8") == out.getvalue()
+
+
+def test_selftest_window_step_fails_when_the_window_cannot_be_built():
+    """No fallback window: a factory that raises fails the Window step and the verdict."""
+    from draftwise import selftest
+
+    def broken_window():
+        raise RuntimeError("the main window could not be built")
+
+    out = io.StringIO()
+    code = selftest.run(["--engine", "none"], window_factory=broken_window, out=out)
+    text = out.getvalue()
+    assert code == 1, text
+    window_line = next(line for line in text.splitlines() if " Window: " in line)
+    assert "!! " in window_line and "the main window could not be built" in window_line
+    assert text.rstrip().splitlines()[-1].startswith(selftest.FAILED)
+    assert "Window" in text.rstrip().splitlines()[-1]
 
 
 # ------------------------------------------------------------------ ICU trimming (Linux wheels)

@@ -235,7 +235,7 @@ def test_context_and_kv_changes_replan_at_once(qtbot, models) -> None:
     assert (ov.context, ov.kv_type) == (2048, "q8_0")
     # Reset: back to automatic.
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
-        vm.reset_overrides()
+        vm.profiles.reset()
     assert vm.plan.context is None and vm.settings.overrides_for(models["wide"]).is_empty()
 
 
@@ -307,11 +307,11 @@ def test_overrides_and_profiles_follow_the_model(qtbot, models, tmp_path: Path) 
     vm = make_vm(s, tmp_path / "settings.json")
     open_and_wait(qtbot, vm, models["llama"])
     assert vm.speculation.mtp == "off" and vm.plan.context == 2048
-    vm.save_profile("small")
+    vm.profiles.save("small")
     open_and_wait(qtbot, vm, models["mtp"])
     assert vm.speculation.mtp == "auto" and vm.plan.context is None
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
-        vm.apply_profile("small")
+        vm.profiles.apply("small")
     assert vm.speculation.mtp == "off" and vm.plan.result.context == 2048
     assert vm.save_settings() is None
     assert (tmp_path / "settings.json").exists()

@@ -85,27 +85,27 @@ def test_choosing_a_model_fills_details_and_plan(qtbot, window) -> None:
     win = window()
     assert win.library.table.isVisible() and win.vm.library.proxy.rowCount() == 2
     choose(qtbot, win, "tiny-glm4moe-mtp-F32")
-    assert win.title.text() == "tiny-glm4moe-mtp-F32"
-    assert "glm4moe" in win.subtitle.text()
-    assert win.mtp_chip.isVisible()
-    assert "MTP head found" in win.decision.text()
-    assert win.bars.bars and win.bars.bars[0].data.capacity > 0
-    assert win.fit_chip.text() == "Fits"
-    assert win.reasons.text().startswith("Why:")
-    assert win.launch_button.isEnabled()
-    assert "--spec-type draft-mtp" in win.command.toPlainText()
-    win.details_toggle.setChecked(True)
-    assert win.facts.rowCount() > 5
+    assert win.header.title.text() == "tiny-glm4moe-mtp-F32"
+    assert "glm4moe" in win.header.subtitle.text()
+    assert win.header.mtp_chip.isVisible()
+    assert "MTP head found" in win.speculation.decision.text()
+    assert win.memory.bars.bars and win.memory.bars.bars[0].data.capacity > 0
+    assert win.memory.fit_chip.text() == "Fits"
+    assert win.memory.reasons.text().startswith("Why:")
+    assert win.launch_card.launch_button.isEnabled()
+    assert "--spec-type draft-mtp" in win.advanced.command.toPlainText()
+    win.details.toggle.setChecked(True)
+    assert win.details.facts.rowCount() > 5
 
 
 def test_mtp_off_removes_speculative_flags_from_the_command(qtbot, window) -> None:
     win = window()
     choose(qtbot, win, "tiny-glm4moe-mtp-F32")
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        qtbot.mouseClick(win.mtp_off, Qt.MouseButton.LeftButton)
-    assert "--spec-type" not in win.command.toPlainText()
-    assert "off" in win.decision.text()
-    assert win.launch_button.isEnabled()
+        qtbot.mouseClick(win.speculation.mtp_off, Qt.MouseButton.LeftButton)
+    assert "--spec-type" not in win.advanced.command.toPlainText()
+    assert "off" in win.speculation.decision.text()
+    assert win.launch_card.launch_button.isEnabled()
 
 
 def test_bad_draft_shows_the_message_and_disables_launch(qtbot, window, tmp_path: Path) -> None:
@@ -114,24 +114,24 @@ def test_bad_draft_shows_the_message_and_disables_launch(qtbot, window, tmp_path
     bad = tmp_path / "not-a-model.gguf"
     bad.write_bytes(b"hello")
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        win.draft_edit.setText(str(bad))
-    assert win.draft_msg.text().startswith("Not a GGUF model")
-    assert not win.launch_button.isEnabled()
-    assert win.block_reason.text()
+        win.speculation.draft_edit.setText(str(bad))
+    assert win.speculation.draft_msg.text().startswith("Not a GGUF model")
+    assert not win.launch_card.launch_button.isEnabled()
+    assert win.launch_card.block_reason.text()
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        win.draft_edit.clear()
-    assert win.launch_button.isEnabled()
+        win.speculation.draft_edit.clear()
+    assert win.launch_card.launch_button.isEnabled()
 
 
 def test_context_slider_and_kv_replan(qtbot, window) -> None:
     win = window()
     choose(qtbot, win, "tiny-llama-F32")
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        win.ctx_slider.setValue(0)
-    assert win.vm.plan.result.context == 2048 and "-c 2048" in win.command.toPlainText()
-    assert "2k" in win.ctx_value.text() and win.ctx_auto.isVisible()
+        win.memory.ctx_slider.setValue(0)
+    assert win.vm.plan.result.context == 2048 and "-c 2048" in win.advanced.command.toPlainText()
+    assert "2k" in win.memory.ctx_value.text() and win.memory.ctx_auto.isVisible()
     # Its heads hold 16 values: a quantized KV cache (blocks of 32) cannot start: not offered.
-    assert [win.kv_combo.itemData(i) for i in range(win.kv_combo.count())] == [None, "f16"]
+    assert [win.memory.kv_combo.itemData(i) for i in range(win.memory.kv_combo.count())] == [None, "f16"]
 
 
 def test_kv_choices_follow_the_model(qtbot, window, tmp_path: Path) -> None:
@@ -140,38 +140,38 @@ def test_kv_choices_follow_the_model(qtbot, window, tmp_path: Path) -> None:
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=20000):
         win.vm.open_file(wide)
     qtbot.waitUntil(lambda: not win.vm.replanning, timeout=20000)
-    assert win.kv_combo.findData("q4_0") > 0 and win.kv_combo.findData("q8_0") > 0
+    assert win.memory.kv_combo.findData("q4_0") > 0 and win.memory.kv_combo.findData("q8_0") > 0
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        win.kv_combo.setCurrentIndex(win.kv_combo.findData("q4_0"))
-    assert "-ctk q4_0" in win.command.toPlainText()
+        win.memory.kv_combo.setCurrentIndex(win.memory.kv_combo.findData("q4_0"))
+    assert "-ctk q4_0" in win.advanced.command.toPlainText()
 
 
 @pytest.mark.engine
 def test_launch_reaches_ready_shows_url_and_stop_returns_to_idle(qtbot, window, engine) -> None:
     win = window(engine=engine)
     choose(qtbot, win, "tiny-llama-F32")
-    qtbot.waitUntil(win.launch_button.isEnabled, timeout=10000)
+    qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=10000)
     with qtbot.waitSignal(win.vm.launch.became_ready, timeout=90000):
-        qtbot.mouseClick(win.launch_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(win.launch_card.launch_button, Qt.MouseButton.LeftButton)
     url = win.vm.launch.api_url()
     assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-    assert win.url_label.isVisible() and url in win.url_label.text()
-    assert win.copy_url.isVisible() and win.open_chat.isVisible() and win.copy_key.isVisible()
-    assert win.status_text.text().startswith("Ready")
-    assert not win.launch_button.isEnabled() and win.stop_button.isEnabled()
+    assert win.status.url_label.isVisible() and url in win.status.url_label.text()
+    assert win.status.copy_url.isVisible() and win.status.open_chat.isVisible() and win.status.copy_key.isVisible()
+    assert win.status.status_text.text().startswith("Ready")
+    assert not win.launch_card.launch_button.isEnabled() and win.launch_card.stop_button.isEnabled()
     # Copy puts the URL on the clipboard.
-    qtbot.mouseClick(win.copy_url, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(win.status.copy_url, Qt.MouseButton.LeftButton)
     from PySide6.QtGui import QGuiApplication
 
     assert QGuiApplication.clipboard().text() == url
     # The engine reported its buffers: planned vs actual is shown.
-    qtbot.waitUntil(lambda: win.actual_box.isVisible(), timeout=10000)
+    qtbot.waitUntil(lambda: win.memory.actual_box.isVisible(), timeout=10000)
     with qtbot.waitSignal(win.vm.launch.ended, timeout=30000):
         win.act_stop.trigger()
     assert not win.vm.engine_running()
-    assert win.status_text.text() == "Stopped"
-    assert not win.url_label.isVisible()
-    assert win.launch_button.isEnabled(), "after a stop the model can be launched again"
+    assert win.status.status_text.text() == "Stopped"
+    assert not win.status.url_label.isVisible()
+    assert win.launch_card.launch_button.isEnabled(), "after a stop the model can be launched again"
 
 
 @pytest.mark.engine
@@ -183,36 +183,36 @@ def test_forced_fallback_shows_the_banner(qtbot, window, engine, tmp_path: Path)
     broken_draft(d / "tiny-llama-draft.gguf", target)
     win = window(Settings(model_folders=[str(d)]), engine=engine)
     choose(qtbot, win, "tiny-llama-F32")
-    assert "tiny-llama-draft.gguf" in win.command.toPlainText()
+    assert "tiny-llama-draft.gguf" in win.advanced.command.toPlainText()
     with qtbot.waitSignal(win.vm.launch.became_ready, timeout=90000):
-        win.launch_button.click()
+        win.launch_card.launch_button.click()
     assert win.banner.isVisible()
-    text = win.banner_text.text()
+    text = win.banner.text.text()
     assert "Speculation was turned off" in text and "without speculation" in text
     assert win.vm.launch.fallback_reason
     # Remembered: the next plan for this engine leaves the drafter out without crashing first.
     from draftwise.core.speculation.broken import BrokenDrafters
 
     assert any("tiny-llama-draft.gguf" in key for key in BrokenDrafters().broken_for(engine.binary))
-    qtbot.waitUntil(lambda: "tiny-llama-draft.gguf" not in win.command.toPlainText(), timeout=10000)
-    assert "fail before" in win.spec_notes.text() + win.decision.text()
+    qtbot.waitUntil(lambda: "tiny-llama-draft.gguf" not in win.advanced.command.toPlainText(), timeout=10000)
+    assert "fail before" in win.speculation.notes.text() + win.speculation.decision.text()
 
 
 def test_switching_to_japanese_changes_visible_strings(qtbot, window) -> None:
     win = window()
     choose(qtbot, win, "tiny-llama-F32")
-    before = (win.launch_button.text(), win.spec_title.text(), win.menu_file.title(), win.status_text.text())
+    before = (win.launch_card.launch_button.text(), win.speculation.title.text(), win.menu_file.title(), win.status.status_text.text())
     try:
-        win.lang_combo.setCurrentIndex(win.lang_combo.findData("ja"))
-        qtbot.waitUntil(lambda: win.launch_button.text() != before[0], timeout=5000)
-        after = (win.launch_button.text(), win.spec_title.text(), win.menu_file.title(), win.status_text.text())
+        win.advanced.lang_combo.setCurrentIndex(win.advanced.lang_combo.findData("ja"))
+        qtbot.waitUntil(lambda: win.launch_card.launch_button.text() != before[0], timeout=5000)
+        after = (win.launch_card.launch_button.text(), win.speculation.title.text(), win.menu_file.title(), win.status.status_text.text())
         assert all(a != b for a, b in zip(after, before, strict=True)), after
         assert win.vm.settings.language == "ja"
         header = win.vm.library.model.headerData(0, Qt.Orientation.Horizontal)
         assert header != "Name"
     finally:
         win.vm.set_language("en")
-    assert win.launch_button.text() == "Launch"
+    assert win.launch_card.launch_button.text() == "Launch"
 
 
 def test_corrupt_settings_file_is_set_aside_and_reported(qtbot, tmp_path: Path) -> None:
@@ -230,11 +230,11 @@ def test_corrupt_settings_file_is_set_aside_and_reported(qtbot, tmp_path: Path) 
     qtbot.waitUntil(win.banner.isVisible, timeout=5000)
     aside = list(path.parent.glob("settings.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_text() == '{"model_folders": ['
-    assert aside[0].name in win.banner_text.text()
+    assert aside[0].name in win.banner.text.text()
     # It stays through status refreshes until the user dismisses it.
     win.refresh_status()
-    assert win.banner.isVisible() and win.banner_dismiss.isVisible()
-    qtbot.mouseClick(win.banner_dismiss, Qt.MouseButton.LeftButton)
+    assert win.banner.isVisible() and win.banner.dismiss.isVisible()
+    qtbot.mouseClick(win.banner.dismiss, Qt.MouseButton.LeftButton)
     assert not win.banner.isVisible()
     # Saving writes a fresh, valid file.
     assert vm.save_settings() is None and st.load().problem is None
@@ -249,7 +249,7 @@ def test_drop_a_gguf_opens_it(qtbot, window, tmp_path: Path) -> None:
                     Qt.KeyboardModifier.NoModifier)
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=20000):
         win.dropEvent(ev)
-    assert win.title.text() == "dropped-F32"
+    assert win.header.title.text() == "dropped-F32"
     qtbot.waitUntil(lambda: win.vm.library.model.row_of(loose) is not None, timeout=10000)
     assert str(loose) in win.vm.settings.model_files
 
@@ -306,9 +306,9 @@ def test_closing_the_window_stops_the_real_engine(qtbot, window, engine) -> None
 
     win = window(engine=engine)
     choose(qtbot, win, "tiny-llama-F32")
-    qtbot.waitUntil(win.launch_button.isEnabled, timeout=10000)
+    qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=10000)
     with qtbot.waitSignal(win.vm.launch.became_ready, timeout=90000):
-        win.launch_button.click()
+        win.launch_card.launch_button.click()
     pid = win.vm.launch.process.pid
     assert pid and psutil.pid_exists(pid)
     win.close()
@@ -340,14 +340,14 @@ def test_library_columns_speculation_off_and_context_reset(qtbot, window) -> Non
     win.resize(1024, 640)
     qtbot.waitUntil(lambda: hh.sectionSize(COL["name"]) >= 180, timeout=5000)
     choose(qtbot, win, "tiny-llama-F32")
-    assert win.draft_edit.isEnabled()
+    assert win.speculation.draft_edit.isEnabled()
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        win.mtp_off.setChecked(True)
-    assert not win.draft_edit.isEnabled() and not win.draft_browse.isEnabled()
+        win.speculation.mtp_off.setChecked(True)
+    assert not win.speculation.draft_edit.isEnabled() and not win.speculation.draft_browse.isEnabled()
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
-        win.ctx_slider.setValue(0)
-    assert win.ctx_auto.isVisible() and win.ctx_auto.text() == "Reset to auto" and not win.ctx_auto.isFlat()
+        win.memory.ctx_slider.setValue(0)
+    assert win.memory.ctx_auto.isVisible() and win.memory.ctx_auto.text() == "Reset to auto" and not win.memory.ctx_auto.isFlat()
     # Launch stays reachable in a small window: it is outside the scroll area.
     win.resize(800, 560)
     qtbot.wait(50)
-    assert win.launch_button.isVisible() and win.launch_card.visibleRegion().boundingRect().height() > 0
+    assert win.launch_card.launch_button.isVisible() and win.launch_card.visibleRegion().boundingRect().height() > 0

@@ -1,10 +1,14 @@
-"""The shipped app's self-test: `Draftwise --self-test` (frozen) or `python -m draftwise.selftest`.
+"""The shipped app's self-test: `Draftwise --self-test` (frozen) or `draftwise-gui --self-test`.
 
 Proves a build works on the machine it landed on, offscreen and without a model of the user's:
 a window paints, every module imports, the resources are found, a GGUF file is written and
 read back, a launch is planned, and (with an engine) llama-server is started on that tiny
 model, answers a completion and is stopped with nothing left running. Each step prints one
 line as it finishes; the last line is `self-test passed` or `self-test failed`.
+
+The window to paint comes from the caller (`run(window_factory=...)`: the GUI entry point
+passes its `create_window`), so this module never imports the GUI; a factory that raises,
+or a window that never paints, fails the step.
 
 The test model is written in pure Python (`draftwise.core.check.check_models`, no numpy, no
 gguf-py): the frozen app does not carry those (about 40 MB); "Check this machine" writes its
@@ -76,24 +80,17 @@ class Report:
         self.line(f"{at}{mark} {title}: {detail}{took}")
 
 
-def _paint_window(window_factory: Callable[[], Any] | None) -> str:
-    """Show a window offscreen and wait for its first paint; return what was painted."""
+def _paint_window(window_factory: Callable[[], Any]) -> str:
+    """Build the window, show it offscreen and wait for its first paint; return what was
+    painted. Raises (the step fails) when the window cannot be built or never paints."""
     if not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, QObject
-    from PySide6.QtWidgets import QApplication, QLabel
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "draftwise"])
-    what = "a plain window (draftwise.gui.create_window is not there yet)"
-    factory = window_factory
-    if factory is None:
-        gui = importlib.import_module("draftwise.gui")
-        factory = getattr(gui, "create_window", None)
-        if factory is not None:
-            what = "the main window"
-    else:
-        what = "the main window"
-    window = factory() if factory is not None else QLabel("Draftwise self-test")
+    what = "the main window"
+    window = window_factory()
 
     class _PaintSpy(QObject):
         painted = False
@@ -213,10 +210,11 @@ def provision_binary_name() -> str:
 def run(
     argv: Sequence[str] | None = None,
     *,
-    window_factory: Callable[[], Any] | None = None,
+    window_factory: Callable[[], Any],
     out: TextIO | None = None,
 ) -> int:
-    """Run every step, print one line each and the verdict; 0 when all passed."""
+    """Run every step, print one line each and the verdict; 0 when all passed.
+    `window_factory()` builds the window the "Window" step paints."""
     parser = argparse.ArgumentParser(prog="draftwise --self-test", add_help=False)
     frozen = bool(getattr(sys, "frozen", False))
     parser.add_argument("--engine", choices=["bundled", "any", "none"],
@@ -257,7 +255,7 @@ def _timed(report: Report, title: str, fn: Callable[[], str]) -> bool:
     return True
 
 
-def _run(report: Report, engine_mode: str, frozen: bool, window_factory) -> int:
+def _run(report: Report, engine_mode: str, frozen: bool, window_factory: Callable[[], Any]) -> int:
     where = f"frozen at {Path(sys.executable).parent}" if frozen else "from source"
     report.line(f"Draftwise self-test ({where}, {sys.platform})")
     report.step("Start", "info", "self-test started")
@@ -355,10 +353,3 @@ def _stop(launch) -> str:
         raise RuntimeError(f"process group(s) {left} still running")
     return f"stopped (stage {launch.stage}), nothing left running"
 
-
-def main() -> int:
-    return run()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,10 @@
 """The window's brain: one view-model that owns the others and wires them together.
 
 pick a model → read its header (pool thread) → resolve speculation and plan memory
-(pool thread, re-run at once on every change; stale results are dropped by generation)
+(`viewmodels.replan`: pool thread, re-run at once on every change, the newest answer wins)
 → the command that Launch would run → Launch builds a LaunchSpec and hands it to the
 engine process. Settings (folders, last model, per-model overrides, language...) are
-loaded here and saved shortly after each change.
+loaded here and saved shortly after each change; profiles are `viewmodels.profiles`.
 """
 
 from __future__ import annotations
@@ -12,41 +12,33 @@ from __future__ import annotations
 import logging
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core import settings as settings_mod
-from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import launch_spec, orphans, prepare
+from draftwise.core.launch import launch_spec, orphans
 from draftwise.core.planning import planner
 from draftwise.core.readable import command_line
-from draftwise.core.settings import LoadResult, ModelOverrides, Settings
+from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
-from draftwise.viewmodels.engine import EngineChoice, EngineViewModel
+from draftwise.viewmodels.engine import EngineViewModel
 from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
+from draftwise.viewmodels.latest import Latest
 from draftwise.viewmodels.launch import RUNNING, EngineFactory, LaunchViewModel
 from draftwise.viewmodels.library import LibraryViewModel
 from draftwise.viewmodels.logs import LogsViewModel
 from draftwise.viewmodels.machine_check import MachineCheckViewModel
 from draftwise.viewmodels.model_details import ModelDetailsViewModel
-from draftwise.viewmodels.plan import (
-    KV_TYPES,
-    NO_FIT,
-    PlanView,
-    PlanViewModel,
-    make_plan,
-    prefs_for,
-    probe_machine,
-    view_of,
-)
-from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
+from draftwise.viewmodels.plan import KV_TYPES, NO_FIT, PlanViewModel, probe_machine
+from draftwise.viewmodels.profiles import ProfilesViewModel
+from draftwise.viewmodels.replan import Inputs, Outcome, Replanner
+from draftwise.viewmodels.speculation import SpeculationViewModel
 
 log = logging.getLogger(__name__)
 
@@ -54,87 +46,6 @@ log = logging.getLogger(__name__)
 def kv_types_for(model: gguf.ModelInfo) -> list[str]:
     """The KV cache types this model can use (`planner.kv_types_for`)."""
     return [t for t in planner.kv_types_for(model) if t in KV_TYPES]
-
-
-# ------------------------------------------------------------------ the re-plan job
-@dataclass(frozen=True)
-class Inputs:
-    generation: int
-    model: gguf.ModelInfo
-    mtp: str
-    draft: str
-    extra_args: tuple[str, ...]
-    engine: EngineChoice | None
-    caps: EngineCaps
-    context: int | None
-    kv_type: str | None
-    machine: Any
-    port: int
-    network: bool = False
-
-
-@dataclass(frozen=True)
-class Outcome:
-    generation: int
-    check: DraftCheck | None
-    decision: resolver.SpecDecision | None
-    error: FieldError | None
-    plan: PlanView | None
-    plan_error: str | None
-    launch_decision: resolver.SpecDecision  # what Launch runs (the planner may drop a drafter)
-    argv: tuple[str, ...]  # the command Launch would run (core's one builder; key in the env)
-    prepared: prepare.Prepared | None = None  # what Launch turns into a LaunchSpec
-
-
-def replan(inp: Inputs) -> Outcome:
-    """Resolve speculation, plan memory, build the command: `core.prepare`, the one builder
-    the CLI uses too. A user error (bad draft, bad extra arguments) still gets a plan without
-    speculation, so the memory bars stay meaningful while the user fixes the field."""
-    model = inp.model
-    check = check_draft(model, inp.draft) if inp.draft.strip() else None
-    engine = inp.engine
-    kind = engine.kind if engine is not None else resolver.LLAMA_CPP
-    binary = engine.binary if engine is not None else Path("llama-server")
-    broken: frozenset[str] = frozenset()
-    if engine is not None and kind == resolver.LLAMA_CPP:
-        broken = BrokenDrafters().broken_for(engine.binary)
-    request = request_of(inp)
-    decision: resolver.SpecDecision | None = None
-    error: FieldError | None = None
-    plan: PlanView | None = None
-    plan_error = None
-    launch_decision = resolver.NO_SPECULATION
-    prepared: prepare.Prepared | None = None
-    argv: tuple[str, ...] = ()
-    try:
-        prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model)
-        decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
-        argv = prepared.launch(binary, engine_backend=engine.backend if engine is not None else "cpu",
-                               gpus=getattr(inp.machine, "gpus", ())).argv
-    except FieldError as exc:
-        error = exc
-        prepared = None
-    except (OSError, ValueError) as exc:
-        log.exception("planning failed")
-        plan_error = tr("Could not plan memory: {0}").format(exc)
-    if plan is None and plan_error is None:
-        try:
-            plan = make_plan(model, resolver.NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
-        except (OSError, ValueError) as exc:
-            plan_error = tr("Could not plan memory: {0}").format(exc)
-    return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, tuple(argv),
-                   prepared)
-
-
-def request_of(inp: Inputs) -> prepare.Request:
-    """The window's settings as core's launch request (the same one `draftwise plan` builds)."""
-    draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
-    return prepare.Request(
-        model=inp.model.path, mtp=inp.mtp, draft=draft,
-        backend=inp.engine.kind if inp.engine is not None else resolver.LLAMA_CPP,
-        extra_args=inp.extra_args, prefs=prefs_for(inp.context, inp.kv_type), port=inp.port,
-        network=inp.network,
-    )
 
 
 def split_args(text: str) -> tuple[tuple[str, ...], str | None]:
@@ -157,7 +68,6 @@ class AppViewModel(QObject):
     extra_args_changed = Signal()
     machine_known = Signal()
 
-    REPLAN_DELAY_MS = 0  # re-plan on the next turn of the event loop (coalesces bursts)
     SAVE_DELAY_MS = 400
 
     def __init__(
@@ -191,15 +101,16 @@ class AppViewModel(QObject):
         self.extra_args_text = ""
         self.extra_args: tuple[str, ...] = ()
         self.extra_args_error: str | None = None
-        self.outcome: Outcome | None = None
         self.launch_error: str | None = None
-        self._generation = 0
-        self._model_generation = 0
-        self._machine_generation = 0
-        self._replan_timer = QTimer(self)
-        self._replan_timer.setSingleShot(True)
-        self._replan_timer.setInterval(self.REPLAN_DELAY_MS)
-        self._replan_timer.timeout.connect(self._replan_now)
+        self._model_reads = Latest()  # only the newest chosen model's header is used
+        self._machine_probes = Latest()  # only the newest probe (or set_machine) counts
+        self.replanner = Replanner(self.runner, self.speculation, self.plan, self._replan_inputs,
+                                   lambda: self.model is not None, self)
+        self.profiles = ProfilesViewModel(
+            self.settings, self.speculation, self.plan, model_path=lambda: self.model_path,
+            extra_args=lambda: (self.extra_args, self.extra_args_error),
+            set_extra_args_text=lambda text: self._set_extra_args_text(text, replan=False),
+            replan=self.schedule_replan, save=self.schedule_save, parent=self)
         self._save_timer = QTimer(self)
         self._save_timer.setSingleShot(True)
         self._save_timer.setInterval(self.SAVE_DELAY_MS)
@@ -220,6 +131,8 @@ class AppViewModel(QObject):
         # shown command and the next Launch leave it out instead of crashing the same way.
         self.launch.became_ready.connect(
             lambda _url: self.schedule_replan() if self.launch.fallback_reason else None)
+        self.replanner.outcome_changed.connect(self.outcome_changed)
+        self.replanner.outcome_changed.connect(self.launch_state_changed)
         self.language.language_changed.connect(self._on_language_changed)
 
     # ---------------------------------------------------------------- start-up
@@ -249,20 +162,15 @@ class AppViewModel(QObject):
 
     def probe_machine(self, engine_binary: Path | None) -> None:
         """Ask what the machine (as this engine sees it) has, off the GUI thread."""
-        self._machine_generation += 1
-        gen = self._machine_generation
+        self._machine_probes.new()
         self.runner.submit(probe_machine, engine_binary,
-                           on_done=lambda m, g=gen: self._on_machine(g, m),
+                           on_done=self._machine_probes.deliver(self._use_machine),
                            on_error=lambda exc: log.warning("machine probe failed: %s", exc),
                            name="probe-machine")
 
-    def _on_machine(self, gen: int, machine: Any) -> None:
-        if gen == self._machine_generation:
-            self._use_machine(machine)
-
     def set_machine(self, machine: Any) -> None:
         """Use this machine (a described one, or a test's); probes still running are ignored."""
-        self._machine_generation += 1
+        self._machine_probes.new()
         self._use_machine(machine)
 
     def _use_machine(self, machine: Any) -> None:
@@ -298,19 +206,15 @@ class AppViewModel(QObject):
         p = Path(path)
         if self.model_path is not None and p == self.model_path and (self.model is not None or self.details.loading):
             return
-        self._model_generation += 1
-        gen = self._model_generation
+        read = self._model_reads.new()
         self.model_path = p
         self.model = None
-        self.outcome = None
+        self.replanner.clear()
         if not self.launch.running:
             self.launch.reset()
             self.plan.clear_actual()
         self.plan.kv_types = KV_TYPES  # until the header says which this model can use
-        ov = self.settings.overrides_for(p)
-        self.speculation.load(ov.mtp or "auto", ov.draft or "")
-        self.plan.load(ov.context, ov.kv_type, 0)
-        self._set_extra_args_text(" ".join(shlex.quote(a) for a in ov.extra_args), replan=False)
+        self.profiles.load(self.settings.overrides_for(p), max_context=0)
         self.speculation.clear_result()
         self.plan.set_result(None)
         self.details.set_loading(p)
@@ -320,14 +224,12 @@ class AppViewModel(QObject):
         self.launch_state_changed.emit()
         self.runner.submit(
             self.library.scanner.read, p,
-            on_done=lambda info, g=gen: self._on_model_read(g, info),
-            on_error=lambda exc, g=gen, q=p: self._on_model_failed(g, q, exc),
+            on_done=self._model_reads.deliver(self._on_model_read, read),
+            on_error=self._model_reads.deliver(lambda exc, q=p: self._on_model_failed(q, exc), read),
             name="read-model",
         )
 
-    def _on_model_read(self, gen: int, info: gguf.ModelInfo) -> None:
-        if gen != self._model_generation:
-            return
+    def _on_model_read(self, info: gguf.ModelInfo) -> None:
         self.model = info
         self.plan.max_context = info.context_length or 0
         self.plan.set_kv_types(kv_types_for(info))
@@ -335,9 +237,7 @@ class AppViewModel(QObject):
         self.model_changed.emit()
         self.schedule_replan()
 
-    def _on_model_failed(self, gen: int, path: Path, exc: BaseException) -> None:
-        if gen != self._model_generation:
-            return
+    def _on_model_failed(self, path: Path, exc: BaseException) -> None:
         self.details.set_error(path, tr_error(exc))
         self.model_changed.emit()
         self.launch_state_changed.emit()
@@ -368,7 +268,7 @@ class AppViewModel(QObject):
         self.launch_state_changed.emit()
 
     def _on_inputs_changed(self) -> None:
-        self._store_overrides()
+        self.profiles.store()
         self._clear_finished_run()
         self.schedule_replan()
 
@@ -404,37 +304,6 @@ class AppViewModel(QObject):
         parts = [t for t in (self.launch.banner_text(), tr_message(self.settings_problem_text)) if t]
         return "\n".join(parts)
 
-    def _store_overrides(self) -> None:
-        if self.model_path is None:
-            return
-        ov = ModelOverrides(
-            context=self.plan.context,
-            kv_type=self.plan.kv_type,
-            mtp=self.speculation.mtp if self.speculation.mtp != "auto" else None,
-            draft=self.speculation.draft.strip() or None,
-            extra_args=list(self.extra_args) if not self.extra_args_error else
-            self.settings.overrides_for(self.model_path).extra_args,
-        )
-        self.settings.set_overrides(self.model_path, ov)
-        self.schedule_save()
-
-    def current_overrides(self) -> ModelOverrides:
-        return ModelOverrides(
-            context=self.plan.context, kv_type=self.plan.kv_type,
-            mtp=self.speculation.mtp if self.speculation.mtp != "auto" else None,
-            draft=self.speculation.draft.strip() or None, extra_args=list(self.extra_args),
-        )
-
-    def reset_overrides(self) -> None:
-        """Back to "decide for me" for this model."""
-        if self.model_path is None:
-            return
-        self.speculation.load("auto", "")
-        self.plan.load(None, None, self.plan.max_context)
-        self._set_extra_args_text("", replan=False)
-        self._store_overrides()
-        self.schedule_replan()
-
     def set_port(self, port: int) -> None:
         if 1 <= port <= 65535 and port != self.settings.port:
             self.settings.port = port
@@ -447,84 +316,35 @@ class AppViewModel(QObject):
             self.schedule_save()
             self.schedule_replan()
 
-    # ---------------------------------------------------------------- profiles
-    def save_profile(self, name: str) -> None:
-        name = name.strip()
-        if name:
-            self.settings.save_profile(name, self.current_overrides())
-            self.schedule_save()
-
-    def apply_profile(self, name: str) -> None:
-        p = self.settings.profile(name)
-        if p is None or self.model_path is None:
-            return
-        o = p.overrides
-        self.speculation.load(o.mtp or "auto", o.draft or "")
-        self.plan.load(o.context, o.kv_type, self.plan.max_context)
-        self._set_extra_args_text(" ".join(shlex.quote(a) for a in o.extra_args), replan=False)
-        self._store_overrides()
-        self.schedule_replan()
-
-    def delete_profile(self, name: str) -> None:
-        self.settings.delete_profile(name)
-        self.schedule_save()
-
     # ---------------------------------------------------------------- re-plan
     @property
+    def outcome(self) -> Outcome | None:
+        """The newest re-plan's answer (None while there is none for this model)."""
+        return self.replanner.outcome
+
+    @property
     def replanning(self) -> bool:
-        return self._replan_timer.isActive() or (
-            self.model is not None and (self.outcome is None or self.outcome.generation != self._generation)
-        )
+        return self.replanner.replanning
 
     def schedule_replan(self) -> None:
         if self.model is None:
             return
-        self._generation += 1
-        self.speculation.pending = True
-        self.plan.planning = True
-        self._replan_timer.start()
+        self.replanner.schedule()
         self.launch_state_changed.emit()
 
-    def _replan_now(self) -> None:
+    def _replan_inputs(self, generation: int) -> Inputs | None:
         if self.model is None or self.machine is None:
-            return  # set_machine re-plans once the machine is known
-        gen = self._generation
-        inputs = Inputs(
-            generation=gen, model=self.model, mtp=self.speculation.mtp, draft=self.speculation.draft,
+            return None  # set_machine re-plans once the machine is known
+        return Inputs(
+            generation=generation, model=self.model, mtp=self.speculation.mtp, draft=self.speculation.draft,
             extra_args=self.extra_args, engine=self.engine.selected, caps=self.engine.caps(),
             context=self.plan.context, kv_type=self.plan.kv_type, machine=self.machine,
             port=self.settings.port, network=self.settings.network,
         )
-        self.runner.submit(replan, inputs, on_done=self._on_outcome,
-                           on_error=lambda exc, g=gen: self._on_replan_failed(g, exc), name="replan")
-
-    def _on_outcome(self, out: Outcome) -> None:
-        if out.generation != self._generation:
-            return  # an older question; a newer answer is on its way
-        self.outcome = out
-        dropped = out.plan is not None and out.plan.drop_drafter and out.decision is not None
-        # When the plan left the drafter out, show what will run (and why) rather than what
-        # the resolver picked.
-        self.speculation.set_result(out.check, out.launch_decision if dropped else out.decision, out.error)
-        self.plan.set_result(out.plan, out.plan_error)
-        self.outcome_changed.emit()
-        self.launch_state_changed.emit()
-
-    def _on_replan_failed(self, gen: int, exc: BaseException) -> None:
-        if gen != self._generation:
-            return
-        log.error("re-plan failed: %s", exc)
-        self.outcome = None
-        self.plan.set_result(None, tr("Could not plan: {0}").format(tr_error(exc)))
-        self.speculation.set_result(None, None, resolver.ResolveError("model", getattr(exc, "message", None) or str(exc)))
-        self.outcome_changed.emit()
-        self.launch_state_changed.emit()
 
     def command_text(self) -> str:
         """The engine command Launch would run (the API key is not in it: it goes by env)."""
-        if self.outcome is None:
-            return ""
-        return command_line(self.outcome.argv)
+        return self.replanner.command_text()
 
     # ---------------------------------------------------------------- launch
     def running_model_path(self) -> Path | None:

@@ -23,6 +23,7 @@ from draftwise.core.messages import Text
 from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.latest import Latest
 
 BACKEND_NAMES = {
     "cpu": "CPU", "cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "metal": "Metal", "unknown": "",
@@ -124,24 +125,21 @@ class EngineViewModel(QObject):
         self.install_line = ""
         self.install_message = ""
         self.install_backend = default_install_backend()
-        self._detect_generation = 0
+        self._detections = Latest()  # only the newest detection (or set_engines) counts
 
     # ---------------------------------------------------------------- discovery
     def detect(self) -> None:
-        self._detect_generation += 1
-        gen = self._detect_generation
+        self._detections.new()
         self.detecting = True
         self.changed.emit()
         self.runner.submit(
             detect_engines, self.preferred_binary,
-            on_done=lambda found, g=gen: self._on_detected(g, found),
-            on_error=lambda exc, g=gen: self._on_detected(g, []),
+            on_done=self._detections.deliver(self._on_detected),
+            on_error=self._detections.deliver(lambda exc: self._on_detected([])),
             name="detect-engines",
         )
 
-    def _on_detected(self, gen: int, found: list[EngineChoice]) -> None:
-        if gen != self._detect_generation:
-            return
+    def _on_detected(self, found: list[EngineChoice]) -> None:
         self.detecting = False
         self.detected_once = True
         old = self.selected_key
@@ -166,8 +164,8 @@ class EngineViewModel(QObject):
 
     def set_engines(self, engines: list[EngineChoice]) -> None:
         """For tests and the screenshot: use these instead of detecting."""
-        self._detect_generation += 1
-        self._on_detected(self._detect_generation, engines)
+        self._detections.new()
+        self._on_detected(engines)
 
     def select(self, key: str) -> None:
         if key != self.selected_key and any(e.key == key for e in self.engines):

@@ -1,0 +1,138 @@
+"""The Launch card, pinned under the scrolling cards: the engine to run (and "Install
+engine" with its progress), why Launch is not possible yet, and Launch / Stop.
+
+Whether Launch may run is the app's decision (`AppViewModel.launch_block_reason`: it weighs
+the model, the engine, the speculation and the plan), so this card is bound to the app and
+follows its `launch_state_changed` plus the engine's and the launch's own signals.
+
+`figures` is an empty slot between the engine line and the Launch row, meant for live
+figures of a running engine (drafting acceptance, tokens per second).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from draftwise.ui.cards import Card, muted, set_tone
+from draftwise.viewmodels.app import AppViewModel
+from draftwise.viewmodels.i18n import tr
+
+
+class LaunchCard(Card):
+    def __init__(self, app: AppViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(None, parent)
+        self.vm = app
+        el = self.body
+        erow = QHBoxLayout()
+        self.engine_label = QLabel()
+        self.engine_combo = QComboBox()
+        self.engine_combo.setObjectName("engineCombo")
+        self.engine_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.install_button = QPushButton()
+        erow.addWidget(self.engine_label)
+        erow.addWidget(self.engine_combo, 1)
+        erow.addWidget(self.install_button)
+        el.addLayout(erow)
+        self.install_bar = QProgressBar()
+        self.install_bar.setRange(0, 1000)
+        self.install_bar.setTextVisible(True)
+        el.addWidget(self.install_bar)
+        self.engine_status = muted(QLabel())
+        el.addWidget(self.engine_status)
+        # The slot for live figures of the running engine (empty: takes no room).
+        self.figures = QVBoxLayout()
+        self.figures.setContentsMargins(0, 0, 0, 0)
+        el.addLayout(self.figures)
+        lrow = QHBoxLayout()
+        self.block_reason = muted(QLabel())
+        self.block_reason.setObjectName("launchBlockReason")
+        self.launch_button = QPushButton()
+        self.launch_button.setObjectName("launchButton")
+        self.launch_button.setDefault(True)
+        self.stop_button = QPushButton()
+        self.stop_button.setObjectName("stopButton")
+        lrow.addWidget(self.block_reason, 1)
+        lrow.addWidget(self.stop_button)
+        lrow.addWidget(self.launch_button)
+        el.addLayout(lrow)
+
+        engine = app.engine
+        self.engine_combo.currentIndexChanged.connect(self._on_engine_combo)
+        self.install_button.clicked.connect(lambda: engine.install())
+        self.launch_button.clicked.connect(app.do_launch)
+        self.stop_button.clicked.connect(app.do_stop)
+        engine.changed.connect(self.refresh_engine)
+        engine.engines_changed.connect(self.refresh_engine)
+        engine.install_progress.connect(lambda *_: self.refresh_engine())
+        app.launch.state_changed.connect(self.refresh_engine)
+        app.launch_state_changed.connect(self.refresh_launch)
+        app.launch.changed.connect(self.refresh_launch)
+        app.details.changed.connect(self.refresh_launch)
+        app.speculation.changed.connect(self.refresh_launch)
+
+    def retranslate(self) -> None:
+        self.engine_label.setText(tr("Engine"))
+        self.engine_combo.setAccessibleName(tr("Engine"))
+        self.install_button.setText(tr("Install engine"))
+        self.install_button.setAccessibleName(tr("Install the llama.cpp engine"))
+        self.install_bar.setAccessibleName(tr("Engine installation progress"))
+        self.launch_button.setText(tr("Launch"))
+        self.launch_button.setAccessibleName(tr("Launch the model"))
+        self.launch_button.setToolTip(tr("Start the engine with this model (Ctrl+L)"))
+        self.stop_button.setText(tr("Stop"))
+        self.stop_button.setAccessibleName(tr("Stop the engine"))
+        self.stop_button.setToolTip(tr("Stop the engine (Ctrl+.)"))
+
+    def refresh(self) -> None:
+        self.refresh_engine()
+        self.refresh_launch()
+
+    def refresh_engine(self) -> None:
+        e = self.vm.engine
+        self.engine_combo.blockSignals(True)
+        self.engine_combo.clear()
+        for choice in e.engines:
+            label = choice.label() + (f" — {tr('unusable')}" if choice.problem else "")
+            self.engine_combo.addItem(label, choice.key)
+        if not e.engines:
+            self.engine_combo.addItem(tr("Looking for engines…") if e.detecting else tr("No engine found"), None)
+        at = self.engine_combo.findData(e.selected_key) if e.selected_key else -1
+        self.engine_combo.setCurrentIndex(max(0, at))
+        self.engine_combo.setEnabled(bool(e.engines) and not self.vm.launch.running)
+        self.engine_combo.blockSignals(False)
+        self.install_bar.setVisible(e.installing)
+        if e.installing:
+            if e.install_fraction is None:
+                self.install_bar.setRange(0, 0)
+            else:
+                self.install_bar.setRange(0, 1000)
+                self.install_bar.setValue(int(e.install_fraction * 1000))
+        self.install_button.setEnabled(not e.installing)
+        self.install_button.setVisible(e.installing or not any(c.launchable for c in e.engines) or bool(e.install_message))
+        status = e.status_text()
+        self.engine_status.setText(status)
+        self.engine_status.setVisible(bool(status))
+
+    def refresh_launch(self) -> None:
+        vm = self.vm
+        why = vm.launch_block_reason()
+        self.launch_button.setEnabled(why is None)
+        self.stop_button.setEnabled(vm.can_stop())
+        self.stop_button.setVisible(vm.launch.running)
+        other = vm.running_model_path() not in (None, vm.model_path)
+        show_why = why if (why and (not vm.launch.running or other)) else ""
+        self.block_reason.setText(show_why)
+        set_tone(self.block_reason, "error" if (vm.speculation.blocks_launch() and show_why) else "")
+
+    def _on_engine_combo(self, i: int) -> None:
+        key = self.engine_combo.itemData(i)
+        if key:
+            self.vm.engine.select(key)

@@ -1,0 +1,207 @@
+"""The bottom of the window: the status bar (state, endpoint URL, API key, passing notes,
+"Check this machine", Logs), and above it the warning banner (speculation was switched
+off, a settings problem) and the failure strip (why the engine failed, "Show log").
+
+The status bar and the failure strip show `LaunchViewModel` and follow its `changed`
+signal; the banner joins the launch's notices with the app's settings problem.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QPainter
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+from draftwise.ui.cards import muted
+from draftwise.ui.theme import ERROR_COLOR, STATE_COLORS, WARN_COLOR, tinted, title_font
+from draftwise.viewmodels.app import AppViewModel
+from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.launch import LaunchViewModel
+
+
+class StatusDot(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = "idle"
+        self.setFixedSize(12, 12)
+
+    def set_state(self, state: str) -> None:
+        self.state = state
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 — Qt override
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(STATE_COLORS.get(self.state, STATE_COLORS["idle"]))
+        p.drawEllipse(1, 1, 10, 10)
+        p.end()
+
+
+class StatusStrip(QWidget):
+    """● Ready — http://127.0.0.1:8080/v1 [Copy] [Open chat] key ••••1234 [Copy] … Logs"""
+
+    MESSAGE_MS = 8000  # how long a passing note stays
+
+    def __init__(self, launch: LaunchViewModel, logs_action: QAction, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = launch
+        h = QHBoxLayout(self)
+        h.setContentsMargins(8, 2, 4, 2)
+        h.setSpacing(8)
+        self.dot = StatusDot()
+        self.status_text = QLabel()
+        self.status_text.setObjectName("statusText")
+        self.url_label = QLabel()
+        self.url_label.setObjectName("urlLabel")
+        self.url_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.copy_url = QPushButton()
+        self.open_chat = QPushButton()
+        self.key_label = QLabel()
+        self.copy_key = QPushButton()
+        self.message = muted(QLabel())
+        self.message.setWordWrap(False)
+        self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.check_button = QPushButton()
+        self.check_button.setFlat(True)
+        self.logs_button = QToolButton()
+        self.logs_button.setAutoRaise(True)
+        self.logs_button.setDefaultAction(logs_action)
+        for b in (self.copy_url, self.open_chat, self.copy_key):
+            b.setFlat(False)
+        h.addWidget(self.dot)
+        h.addWidget(self.status_text)
+        h.addWidget(self.url_label)
+        h.addWidget(self.copy_url)
+        h.addWidget(self.open_chat)
+        h.addSpacing(6)
+        h.addWidget(self.key_label)
+        h.addWidget(self.copy_key)
+        h.addWidget(self.message, 1)
+        h.addWidget(self.check_button)
+        h.addWidget(self.logs_button)
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.setInterval(self.MESSAGE_MS)
+        self._message_timer.timeout.connect(lambda: self.message.setText(""))
+
+        self.copy_url.clicked.connect(lambda: self._copy(launch.api_url(), tr("URL copied")))
+        self.copy_key.clicked.connect(lambda: self._copy(launch.api_key(), tr("API key copied")))
+        self.open_chat.clicked.connect(self.open_chat_page)
+        launch.changed.connect(self.refresh)
+
+    def retranslate(self) -> None:
+        self.copy_url.setText(tr("Copy"))
+        self.copy_url.setAccessibleName(tr("Copy the endpoint URL"))
+        self.open_chat.setText(tr("Open chat"))
+        self.open_chat.setAccessibleName(tr("Open the chat page in the browser"))
+        self.copy_key.setText(tr("Copy"))
+        self.copy_key.setAccessibleName(tr("Copy the API key"))
+        self.check_button.setText(tr("Check this machine"))
+        self.check_button.setAccessibleName(tr("Check this machine"))
+
+    def refresh(self) -> None:
+        launch = self.vm
+        self.dot.set_state(launch.state)
+        self.status_text.setText(launch.status_text())
+        ready = launch.state == "ready"
+        for w in (self.url_label, self.copy_url, self.open_chat, self.key_label, self.copy_key):
+            w.setVisible(ready)
+        if ready:
+            self.url_label.setText(f"— {launch.api_url()}")
+            self.key_label.setText(tr("key {0}").format("••••" + launch.api_key()[-4:]))
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.setToolTip(text)
+        self._message_timer.start()
+
+    def open_chat_page(self) -> None:
+        url = self.vm.base_url()
+        if url:
+            QDesktopServices.openUrl(QUrl(url))
+
+    def _copy(self, text: str, note: str) -> None:
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            self.show_message(note)
+
+
+class Banner(QFrame):
+    """⚠ Speculation was turned off… / the settings file was set aside… [Dismiss]"""
+
+    def __init__(self, app: AppViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = app
+        self.setObjectName("banner")
+        self.setStyleSheet(
+            f"QFrame#banner {{ background: {tinted(WARN_COLOR, 46)}; border-top: 1px solid {tinted(WARN_COLOR, 140)}; }}"
+        )
+        h = QHBoxLayout(self)
+        h.setContentsMargins(14, 8, 10, 8)
+        icon = QLabel("⚠")
+        icon.setFont(title_font(self.font(), 1.2, bold=False))
+        self.text = QLabel()
+        self.text.setObjectName("bannerText")
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.dismiss = QPushButton()
+        self.dismiss.setObjectName("bannerDismiss")
+        h.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
+        h.addWidget(self.text, 1)
+        h.addWidget(self.dismiss, 0, Qt.AlignmentFlag.AlignTop)
+        self.setVisible(False)
+        self.dismiss.clicked.connect(app.dismiss_settings_problem)
+        app.launch.changed.connect(self.refresh)
+        app.banner_changed.connect(self.refresh)
+        app.launch_state_changed.connect(self.refresh)
+        app.settings_problem.connect(lambda _text: self.refresh())
+
+    def retranslate(self) -> None:
+        self.dismiss.setText(tr("Dismiss"))
+        self.dismiss.setAccessibleName(tr("Dismiss this notice"))
+
+    def refresh(self) -> None:
+        banner = self.vm.banner_text()
+        self.setVisible(bool(banner))
+        self.text.setText(banner)
+        self.dismiss.setVisible(bool(self.vm.settings_problem_text))
+
+
+class FailureStrip(QFrame):
+    """Why the engine failed, in words, and "Show log"."""
+
+    def __init__(self, launch: LaunchViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = launch
+        self.setObjectName("failure")
+        self.setStyleSheet(
+            f"QFrame#failure {{ background: {tinted(ERROR_COLOR, 38)}; border-top: 1px solid {tinted(ERROR_COLOR, 140)}; }}"
+        )
+        h = QHBoxLayout(self)
+        h.setContentsMargins(14, 8, 10, 8)
+        self.text = QLabel()
+        self.text.setObjectName("failureText")
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.show_log = QPushButton()
+        h.addWidget(self.text, 1)
+        h.addWidget(self.show_log, 0, Qt.AlignmentFlag.AlignTop)
+        self.setVisible(False)
+        launch.changed.connect(self.refresh)
+
+    def retranslate(self) -> None:
+        self.show_log.setText(tr("Show log"))
+
+    def refresh(self) -> None:
+        failure = self.vm.failure_text()
+        self.setVisible(bool(failure))
+        self.text.setText(failure)

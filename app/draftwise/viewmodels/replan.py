@@ -1,0 +1,194 @@
+"""Re-planning: the chain from the window's inputs to the command Launch would run.
+
+Every change (model, speculation, context, KV type, engine, port, machine...) re-runs
+`replan` on the pool, on the next turn of the event loop (bursts coalesce); only the answer
+to the newest inputs is used ("latest request wins", `viewmodels.latest`). The answer
+feeds the speculation and plan view-models and holds the command Launch would run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.errors import FieldError
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.launch import prepare
+from draftwise.core.readable import command_line
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation.broken import BrokenDrafters
+from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels.engine import EngineChoice
+from draftwise.viewmodels.i18n import tr, tr_error
+from draftwise.viewmodels.latest import Latest
+from draftwise.viewmodels.plan import PlanView, PlanViewModel, make_plan, prefs_for, view_of
+from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
+
+log = logging.getLogger(__name__)
+
+# ------------------------------------------------------------------ the re-plan job
+@dataclass(frozen=True)
+class Inputs:
+    generation: int
+    model: gguf.ModelInfo
+    mtp: str
+    draft: str
+    extra_args: tuple[str, ...]
+    engine: EngineChoice | None
+    caps: EngineCaps
+    context: int | None
+    kv_type: str | None
+    machine: Any
+    port: int
+    network: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    generation: int
+    check: DraftCheck | None
+    decision: resolver.SpecDecision | None
+    error: FieldError | None
+    plan: PlanView | None
+    plan_error: str | None
+    launch_decision: resolver.SpecDecision  # what Launch runs (the planner may drop a drafter)
+    argv: tuple[str, ...]  # the command Launch would run (core's one builder; key in the env)
+    prepared: prepare.Prepared | None = None  # what Launch turns into a LaunchSpec
+
+
+def replan(inp: Inputs) -> Outcome:
+    """Resolve speculation, plan memory, build the command: `core.prepare`, the one builder
+    the CLI uses too. A user error (bad draft, bad extra arguments) still gets a plan without
+    speculation, so the memory bars stay meaningful while the user fixes the field."""
+    model = inp.model
+    check = check_draft(model, inp.draft) if inp.draft.strip() else None
+    engine = inp.engine
+    kind = engine.kind if engine is not None else resolver.LLAMA_CPP
+    binary = engine.binary if engine is not None else Path("llama-server")
+    broken: frozenset[str] = frozenset()
+    if engine is not None and kind == resolver.LLAMA_CPP:
+        broken = BrokenDrafters().broken_for(engine.binary)
+    request = request_of(inp)
+    decision: resolver.SpecDecision | None = None
+    error: FieldError | None = None
+    plan: PlanView | None = None
+    plan_error = None
+    launch_decision = resolver.NO_SPECULATION
+    prepared: prepare.Prepared | None = None
+    argv: tuple[str, ...] = ()
+    try:
+        prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model)
+        decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
+        argv = prepared.launch(binary, engine_backend=engine.backend if engine is not None else "cpu",
+                               gpus=getattr(inp.machine, "gpus", ())).argv
+    except FieldError as exc:
+        error = exc
+        prepared = None
+    except (OSError, ValueError) as exc:
+        log.exception("planning failed")
+        plan_error = tr("Could not plan memory: {0}").format(exc)
+    if plan is None and plan_error is None:
+        try:
+            plan = make_plan(model, resolver.NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
+        except (OSError, ValueError) as exc:
+            plan_error = tr("Could not plan memory: {0}").format(exc)
+    return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, tuple(argv),
+                   prepared)
+
+
+def request_of(inp: Inputs) -> prepare.Request:
+    """The window's settings as core's launch request (the same one `draftwise plan` builds)."""
+    draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
+    return prepare.Request(
+        model=inp.model.path, mtp=inp.mtp, draft=draft,
+        backend=inp.engine.kind if inp.engine is not None else resolver.LLAMA_CPP,
+        extra_args=inp.extra_args, prefs=prefs_for(inp.context, inp.kv_type), port=inp.port,
+        network=inp.network,
+    )
+
+
+# ------------------------------------------------------------------ the view-model
+class Replanner(QObject):
+    """Runs `replan` for the newest inputs and hands the answer to the speculation and plan
+    view-models. `inputs(generation)` gives the inputs now (None while the model or the
+    machine is not known yet); `has_model()` says whether there is anything to plan."""
+
+    outcome_changed = Signal()  # decision, plan and command are up to date (or failed)
+
+    DELAY_MS = 0  # re-plan on the next turn of the event loop (coalesces bursts)
+
+    def __init__(
+        self,
+        runner: TaskRunner,
+        speculation: SpeculationViewModel,
+        plan: PlanViewModel,
+        inputs: Callable[[int], Inputs | None],
+        has_model: Callable[[], bool],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self.speculation = speculation
+        self.plan = plan
+        self.outcome: Outcome | None = None
+        self._inputs = inputs
+        self._has_model = has_model
+        self._latest = Latest()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(self.DELAY_MS)
+        self._timer.timeout.connect(self._run)
+
+    @property
+    def replanning(self) -> bool:
+        """A re-plan is scheduled or running and its answer has not arrived yet."""
+        return self._timer.isActive() or (
+            self._has_model() and (self.outcome is None or self.outcome.generation != self._latest.current)
+        )
+
+    def schedule(self) -> None:
+        """Re-plan soon; answers to the inputs before this call are dropped."""
+        self._latest.new()
+        self.speculation.pending = True
+        self.plan.planning = True
+        self._timer.start()
+
+    def clear(self) -> None:
+        """Another model: the last answer no longer applies."""
+        self.outcome = None
+
+    def command_text(self) -> str:
+        """The engine command Launch would run (the API key is not in it: it goes by env)."""
+        if self.outcome is None:
+            return ""
+        return command_line(self.outcome.argv)
+
+    def _run(self) -> None:
+        gen = self._latest.current
+        inputs = self._inputs(gen)
+        if inputs is None:
+            return  # the app re-plans once the model and the machine are known
+        self.runner.submit(replan, inputs, on_done=self._latest.deliver(self._on_outcome, gen),
+                           on_error=self._latest.deliver(self._on_failed, gen), name="replan")
+
+    def _on_outcome(self, out: Outcome) -> None:
+        self.outcome = out
+        dropped = out.plan is not None and out.plan.drop_drafter and out.decision is not None
+        # When the plan left the drafter out, show what will run (and why) rather than what
+        # the resolver picked.
+        self.speculation.set_result(out.check, out.launch_decision if dropped else out.decision, out.error)
+        self.plan.set_result(out.plan, out.plan_error)
+        self.outcome_changed.emit()
+
+    def _on_failed(self, exc: BaseException) -> None:
+        log.error("re-plan failed: %s", exc)
+        self.outcome = None
+        self.plan.set_result(None, tr("Could not plan: {0}").format(tr_error(exc)))
+        self.speculation.set_result(None, None, resolver.ResolveError("model", getattr(exc, "message", None) or str(exc)))
+        self.outcome_changed.emit()

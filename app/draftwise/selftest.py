@@ -244,6 +244,24 @@ def run(
             log_file.close()
 
 
+def _check_hub() -> str:
+    """The hub client is complete in the frozen app (the trimmed build leaves modules out):
+    a loopback stand-in would need test code, so this builds the client and a request
+    without sending anything."""
+    import ssl
+
+    from huggingface_hub import HfApi, hf_hub_url
+    from huggingface_hub.utils import build_hf_headers, get_session
+
+    from draftwise.core.hub import client, download  # noqa: F401
+
+    HfApi(endpoint=client.endpoint())
+    url = hf_hub_url("org/model-GGUF", "model.gguf", endpoint=client.endpoint())
+    get_session()
+    build_hf_headers()
+    return f"client ready ({url.split('/')[2]}, {ssl.OPENSSL_VERSION.split()[0]} {ssl.OPENSSL_VERSION.split()[1]})"
+
+
 def _timed(report: Report, title: str, fn: Callable[[], str]) -> bool:
     start = time.perf_counter()
     try:
@@ -263,6 +281,7 @@ def _run(report: Report, engine_mode: str, frozen: bool, window_factory: Callabl
     _timed(report, "Imports", _import_everything)
     _timed(report, "Resources", _check_resources)
     _timed(report, "Text", _check_text)
+    _timed(report, "Model hub", _check_hub)
 
     tmp = Path(tempfile.mkdtemp(prefix="draftwise-selftest-"))
     try:

@@ -133,10 +133,7 @@ def main() -> int:
     vm = ChatViewModel(launch)
     vm.max_tokens = args.tokens
     if args.engine:
-        import draftwise.core.chat as core_chat
-
-        plain = core_chat.request_body
-        core_chat.request_body = lambda m, o: {**plain(m, o), "ignore_eos": True}
+        vm.extra_body = {"ignore_eos": True}
     panel = ChatPanel(vm)
     panel.resize(760, 900)
     panel.show()

@@ -183,6 +183,8 @@ class Options:
     system_prompt: str = ""
     temperature: float | None = None  # None: the engine's default
     max_tokens: int | None = None  # None: until the model stops or the context is full
+    # Further engine parameters, passed as they are (e.g. {"ignore_eos": true}, {"seed": 1}).
+    extra: tuple[tuple[str, Any], ...] = ()
 
 
 def request_body(messages: list[tuple[str, str]], options: Options) -> dict[str, Any]:
@@ -199,6 +201,8 @@ def request_body(messages: list[tuple[str, str]], options: Options) -> dict[str,
         body["temperature"] = options.temperature
     if options.max_tokens:
         body["max_tokens"] = options.max_tokens
+    for key, value in options.extra:
+        body.setdefault(key, value)
     return body
 
 

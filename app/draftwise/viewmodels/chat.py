@@ -22,10 +22,47 @@ from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
 from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.i18n import N_, tr
 from draftwise.viewmodels.launch import FAILED, LOADING, READY, STARTING, LaunchViewModel
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"
+
+
+# The core's chat sentences (core/chat.py, core/chat_store.py), listed for the translation
+# catalog: `show()` looks each template up with tr().
+CORE_SENTENCES = (
+    N_('Stopped; the reply so far is kept.'),
+    N_('The reply was cut short ({error}); what arrived is kept.'),
+    N_("The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context."),
+    N_('The engine answered with HTTP {status}.'),
+    N_('The connection to the engine was lost ({error}).'),
+    N_('The engine does not answer ({error}). Launch the model again.'),
+    N_('No engine is running. Launch a model to chat with it.'),
+    N_('The engine stopped while replying: {cause}'),
+    N_('The engine stopped: {cause} Launch the model again to chat.'),
+    N_('The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.'),
+    N_("The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context."),
+    N_('{n} tokens'),
+    N_("The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise."),
+    N_('The model is still loading; your message goes out as soon as it is ready.'),
+    N_("The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context."),
+    N_("The conversation no longer fits the model's context. Start a new chat, or launch with a longer context."),
+    N_('This engine has no chat endpoint ({path}).'),
+    N_('The engine answered with an error: {error}'),
+    N_('first token {time}'),
+    N_('{rate} tokens/s'),
+    N_('drafted {drafted}, accepted {accepted} ({share} %)'),
+    N_('speculation is on, but nothing was drafted for this reply'),
+    N_('The engine sent a reply Draftwise cannot read.'),
+    N_('Your chats could not be saved to {path}: {error}'),
+    N_('it holds no list of conversations'),
+    N_('it is not text'),
+    N_('it is not valid JSON (line {line}, column {column})'),
+    N_('Your saved chats could not be read: {why}. The file was set aside as {name}.'),
+    N_('a conversation in it is damaged'),
+    N_('Your saved chats could not be read: {why}. The file could not be moved aside; new chats are not saved over it.'),
+    N_('Your saved chats in {path} could not be read ({error}).'),
+)
 
 
 def show(m: Message | str | None) -> str:
@@ -67,6 +104,7 @@ class ChatViewModel(QObject):
         self._save_blocked = False
         self.temperature: float | None = None
         self.max_tokens: int | None = None
+        self.extra_body: dict[str, Any] = {}  # further engine parameters for each request
         self.conversations: list[Conversation] = []
         self.current = self._new_conversation()
         self.pending = False  # the last user turn waits for the engine
@@ -234,7 +272,8 @@ class ChatViewModel(QObject):
         self.pending = False
         self.notice = None
         history = self.current.history()
-        options = Options(self.current.system_prompt, self.temperature, self.max_tokens)
+        options = Options(self.current.system_prompt, self.temperature, self.max_tokens,
+                          tuple(self.extra_body.items()))
         self._reply = Turn("assistant")
         self.current.turns.append(self._reply)
         self.turn_added.emit(len(self.turns) - 1)
@@ -302,8 +341,10 @@ class ChatViewModel(QObject):
         elif error is not None:
             self._fail_reply(reply, error)
         elif self._finish == "length":
-            reply.note = chat.length_note(self.max_tokens, reply.figures.tokens if reply.figures else 0, self._timings)
-            reply.problem = True
+            tokens = reply.figures.tokens if reply.figures else 0
+            reply.note = chat.length_note(self.max_tokens, tokens, self._timings)
+            # The user's own limit is a remark; a full context is a problem to act on.
+            reply.problem = not (self.max_tokens and tokens >= self.max_tokens)
         self.turn_updated.emit(self.turns.index(reply))
         self._set_state(IDLE)
         if self.settings.chat_save:

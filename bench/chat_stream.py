@@ -11,7 +11,7 @@ carries Markdown with code blocks. `--engine` streams
 from the real llama-server with a tiny model instead (`ignore_eos`, so it really writes
 2,000 tokens).
 
-Run: .venv/bin/python bench/chat_stream.py [--tokens 2000] [--rate 400] [--engine]
+Run: .venv/bin/python bench/chat_stream.py [--tokens 2000] [--rate 400] [--engine [--warm]]
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,7 +38,7 @@ def token_text(i: int) -> str:
     """Markdown in pieces: prose, a list, and a fenced code block every 200 tokens."""
     k = i % 200
     if k == 0:
-        return "\n\n## Part %d\n\n" % (i // 200 + 1)
+        return f"\n\n## Part {i // 200 + 1}\n\n"
     if k == 120:
         return "\n\n```python\n"
     if 120 < k < 150:
@@ -81,14 +81,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def synthetic_launch(tokens: int, rate: float):
+def serve(tokens: int, rate: float) -> None:
+    """--serve: the local server in its own process (a thread would share the UI's GIL)."""
     _Handler.tokens = tokens
     _Handler.rate = rate
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+def synthetic_launch(tokens: int, rate: float):
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", "--tokens", str(tokens), "--rate", str(rate)],
+                            stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline())
+    url = f"http://127.0.0.1:{port}"
     spec = SimpleNamespace(url=url, api_key="bench", spec=SimpleNamespace(spec_type="draft-simple", argv=("x",)))
-    return spec, server.shutdown
+
+    def stop() -> None:
+        proc.terminate()
+        proc.wait(10)
+
+    return spec, stop
 
 
 def engine_launch():
@@ -100,7 +113,7 @@ def engine_launch():
     if build is None:
         sys.exit("llama-server is not installed; run `draftwise engine install`")
     model = tm.write_tiny_model(SCRATCH / "tiny-F32.gguf", tm.TinyModel())[0]
-    server = headless.start_server(build.binary, model, extra_args=["-c", "4096"], log_dir=SCRATCH)
+    server = headless.start_server(build.binary, model, extra_args=["-c", "4096", "-t", "1"], log_dir=SCRATCH)
     server.wait_ready(timeout=120)
     spec = SimpleNamespace(url=server.base_url, api_key=server.api_key, spec=SimpleNamespace(spec_type=None, argv=()))
     return spec, server.stop
@@ -111,7 +124,14 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=2000)
     ap.add_argument("--rate", type=float, default=400.0, help="tokens/s of the local server")
     ap.add_argument("--engine", action="store_true", help="stream from the real llama-server")
+    ap.add_argument("--warm", action="store_true",
+                    help="stream one reply first, unmeasured (Qt's font fallback lookups for scripts seen the "
+                         "first time are a one-off cost; a random tiny model writes many scripts)")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.serve:
+        serve(args.tokens, args.rate)
+        return 0
 
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QObject, QTimer, Signal
     from PySide6.QtWidgets import QApplication
@@ -150,6 +170,12 @@ def main() -> int:
         last[0] = now
 
     done = QEventLoop()
+    if args.warm:
+        vm.send("Warm up.")
+        vm.changed.connect(lambda: done.quit() if not vm.busy else None)
+        done.exec()
+        vm.new_chat()
+        done = QEventLoop()
     vm.changed.connect(lambda: done.quit() if not vm.busy else None)
     beat.timeout.connect(on_beat)
     clock.start()

@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 
 from draftwise.core import chat, chat_store
-from draftwise.core.chat import Conversation, Delta, Done, Failure, Finish, Figures, Options, Timings, Turn
+from draftwise.core.chat import (
+    Conversation,
+    Delta,
+    Done,
+    Failure,
+    Figures,
+    Finish,
+    Options,
+    Timings,
+    Turn,
+)
 
 FIRST = b'data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],' \
         b'"object":"chat.completion.chunk"}\n\n'
@@ -154,3 +164,16 @@ def test_a_corrupt_file_is_set_aside_and_reported(tmp_path: Path, content: bytes
     assert loaded.conversations == [] and why in str(loaded.problem)
     assert loaded.set_aside is not None and loaded.set_aside.read_bytes() == content
     assert loaded.set_aside.name in str(loaded.problem) and not path.exists() and not loaded.save_blocked
+
+
+def test_markdown_pieces_of_a_growing_reply_stay_put():
+    text = "".join((f"Paragraph {i} " + "word " * 80 + "\n\n") if i % 5 else "```python\nx = 1\n\ny = 2\n```\n\n"
+                   for i in range(40))
+    whole = chat.markdown_segments(text, size=500)
+    assert "\n\n".join(whole) == text and len(whole) > 4
+    assert all(p.count("```") % 2 == 0 for p in whole[:-1])  # never cut inside a code block
+    previous: list[str] = []
+    for n in range(1, len(text), 53):
+        pieces = chat.markdown_segments(text[:n], size=500)
+        assert pieces[:len(previous) - 1] == previous[:-1]  # only the last piece changes
+        previous = pieces

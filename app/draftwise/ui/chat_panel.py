@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.chat import Turn
+from draftwise.core.chat import Turn, markdown_segments
 from draftwise.ui.theme import ERROR_COLOR, WARN_COLOR, is_dark, text_color, tinted
 from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.i18n import tr
@@ -75,6 +75,7 @@ class TextView(QTextBrowser):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().setDocumentMargin(2)
+        self.document().setUndoRedoEnabled(False)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self._fit()
 
@@ -89,6 +90,7 @@ class TextView(QTextBrowser):
         shade.setAlpha(22)
         block = self.document().begin()
         cursor = self.textCursor()
+        cursor.beginEditBlock()  # one relayout for all code blocks, not one per line
         while block.isValid():
             # Code blocks: the importer already sets a monospace font; a faint background
             # (the text colour at low alpha) marks them in light and dark alike.
@@ -98,6 +100,40 @@ class TextView(QTextBrowser):
                 cursor.setPosition(block.position())
                 cursor.setBlockFormat(fmt)
             block = block.next()
+        cursor.endEditBlock()
+
+
+class MarkdownView(QWidget):
+    """A reply as a stack of Markdown pieces (`markdown_segments`): while it streams, only
+    the last piece is laid out again, so the cost of a refresh does not grow with the reply."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+        self._lay.setSpacing(0)
+        self.pieces: list[TextView] = []
+        self._texts: list[str] = []
+
+    def show_markdown(self, text: str) -> None:
+        segments = markdown_segments(text)
+        while len(self.pieces) < len(segments):
+            view = TextView()
+            self.pieces.append(view)
+            self._texts.append("\0")
+            self._lay.addWidget(view)
+        while len(self.pieces) > len(segments):
+            view = self.pieces.pop()
+            self._texts.pop()
+            self._lay.removeWidget(view)
+            view.deleteLater()
+        for i, seg in enumerate(segments):
+            if self._texts[i] != seg:
+                self.pieces[i].show_markdown(seg)
+                self._texts[i] = seg
+
+    def toPlainText(self) -> str:  # noqa: N802 — like QTextEdit's
+        return "\n".join(p.toPlainText() for p in self.pieces)
 
 
 class TurnView(QFrame):
@@ -135,7 +171,7 @@ class TurnView(QFrame):
         self.reasoning_toggle.toggled.connect(self._fold)
         lay.addWidget(self.reasoning_toggle)
         lay.addWidget(self.reasoning)
-        self.body = TextView()
+        self.body: TextView | MarkdownView = TextView() if turn.role == "user" else MarkdownView()
         self.body.setObjectName("replyBody" if turn.role == "assistant" else "userBody")
         lay.addWidget(self.body)
         self.note = QLabel()

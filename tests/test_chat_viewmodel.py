@@ -45,6 +45,13 @@ class Scripted(QObject):
     def end(self) -> None:
         self.finished.emit()
 
+    def cancel(self) -> None:
+        # Like an aborted network reply whose finished signal comes on a later turn.
+        from PySide6.QtCore import QTimer
+
+        self.cancelled = True
+        QTimer.singleShot(0, self.finished.emit)
+
 
 def _sse(*contents: str) -> bytes:
     return b"".join(b"data: " + json.dumps({"choices": [{"delta": {"content": c}}]}).encode() + b"\n\n"
@@ -107,3 +114,17 @@ def test_japanese_pane_and_sentences(qtbot):
         assert vm.note_text(chat.Turn("assistant", note=crash)).startswith("返答中にエンジンが停止しました: ")
     finally:
         lang.apply("en")
+
+
+def test_new_chat_while_a_reply_streams_keeps_it_in_the_old_chat(qtbot):
+    vm = ChatViewModel(Ready(), stream_factory=Scripted)
+    panel = ChatPanel(vm)
+    qtbot.addWidget(panel)
+    vm.send("tell me")
+    Scripted.last.play(_sse("part", "ial"))
+    old = vm.current
+    vm.new_chat()
+    assert vm.turns == [] and vm.current is not old
+    qtbot.waitUntil(lambda: vm.state == IDLE, timeout=2000)
+    assert old.turns[1].content == "partial" and str(old.turns[1].note) == str(chat.stopped_note())
+    assert vm.turns == [] and panel.views == []

@@ -110,6 +110,7 @@ class ChatViewModel(QObject):
         self.pending = False  # the last user turn waits for the engine
         self._stream: Any = None
         self._reply: Turn | None = None
+        self._reply_in: Conversation = self.current
         self._buffer: list[chat.Delta] = []
         self._timings: chat.Timings | None = None
         self._finish: str | None = None
@@ -275,6 +276,7 @@ class ChatViewModel(QObject):
         options = Options(self.current.system_prompt, self.temperature, self.max_tokens,
                           tuple(self.extra_body.items()))
         self._reply = Turn("assistant")
+        self._reply_in = self.current  # the user may switch chats while it streams
         self.current.turns.append(self._reply)
         self.turn_added.emit(len(self.turns) - 1)
         self._buffer, self._timings, self._finish, self._error = [], None, None, None
@@ -309,7 +311,14 @@ class ChatViewModel(QObject):
         reply.content += "".join(d.content for d in self._buffer)
         reply.reasoning += "".join(d.reasoning for d in self._buffer)
         self._buffer = []
-        self.turn_updated.emit(self.turns.index(reply))
+        self._updated(reply)
+
+    def _updated(self, turn: Turn) -> None:
+        """Tell the view, when the turn is in the conversation it shows."""
+        for i, t in enumerate(self.turns):
+            if t is turn:
+                self.turn_updated.emit(i)
+                return
 
     def _on_failed(self, error: ChatError) -> None:
         self._error = error
@@ -326,8 +335,9 @@ class ChatViewModel(QObject):
         error, cancelled = self._error, stream is not None and stream.cancelled
         if error is not None and error.kind == chat.LOADING and not reply.content:
             # 503: the model is still loading. Take the empty reply back and ask again.
-            self.current.turns.remove(reply)
-            self.conversation_changed.emit()
+            self._reply_in.turns.remove(reply)
+            if self._reply_in is self.current:
+                self.conversation_changed.emit()
             self.pending = True
             self.notice = error
             self._set_state(WAITING)
@@ -345,7 +355,7 @@ class ChatViewModel(QObject):
             reply.note = chat.length_note(self.max_tokens, tokens, self._timings)
             # The user's own limit is a remark; a full context is a problem to act on.
             reply.problem = not (self.max_tokens and tokens >= self.max_tokens)
-        self.turn_updated.emit(self.turns.index(reply))
+        self._updated(reply)
         self._set_state(IDLE)
         if self.settings.chat_save:
             self.save()
@@ -366,9 +376,9 @@ class ChatViewModel(QObject):
         if state == FAILED and self.launch.cause is not None:
             cut = self._cut
             self._cut = None
-            if cut is not None and time.monotonic() - cut[1] <= self.CRASH_WINDOW_S and cut[0] in self.turns:
+            if cut is not None and time.monotonic() - cut[1] <= self.CRASH_WINDOW_S:
                 cut[0].note = chat.crashed(self.launch.cause.sentence).sentence
-                self.turn_updated.emit(self.turns.index(cut[0]))
+                self._updated(cut[0])
         if self.pending and self._stream is None:
             self._retry_timer.stop()
             self._send_pending()

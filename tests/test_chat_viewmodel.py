@@ -128,3 +128,26 @@ def test_new_chat_while_a_reply_streams_keeps_it_in_the_old_chat(qtbot):
     qtbot.waitUntil(lambda: vm.state == IDLE, timeout=2000)
     assert old.turns[1].content == "partial" and str(old.turns[1].note) == str(chat.stopped_note())
     assert vm.turns == [] and panel.views == []
+
+
+def test_every_chat_sentence_of_core_is_in_the_catalog_and_translated():
+    import ast
+
+    from draftwise.viewmodels import chat as chat_vm
+    from draftwise.viewmodels.i18n import LanguageManager, tr
+
+    root = Path(__file__).resolve().parents[1] / "app" / "draftwise" / "core"
+    templates = set()
+    for name in ("chat.py", "chat_store.py"):
+        for node in ast.walk(ast.parse((root / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "msg":
+                templates.add(node.args[0].value)
+    assert len(templates) > 25
+    assert templates <= set(chat_vm.CORE_SENTENCES), templates - set(chat_vm.CORE_SENTENCES)
+    lang = LanguageManager()
+    try:
+        lang.apply("ja")
+        untranslated = sorted(t for t in templates if tr(t) == t)
+        assert not untranslated, untranslated
+    finally:
+        lang.apply("en")

@@ -113,7 +113,7 @@ def engine_launch():
     if build is None:
         sys.exit("llama-server is not installed; run `draftwise engine install`")
     model = tm.write_tiny_model(SCRATCH / "tiny-F32.gguf", tm.TinyModel())[0]
-    server = headless.start_server(build.binary, model, extra_args=["-c", "4096", "-t", "1"], log_dir=SCRATCH)
+    server = headless.start_server(build.binary, model, ctx=4096, extra_args=["-t", "1"], log_dir=SCRATCH)
     server.wait_ready(timeout=120)
     spec = SimpleNamespace(url=server.base_url, api_key=server.api_key, spec=SimpleNamespace(spec_type=None, argv=()))
     return spec, server.stop

@@ -198,8 +198,8 @@ def test_a_wrong_key_gets_a_sentence(qtbot, launcher, model):
 
 def test_503_while_loading_waits_with_progress_then_sends(qtbot, engine, tmp_path):
     # A big vocabulary takes the engine a moment to load; its HTTP side answers 503 meanwhile.
-    path = tm.write_tiny_model(tmp_path / "bigvocab.gguf", tm.TinyModel(n_pieces=150_000))[0]
-    server = headless.start_server(engine.binary, path, extra_args=["-c", "512"], log_dir=tmp_path)
+    path = tm.write_tiny_model(tmp_path / "bigvocab.gguf", tm.TinyModel(n_pieces=100_000))[0]
+    server = headless.start_server(engine.binary, path, ctx=512, log_dir=tmp_path)
     try:
         deadline = time.monotonic() + 30
         while server.health() != 503:

@@ -130,11 +130,10 @@ def test_new_chat_while_a_reply_streams_keeps_it_in_the_old_chat(qtbot):
     assert vm.turns == [] and panel.views == []
 
 
-def test_every_chat_sentence_of_core_is_in_the_catalog_and_translated():
+def test_every_chat_sentence_of_core_is_translated():
     import ast
 
-    from draftwise.viewmodels import chat as chat_vm
-    from draftwise.viewmodels.i18n import LanguageManager, tr
+    from draftwise.viewmodels.i18n import LanguageManager, fields, tr
 
     root = Path(__file__).resolve().parents[1] / "app" / "draftwise" / "core"
     templates = set()
@@ -143,11 +142,10 @@ def test_every_chat_sentence_of_core_is_in_the_catalog_and_translated():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "msg":
                 templates.add(node.args[0].value)
     assert len(templates) > 25
-    assert templates <= set(chat_vm.CORE_SENTENCES), templates - set(chat_vm.CORE_SENTENCES)
     lang = LanguageManager()
     try:
         lang.apply("ja")
-        untranslated = sorted(t for t in templates if tr(t) == t)
+        untranslated = sorted(t for t in templates if tr(t) == t or fields(tr(t)) != fields(t))
         assert not untranslated, untranslated
     finally:
         lang.apply("en")

@@ -21,61 +21,15 @@ from draftwise.core.chat import ChatError, Conversation, Options, Turn
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
-from draftwise.viewmodels.core_text import translate
-from draftwise.viewmodels.i18n import N_, tr
+from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.launch import FAILED, LOADING, READY, STARTING, LaunchViewModel
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"
 
 
-# The core's chat sentences (core/chat.py, core/chat_store.py), listed for the translation
-# catalog: `show()` looks each template up with tr().
-CORE_SENTENCES = (
-    N_('Stopped; the reply so far is kept.'),
-    N_('The reply was cut short ({error}); what arrived is kept.'),
-    N_("The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context."),
-    N_('The engine answered with HTTP {status}.'),
-    N_('The connection to the engine was lost ({error}).'),
-    N_('The engine does not answer ({error}). Launch the model again.'),
-    N_('No engine is running. Launch a model to chat with it.'),
-    N_('The engine stopped while replying: {cause}'),
-    N_('The engine stopped: {cause} Launch the model again to chat.'),
-    N_('The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.'),
-    N_("The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context."),
-    N_('{n} tokens'),
-    N_("The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise."),
-    N_('The model is still loading; your message goes out as soon as it is ready.'),
-    N_("The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context."),
-    N_("The conversation no longer fits the model's context. Start a new chat, or launch with a longer context."),
-    N_('This engine has no chat endpoint ({path}).'),
-    N_('The engine answered with an error: {error}'),
-    N_('first token {time}'),
-    N_('{rate} tokens/s'),
-    N_('drafted {drafted}, accepted {accepted} ({share} %)'),
-    N_('speculation is on, but nothing was drafted for this reply'),
-    N_('The engine sent a reply Draftwise cannot read.'),
-    N_('Your chats could not be saved to {path}: {error}'),
-    N_('it holds no list of conversations'),
-    N_('it is not text'),
-    N_('it is not valid JSON (line {line}, column {column})'),
-    N_('Your saved chats could not be read: {why}. The file was set aside as {name}.'),
-    N_('a conversation in it is damaged'),
-    N_('Your saved chats could not be read: {why}. The file could not be moved aside; new chats are not saved over it.'),
-    N_('Your saved chats in {path} could not be read ({error}).'),
-)
-
-
 def show(m: Message | str | None) -> str:
-    """A core sentence in the window's language (arguments that are sentences too)."""
-    if m is None:
-        return ""
-    if isinstance(m, str):
-        return translate(m)
-    values = {k: (show(v) if isinstance(v, (Message, str)) else v) for k, v in m.args}
-    try:
-        return tr(m.template).format(**values)
-    except (KeyError, IndexError, ValueError):  # a broken translation: the English stays
-        return str(m)
+    """A core sentence in the window's language (`i18n.tr_message`)."""
+    return tr_message(m)
 
 
 class ChatViewModel(QObject):

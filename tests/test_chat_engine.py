@@ -275,11 +275,12 @@ def test_open_chat_opens_the_chat_in_the_window(qtbot, engine, model):
     win.show()
     vm.start(detect_engines=False, probe=False, scan=False, reopen_last=False, stop_orphans=False)
     vm.open_model(model)
-    qtbot.waitUntil(win.launch_button.isEnabled, timeout=20_000)
+    qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=20_000)
     with qtbot.waitSignal(vm.launch.became_ready, timeout=60_000):
-        qtbot.mouseClick(win.launch_button, Qt.MouseButton.LeftButton)
-    qtbot.mouseClick(win.open_chat, Qt.MouseButton.LeftButton)
-    assert win.tabs.currentWidget() is win.chat_panel
+        qtbot.mouseClick(win.launch_card.launch_button, Qt.MouseButton.LeftButton)
+    assert win.right_tabs.tabBar().isVisible()  # Model | Chat
+    qtbot.mouseClick(win.status.open_chat, Qt.MouseButton.LeftButton)
+    assert win.right_tabs.currentWidget() is win.chat_panel
     qtbot.keyClicks(win.chat_panel.input, "What is speculative decoding?")
     qtbot.keyClick(win.chat_panel.input, Qt.Key.Key_Return)
     reply = _wait_reply(qtbot, vm.chat)

@@ -4,6 +4,161 @@
   <context>
     <name>Draftwise</name>
     <message>
+      <location filename="../../app/draftwise/core/chat.py" line="107" />
+      <source>The engine sent a reply Draftwise cannot read.</source>
+      <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="219" />
+      <source>The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise.</source>
+      <translation>エンジンが Draftwise の API キーを拒否しました (401)。別のプログラムか別のキーで起動された可能性があります。停止して Draftwise からモデルを起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="223" />
+      <source>The model is still loading; your message goes out as soon as it is ready.</source>
+      <translation>モデルを読み込み中です。準備ができ次第メッセージを送ります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="228" />
+      <source>The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context.</source>
+      <translation>会話（{used} トークン）がモデルのコンテキスト {ctx} トークンに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="231" />
+      <source>The conversation no longer fits the model's context. Start a new chat, or launch with a longer context.</source>
+      <translation>会話がモデルのコンテキストに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="235" />
+      <source>This engine has no chat endpoint ({path}).</source>
+      <translation>このエンジンにはチャットのエンドポイント（{path}）がありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="237" />
+      <source>The engine answered with an error: {error}</source>
+      <translation>エンジンがエラーを返しました: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="238" />
+      <source>The engine answered with HTTP {status}.</source>
+      <translation>エンジンが HTTP {status} を返しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="250" />
+      <source>The connection to the engine was lost ({error}).</source>
+      <translation>エンジンとの接続が切れました（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="254" />
+      <source>The engine does not answer ({error}). Launch the model again.</source>
+      <translation>エンジンが応答しません（{error}）。モデルをもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="259" />
+      <source>No engine is running. Launch a model to chat with it.</source>
+      <translation>エンジンが動いていません。チャットするにはモデルを起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="263" />
+      <source>The engine stopped while replying: {cause}</source>
+      <translation>返答中にエンジンが停止しました: {cause}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="268" />
+      <source>The engine stopped: {cause} Launch the model again to chat.</source>
+      <translation>エンジンが停止しました: {cause} チャットするにはモデルをもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="272" />
+      <source>Stopped; the reply so far is kept.</source>
+      <translation>停止しました。ここまでの返答は残っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="276" />
+      <source>The reply was cut short ({error}); what arrived is kept.</source>
+      <translation>返答が途中で切れました（{error}）。届いた分は残っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="282" />
+      <source>The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.</source>
+      <translation>最大トークン数（{n}）で返答が止まりました。長い返答が必要なら「詳細」で上げてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="286" />
+      <source>The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context.</source>
+      <translation>会話がモデルのコンテキスト（{used} トークン）を使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="288" />
+      <source>The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context.</source>
+      <translation>会話がモデルのコンテキストを使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="355" />
+      <source>first token {time}</source>
+      <translation>最初のトークン {time}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="357" />
+      <source>{rate} tokens/s</source>
+      <translation>{rate} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="358" />
+      <source>{n} tokens</source>
+      <translation>{n} トークン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="361" />
+      <source>drafted {drafted}, accepted {accepted} ({share} %)</source>
+      <translation>ドラフト {drafted}、採用 {accepted}（{share} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="364" />
+      <source>speculation is on, but nothing was drafted for this reply</source>
+      <translation>投機的デコードは有効ですが、この返答では何もドラフトされませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="43" />
+      <source>Your saved chats in {path} could not be read ({error}).</source>
+      <translation>{path} の保存したチャットを読めませんでした（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="51" />
+      <source>it holds no list of conversations</source>
+      <translation>会話の一覧が入っていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="55" />
+      <source>a conversation in it is damaged</source>
+      <translation>壊れた会話が含まれています</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="58" />
+      <source>it is not text</source>
+      <translation>テキストではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="60" />
+      <source>it is not valid JSON (line {line}, column {column})</source>
+      <translation>正しい JSON ではありません（{line} 行 {column} 列）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="65" />
+      <source>Your saved chats could not be read: {why}. The file could not be moved aside; new chats are not saved over it.</source>
+      <translation>保存したチャットを読めませんでした: {why}。ファイルを退避できなかったため、新しいチャットで上書きしません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="67" />
+      <source>Your saved chats could not be read: {why}. The file was set aside as {name}.</source>
+      <translation>保存したチャットを読めませんでした: {why}。ファイルは {name} として退避しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="80" />
+      <source>Your chats could not be saved to {path}: {error}</source>
+      <translation>チャットを {path} に保存できませんでした: {error}</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/check/machine_check.py" line="61" />
       <source>A tiny test model</source>
       <translation>小さなテスト用モデル</translation>
@@ -994,37 +1149,27 @@
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="258" />
+      <location filename="../../app/draftwise/core/settings.py" line="262" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="266" />
+      <location filename="../../app/draftwise/core/settings.py" line="270" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="268" />
-      <source>it is not text</source>
-      <translation>テキストではありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/settings.py" line="270" />
-      <source>it is not valid JSON (line {line}, column {column})</source>
-      <translation>正しい JSON ではありません（{line} 行 {column} 列）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/settings.py" line="275" />
+      <location filename="../../app/draftwise/core/settings.py" line="279" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="282" />
+      <location filename="../../app/draftwise/core/settings.py" line="286" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="285" />
+      <location filename="../../app/draftwise/core/settings.py" line="289" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -1289,6 +1434,291 @@
       <translation>語彙が違います（{difference}）</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="117" />
+      <source>Advanced</source>
+      <translation>詳細設定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="118" />
+      <source>Show advanced settings</source>
+      <translation>詳細設定を表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="119" />
+      <source>Extra engine arguments</source>
+      <translation>エンジンの追加引数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="120" />
+      <source>e.g. --spec-draft-n-max 4</source>
+      <translation>例: --spec-draft-n-max 4</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="122" />
+      <source>Profiles</source>
+      <translation>プロファイル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="124" />
+      <source>Apply</source>
+      <translation>適用</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="125" />
+      <source>Save as…</source>
+      <translation>名前を付けて保存…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="126" />
+      <source>Delete</source>
+      <translation>削除</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="127" />
+      <source>This model</source>
+      <translation>このモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="128" />
+      <source>Reset to automatic</source>
+      <translation>自動に戻す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="129" />
+      <source>Reset this model's settings to automatic</source>
+      <translation>このモデルの設定を自動に戻す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="130" />
+      <source>Language</source>
+      <translation>言語</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="131" />
+      <source>Port</source>
+      <translation>ポート</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="132" />
+      <source>Port the engine listens on</source>
+      <translation>エンジンが待ち受けるポート</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="133" />
+      <source>Allow other computers on my network (with the API key)</source>
+      <translation>ネットワーク上の他のコンピュータからの接続を許可する（API キーが必要）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="134" />
+      <source>Allow other computers on my network</source>
+      <translation>ネットワーク上の他のコンピュータからの接続を許可する</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="137" />
+      <source>Engine command (the API key is passed in the environment)</source>
+      <translation>エンジンのコマンド（API キーは環境変数で渡されます）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="138" />
+      <source>Engine command</source>
+      <translation>エンジンのコマンド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="175" />
+      <source>context {0}</source>
+      <translation>コンテキスト {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="177" />
+      <source>KV {0}</source>
+      <translation>KV {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="179" />
+      <source>speculation {0}</source>
+      <translation>投機的デコード {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="179" />
+      <source>Off</source>
+      <translation>オフ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="181" />
+      <source>draft {0}</source>
+      <translation>ドラフト {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="183" />
+      <source>extra arguments</source>
+      <translation>追加引数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="184" />
+      <source>All automatic.</source>
+      <translation>すべて自動です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="201" />
+      <source>Save profile</source>
+      <translation>プロファイルを保存</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="201" />
+      <source>Name of the profile:</source>
+      <translation>プロファイル名:</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="193" />
+      <source>You</source>
+      <translation>あなた</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="193" />
+      <source>Model</source>
+      <translation>モデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="194" />
+      <source>Copy</source>
+      <translation>コピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="195" />
+      <source>Copy this message</source>
+      <translation>このメッセージをコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="196" />
+      <source>Copy this message as Markdown</source>
+      <translation>このメッセージを Markdown のままコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="216" />
+      <source>Reasoning ({0} words)</source>
+      <translation>思考過程（{0} 語）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
+      <source>Copied</source>
+      <translation>コピーしました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="387" />
+      <source>New chat</source>
+      <translation>新しいチャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="388" />
+      <source>Start a new chat</source>
+      <translation>新しいチャットを始める</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="389" />
+      <source>More</source>
+      <translation>詳細</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="390" />
+      <source>Show more chat settings</source>
+      <translation>チャットの詳細設定を表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="391" />
+      <source>Chats of this session</source>
+      <translation>このセッションのチャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="392" />
+      <source>System prompt</source>
+      <translation>システムプロンプト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="393" />
+      <source>e.g. Answer briefly.</source>
+      <translation>例: 簡潔に答えてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="395" />
+      <source>Temperature</source>
+      <translation>温度</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="396" />
+      <source>engine default</source>
+      <translation>エンジンの既定値</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="398" />
+      <source>Max tokens</source>
+      <translation>最大トークン数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="399" />
+      <source>no limit</source>
+      <translation>制限なし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="400" />
+      <source>Max tokens per reply</source>
+      <translation>1 回の返答の最大トークン数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="401" />
+      <source>Keep chats on this computer (in the data folder)</source>
+      <translation>チャットをこのコンピューターに保存する（データフォルダー）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="402" />
+      <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
+      <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="403" />
+      <source>Message to the model</source>
+      <translation>モデルへのメッセージ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="404" />
+      <source>Send</source>
+      <translation>送信</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="405" />
+      <source>Send the message</source>
+      <translation>メッセージを送信</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="406" />
+      <source>Stop</source>
+      <translation>停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="407" />
+      <source>Stop the reply</source>
+      <translation>返答を止める</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="408" />
+      <source>Stop the reply and keep what came (Esc)</source>
+      <translation>返答を止め、届いた分は残します (Esc)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="409" />
+      <source>Launch</source>
+      <translation>起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="410" />
+      <source>Launch the model</source>
+      <translation>モデルを起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="411" />
+      <source>Launch a model, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
+      <translation>モデルを起動して質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/check_dialog.py" line="61" />
       <source>Check this machine</source>
       <translation>このマシンをチェック</translation>
@@ -1409,11 +1839,6 @@
       <translation>ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="108" />
-      <source>Stop</source>
-      <translation>停止</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="170" />
       <source>, {time} left</source>
       <translation>、残り {time}</translation>
@@ -1447,6 +1872,56 @@
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="209" />
       <source> in {n} parts</source>
       <translation>（{n} 分割）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="82" />
+      <source>Engine</source>
+      <translation>エンジン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="84" />
+      <source>Install engine</source>
+      <translation>エンジンをインストール</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="85" />
+      <source>Install the llama.cpp engine</source>
+      <translation>llama.cpp エンジンをインストール</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="86" />
+      <source>Engine installation progress</source>
+      <translation>エンジンのインストール状況</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="89" />
+      <source>Start the engine with this model (Ctrl+L)</source>
+      <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="91" />
+      <source>Stop the engine</source>
+      <translation>エンジンを停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="92" />
+      <source>Stop the engine (Ctrl+.)</source>
+      <translation>エンジンを停止 (Ctrl+.)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="103" />
+      <source>unusable</source>
+      <translation>使用不可</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <source>Looking for engines…</source>
+      <translation>エンジンを探しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <source>No engine found</source>
+      <translation>エンジンが見つかりません</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/library_panel.py" line="164" />
@@ -1565,11 +2040,6 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>ログレベル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/logs_panel.py" line="80" />
-      <source>Copy</source>
-      <translation>コピー</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/ui/logs_panel.py" line="81" />
       <source>Copy the log</source>
       <translation>ログをコピー</translation>
@@ -1620,499 +2090,129 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="643" />
-      <source>URL copied</source>
-      <translation>URL をコピーしました</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="644" />
-      <source>API key copied</source>
-      <translation>API キーをコピーしました</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="680" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="221" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="681" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="222" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="682" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="223" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="683" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="684" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="685" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="686" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="687" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="688" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="689" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="690" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="691" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="692" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="693" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="694" />
-      <source>Language</source>
-      <translation>言語</translation>
+      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
+      <source>Chat</source>
+      <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="699" />
-      <source>Speculation</source>
-      <translation>投機的デコード</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="700" />
-      <source>MTP / draft:</source>
-      <translation>MTP / ドラフト:</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="701" />
-      <source>Auto</source>
-      <translation>自動</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="702" />
-      <source>Speculation automatic</source>
-      <translation>投機的デコードを自動にする</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="703" />
-      <source>Off</source>
-      <translation>オフ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="704" />
-      <source>Speculation off</source>
-      <translation>投機的デコードをオフにする</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="705" />
-      <source>Draft model</source>
-      <translation>ドラフトモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="706" />
-      <source>automatic</source>
-      <translation>自動</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="707" />
-      <source>Draft model file</source>
-      <translation>ドラフトモデルのファイル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="709" />
-      <source>Choose a draft model file</source>
-      <translation>ドラフトモデルのファイルを選ぶ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="710" />
-      <source>Memory</source>
-      <translation>メモリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="712" />
-      <source>Context</source>
-      <translation>コンテキスト</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="713" />
-      <source>Context length</source>
-      <translation>コンテキスト長</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="714" />
-      <source>Reset to auto</source>
-      <translation>自動に戻す</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="715" />
-      <source>Choose the context length automatically</source>
-      <translation>コンテキスト長を自動で選ぶ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="716" />
-      <source>KV cache</source>
-      <translation>KV キャッシュ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="717" />
-      <source>KV cache type</source>
-      <translation>KV キャッシュの型</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="719" />
-      <source>Engine</source>
-      <translation>エンジン</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="721" />
-      <source>Install engine</source>
-      <translation>エンジンをインストール</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="722" />
-      <source>Install the llama.cpp engine</source>
-      <translation>llama.cpp エンジンをインストール</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="723" />
-      <source>Engine installation progress</source>
-      <translation>エンジンのインストール状況</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="724" />
-      <source>Launch</source>
-      <translation>起動</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="725" />
-      <source>Launch the model</source>
-      <translation>モデルを起動</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="726" />
-      <source>Start the engine with this model (Ctrl+L)</source>
-      <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="728" />
-      <source>Stop the engine</source>
-      <translation>エンジンを停止</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="729" />
-      <source>Stop the engine (Ctrl+.)</source>
-      <translation>エンジンを停止 (Ctrl+.)</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="730" />
-      <source>Advanced</source>
-      <translation>詳細設定</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="731" />
-      <source>Show advanced settings</source>
-      <translation>詳細設定を表示</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="732" />
-      <source>Model details</source>
-      <translation>モデルの詳細</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="733" />
-      <source>Show model details</source>
-      <translation>モデルの詳細を表示</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="734" />
-      <source>Extra engine arguments</source>
-      <translation>エンジンの追加引数</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="735" />
-      <source>e.g. --spec-draft-n-max 4</source>
-      <translation>例: --spec-draft-n-max 4</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="737" />
-      <source>Profiles</source>
-      <translation>プロファイル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="739" />
-      <source>Apply</source>
-      <translation>適用</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="740" />
-      <source>Save as…</source>
-      <translation>名前を付けて保存…</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="741" />
-      <source>Delete</source>
-      <translation>削除</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="742" />
-      <source>This model</source>
-      <translation>このモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="743" />
-      <source>Reset to automatic</source>
-      <translation>自動に戻す</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="744" />
-      <source>Reset this model's settings to automatic</source>
-      <translation>このモデルの設定を自動に戻す</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="746" />
-      <source>Port</source>
-      <translation>ポート</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="747" />
-      <source>Port the engine listens on</source>
-      <translation>エンジンが待ち受けるポート</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="748" />
-      <source>Allow other computers on my network (with the API key)</source>
-      <translation>ネットワーク上の他のコンピュータからの接続を許可する（API キーが必要）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="749" />
-      <source>Allow other computers on my network</source>
-      <translation>ネットワーク上の他のコンピュータからの接続を許可する</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="751" />
-      <source>Engine command (the API key is passed in the environment)</source>
-      <translation>エンジンのコマンド（API キーは環境変数で渡されます）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="752" />
-      <source>Engine command</source>
-      <translation>エンジンのコマンド</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="754" />
-      <source>Copy the endpoint URL</source>
-      <translation>エンドポイント URL をコピー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="755" />
-      <source>Open chat</source>
-      <translation>チャットを開く</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="756" />
-      <source>Open the chat page in the browser</source>
-      <translation>ブラウザでチャットページを開く</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="758" />
-      <source>Copy the API key</source>
-      <translation>API キーをコピー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="761" />
-      <source>Show log</source>
-      <translation>ログを表示</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="762" />
-      <source>Dismiss</source>
-      <translation>閉じる</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="763" />
-      <source>Dismiss this notice</source>
-      <translation>このお知らせを閉じる</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="764" />
-      <source>Try it again</source>
-      <translation>もう一度試す</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="765" />
-      <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
-      <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="767" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="878" />
-      <source>Auto ({0})</source>
-      <translation>自動 ({0})</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="903" />
-      <source>Why: </source>
-      <translation>理由: </translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="915" />
-      <source>Planned vs actual (the engine's own buffer sizes)</source>
-      <translation>計画と実際（エンジン自身が報告したバッファサイズ）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="918" />
-      <source>planned</source>
-      <translation>計画</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="918" />
-      <source>actual</source>
-      <translation>実際</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="931" />
-      <source>unusable</source>
-      <translation>使用不可</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="934" />
-      <source>Looking for engines…</source>
-      <translation>エンジンを探しています…</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="934" />
-      <source>No engine found</source>
-      <translation>エンジンが見つかりません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="972" />
-      <source>context {0}</source>
-      <translation>コンテキスト {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="974" />
-      <source>KV {0}</source>
-      <translation>KV {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="976" />
-      <source>speculation {0}</source>
-      <translation>投機的デコード {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="978" />
-      <source>draft {0}</source>
-      <translation>ドラフト {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="980" />
-      <source>extra arguments</source>
-      <translation>追加引数</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="981" />
-      <source>All automatic.</source>
-      <translation>すべて自動です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1022" />
-      <source>key {0}</source>
-      <translation>キー {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1086" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="306" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1086" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="306" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1099" />
-      <source>Choose a draft model</source>
-      <translation>ドラフトモデルを選ぶ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1104" />
-      <source>Save profile</source>
-      <translation>プロファイルを保存</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1104" />
-      <source>Name of the profile:</source>
-      <translation>プロファイル名:</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1158" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="338" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1159" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="339" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1222" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="402" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1223" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="403" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1224" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="404" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1225" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="405" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="1246" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="426" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -2132,102 +2232,277 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>超過: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="119" />
-      <source>Could not plan memory: {0}</source>
-      <translation>メモリを計画できませんでした: {0}</translation>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="85" />
+      <source>Memory</source>
+      <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="145" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="87" />
+      <source>Context</source>
+      <translation>コンテキスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="88" />
+      <source>Context length</source>
+      <translation>コンテキスト長</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="89" />
+      <source>Reset to auto</source>
+      <translation>自動に戻す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="90" />
+      <source>Choose the context length automatically</source>
+      <translation>コンテキスト長を自動で選ぶ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="91" />
+      <source>KV cache</source>
+      <translation>KV キャッシュ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="92" />
+      <source>KV cache type</source>
+      <translation>KV キャッシュの型</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="99" />
+      <source>Auto</source>
+      <translation>自動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="126" />
+      <source>Auto ({0})</source>
+      <translation>自動 ({0})</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="147" />
+      <source>Why: </source>
+      <translation>理由: </translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="160" />
+      <source>Planned vs actual (the engine's own buffer sizes)</source>
+      <translation>計画と実際（エンジン自身が報告したバッファサイズ）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="163" />
+      <source>planned</source>
+      <translation>計画</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="163" />
+      <source>actual</source>
+      <translation>実際</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/model_details.py" line="71" />
+      <source>Model details</source>
+      <translation>モデルの詳細</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/model_details.py" line="72" />
+      <source>Show model details</source>
+      <translation>モデルの詳細を表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="93" />
+      <source>Speculation</source>
+      <translation>投機的デコード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="94" />
+      <source>MTP / draft:</source>
+      <translation>MTP / ドラフト:</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="96" />
+      <source>Speculation automatic</source>
+      <translation>投機的デコードを自動にする</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="98" />
+      <source>Speculation off</source>
+      <translation>投機的デコードをオフにする</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="99" />
+      <source>Draft model</source>
+      <translation>ドラフトモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="100" />
+      <source>automatic</source>
+      <translation>自動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="101" />
+      <source>Draft model file</source>
+      <translation>ドラフトモデルのファイル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="103" />
+      <source>Choose a draft model file</source>
+      <translation>ドラフトモデルのファイルを選ぶ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="104" />
+      <source>Try it again</source>
+      <translation>もう一度試す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="105" />
+      <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
+      <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="142" />
+      <source>Choose a draft model</source>
+      <translation>ドラフトモデルを選ぶ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="98" />
+      <source>URL copied</source>
+      <translation>URL をコピーしました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="99" />
+      <source>API key copied</source>
+      <translation>API キーをコピーしました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="105" />
+      <source>Copy the endpoint URL</source>
+      <translation>エンドポイント URL をコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="106" />
+      <source>Open chat</source>
+      <translation>チャットを開く</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="107" />
+      <source>Chat with the model in this window</source>
+      <translation>このウィンドウでモデルとチャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="109" />
+      <source>Copy the API key</source>
+      <translation>API キーをコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="122" />
+      <source>key {0}</source>
+      <translation>キー {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="166" />
+      <source>Dismiss</source>
+      <translation>閉じる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="167" />
+      <source>Dismiss this notice</source>
+      <translation>このお知らせを閉じる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="199" />
+      <source>Show log</source>
+      <translation>ログを表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/app.py" line="57" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="290" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="201" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="292" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="203" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="390" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="293" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="518" />
-      <source>Could not plan: {0}</source>
-      <translation>計画できませんでした: {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="538" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="361" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="539" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="362" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="541" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="543" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="555" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="563" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="386" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="640" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="464" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="167" />
+      <source>Waiting {0}.</source>
+      <translation>待機 {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="193" />
       <source>No engine is installed. Press “Install engine” (about 20 minutes, once).</source>
       <translation>エンジンがインストールされていません。「エンジンをインストール」を押してください（初回のみ、約 20 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="195" />
       <source>The engine cannot be used: {0}</source>
       <translation>このエンジンは使えません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="200" />
       <source>Installing the engine…</source>
       <translation>エンジンをインストール中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="206" />
       <source>No engine found on this machine.</source>
       <translation>このマシンにエンジンが見つかりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="222" />
       <source>Preparing…</source>
       <translation>準備中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="241" />
       <source>The engine is installed.</source>
       <translation>エンジンをインストールしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="248" />
       <source>Installing the engine failed: {0}</source>
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
@@ -2727,6 +3002,16 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="95" />
+      <source>Could not plan memory: {0}</source>
+      <translation>メモリを計画できませんでした: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="192" />
+      <source>Could not plan: {0}</source>
+      <translation>計画できませんでした: {0}</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="27" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
@@ -2911,6 +3196,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>OK — {0} ({1})</source>
       <translation type="vanished">OK — {0} ({1})</translation>
+    </message>
+    <message>
+      <source>Open the chat page in the browser</source>
+      <translation type="vanished">ブラウザでチャットページを開く</translation>
     </message>
     <message>
       <source>Test model</source>

@@ -29,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="colour scheme (default: follow the system)")
     p.add_argument("--launch", action="store_true",
                    help="with --screenshot: launch the model and wait until it is ready first")
+    p.add_argument("--chat", metavar="QUESTION",
+                   help="with --screenshot --launch: ask the model this in the chat tab and wait for the reply")
     p.add_argument("--self-test", action="store_true", help="check this installation and exit")
     p.add_argument("--no-check", action="store_true", help="do not run the machine check on a first start")
     # For bench/gui_startup.py: print the wall time of the first paint and exit.
@@ -69,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.scheme == "dark" and not is_dark():
             app.setPalette(dark_palette())  # the platform has no dark theme to switch to
     if args.screenshot:
-        return _screenshot(app, Path(args.screenshot), args.model, args.size, args.lang, args.launch)
+        return _screenshot(app, Path(args.screenshot), args.model, args.size, args.lang, args.launch, args.chat)
     if args.first_paint_exit:
         return _first_paint(app)
     return _run(app, args)
@@ -172,7 +174,8 @@ def _first_paint(app) -> int:
     return 0
 
 
-def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, launch: bool = False) -> int:
+def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, launch: bool = False,
+                chat: str | None = None) -> int:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
     from draftwise.core.settings import LoadResult, Settings
@@ -223,6 +226,16 @@ def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, 
         poll.start()
         wait.exec()
         poll.stop()
+        if chat and vm.launch.state == "ready":
+            win.act_logs.setChecked(False)
+            win.open_chat_page()
+            vm.chat.send(chat)
+            clock.restart()
+            poll.timeout.disconnect()
+            poll.timeout.connect(lambda: wait.quit() if not vm.chat.busy or clock.elapsed() > 90000 else None)
+            poll.start()
+            wait.exec()
+            poll.stop()
     # Let the last results paint.
     end = QElapsedTimer()
     end.start()

@@ -4,6 +4,161 @@
   <context>
     <name>Draftwise</name>
     <message>
+      <location filename="../../app/draftwise/core/chat.py" line="107" />
+      <source>The engine sent a reply Draftwise cannot read.</source>
+      <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="219" />
+      <source>The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise.</source>
+      <translation>エンジンが Draftwise の API キーを拒否しました (401)。別のプログラムか別のキーで起動された可能性があります。停止して Draftwise からモデルを起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="223" />
+      <source>The model is still loading; your message goes out as soon as it is ready.</source>
+      <translation>モデルを読み込み中です。準備ができ次第メッセージを送ります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="228" />
+      <source>The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context.</source>
+      <translation>会話（{used} トークン）がモデルのコンテキスト {ctx} トークンに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="231" />
+      <source>The conversation no longer fits the model's context. Start a new chat, or launch with a longer context.</source>
+      <translation>会話がモデルのコンテキストに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="235" />
+      <source>This engine has no chat endpoint ({path}).</source>
+      <translation>このエンジンにはチャットのエンドポイント（{path}）がありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="237" />
+      <source>The engine answered with an error: {error}</source>
+      <translation>エンジンがエラーを返しました: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="238" />
+      <source>The engine answered with HTTP {status}.</source>
+      <translation>エンジンが HTTP {status} を返しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="250" />
+      <source>The connection to the engine was lost ({error}).</source>
+      <translation>エンジンとの接続が切れました（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="254" />
+      <source>The engine does not answer ({error}). Launch the model again.</source>
+      <translation>エンジンが応答しません（{error}）。モデルをもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="259" />
+      <source>No engine is running. Launch a model to chat with it.</source>
+      <translation>エンジンが動いていません。チャットするにはモデルを起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="263" />
+      <source>The engine stopped while replying: {cause}</source>
+      <translation>返答中にエンジンが停止しました: {cause}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="268" />
+      <source>The engine stopped: {cause} Launch the model again to chat.</source>
+      <translation>エンジンが停止しました: {cause} チャットするにはモデルをもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="272" />
+      <source>Stopped; the reply so far is kept.</source>
+      <translation>停止しました。ここまでの返答は残っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="276" />
+      <source>The reply was cut short ({error}); what arrived is kept.</source>
+      <translation>返答が途中で切れました（{error}）。届いた分は残っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="282" />
+      <source>The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.</source>
+      <translation>最大トークン数（{n}）で返答が止まりました。長い返答が必要なら「詳細」で上げてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="286" />
+      <source>The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context.</source>
+      <translation>会話がモデルのコンテキスト（{used} トークン）を使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="288" />
+      <source>The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context.</source>
+      <translation>会話がモデルのコンテキストを使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="355" />
+      <source>first token {time}</source>
+      <translation>最初のトークン {time}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="357" />
+      <source>{rate} tokens/s</source>
+      <translation>{rate} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="358" />
+      <source>{n} tokens</source>
+      <translation>{n} トークン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="361" />
+      <source>drafted {drafted}, accepted {accepted} ({share} %)</source>
+      <translation>ドラフト {drafted}、採用 {accepted}（{share} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="364" />
+      <source>speculation is on, but nothing was drafted for this reply</source>
+      <translation>投機的デコードは有効ですが、この返答では何もドラフトされませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="43" />
+      <source>Your saved chats in {path} could not be read ({error}).</source>
+      <translation>{path} の保存したチャットを読めませんでした（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="51" />
+      <source>it holds no list of conversations</source>
+      <translation>会話の一覧が入っていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="55" />
+      <source>a conversation in it is damaged</source>
+      <translation>壊れた会話が含まれています</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="58" />
+      <source>it is not text</source>
+      <translation>テキストではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="60" />
+      <source>it is not valid JSON (line {line}, column {column})</source>
+      <translation>正しい JSON ではありません（{line} 行 {column} 列）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="65" />
+      <source>Your saved chats could not be read: {why}. The file could not be moved aside; new chats are not saved over it.</source>
+      <translation>保存したチャットを読めませんでした: {why}。ファイルを退避できなかったため、新しいチャットで上書きしません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="67" />
+      <source>Your saved chats could not be read: {why}. The file was set aside as {name}.</source>
+      <translation>保存したチャットを読めませんでした: {why}。ファイルは {name} として退避しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat_store.py" line="80" />
+      <source>Your chats could not be saved to {path}: {error}</source>
+      <translation>チャットを {path} に保存できませんでした: {error}</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/check/machine_check.py" line="61" />
       <source>A tiny test model</source>
       <translation>小さなテスト用モデル</translation>
@@ -994,37 +1149,27 @@
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="258" />
+      <location filename="../../app/draftwise/core/settings.py" line="262" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="266" />
+      <location filename="../../app/draftwise/core/settings.py" line="270" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="268" />
-      <source>it is not text</source>
-      <translation>テキストではありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/settings.py" line="270" />
-      <source>it is not valid JSON (line {line}, column {column})</source>
-      <translation>正しい JSON ではありません（{line} 行 {column} 列）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/settings.py" line="275" />
+      <location filename="../../app/draftwise/core/settings.py" line="279" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="282" />
+      <location filename="../../app/draftwise/core/settings.py" line="286" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="285" />
+      <location filename="../../app/draftwise/core/settings.py" line="289" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -1424,6 +1569,156 @@
       <translation>プロファイル名:</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="193" />
+      <source>You</source>
+      <translation>あなた</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="193" />
+      <source>Model</source>
+      <translation>モデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="194" />
+      <source>Copy</source>
+      <translation>コピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="195" />
+      <source>Copy this message</source>
+      <translation>このメッセージをコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="196" />
+      <source>Copy this message as Markdown</source>
+      <translation>このメッセージを Markdown のままコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="216" />
+      <source>Reasoning ({0} words)</source>
+      <translation>思考過程（{0} 語）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
+      <source>Copied</source>
+      <translation>コピーしました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="387" />
+      <source>New chat</source>
+      <translation>新しいチャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="388" />
+      <source>Start a new chat</source>
+      <translation>新しいチャットを始める</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="389" />
+      <source>More</source>
+      <translation>詳細</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="390" />
+      <source>Show more chat settings</source>
+      <translation>チャットの詳細設定を表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="391" />
+      <source>Chats of this session</source>
+      <translation>このセッションのチャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="392" />
+      <source>System prompt</source>
+      <translation>システムプロンプト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="393" />
+      <source>e.g. Answer briefly.</source>
+      <translation>例: 簡潔に答えてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="395" />
+      <source>Temperature</source>
+      <translation>温度</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="396" />
+      <source>engine default</source>
+      <translation>エンジンの既定値</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="398" />
+      <source>Max tokens</source>
+      <translation>最大トークン数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="399" />
+      <source>no limit</source>
+      <translation>制限なし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="400" />
+      <source>Max tokens per reply</source>
+      <translation>1 回の返答の最大トークン数</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="401" />
+      <source>Keep chats on this computer (in the data folder)</source>
+      <translation>チャットをこのコンピューターに保存する（データフォルダー）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="402" />
+      <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
+      <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="403" />
+      <source>Message to the model</source>
+      <translation>モデルへのメッセージ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="404" />
+      <source>Send</source>
+      <translation>送信</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="405" />
+      <source>Send the message</source>
+      <translation>メッセージを送信</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="406" />
+      <source>Stop</source>
+      <translation>停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="407" />
+      <source>Stop the reply</source>
+      <translation>返答を止める</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="408" />
+      <source>Stop the reply and keep what came (Esc)</source>
+      <translation>返答を止め、届いた分は残します (Esc)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="409" />
+      <source>Launch</source>
+      <translation>起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="410" />
+      <source>Launch the model</source>
+      <translation>モデルを起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="411" />
+      <source>Launch a model, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
+      <translation>モデルを起動して質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/check_dialog.py" line="61" />
       <source>Check this machine</source>
       <translation>このマシンをチェック</translation>
@@ -1544,11 +1839,6 @@
       <translation>ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="108" />
-      <source>Stop</source>
-      <translation>停止</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="170" />
       <source>, {time} left</source>
       <translation>、残り {time}</translation>
@@ -1602,16 +1892,6 @@
       <location filename="../../app/draftwise/ui/launch_card.py" line="86" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="87" />
-      <source>Launch</source>
-      <translation>起動</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="88" />
-      <source>Launch the model</source>
-      <translation>モデルを起動</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/launch_card.py" line="89" />
@@ -1760,11 +2040,6 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>ログレベル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/logs_panel.py" line="80" />
-      <source>Copy</source>
-      <translation>コピー</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/ui/logs_panel.py" line="81" />
       <source>Copy the log</source>
       <translation>ログをコピー</translation>
@@ -1815,124 +2090,129 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="216" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="221" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="217" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="222" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="218" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="223" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="219" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="220" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="221" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="222" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="223" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
+      <source>Chat</source>
+      <translation>チャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="294" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="306" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="294" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="306" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="326" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="338" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="327" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="339" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="390" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="402" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="391" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="403" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="392" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="404" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="393" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="405" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="414" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="426" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -2082,109 +2362,114 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="96" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="98" />
       <source>URL copied</source>
       <translation>URL をコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="97" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="99" />
       <source>API key copied</source>
       <translation>API キーをコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="103" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="105" />
       <source>Copy the endpoint URL</source>
       <translation>エンドポイント URL をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="104" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="106" />
       <source>Open chat</source>
       <translation>チャットを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="105" />
-      <source>Open the chat page in the browser</source>
-      <translation>ブラウザでチャットページを開く</translation>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="107" />
+      <source>Chat with the model in this window</source>
+      <translation>このウィンドウでモデルとチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="107" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="109" />
       <source>Copy the API key</source>
       <translation>API キーをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="120" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="122" />
       <source>key {0}</source>
       <translation>キー {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="169" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="166" />
       <source>Dismiss</source>
       <translation>閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="170" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="167" />
       <source>Dismiss this notice</source>
       <translation>このお知らせを閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="202" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="199" />
       <source>Show log</source>
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="57" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="201" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="203" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="290" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="293" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="358" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="361" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="359" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="362" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="361" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="363" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="375" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="383" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="386" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="460" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="464" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="167" />
+      <source>Waiting {0}.</source>
+      <translation>待機 {0}。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/engine.py" line="193" />
@@ -2911,6 +3196,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>OK — {0} ({1})</source>
       <translation type="vanished">OK — {0} ({1})</translation>
+    </message>
+    <message>
+      <source>Open the chat page in the browser</source>
+      <translation type="vanished">ブラウザでチャットページを開く</translation>
     </message>
     <message>
       <source>Test model</source>

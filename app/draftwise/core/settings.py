@@ -34,7 +34,9 @@ __all__ = [
     "Settings",
     "load",
     "save",
+    "set_aside",
     "settings_path",
+    "write_atomic",
 ]
 
 log = logging.getLogger(__name__)
@@ -127,6 +129,7 @@ class Settings:
     splitter: str | None = None
     logs_visible: bool = False
     advanced_visible: bool = False
+    chat_save: bool = False  # keep chats in the data folder (opt-in: they may be private)
     # Keys this version does not know, kept so they survive a round trip.
     unknown: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -189,6 +192,7 @@ class Settings:
                 "splitter": self.splitter,
                 "logs_visible": self.logs_visible,
                 "advanced_visible": self.advanced_visible,
+                "chat_save": self.chat_save,
             }
         )
         return data
@@ -226,7 +230,7 @@ class Settings:
             s.close_action = data["close_action"]
         for name in ("geometry", "window_state", "splitter"):
             setattr(s, name, _str_or_none(data.get(name)))
-        for name in ("logs_visible", "advanced_visible", "network"):
+        for name in ("logs_visible", "advanced_visible", "network", "chat_save"):
             if isinstance(data.get(name), bool):
                 setattr(s, name, data[name])
         return s
@@ -277,7 +281,7 @@ def load(path: Path | None = None, *, now: float | None = None) -> LoadResult:
                 "understands are used and the rest is kept."
             )
         return LoadResult(settings, path, problem=problem)
-    aside = _set_aside(path, now)
+    aside = set_aside(path, now)
     if aside:
         problem = msg("Your settings file could not be read: {why}. It was set aside as {name} and the defaults "
                       "are used.", why=why, name=aside.name)
@@ -291,7 +295,9 @@ def load(path: Path | None = None, *, now: float | None = None) -> LoadResult:
     )
 
 
-def _set_aside(path: Path, now: float | None) -> Path | None:
+def set_aside(path: Path, now: float | None = None) -> Path | None:
+    """Move an unreadable file out of the way as `NAME.corrupt-<timestamp>` (never
+    overwrite what the user may want back); None when it could not be moved."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1
@@ -309,8 +315,14 @@ def _set_aside(path: Path, now: float | None) -> Path | None:
 def save(settings: Settings, path: Path | None = None) -> Path:
     """Write atomically; raises OSError when the folder cannot be written."""
     path = path or settings_path()
+    write_atomic(path, json.dumps(settings.to_json(), indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """A temporary file in the same folder, flushed, renamed over `path`: a crash mid-write
+    never leaves half a file. Raises OSError when the folder cannot be written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(settings.to_json(), indent=2, ensure_ascii=False) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -324,7 +336,6 @@ def save(settings: Settings, path: Path | None = None) -> Path:
         except OSError:
             log.debug("could not remove %s", tmp)
         raise
-    return path
 
 
 # ---------------------------------------------------------------- helpers

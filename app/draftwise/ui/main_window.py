@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from draftwise.ui.cards import card_qss
+from draftwise.ui.chat_panel import ChatPanel
 from draftwise.ui.check_dialog import CheckDialog
 from draftwise.ui.library_panel import LibraryPanel
 from draftwise.ui.logs_panel import LogsPanel
@@ -72,8 +73,10 @@ class MainWindow(QMainWindow):
         self.right_tabs.setObjectName("rightTabs")
         self.right_tabs.setDocumentMode(True)
         self.right_tabs.setTabBarAutoHide(True)
-        # No title yet: the bar shows only once a second page is added, which names both.
+        # No title yet: the bar shows only once a second page is added, which names both (the chat is the second).
         self.right_tabs.addTab(self.page, "")
+        self.chat_panel = ChatPanel(vm.chat)
+        self.right_tabs.addTab(self.chat_panel, "")
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.library)
         self.split.addWidget(self.right_tabs)
@@ -190,6 +193,8 @@ class MainWindow(QMainWindow):
         self.library.open_file_requested.connect(self.browse_model)
         self.library.get_models_requested.connect(self.show_get_models)
         self.status.check_button.clicked.connect(self.show_check)
+        self.status.chat_requested.connect(self.open_chat_page)
+        vm.chat.launch_requested.connect(self.launch)
         self.failure.show_log.clicked.connect(lambda: self.act_logs.setChecked(True))
 
         vm.model_changed.connect(self._reselect)
@@ -232,6 +237,8 @@ class MainWindow(QMainWindow):
             a.setText(tr(LANGUAGE_NAMES[code]) if code == "system" else LANGUAGE_NAMES[code])
         self.page.retranslate()
         self.status.retranslate()
+        self.right_tabs.setTabText(0, tr("Model"))
+        self.right_tabs.setTabText(1, tr("Chat"))
         self.banner.retranslate()
         self.failure.retranslate()
         if self.tray is not None:
@@ -282,6 +289,11 @@ class MainWindow(QMainWindow):
         self.logs.setVisible(on)
         self.vm.settings.logs_visible = on
         self.vm.schedule_save()
+
+    def open_chat_page(self) -> None:
+        """The chat tab, ready to type in."""
+        self.right_tabs.setCurrentWidget(self.chat_panel)
+        self.chat_panel.focus_input()
 
     def launch(self) -> None:
         self.vm.do_launch()

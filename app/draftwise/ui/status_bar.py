@@ -8,8 +8,8 @@ signal; the banner joins the launch's notices with the app's settings problem.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QPainter
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QPainter
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -50,6 +50,8 @@ class StatusStrip(QWidget):
     """● Ready — http://127.0.0.1:8080/v1 [Copy] [Open chat] key ••••1234 [Copy] … Logs"""
 
     MESSAGE_MS = 8000  # how long a passing note stays
+    # Open chat: the window shows its chat tab (the engine we build has no web page: 404).
+    chat_requested = Signal()
 
     def __init__(self, launch: LaunchViewModel, logs_action: QAction, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -95,14 +97,14 @@ class StatusStrip(QWidget):
 
         self.copy_url.clicked.connect(lambda: self._copy(launch.api_url(), tr("URL copied")))
         self.copy_key.clicked.connect(lambda: self._copy(launch.api_key(), tr("API key copied")))
-        self.open_chat.clicked.connect(self.open_chat_page)
+        self.open_chat.clicked.connect(self.chat_requested.emit)
         launch.changed.connect(self.refresh)
 
     def retranslate(self) -> None:
         self.copy_url.setText(tr("Copy"))
         self.copy_url.setAccessibleName(tr("Copy the endpoint URL"))
         self.open_chat.setText(tr("Open chat"))
-        self.open_chat.setAccessibleName(tr("Open the chat page in the browser"))
+        self.open_chat.setAccessibleName(tr("Chat with the model in this window"))
         self.copy_key.setText(tr("Copy"))
         self.copy_key.setAccessibleName(tr("Copy the API key"))
         self.check_button.setText(tr("Check this machine"))
@@ -123,11 +125,6 @@ class StatusStrip(QWidget):
         self.message.setText(text)
         self.message.setToolTip(text)
         self._message_timer.start()
-
-    def open_chat_page(self) -> None:
-        url = self.vm.base_url()
-        if url:
-            QDesktopServices.openUrl(QUrl(url))
 
     def _copy(self, text: str, note: str) -> None:
         if text:

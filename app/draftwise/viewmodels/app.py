@@ -27,6 +27,7 @@ from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.engine import EngineViewModel
 from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
 from draftwise.viewmodels.latest import Latest
@@ -94,6 +95,8 @@ class AppViewModel(QObject):
         self.launch = LaunchViewModel(engine_factory, self)
         self.logs = LogsViewModel(parent=self)
         self.check = MachineCheckViewModel(self.runner, self)
+        self.chat = ChatViewModel(self.launch, self.settings, parent=self)
+        self.chat.settings_changed.connect(self.schedule_save)
         self.language = language or LanguageManager(parent=self)
         self.machine: Any = None
         self.model: gguf.ModelInfo | None = None
@@ -439,7 +442,8 @@ class AppViewModel(QObject):
 
     def _on_language_changed(self, lang: str) -> None:
         self.library.model.retranslate()
-        for vm in (self.details, self.speculation, self.plan, self.launch, self.engine, self.check, self.library):
+        for vm in (self.details, self.speculation, self.plan, self.launch, self.engine, self.check, self.library,
+                   self.chat):
             vm.changed.emit()
         self.retranslated.emit()
         self.launch_state_changed.emit()

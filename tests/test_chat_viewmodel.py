@@ -149,3 +149,10 @@ def test_every_chat_sentence_of_core_is_translated():
         assert not untranslated, untranslated
     finally:
         lang.apply("en")
+
+
+def test_a_base_model_is_named_as_continuing_text(qtbot):
+    vm = ChatViewModel(Ready(), stream_factory=Scripted)
+    assert vm.notice_text() == ""
+    vm.base_model = True
+    assert "continues text — not for chat" in vm.notice_text()

@@ -2462,12 +2462,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="464" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="465" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="168" />
+      <source>This model continues text — not for chat: it has no chat template, so it writes on from your message instead of answering it.</source>
+      <translation>このモデルは文章の続きを書くもので、チャット向けではありません。チャットテンプレートがないため、メッセージに答えるのではなく、その続きを書きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="173" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>

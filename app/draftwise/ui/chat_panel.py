@@ -469,7 +469,7 @@ class ChatPanel(QWidget):
 
     def _style_notice(self) -> None:
         loading = self.vm.waiting_for_engine()
-        color = WARN_COLOR if loading or self.vm.offers_launch() else ERROR_COLOR
+        color = WARN_COLOR if loading or self.vm.offers_launch() or self.vm.notice is None else ERROR_COLOR
         self.notice.setStyleSheet(
             f"QFrame#chatNotice {{ background: {tinted(color, 60 if is_dark(self) else 40)}; border-radius: 8px; }}")
 

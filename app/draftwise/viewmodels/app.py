@@ -412,6 +412,7 @@ class AppViewModel(QObject):
                 self.settings.api_key = launch_spec.new_api_key()
                 self.schedule_save()
             # The same builder as the shown command and `draftwise plan`/`launch`.
+            self.chat.base_model = not self.model.has_chat_template
             spec = out.prepared.launch(
                 engine.binary, engine_backend=engine.backend, port=port, api_key=self.settings.api_key,
                 gpus=self.machine.gpus if self.machine is not None else (), notes=notes,

@@ -158,9 +158,15 @@ class ChatViewModel(QObject):
         self.launch_requested.emit()
 
     # ---------------------------------------------------------------- texts
+    # Set by the app at launch: the running model has no chat template (a base model).
+    base_model = False
+
     def notice_text(self) -> str:
         n = self.notice
         if n is None:
+            if self.base_model and self.launch.running:
+                return tr("This model continues text — not for chat: it has no chat template, so "
+                          "it writes on from your message instead of answering it.")
             return ""
         text = show(n.sentence)
         if n.kind == chat.LOADING and self._wait_clock.isValid():

@@ -452,7 +452,7 @@ def test_drafter_crash_while_serving_relaunches_once_and_records_at_once():
     assert actions[-1] == Spawn(spec.fallback_argv, 1)
     assert "fam-draft.gguf made the engine stop while it was serving" in actions[0].reason
     assert actions[0].cause.kind == crash.DRAFTER_CRASH
-    assert store.recorded == [(BIN, spec.drafter_key, actions[0].cause.sentence)]
+    assert store.recorded == [(BIN, spec.drafter_key, str(actions[0].cause.sentence))]
     assert "left out from now on" in actions[1].text
     ready = flow.health(200, 401.0)
     assert _kinds(ready) == [StageChanged, Ready] and len(store.recorded) == 1  # not twice

@@ -392,3 +392,82 @@ def test_kv_cache_type_the_heads_cannot_take():
              "E srv    load_model: exiting due to model loading error"]
     cause = crash.classify(ExitStatus(1), lines)
     assert cause.kind == crash.KV_CACHE_TYPE and "(q8_0)" in cause.sentence and "Auto" in cause.next_step
+
+
+# ------------------------------------------------------------------ a drafter that kills a serving engine
+# As the pinned engine printed it (900-token model, 800-token draft, first request; gdb
+# present), and the same frames as glibc's backtrace_symbols writes them without gdb.
+SUB_BATCH_ABORT = """\
+I srv  llama_server: listening on http://127.0.0.1:55001
+I slot launch_slot_: id  3 | task 0 | processing task, is_child = 0
+/src/llama.cpp/common/common.cpp:2216: get_sub_batch: failed to add token 896 at index 0 (error -2, n = 1)
+#1  0x00007f1efa34e6fb in ggml_print_backtrace () from /e/libggml-base.so.0
+#2  0x00007f1efa34e84e in ggml_abort () from /e/libggml-base.so.0
+#3  0x00007f1efa01d828 in common_batch::get_sub_batch(int, int) () from /e/libllama-common.so.0
+#4  0x00007f1efa0f814f in common_speculative_impl_draft_simple::draft(std::vector<common_speculative_draft_params, std::allocator<common_speculative_draft_params> >&) () from /e/libllama-common.so.0
+#5  0x00007f1efa0e5b59 in common_speculative_draft(common_speculative*) () from /e/libllama-common.so.0"""
+
+SPEC_SEGV_GLIBC = """\
+I srv  llama_server: listening on http://127.0.0.1:55001
+/e/libggml-base.so.0(+0x1a6fb) [0x7f1efa34e6fb]
+/e/libllama-common.so.0(_ZN36common_speculative_impl_draft_eagle35draftERSt6vectorI31common_speculative_draft_paramsSaIS1_EE+0x2af) [0x7f1efa0f814f]
+/e/libllama-server-impl.so(_ZN19server_context_impl10pre_decodeEv+0x44) [0x7f1efa96b2a4]"""
+
+NOT_SPEC_SEGV = """\
+I srv  llama_server: listening on http://127.0.0.1:55001
+I common_speculative_init_result: loading draft model '/m/fam-draft.gguf'
+#3  0x00007f1efa01d828 in llama_decode () from /e/libllama.so.0
+#4  0x00007f1efa0f814f in server_context_impl::update_slots() () from /e/libllama-server-impl.so"""
+
+
+@pytest.mark.parametrize("log, words", [
+    (SUB_BATCH_ABORT, "the model wrote token 896, which the draft's vocabulary lacks"),
+    (SPEC_SEGV_GLIBC, "inside its speculative decoding"),
+])
+def test_a_serving_engine_killed_inside_speculation_is_a_drafter_crash(log, words):
+    cause = classify(ExitStatus.from_returncode(-6), _lines(log), speculation=True, after_ready=True)
+    assert cause.kind == crash.DRAFTER_CRASH and words in cause.sentence and cause.speculation_related
+    assert "drafter" in cause.next_step or "draft model" in cause.next_step
+    if "get_sub_batch" in log:
+        assert cause.evidence.startswith("get_sub_batch: failed to add token 896")
+
+
+def test_other_crashes_while_serving_are_not_the_drafter():
+    cause = classify(ExitStatus.from_returncode(-11), _lines(NOT_SPEC_SEGV), speculation=True, after_ready=True)
+    assert cause.kind == crash.SEGFAULT
+    # Without speculative flags nothing is blamed on a drafter.
+    assert classify(ExitStatus.from_returncode(-6), _lines(SUB_BATCH_ABORT), after_ready=True).kind != crash.DRAFTER_CRASH
+
+
+def test_drafter_crash_while_serving_relaunches_once_and_records_at_once():
+    store = _Store()
+    spec = _spec()
+    flow = LaunchFlow(spec, broken=store)
+    flow.start(0.0)
+    flow.spawned(0.01)
+    flow.health(200, 0.5)
+    flow.output(_lines(SUB_BATCH_ABORT), 400.0)  # long after the startup window
+    actions = flow.exited(ExitStatus.from_returncode(-6), 400.1)
+    assert _kinds(actions) == [FellBack, Notice, StageChanged, Spawn]
+    assert actions[-1] == Spawn(spec.fallback_argv, 1)
+    assert "fam-draft.gguf made the engine stop while it was serving" in actions[0].reason
+    assert actions[0].cause.kind == crash.DRAFTER_CRASH
+    assert store.recorded == [(BIN, spec.drafter_key, str(actions[0].cause.sentence))]
+    assert "left out from now on" in actions[1].text
+    ready = flow.health(200, 401.0)
+    assert _kinds(ready) == [StageChanged, Ready] and len(store.recorded) == 1  # not twice
+    # Exactly once: a second crash, even the same one, is reported, not relaunched.
+    flow.output(_lines(SUB_BATCH_ABORT), 402.0)
+    again = flow.exited(ExitStatus.from_returncode(-6), 402.1)
+    assert _kinds(again) == [Crashed, StageChanged] and flow.stage == FAILED
+
+
+def test_a_forced_drafter_that_kills_a_serving_engine_is_reported_not_dropped():
+    store = _Store()
+    flow = LaunchFlow(_spec(EXPLICIT, eligible=False), broken=store)
+    flow.start(0.0)
+    flow.health(200, 0.5)
+    flow.output(_lines(SUB_BATCH_ABORT), 10.0)
+    actions = flow.exited(ExitStatus.from_returncode(-6), 10.1)
+    assert _kinds(actions) == [Crashed, StageChanged]
+    assert actions[0].cause.kind == crash.DRAFTER_CRASH and store.recorded == []

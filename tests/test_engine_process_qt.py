@@ -95,6 +95,38 @@ def test_crash_after_ready_is_reported_without_relaunch(qtbot, engine, lone_mode
     assert crashed.args[0].kind == crash.KILLED and proc.stage == "failed" and len(proc.pids) == 1
 
 
+@pytest.mark.engine
+def test_drafter_that_kills_the_serving_engine_relaunches_in_the_window(qtbot, engine, tmp_path):
+    """The QProcess service drives the same flow: an automatic drafter whose vocabulary
+    lacks a token the prompt holds kills the ready engine; it starts again without it."""
+    from draftwise.core.launch import headless
+
+    target = tm.TinyModel(name="extra", n_pieces=641)
+    model_path = tm.write_tiny_model(tmp_path / "x" / "extra-F32.gguf", target)[0]
+    draft = tm.write_tiny_model(tmp_path / "x" / "extra-draft.gguf", tm.draft_model(tm.TinyModel(n_pieces=541)))[0]
+    caps = capabilities.capabilities(engine.binary)
+    key = resolver.drafter_key(draft, "draft-simple")
+    decision = SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True,
+                            resolver._spec_argv(caps, "draft-simple", draft), drafter_key=key)
+    spec = launch_spec.llamacpp_launch(engine.binary, gguf.read_model(model_path), decision,
+                                       port=launch_spec.any_free_port(), plan_args=("-c", "512"))
+    proc = EngineProcess(spec, broken=BrokenDrafters())
+    reasons: list[str] = []
+    proc.fell_back.connect(reasons.append)
+    with qtbot.waitSignal(proc.ready, timeout=30_000):
+        proc.start()
+    prompt = {"prompt": [1, 850, 300, 400], "n_predict": 8, "temperature": 0}
+    with qtbot.waitSignal(proc.ready, timeout=60_000):
+        with pytest.raises(OSError):
+            headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+    assert len(reasons) == 1 and "extra-draft.gguf made the engine stop while it was serving" in reasons[0]
+    assert len(proc.pids) == 2 and BrokenDrafters().broken_for(engine.binary) == {key}
+    status, _ = headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+    assert status == 200
+    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+        proc.stop()
+
+
 def test_missing_binary_is_a_failure_not_a_hang(qtbot, tmp_path):
     missing = tmp_path / "nowhere" / "llama-server"
     decision = SpecDecision(None, None, NONE, False, ())

@@ -415,7 +415,7 @@ def test_summary_llama(fixtures: dict[str, Path]) -> None:
     assert info.head_count == 4 and info.head_count_kv == 2
     assert info.key_length == info.value_length == 16
     assert info.tokenizer == g.TokenizerId(
-        "llama", "default", m.n_vocab, 1, 2, g.read_header(fixtures["llama_q8"]).tokens_sha256
+        "llama", "default", m.n_vocab, 1, 2, g.read_header(fixtures["llama_q8"]).tokens_sha256, add_bos=True
     )
     assert info.tokenizer.tokens_sha256 and len(info.tokenizer.tokens_sha256) == 64
     ref = gguf.GGUFReader(fixtures["llama_q8"])
@@ -543,6 +543,8 @@ def test_model_info_json(fixtures: dict[str, Path]) -> None:
         "bos_id",
         "eos_id",
         "tokens_sha256",
+        "add_bos",
+        "add_eos",
     }
     assert j["sliding_window"] is None and j["expert_count"] is None
     assert j["nextn_predict_layers"] == 1 and j["mtp_head_present"] is True

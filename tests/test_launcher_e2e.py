@@ -400,3 +400,47 @@ def test_a_named_engine_that_is_missing_is_an_error_not_a_substitute(lone_model,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "does not exist" in out.stderr
     assert "ready" not in out.stdout
+
+
+# ------------------------------------------------------------------ a drafter that kills a serving engine
+def test_auto_drafter_that_kills_the_serving_engine_is_dropped_once_and_remembered(engine, tmp_path):
+    """Issue 11 item 2 on the real engine: a model whose vocabulary has 100 real tokens past
+    its draft's. The resolver refuses the pair (so the decision is built by hand, as an
+    older rule would have made it); the engine takes it, is ready, and aborts on the first
+    reply holding such a token. The launcher relaunches once without speculation, records
+    the drafter, and the next reply works."""
+    folder = tmp_path / "extra"
+    target = tm.TinyModel(name="extra", n_pieces=641)
+    model_path = tm.write_tiny_model(folder / "extra-F32.gguf", target)[0]
+    draft = tm.write_tiny_model(folder / "extra-draft.gguf", tm.draft_model(tm.TinyModel(n_pieces=541)))[0]
+    model = gguf.read_model(model_path)
+    caps = capabilities.capabilities(engine.binary)
+    key = resolver.drafter_key(draft, "draft-simple")
+    decision = resolver.SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True,
+                                     resolver._spec_argv(caps, "draft-simple", draft), drafter_key=key)
+    port, _ = launch_spec.choose_port(None)
+    spec = launch_spec.llamacpp_launch(engine.binary, model, decision, port=port, plan_args=("-c", "512"))
+    broken = BrokenDrafters()
+    run, rec = _run(spec, broken)
+    try:
+        assert run.wait_ready(60), run.log_text()
+        # A prompt holding token 850, which the draft's vocabulary lacks.
+        prompt = {"prompt": [1, 850, 300, 400], "n_predict": 8, "temperature": 0}
+        with pytest.raises(OSError):
+            headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+        deadline = time.monotonic() + 60
+        while not rec.of(launch_flow.FellBack) and time.monotonic() < deadline:
+            run.pump()
+        fell = rec.of(launch_flow.FellBack)
+        assert fell and fell[0].cause.kind == crash.DRAFTER_CRASH, run.log_text()
+        assert "extra-draft.gguf made the engine stop while it was serving" in fell[0].reason
+        assert "token 850" in fell[0].cause.sentence or "which the draft's vocabulary lacks" in fell[0].cause.sentence
+        assert key in broken.broken_for(engine.binary)
+        assert any("left out from now on" in n.text for n in rec.of(launch_flow.Notice))
+        assert run.wait_ready(60), run.log_text()
+        assert len(run.pids) == 2 and "--spec-type" not in run.flow.current_argv
+        status, body = headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+        assert status == 200 and json.loads(body)["tokens_predicted"] > 0
+    finally:
+        run.stop()
+    assert all(_gone(pid) for pid in run.pids)

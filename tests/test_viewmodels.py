@@ -689,6 +689,14 @@ def test_core_sentences_show_in_japanese(japanese, tmp_path: Path) -> None:
     assert "ドラフトモデル" in ja  # the kind in the parentheses is translated too
     skipped = [tr_message(n) for n in d.notes if "x-draft.gguf" in n]
     assert other.exists() and skipped and all(_JA.search(s) and "its vocabulary" not in s for s in skipped)
+    assert all("トークン 259" in s for s in skipped)  # the pairing reason, translated with its id
+    from draftwise.core.messages import msg
+    from draftwise.core.speculation import pairing
+
+    no_bos = tr_message(pairing.Verdict(pairing.BOS, msg(
+        "it adds a BOS token differently (add_bos {draft} in the draft, {target} in the model)",
+        draft=msg("off"), target=msg("on"))).reason)
+    assert "オフ" in no_bos and "オン" in no_bos and "add_bos" in no_bos
 
     no = planner.plan(gguf.read_model(target), d, Machine(64 * 2**20, 64 * 2**20, [], "Linux"), planner.PlanPrefs())
     refusal = no.reasons[-1]

@@ -314,67 +314,67 @@
       <translation>{path} がありません。llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="74" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="79" />
       <source>The file is damaged or not a GGUF model; download it again.</source>
       <translation>ファイルが壊れているか、GGUF モデルではありません。もう一度ダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="112" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="118" />
       <source>{path}: at byte {offset}: {reason}. {hint}</source>
       <translation>{path}: {offset} バイト目: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="115" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="121" />
       <source>{path}: at byte {offset}: {reason}.</source>
       <translation>{path}: {offset} バイト目: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="117" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="123" />
       <source>{path}: {reason}. {hint}</source>
       <translation>{path}: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="119" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="125" />
       <source>{path}: {reason}.</source>
       <translation>{path}: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="434" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="478" />
       <source>is a folder, not a GGUF file</source>
       <translation>フォルダーです（GGUF ファイルではありません）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="437" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="481" />
       <source>no such file</source>
       <translation>ファイルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="440" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="484" />
       <source>permission denied: the file cannot be read</source>
       <translation>アクセスが拒否されました: ファイルを読み込めません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="444" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="488" />
       <source>cannot open the file ({error})</source>
       <translation>ファイルを開けません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="457" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="505" />
       <source>cannot read the file ({error})</source>
       <translation>ファイルを読み込めません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="478" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="526" />
       <source>It is not a GGUF model, or it is damaged.</source>
       <translation>GGUF モデルではないか、壊れています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="488" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="536" />
       <source>Use the little-endian version of this model.</source>
       <translation>このモデルのリトルエンディアン版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="494" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="542" />
       <source>Download a current conversion of this model.</source>
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
@@ -454,297 +454,317 @@
       <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="84" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="85" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="85" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="86" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="89" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="90" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="105" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="106" />
       <source>{sentence} {next_step}</source>
       <translation>{sentence}{next_step}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="177" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="208" />
+      <source>The engine stopped while writing a reply: the model wrote token {id}, which the draft's vocabulary lacks.</source>
+      <translation>応答の生成中にエンジンが止まりました: モデルがトークン {id} を出力しましたが、ドラフトモデルの語彙にはこのトークンがありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="211" />
+      <source>The engine stopped while writing a reply, inside its speculative decoding (the drafter).</source>
+      <translation>応答の生成中に、投機的デコーディング（ドラフター）の処理の中でエンジンが止まりました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="213" />
+      <source>Start without this drafter, or choose a draft model whose vocabulary covers the model's.</source>
+      <translation>このドラフターなしで起動するか、モデルの語彙をすべて含むドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="222" />
       <source>The engine cannot start: the shared library {name} is missing.</source>
       <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="178" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="223" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="179" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="224" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="185" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
       <source>The engine could not listen on {where}: another program uses it.</source>
       <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="186" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="231" />
       <source>Choose another port, or stop the program that uses it.</source>
       <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="189" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="234" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="192" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="237" />
       <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
       <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
       <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
       <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="197" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="242" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="200" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
       <source>The engine could not load the draft model {name} because memory ran out.</source>
       <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="202" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="247" />
       <source>The engine could not load the draft model {name} ({detail}).</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="205" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="250" />
       <source>The engine could not load the draft model {name}.</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="206" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
       <source>Choose another draft model from the same family, or start without one.</source>
       <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="209" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="254" />
       <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
       <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="210" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="255" />
       <source>Download the model again, or a different quantization of it.</source>
       <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="213" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
       <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="214" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="259" />
       <source>The compressed KV cache does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="215" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
       <source>Set the KV cache back to Auto (or f16) and start again.</source>
       <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="221" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="222" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
       <source>The engine ran out of {where} while loading.</source>
       <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="223" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="268" />
       <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
       <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
       <source>The engine stopped on an internal check ({what}).</source>
       <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
       <source>The engine stopped on an internal check.</source>
       <translation>エンジンが内部チェックで停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="232" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="277" />
       <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
       <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="283" />
       <source>The engine could not load the model: {why}.</source>
       <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="284" />
       <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
       <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
       <source>The engine ended for an unknown reason.</source>
       <translation>エンジンが不明な理由で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
       <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
       <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="297" />
       <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
       <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="255" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="300" />
       <source>The engine cannot start: a library it needs is missing.</source>
       <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="256" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="301" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="303" />
       <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
       <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="305" />
       <source>If memory is short, use a smaller context or model; then start it again.</source>
       <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="307" />
       <source>The engine crashed (segmentation fault).</source>
       <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="263" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="308" />
       <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
       <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="312" />
       <source>The engine exited on its own.</source>
       <translation>エンジンが自分で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="268" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="313" />
       <source>Start it again; look at the log if it keeps exiting.</source>
       <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
       <source>Try without speculation or extra engine arguments; the log has the details.</source>
       <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
       <source>Try without extra engine arguments; the log has the details.</source>
       <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="272" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="317" />
       <source>The engine stopped unexpectedly ({status}): {last}.</source>
       <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="273" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="318" />
       <source>The engine stopped unexpectedly ({status}).</source>
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="279" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="324" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="281" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="326" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="287" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="324" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="369" />
       <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="326" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="371" />
       <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="295" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="291" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="297" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="292" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="299" />
+      <source>{what} made the engine stop while it was serving ({cause}); starting it again without speculation.</source>
+      <translation>{what} が動作中のエンジンを止めました（{cause}）。投機的デコーディングなしで起動し直します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="302" />
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
       <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="317" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="331" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="320" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="334" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1189,249 +1209,284 @@
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="134" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="160" />
+      <source>the draft</source>
+      <translation>ドラフト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="160" />
+      <source>the model</source>
+      <translation>モデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="161" />
+      <source>{side} has no vocabulary the engine can compare (tokenizer {tokenizer})</source>
+      <translation>{side}にはエンジンが比べられる語彙がありません（トークナイザー: {tokenizer}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="164" />
+      <source>its tokenizer type differs ({draft} in the draft, {target} in the model)</source>
+      <translation>トークナイザーの種類が違います（ドラフトは {draft}、モデルは {target}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="167" />
+      <source>it adds a BOS token differently (add_bos {draft} in the draft, {target} in the model)</source>
+      <translation>BOS トークンの付け方が違います（add_bos: ドラフトは {draft}、モデルは {target}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="170" />
+      <source>its BOS token differs (id {draft} in the draft, {target} in the model)</source>
+      <translation>BOS トークンが違います（ドラフトは ID {draft}、モデルは {target}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="173" />
+      <source>it adds an EOS token differently (add_eos {draft} in the draft, {target} in the model)</source>
+      <translation>EOS トークンの付け方が違います（add_eos: ドラフトは {draft}、モデルは {target}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="176" />
+      <source>its EOS token differs (id {draft} in the draft, {target} in the model)</source>
+      <translation>EOS トークンが違います（ドラフトは ID {draft}、モデルは {target}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="180" />
+      <source>its vocabulary size differs by {diff} tokens ({draft} in the draft, {target} in the model; the engine allows {limit})</source>
+      <translation>語彙の大きさが {diff} トークン違います（ドラフトは {draft}、モデルは {target}。エンジンが認める差は {limit} まで）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="188" />
+      <source>its token list could not be compared ({error})</source>
+      <translation>トークン一覧を比べられませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="209" />
+      <source>token {id} exists only in the model and is not padding: the engine would stop mid-reply the first time the model writes it (the draft's vocabulary ends at {size})</source>
+      <translation>トークン {id} はモデルにしかなく、パディングでもありません。モデルがこれを出力した時点でエンジンが応答の途中で止まります（ドラフトの語彙は {size} で終わります）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="213" />
+      <source>token {id} exists only in the draft and is not padding: the engine would stop mid-reply the first time the draft proposes it (the model's vocabulary ends at {size})</source>
+      <translation>トークン {id} はドラフトにしかなく、パディングでもありません。ドラフトがこれを提案した時点でエンジンが応答の途中で止まります（モデルの語彙は {size} で終わります）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="227" />
+      <source>token {id} differs ({draft} in the draft, {target} in the model)</source>
+      <translation>トークン {id} が違います（ドラフトは {draft}、モデルは {target}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="239" />
+      <source>on</source>
+      <translation>オン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="239" />
+      <source>off</source>
+      <translation>オフ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="136" />
       <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
       <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="140" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="142" />
       <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
       <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="173" />
-      <source>tokenizer model</source>
-      <translation>トークナイザーの種類</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="174" />
-      <source>pre-tokenizer</source>
-      <translation>プリトークナイザー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="175" />
-      <source>vocabulary size</source>
-      <translation>語彙数</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="176" />
-      <source>BOS token id</source>
-      <translation>BOS トークン ID</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="177" />
-      <source>EOS token id</source>
-      <translation>EOS トークン ID</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="183" />
-      <source>token list (same size, different tokens)</source>
-      <translation>トークン一覧（数は同じでも中身が違います）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="184" />
-      <source>{field} ({draft} in the draft, {model} in the model)</source>
-      <translation>{field}（ドラフトは {draft}、モデルは {model}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="234" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="233" />
       <source>MTP mode must be 'auto' or 'off', not {value}.</source>
       <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="241" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="240" />
       <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
       <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="247" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="246" />
       <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
       <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="251" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="250" />
       <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
       <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="259" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="258" />
       <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
       <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="268" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="267" />
       <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
       <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="273" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="272" />
       <source>This engine has no speculative type {type}; it knows {known}.</source>
       <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="277" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="276" />
       <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
       <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="285" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="284" />
       <source>The draft model {name} is passed to the engine.</source>
       <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="299" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="298" />
       <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
       <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="306" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="305" />
       <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
       <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="311" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="310" />
       <source>Using your draft model {name} ({kind}).</source>
       <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="321" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="320" />
       <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
       <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="347" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="346" />
       <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
       <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="354" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="353" />
       <source>The draft model {path} does not exist; choose the file again.</source>
       <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="356" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="355" />
       <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
       <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="359" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="358" />
       <source>{name} is the model itself; choose a smaller draft model.</source>
       <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="363" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="362" />
       <source>The draft model cannot be used: {error}</source>
       <translation>このドラフトモデルは使えません: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="368" />
-      <source>{name} does not share the model's vocabulary: its {difference} differs. A draft must come from the same model family.</source>
-      <translation>{name} はモデルと語彙が違います（{difference} が異なります）。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="367" />
+      <source>{name} cannot draft for this model: {reason}. A draft must come from the same model family.</source>
+      <translation>{name} はこのモデルのドラフトに使えません: {reason}。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="406" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="405" />
       <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
       <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="412" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="411" />
       <source>The model's MTP head made this engine fail before; it is left out.</source>
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="416" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="415" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="419" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="418" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="425" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="424" />
       <source>MTP head found beside the model in {name}: speculation is on.</source>
       <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="427" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="426" />
       <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
       <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="431" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="430" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="443" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="442" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="447" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="446" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="452" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="451" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="477" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="476" />
       <source>Could not look for draft models in {folder}: {error}.</source>
       <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="502" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="501" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="512" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="511" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="515" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="514" />
       <source>Skipped {name}: {reason}.</source>
       <translation>{name} は使いません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="525" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="524" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="527" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="526" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="529" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="528" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="532" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="531" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="534" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="533" />
       <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
       <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="537" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="536" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="540" />
-      <source>its vocabulary differs ({difference})</source>
-      <translation>語彙が違います（{difference}）</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="117" />
@@ -3042,99 +3097,103 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="142" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
       <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
       <translation>空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="146" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="178" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="177" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="182" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="181" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="185" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="184" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="187" />
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="190" />
       <source>No drafter found: the model runs without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="194" />
       <source>MTP head found in the model: speculation on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="226" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
+    </message>
+    <message>
+      <source>BOS token id</source>
+      <translation type="vanished">BOS トークン ID</translation>
     </message>
     <message>
       <source>Built-in MTP head (faster generation)</source>
@@ -3143,6 +3202,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>Draftwise cannot start {0} yet; choose a llama.cpp engine.</source>
       <translation type="vanished">Draftwise はまだ {0} を起動できません。llama.cpp エンジンを選んでください。</translation>
+    </message>
+    <message>
+      <source>EOS token id</source>
+      <translation type="vanished">EOS トークン ID</translation>
     </message>
     <message>
       <source>Engine start</source>
@@ -3219,12 +3282,20 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">このコンピューターには大きすぎます</translation>
     </message>
     <message>
+      <source>its vocabulary differs ({difference})</source>
+      <translation type="vanished">語彙が違います（{difference}）</translation>
+    </message>
+    <message>
       <source>llama.cpp {version} ({backend}, {source}) {binary}</source>
       <translation type="vanished">llama.cpp {version}（{backend}、{source}）{binary}</translation>
     </message>
     <message>
       <source>no usable llama-server ({why}). Run `draftwise engine install` (about 20 minutes, once).</source>
       <translation type="vanished">使える llama-server がありません（{why}）。`draftwise engine install` を実行してください（初回のみ、約 20 分）。</translation>
+    </message>
+    <message>
+      <source>pre-tokenizer</source>
+      <translation type="vanished">プリトークナイザー</translation>
     </message>
     <message>
       <source>ready in {seconds} s at {url}</source>
@@ -3247,8 +3318,28 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">{backend} 版ですが GPU を使いませんでした。ドライバーを確認してください</translation>
     </message>
     <message>
+      <source>token list (same size, different tokens)</source>
+      <translation type="vanished">トークン一覧（数は同じでも中身が違います）</translation>
+    </message>
+    <message>
+      <source>tokenizer model</source>
+      <translation type="vanished">トークナイザーの種類</translation>
+    </message>
+    <message>
+      <source>vocabulary size</source>
+      <translation type="vanished">語彙数</translation>
+    </message>
+    <message>
       <source>{arch}, {layers} layers, {kib} KiB at {path}</source>
       <translation type="vanished">{arch}、{layers} 層、{kib} KiB（{path}）</translation>
+    </message>
+    <message>
+      <source>{field} ({draft} in the draft, {model} in the model)</source>
+      <translation type="vanished">{field}（ドラフトは {draft}、モデルは {model}）</translation>
+    </message>
+    <message>
+      <source>{name} does not share the model's vocabulary: its {difference} differs. A draft must come from the same model family.</source>
+      <translation type="vanished">{name} はモデルと語彙が違います（{difference} が異なります）。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
     </message>
     <message>
       <source>{tokens} tokens (random weights: the words are nonsense)</source>

@@ -298,6 +298,24 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     b = BrokenDrafters(conf)
     b.entries()
     out.append(b.problem)
+
+    # A drafter that kills a serving engine (issue 11): both causes, the relaunch, the notice.
+    decision = resolver.SpecDecision("draft-simple", Path("/m/fam-draft.gguf"), resolver.AUTO_COMPANION, True,
+                                     ("--spec-type", "draft-simple", "-md", "/m/fam-draft.gguf"),
+                                     drafter_key="draft-simple|x|1|2")
+    for line in ("/src/common.cpp:2216: get_sub_batch: failed to add token 896 at index 0 (error -2, n = 1)",
+                 "#4  0x00007f1e in common_speculative_impl_draft_simple::draft() () from libllama-common.so"):
+        ls = launch_spec.LaunchSpec(
+            kind="llama.cpp", binary=binary, model_path=Path("/m/fam.gguf"), argv=base + decision.argv,
+            env={}, host="127.0.0.1", port=8080, api_key="k", spec=decision, fallback_argv=base)
+        flow = launch_flow.LaunchFlow(ls, broken=_Store())  # type: ignore[arg-type]
+        flow.start(0.0)
+        flow.health(200, 1.0)
+        flow.output([line], 2.0)
+        for a in flow.exited(crash.ExitStatus.from_returncode(-6), 3.0):
+            if isinstance(a, launch_flow.FellBack):
+                out += [a.cause.sentence, a.cause.next_step, a.reason]
+        out += flow.notices
     return [s for s in out if s]
 
 

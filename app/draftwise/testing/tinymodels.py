@@ -13,6 +13,10 @@ docs/engine-observations.md):
   `write_tiny_model(path, m, part="trunk")` writes it with the head stripped,
   `part="mtp"` the MTP-only sidecar (`-md sidecar.gguf` on the trunk).
 - `eagle3_draft(t)`, `dflash_draft(t)`: feature-reading drafts for t.
+- Vocabulary variants for the pairing rule (core/speculation/pairing.py): `n_pad` UNUSED
+  `[PADn]` entries appended as conversion writes them (zero embedding and output rows),
+  `tokenizer_model`/`tokenizer_pre`, `add_bos`/`add_eos`, `bos_id`/`eos_id`, and
+  `renamed` token texts; `padded_pair(...)` writes a target padded past its draft.
 
 This module needs the `gguf` package (a dev dependency), so nothing in the shipped app
 imports it at module level.
@@ -29,7 +33,7 @@ from typing import Any
 import numpy as np
 
 # SentencePiece token types as llama.cpp reads them (llama_token_attr in llama-vocab.cpp).
-_NORMAL, _UNKNOWN, _CONTROL, _BYTE = 1, 2, 3, 6
+_NORMAL, _UNKNOWN, _CONTROL, UNUSED, _BYTE = 1, 2, 3, 5, 6
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,20 @@ class TinyModel:
     seed: int = 0
     tie_embeddings: bool = False
     extra_kv: dict[str, Any] = field(default_factory=dict)
+    # Vocabulary variants. `n_pad` entries `[PAD<id>]` of type `pad_type` (UNUSED, as
+    # conversion pads a vocabulary to a round size) follow the pieces, with zero embedding
+    # and output rows, so greedy decoding never picks them.
+    n_pad: int = 0
+    pad_type: int = UNUSED
+    # "llama" (SPM, byte tokens <0xXX>) or "gpt2" (BPE, GPT-2's byte-level characters).
+    tokenizer_model: str = "llama"
+    tokenizer_pre: str | None = "default"
+    add_bos: bool | None = True  # None: the key is not written (the engine's default)
+    add_eos: bool | None = None
+    bos_id: int | None = 1
+    eos_id: int | None = 2
+    # (id, text) pairs: these tokens get another text (and the NORMAL type).
+    renamed: tuple[tuple[int, str], ...] = ()
 
     @property
     def head_dim(self) -> int:
@@ -77,15 +95,32 @@ class TinyModel:
 
     @property
     def n_vocab(self) -> int:
-        return 3 + 256 + self.n_pieces
+        return 3 + 256 + self.n_pieces + self.n_pad
+
+
+def _gpt2_byte_chars() -> list[str]:
+    """GPT-2's bytes_to_unicode: the character a byte-level BPE vocabulary stores per byte."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1), *range(ord("\xae"), 256)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return [chars[b] for b in range(256)]
 
 
 def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
-    """An SPM vocabulary with byte fallback, so any text tokenizes."""
+    """An SPM vocabulary with byte fallback (so any text tokenizes), or a byte-level BPE one."""
     tokens = ["<unk>", "<s>", "</s>"]
     types = [_UNKNOWN, _CONTROL, _CONTROL]
-    tokens += [f"<0x{b:02X}>" for b in range(256)]
-    types += [_BYTE] * 256
+    if model.tokenizer_model == "gpt2":
+        tokens += _gpt2_byte_chars()
+        types += [_NORMAL] * 256
+    else:
+        tokens += [f"<0x{b:02X}>" for b in range(256)]
+        types += [_BYTE] * 256
     # Pieces differ by vocabulary name (a permuted alphabet seeded by the name), so two
     # vocabularies really have other token lists; index i spelled in base 26 keeps them
     # unique for any size.
@@ -101,7 +136,25 @@ def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
     tokens += pieces
     types += [_NORMAL] * len(pieces)
     scores = [0.0] * 259 + [-float(k) for k in range(len(pieces))]
+    if model.n_pad:
+        first = len(tokens)
+        tokens += [f"[PAD{i}]" for i in range(first, first + model.n_pad)]
+        types += [model.pad_type] * model.n_pad
+        scores += [-1e4] * model.n_pad
+    for token_id, text in model.renamed:
+        tokens[token_id] = text
+        types[token_id] = _NORMAL
     return tokens, scores, types
+
+
+def _zero_padding_rows(model: TinyModel, tensors: dict[str, np.ndarray]) -> None:
+    """Padding ids get zero embedding and output rows, as in a converted padded model."""
+    if not model.n_pad:
+        return
+    first = model.n_vocab - model.n_pad
+    for name in ("token_embd.weight", "output.weight"):
+        if name in tensors and tensors[name].shape[0] == model.n_vocab:
+            tensors[name][first:] = 0.0
 
 
 def _tensor(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -358,6 +411,7 @@ def write_tiny_model(
     arch = model.arch
     if tensors is None:
         tensors = model_tensors(model)
+    _zero_padding_rows(model, tensors)
     if part == "trunk":
         tensors = trunk_only_tensors(model, tensors)
     elif part == "mtp":
@@ -386,15 +440,24 @@ def write_tiny_model(
         arch_kv(writer, model)
 
     tokens, scores, types = vocabulary(model)
-    writer.add_tokenizer_model("llama")
-    writer.add_tokenizer_pre("default")
+    writer.add_tokenizer_model(model.tokenizer_model)
+    if model.tokenizer_pre is not None:
+        writer.add_tokenizer_pre(model.tokenizer_pre)
     writer.add_token_list(tokens)
     writer.add_token_scores(scores)
     writer.add_token_types(types)
-    writer.add_bos_token_id(1)
-    writer.add_eos_token_id(2)
+    if model.tokenizer_model == "gpt2":
+        chars = _gpt2_byte_chars()
+        writer.add_token_merges([f"{chars[ord('a')]} {chars[ord('b')]}"])
+    if model.bos_id is not None:
+        writer.add_bos_token_id(model.bos_id)
+    if model.eos_id is not None:
+        writer.add_eos_token_id(model.eos_id)
     writer.add_unk_token_id(0)
-    writer.add_add_bos_token(True)
+    if model.add_bos is not None:
+        writer.add_add_bos_token(model.add_bos)
+    if model.add_eos is not None:
+        writer.add_add_eos_token(model.add_eos)
     for key, value in model.extra_kv.items():
         _add_value(writer, key, value)
 
@@ -441,6 +504,14 @@ def draft_model(target: TinyModel | None = None, **overrides: Any) -> TinyModel:
     )
     base.update(overrides)
     return TinyModel(**base)
+
+
+def padded_pair(draft_vocab: int = 800, target_vocab: int = 900, **target_overrides: Any) -> tuple[TinyModel, TinyModel]:
+    """A target whose vocabulary is the draft's padded with UNUSED `[PADn]` entries to
+    `target_vocab` tokens (as Qwen2.5 7B+ pads 151,936 to 152,064), and its draft."""
+    pieces = draft_vocab - 3 - 256
+    target = TinyModel(name="tiny-padded", n_pieces=pieces, n_pad=target_vocab - draft_vocab, **target_overrides)
+    return target, draft_model(target, n_pad=0)
 
 
 def twin_draft(target: TinyModel | None = None, **overrides: Any) -> TinyModel:

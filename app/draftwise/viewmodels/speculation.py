@@ -43,7 +43,7 @@ class DraftCheck:
         return self.state in (EMPTY, OK)
 
 
-def check_draft(model: gguf.ModelInfo | None, text: str, read=gguf.read_model) -> DraftCheck:
+def check_draft(model: gguf.ModelInfo | None, text: str, read=resolver.read_draft) -> DraftCheck:
     """What is wrong with a draft path, if anything (reads the draft's header: not on the
     GUI thread)."""
     text = text.strip()
@@ -67,8 +67,7 @@ def check_draft(model: gguf.ModelInfo | None, text: str, read=gguf.read_model) -
         except OSError:
             pass
         difference = resolver.vocabulary_difference(model, info)
-        vocabless = info.sidecar_kind is not None and info.tokenizer.vocab_size is None
-        if difference is not None and not vocabless:
+        if difference is not None:
             return DraftCheck(VOCAB, difference)
     spec_type = resolver.draft_type(info)
     return DraftCheck(OK, TYPE_WORDS.get(spec_type, spec_type), spec_type)

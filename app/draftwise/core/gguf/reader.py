@@ -37,12 +37,16 @@ __all__ = [
     "ModelInfo",
     "TensorInfo",
     "TokenizerId",
+    "Vocab",
+    "VocabPlace",
     "model_info_json",
     "read_header",
     "read_header_bytes",
     "read_model",
+    "read_vocab",
     "shard_siblings",
     "shard_stem",
+    "skip_strings",
     "summarize",
 ]
 
@@ -52,6 +56,7 @@ DEFAULT_ALIGNMENT = 32
 # Arrays up to this many elements are kept as lists; longer ones become an ArrayInfo.
 SMALL_ARRAY_MAX = 1024
 TOKENS_KEY = "tokenizer.ggml.tokens"
+TOKEN_TYPES_KEY = "tokenizer.ggml.token_type"
 
 # Limits of the engine (ggml/src/gguf.cpp, ggml.h): a file beyond them does not load anyway.
 _MAX_DIMS = 4
@@ -90,6 +95,7 @@ _SCALARS: dict[int, tuple[str, int]] = {
 }  # fmt: skip
 _SCALAR_STRUCTS = {t: struct.Struct("<" + code) for t, (code, _) in _SCALARS.items()}
 _U32 = struct.Struct("<I")
+_I32 = struct.Struct("<i")
 _U64 = struct.Struct("<Q")
 _HEADER = struct.Struct("<4sIQQ")
 # dims (signed like ggml's int64 ne), ggml type, data offset; one struct per dims count.
@@ -150,6 +156,31 @@ class TensorInfo:
         return n
 
 
+@dataclass(frozen=True)
+class VocabPlace:
+    """Byte ranges of a header's token list (each string with its 8-byte length, as
+    stored) and of its int32 token types (None when the file has none)."""
+
+    tokens: tuple[int, int]
+    count: int
+    types: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """A token list as stored (length-prefixed strings) and its int32 token types."""
+
+    tokens: bytes
+    count: int
+    types: bytes | None = None
+
+    def type_of(self, token_id: int) -> int | None:
+        """The token's type (llama_token_type), None when the file has no types."""
+        if self.types is None or not 0 <= token_id < len(self.types) // 4:
+            return None
+        return _I32.unpack_from(self.types, 4 * token_id)[0]
+
+
 @dataclass
 class GGUFHeader:
     path: Path
@@ -162,6 +193,11 @@ class GGUFHeader:
     file_size: int
     tokens_sha256: str | None
     kv_types: dict[str, int] = field(default_factory=dict)  # key -> GGUF value type
+    # Where the token list and the token types are in the file (recorded for free while
+    # stepping over them), so a pairing check can read them later without a second parse.
+    vocab_place: VocabPlace | None = None
+    # The token list and types themselves, only when asked for (`keep_vocab`).
+    vocab: Vocab | None = None
 
     def get(self, key: str, default: Any = None) -> Any:
         """A metadata value: scalar, list, or ArrayInfo for a skipped long array."""
@@ -199,9 +235,10 @@ class _Reader:
     pages for every read cost more than the walk itself.
     """
 
-    __slots__ = ("f", "path", "size", "buf", "mv", "base", "have", "pos", "budget", "token_digest")
+    __slots__ = ("f", "path", "size", "buf", "mv", "base", "have", "pos", "budget", "token_digest",
+                 "keep_vocab", "tokens_at", "types_at")
 
-    def __init__(self, f: BinaryIO, path: Path, size: int):
+    def __init__(self, f: BinaryIO, path: Path, size: int, keep_vocab: bool = False):
         self.f = f
         self.path = path
         self.size = size
@@ -212,6 +249,9 @@ class _Reader:
         self.pos = 0  # absolute cursor
         self.budget = _MAX_ELEMENTS_WALKED
         self.token_digest: str | None = None  # set by array() when it meets the token list
+        self.keep_vocab = keep_vocab
+        self.tokens_at: tuple[int, int, int] | None = None  # start, end, count
+        self.types_at: tuple[int, int] | None = None
 
     def fail(self, offset: int | None, reason: str, hint: Message | None = _DAMAGED) -> NoReturn:
         raise GGUFError(self.path, offset, reason, hint)
@@ -390,6 +430,8 @@ class _Reader:
             code, size = scalar
             if n * size > left:
                 self.past_end(apos + 4, f"array '{key}' of {n} {VALUE_TYPE_NAMES[itype]} values")
+            if key == TOKEN_TYPES_KEY and depth == 0 and itype == T_INT32:
+                self.types_at = (start, start + n * size)
             if n > SMALL_ARRAY_MAX:
                 self.pos += n * size  # skipped by arithmetic: never read
                 return ArrayInfo(itype, n, start)
@@ -398,7 +440,8 @@ class _Reader:
             return list(struct.unpack_from(f"<{n}{code}", self.buf, i))
         if itype == T_STRING:
             # Identity of the vocabulary: every token's stored bytes with their lengths.
-            digest = hashlib.sha256() if key == TOKENS_KEY and depth == 0 else None
+            is_tokens = key == TOKENS_KEY and depth == 0
+            digest: Any = hashlib.sha256() if is_tokens else None
             if n > SMALL_ARRAY_MAX:
                 self.walk_strings(key, n, digest)
                 out: Any = ArrayInfo(itype, n, start)
@@ -414,6 +457,7 @@ class _Reader:
                     out.append(b.decode("utf-8", "replace"))
             if digest is not None:
                 self.token_digest = digest.hexdigest()
+                self.tokens_at = (start, self.pos, n)
             return out
         if itype == T_ARRAY:
             # Each inner array costs at least its type and length (12 bytes).
@@ -445,8 +489,12 @@ def _open(path: Path) -> BinaryIO:
         ) from None
 
 
-def read_header(path: str | Path) -> GGUFHeader:
-    """Read a GGUF file's metadata and tensor table. Raises GGUFError, nothing else."""
+def read_header(path: str | Path, *, keep_vocab: bool = False) -> GGUFHeader:
+    """Read a GGUF file's metadata and tensor table. Raises GGUFError, nothing else.
+
+    `keep_vocab` also keeps the token list and types (`GGUFHeader.vocab`) from the same
+    read, for a draft whose vocabulary is compared with the model's.
+    """
     path = Path(path)
     f = _open(path)
     try:
@@ -456,7 +504,7 @@ def read_header(path: str | Path) -> GGUFHeader:
             raise GGUFError(
                 path, None, msg("cannot read the file ({error})", error=e.strerror or str(e)), hint=None
             ) from None
-        return _parse(_Reader(f, path, size))
+        return _parse(_Reader(f, path, size, keep_vocab))
     finally:
         f.close()
 
@@ -548,10 +596,22 @@ def _parse(r: _Reader) -> GGUFHeader:
                 f"the file is incomplete: its tensors need {end} bytes but it has "
                 f"{size} (the download may have been interrupted)",
             )
+    place = vocab = None
+    if r.tokens_at is not None:
+        t_start, t_end, t_count = r.tokens_at
+        place = VocabPlace((t_start, t_end), t_count, r.types_at)
+        if r.keep_vocab:
+            # From the file still open and just walked (in the page cache): two reads of
+            # the ranges cost less than keeping every window's bytes during the walk.
+            try:
+                vocab = Vocab(_read_range(r.f, place.tokens), t_count,
+                              _read_range(r.f, place.types) if place.types else None)
+            except OSError as e:
+                r.fail(t_start, f"could not read the token list ({e.strerror or e})", hint=None)
     return GGUFHeader(
         path=r.path, version=version, kv=kv, arrays=arrays, tensors=tensors,
         alignment=alignment, data_offset=data_offset, file_size=size,
-        tokens_sha256=r.token_digest, kv_types=kv_types,
+        tokens_sha256=r.token_digest, kv_types=kv_types, vocab_place=place, vocab=vocab,
     )  # fmt: skip
 
 
@@ -662,6 +722,12 @@ class TokenizerId:
     bos_id: int | None
     eos_id: int | None
     tokens_sha256: str | None
+    # tokenizer.ggml.add_bos_token / add_eos_token as written (None: absent, the engine's
+    # default for the tokenizer applies: core/speculation/pairing.py).
+    add_bos: bool | None = None
+    add_eos: bool | None = None
+    # Where the token list lies in the file, to compare two lists token by token.
+    place: VocabPlace | None = field(default=None, compare=False)
 
 
 PerLayer = int | list[int] | None
@@ -715,11 +781,17 @@ class ModelInfo:
     shards: int
     missing_shards: list[str]
     version: int = 3
+    # The token list itself, kept only by `read_model(..., keep_vocab=True)`.
+    vocab: Vocab | None = field(default=None, compare=False, repr=False)
 
     @property
     def has_mtp_head(self) -> bool:
         """The model declares an MTP head and this file holds its tensors (what MTP auto runs)."""
         return bool(self.nextn_predict_layers and self.mtp_head_present)
+
+
+def _bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
 
 
 def _int(v: Any) -> int | None:
@@ -792,6 +864,9 @@ def summarize(
         bos_id=_int(kv.get("tokenizer.ggml.bos_token_id")),
         eos_id=_int(kv.get("tokenizer.ggml.eos_token_id")),
         tokens_sha256=header.tokens_sha256,
+        add_bos=_bool(kv.get("tokenizer.ggml.add_bos_token")),
+        add_eos=_bool(kv.get("tokenizer.ggml.add_eos_token")),
+        place=header.vocab_place,
     )
 
     # MTP and sidecars, decided like the engine's loaders (src/models/*.cpp, speculative.cpp).
@@ -871,18 +946,20 @@ def summarize(
         shards=max(len(headers) + len(missing_shards), 1),
         missing_shards=list(missing_shards),
         version=header.version,
+        vocab=header.vocab,
     )
 
 
-def read_model(path: str | Path) -> ModelInfo:
+def read_model(path: str | Path, *, keep_vocab: bool = False) -> ModelInfo:
     """Summarize the model at `path`, reading every present shard when it is split.
 
     A missing shard is reported in `missing_shards`, not raised: the UI says what to download.
+    `keep_vocab` keeps the token list in `ModelInfo.vocab` (a draft about to be compared).
     """
     p = Path(path)
     expected = _expected_shards(p)
     if len(expected) == 1:
-        header = read_header(p)
+        header = read_header(p, keep_vocab=keep_vocab)
         count = _int(header.kv.get("split.count")) or 1
         missing = []
         if count > 1:
@@ -890,11 +967,71 @@ def read_model(path: str | Path) -> ModelInfo:
             missing = [f"{p.stem}-{i:05d}-of-{count:05d}.gguf" for i in range(2, count + 1)]
         return summarize(header, (), missing)
     present = [s for s in expected if s == p or s.is_file()]
-    headers = [read_header(s) for s in present]
+    # Only the first shard carries the tokenizer.
+    headers = [read_header(s, keep_vocab=keep_vocab and s == expected[0]) for s in present]
     missing = [s.name for s in expected if s not in present]
     # Metadata lives in the first shard (split.no 0); later shards carry only split keys.
     first = next((h for h in headers if h.kv.get("split.no") == 0), headers[0])
     return summarize(first, headers, missing)
+
+
+def read_vocab(info: ModelInfo) -> Vocab:
+    """The token list and types of a model summarized without them (`info.vocab` is None),
+    read from the byte ranges the header walk recorded. Raises GGUFError when the file has
+    no token list or changed since it was summarized (its token digest no longer matches).
+    """
+    if info.vocab is not None:
+        return info.vocab
+    place = info.tokenizer.place
+    if place is None:
+        raise GGUFError(info.path, None, "the file has no token list", hint=None)
+    f = _open(info.path)
+    try:
+        try:
+            tokens = _read_range(f, place.tokens)
+            types = _read_range(f, place.types) if place.types else None
+        except OSError as e:
+            raise GGUFError(info.path, place.tokens[0], f"could not read the token list ({e.strerror or e})",
+                            hint=None) from None
+    finally:
+        f.close()
+    if hashlib.sha256(tokens).hexdigest() != info.tokenizer.tokens_sha256:
+        raise GGUFError(info.path, place.tokens[0], "the file changed since it was read",
+                        hint="Choose the model again.")
+    return Vocab(tokens, place.count, types)
+
+
+def _read_range(f: BinaryIO, where: tuple[int, int]) -> bytes:
+    start, end = where
+    f.seek(start)
+    data = f.read(end - start)
+    if len(data) != end - start:
+        raise OSError("the file got shorter")
+    return data
+
+
+def skip_strings(tokens: bytes | memoryview, start: int, n: int) -> int:
+    """The offset in `tokens` (length-prefixed strings) after `n` strings from `start`.
+
+    Bulk steps go through the reader's regex (1024 short strings at a time, in C); the rest
+    by hand. Raises ValueError when the strings run past the end.
+    """
+    match = _strings_re().match
+    have = len(tokens)
+    p, k = start, 0
+    while k < n:
+        if n - k >= _RE_CHUNK:
+            m = match(tokens, p, have)
+            if m is not None:
+                p, k = m.end(), k + _RE_CHUNK
+                continue
+        if p + 8 > have:
+            raise ValueError("token list ends early")
+        p += 8 + _U64.unpack_from(tokens, p)[0]
+        k += 1
+    if p > have:
+        raise ValueError("token list ends early")
+    return p
 
 
 def model_info_json(info: ModelInfo) -> dict[str, Any]:
@@ -946,6 +1083,8 @@ def model_info_json(info: ModelInfo) -> dict[str, Any]:
             "bos_id": tok.bos_id,
             "eos_id": tok.eos_id,
             "tokens_sha256": tok.tokens_sha256,
+            "add_bos": tok.add_bos,
+            "add_eos": tok.add_eos,
         },
         "has_chat_template": info.has_chat_template,
         "is_projector": info.is_projector,

@@ -22,6 +22,7 @@ from draftwise.core.messages import Message, Text, msg
 # Cause kinds.
 MTP_CONTEXT = "mtp-context"
 DRAFT_LOAD = "draft-load"
+DRAFTER_CRASH = "drafter-crash"  # the drafter killed an engine that was serving
 OUT_OF_MEMORY = "out-of-memory"
 ILLEGAL_INSTRUCTION = "illegal-instruction"
 ASSERT = "assert"
@@ -135,6 +136,18 @@ _OOM_DEVICE = (
 )
 
 _LOADING_DRAFT = ("loading draft model", "creating MTP draft context")
+
+# The abort when the model emits a token the draft's vocabulary lacks (common/common.cpp,
+# common_batch::get_sub_batch): the draft's batch refuses the id. Measured on the pinned
+# engine with a 900-token model and an 800-token draft: ready, then this on the first reply.
+_SUB_BATCH = re.compile(r"get_sub_batch: failed to add token (\d+)")
+# Backtrace frames as the engine prints them: through gdb ("#4  0x... in fn(...) () from
+# lib"), glibc's backtrace_symbols ("lib(fn+0x1c) [0x...]"), macOS ("4  lib  0x...  fn + 28").
+_FRAME = re.compile(
+    r"^\s*#\d+\s+0x[0-9a-fA-F]+ in (?P<gdb>.+)"
+    r"|\((?P<glibc>[^()+\s]+)\+0x[0-9a-fA-F]+\)\s*\[0x[0-9a-fA-F]+\]"
+    r"|^\s*\d+\s+\S+\s+0x[0-9a-fA-F]+\s+(?P<mac>\S+)\s+\+\s+\d+"
+)
 _ASSERT_TEXT = re.compile(r"GGML_ASSERT\((.*)\) failed|GGML_ABORT\(?\"?(.*)")
 
 
@@ -163,10 +176,42 @@ def classify(status: ExitStatus | None, lines: Sequence[str], *, speculation: bo
     `after_ready`: it had been serving (a crash then is never the drafter's startup).
     """
     for kind, needles, spec_related in _PATTERNS:
+        if kind == TENSOR_COUNT and speculation and after_ready:
+            # After the drafter's own loading errors, before generic aborts and asserts:
+            # a serving engine that dies inside speculative code died of its drafter.
+            drafter = drafter_crash(lines)
+            if drafter is not None:
+                return drafter_cause(status, drafter)
         line = _find(lines, needles)
         if line is not None:
             return _cause(kind, status, lines, line, spec_related)
     return _by_status(status, lines, speculation, after_ready)
+
+
+def drafter_crash(lines: Sequence[str]) -> str | None:
+    """The line that shows a crash of a serving engine was the drafter's, else None: the
+    missing-token abort, or the first backtrace frame that runs through speculative code."""
+    line = _find(lines, ("get_sub_batch: failed to add token",))
+    if line is not None:
+        return line
+    for raw in lines:
+        m = _FRAME.search(raw)
+        if m is not None and "speculative" in (m.group("gdb") or m.group("glibc") or m.group("mac") or "").lower():
+            return raw.strip()
+    return None
+
+
+def drafter_cause(status: ExitStatus | None, line: str) -> Cause:
+    """The cause for a drafter that killed the engine while it was serving."""
+    missing = _SUB_BATCH.search(line)
+    if missing:
+        sentence = msg("The engine stopped while writing a reply: the model wrote token {id}, "
+                       "which the draft's vocabulary lacks.", id=missing.group(1))
+    else:
+        sentence = msg("The engine stopped while writing a reply, inside its speculative decoding (the drafter).")
+    return Cause(DRAFTER_CRASH, sentence,
+                 msg("Start without this drafter, or choose a draft model whose vocabulary covers the model's."),
+                 status, _short(line.split(": ", 1)[-1] if missing else line), True)
 
 
 def _cause(kind: str, status: ExitStatus | None, lines: Sequence[str], line: str, spec_related: bool) -> Cause:

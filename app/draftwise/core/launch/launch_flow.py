@@ -11,7 +11,11 @@ out the actions returned. So the rules live once:
   LaunchSpec whose speculation came from auto-detection; the engine exits non-zero before it is ready and within the startup
   window → relaunch exactly once, same port, with the spec's fallback argv (rebuilt from
   scratch without speculation), and record the drafter as broken. Never after a user stop,
-  never after readiness, never for a user's draft or --spec-type;
+  never for a user's draft or --spec-type;
+- drafter crash while serving: an automatic drafter that kills the engine after it was
+  ready (crash.DRAFTER_CRASH: the missing-token abort, a backtrace through speculative
+  code) gets the same single relaunch without speculation, and is recorded as broken at
+  once (the crash itself is the evidence). Any other crash after readiness is reported;
 - warnings while serving: speculation silently off, GPU build running on the CPU;
 - a stall watchdog: no output and not ready for a long time.
 """
@@ -246,6 +250,8 @@ class LaunchFlow:
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
         if not after_ready and self._may_fall_back(status, now):
             return self._fall_back(cause, now)
+        if after_ready and cause.kind == crash.DRAFTER_CRASH and self.spec.fallback_eligible and self.attempt == 0:
+            return self._fall_back(cause, now, while_serving=True)
         self.cause = cause
         return [Crashed(cause), *self._stage(FAILED)]
 
@@ -285,17 +291,25 @@ class LaunchFlow:
             and now - self._attempt_start <= self.startup_window
         )
 
-    def _fall_back(self, cause: crash.Cause, now: float) -> list[Action]:
+    def _fall_back(self, cause: crash.Cause, now: float, *, while_serving: bool = False) -> list[Action]:
         what: Text = self.spec.spec.draft.name if self.spec.spec.draft else msg("the model's MTP head")
         if self.spec.spec.spec_type and self.spec.spec.spec_type.startswith("ngram"):
             what = msg("{type} speculation", type=self.spec.spec.spec_type)
-        reason = msg("The engine failed to start with {what} ({cause}); starting it again without speculation.",
-                     what=what, cause=clause(cause.sentence))
+        if while_serving:
+            reason = msg("{what} made the engine stop while it was serving ({cause}); starting it again "
+                         "without speculation.", what=what, cause=clause(cause.sentence))
+        else:
+            reason = msg("The engine failed to start with {what} ({cause}); starting it again without speculation.",
+                         what=what, cause=clause(cause.sentence))
         self.fallback_reason = reason
         actions: list[Action] = [FellBack(reason, cause)]
         # Blame the drafter only once the engine starts without it: when the second start
-        # fails too, the cause was something else (an argument, memory, a library).
+        # fails too, the cause was something else (an argument, memory, a library). A crash
+        # while serving inside the drafter's code is evidence enough by itself.
         self._blame = (self.spec.drafter_key, what, str(cause.sentence))
+        if while_serving:
+            actions += self._record_broken()
+            self._blame = None
         self.attempt = 1
         self.tail.clear()
         self._gpu_lines.clear()

@@ -8,6 +8,7 @@ model or the draft are refused first, whatever the mode.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,7 @@ from draftwise.core.engines.spec_types import (
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.speculation import pairing
 from draftwise.core.speculation.drafter_key import DrafterKey
 
 
@@ -166,23 +168,17 @@ def draft_type(draft: gguf.ModelInfo) -> str:
     return DRAFT_SIMPLE
 
 
+def vocabulary_verdict(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> pairing.Verdict:
+    """Whether `draft` may draft for `target` by vocabulary (core/speculation/pairing.py).
+    A sidecar without a tokenizer uses the target's, so it always may."""
+    if _vocabless_sidecar(draft):
+        return pairing.COMPATIBLE
+    return pairing.check(target, draft)
+
+
 def vocabulary_difference(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> Message | None:
-    """The first tokenizer field that differs, in words, or None when they match."""
-    t, d = target.tokenizer, draft.tokenizer
-    checks = (
-        (msg("tokenizer model"), t.model, d.model),
-        (msg("pre-tokenizer"), t.pre, d.pre),
-        (msg("vocabulary size"), t.vocab_size, d.vocab_size),
-        (msg("BOS token id"), t.bos_id, d.bos_id),
-        (msg("EOS token id"), t.eos_id, d.eos_id),
-        (None, t.tokens_sha256, d.tokens_sha256),
-    )
-    for name, a, b in checks:
-        if a != b:
-            if name is None:
-                return msg("token list (same size, different tokens)")
-            return msg("{field} ({draft} in the draft, {model} in the model)", field=name, draft=repr(b), model=repr(a))
-    return None
+    """What keeps `draft` from drafting for `target` by vocabulary, or None."""
+    return vocabulary_verdict(target, draft).reason
 
 
 def _spec_argv(caps: EngineCaps, spec_type: str, draft: Path | None) -> tuple[str, ...]:
@@ -218,6 +214,9 @@ def family_name(path: Path) -> str:
 
 # ------------------------------------------------------------------ resolve
 Reader = Callable[[Path], gguf.ModelInfo]
+# Drafts are read keeping their token list: the pairing check compares it with the model's
+# without reading the draft's header a second time.
+read_draft = functools.partial(gguf.read_model, keep_vocab=True)
 
 
 def resolve(
@@ -225,7 +224,7 @@ def resolve(
     options: SpecOptions,
     caps: EngineCaps,
     *,
-    read: Reader = gguf.read_model,
+    read: Reader = read_draft,
 ) -> SpecDecision:
     """Decide the speculative setup. Raises ResolveError for a user error."""
     extra = tuple(options.extra_args)
@@ -361,12 +360,12 @@ def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> gguf.Mo
         info = read(draft)
     except gguf.GGUFError as exc:
         raise ResolveError("draft", msg("The draft model cannot be used: {error}", error=exc.message)) from exc
-    difference = vocabulary_difference(model, info)
-    if difference is not None and not _vocabless_sidecar(info):
+    verdict = vocabulary_verdict(model, info)
+    if not verdict.ok:
         raise ResolveError(
             "draft",
-            msg("{name} does not share the model's vocabulary: its {difference} differs. "
-                "A draft must come from the same model family.", name=draft.name, difference=difference),
+            msg("{name} cannot draft for this model: {reason}. A draft must come from the same model family.",
+                name=draft.name, reason=verdict.reason),
         )
     return info
 
@@ -535,7 +534,5 @@ def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, ca
                    draft_arch=draft.architecture, arch=model.architecture)
     if not caps.has_spec_type(spec_type):
         return msg("this engine cannot run a {kind}", kind=_type_words(spec_type))
-    difference = vocabulary_difference(model, draft)
-    if difference is not None and not _vocabless_sidecar(draft):
-        return msg("its vocabulary differs ({difference})", difference=difference)
-    return None
+    # Last: the only check that may read the token lists.
+    return vocabulary_verdict(model, draft).reason

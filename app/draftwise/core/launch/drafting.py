@@ -94,16 +94,13 @@ class Figures:
         return cls(acceptance, mean, tps, int(c.drafted), int(c.accepted))
 
     def text(self) -> Message:
-        parts = []
-        if self.acceptance is not None:
-            parts.append(msg("acceptance {pct} %", pct=f"{self.acceptance * 100:.0f}"))
-        if self.mean_length is not None:
-            parts.append(msg("mean accepted length {n}", n=f"{self.mean_length:.2f}"))
-        if self.tokens_per_second is not None:
-            parts.append(msg("{tps} tokens/s", tps=f"{self.tokens_per_second:.1f}"))
-        if not parts:
+        if self.tokens_per_second is None:
             return msg("no tokens generated yet")
-        return msg("drafting: {figures}", figures=" · ".join(str(p) for p in parts))
+        tps = f"{self.tokens_per_second:.1f}"
+        if self.acceptance is None or self.mean_length is None:
+            return msg("generating: {tps} tokens/s", tps=tps)
+        return msg("drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s",
+                   pct=f"{self.acceptance * 100:.0f}", n=f"{self.mean_length:.2f}", tps=tps)
 
 
 @dataclass(frozen=True)

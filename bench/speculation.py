@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -48,7 +49,13 @@ REPEAT = measure.Prompt(
 )
 
 
+def _interrupt(signum, _frame) -> None:
+    # A stop (timeout, kill) unwinds like Ctrl-C, so each arm's `finally` stops its engine.
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=2)

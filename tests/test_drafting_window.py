@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from draftwise.core.engines import capabilities
-from draftwise.core.launch import headless, measure
+from draftwise.core.launch import headless, launch_spec, measure
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation.measured import MeasuredRecords
 from draftwise.testing import tinymodels as tm
@@ -44,7 +44,7 @@ def paying(tmp_path: Path) -> Path:
 
 
 def _vm(engine, **settings) -> AppViewModel:
-    vm = AppViewModel(LoadResult(Settings(port=headless.free_port(), **settings), Path("/nonexistent/s.json")),
+    vm = AppViewModel(LoadResult(Settings(port=launch_spec.any_free_port(), **settings), Path("/nonexistent/s.json")),
                       persist=False)
     vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, "cpu", "", "test", "",
                                         capabilities.capabilities(engine.binary))])

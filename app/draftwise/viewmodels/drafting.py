@@ -239,6 +239,9 @@ class DraftingViewModel(QObject):
 
     # ---------------------------------------------------------------- helpers
     def _request(self) -> prepare.Request:
+        out = self.app.outcome
+        if out is not None and out.prepared is not None and out.prepared.request is not None:
+            return out.prepared.request
         app = self.app
         return prepare.Request(
             model=app.model.path, mtp=app.speculation.mtp,
@@ -247,17 +250,9 @@ class DraftingViewModel(QObject):
         )
 
     def _prepared(self) -> prepare.Prepared | None:
-        app = self.app
-        engine = app.engine.selected
-        if app.model is None or app.machine is None or engine is None:
-            return None
-        try:
-            return prepare.prepare(self._request(), app.engine.caps(), app.machine,
-                                   broken=BrokenDrafters().broken_for(engine.binary), model=app.model,
-                                   measured=MeasuredRecords(), engine=engine.binary)
-        except (prepare.PrepareError, OSError, ValueError) as exc:
-            log.debug("no figures plan: %s", exc)
-            return None
+        """What the running launch was made from (the replan's answer: measurement applied)."""
+        out = self.app.outcome
+        return out.prepared if out is not None else None
 
     def _combination(self, decision) -> Any:
         app = self.app

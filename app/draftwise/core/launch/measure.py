@@ -26,7 +26,7 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import crash, drafting, headless, launch_spec
-from draftwise.core.launch.prepare import Prepared, combination
+from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import measured
@@ -197,9 +197,6 @@ def measure(
     started = time.monotonic()
     lengths = candidates(spec, settings, prepared.extra_args)
     flag = measured.n_max_flag(spec.spec_type)
-    extra = tuple(prepared.extra_args)
-    if not engine_args.sets(list(extra), "-np", "--parallel"):
-        extra += ("-np", "1")  # one request at a time: the same slot setup in every arm
     per_arm = 1 + settings.rounds * len(settings.prompts)
     steps = per_arm * (1 + len(lengths))
     done = [0]
@@ -211,10 +208,16 @@ def measure(
             report(Progress(done[0], steps, text))
         done[0] += 1
 
+    # On loopback with a fresh key, whatever the user's launch settings (network, port).
+    request = replace(prepared.request or Request(model=prepared.model.path), network=False, pinned_port=False,
+                      api_key=None)
+
     def arm_spec(decision: SpecDecision, plan_args: Sequence[str]) -> launch_spec.LaunchSpec:
-        port = launch_spec.any_free_port()
-        launch = launch_spec.llamacpp_launch(binary, prepared.model, decision, port=port, extra_args=extra,
-                                             plan_args=plan_args, backend=backend, gpus=gpus)
+        # The one launch path (Prepared.launch), with this arm's speculation and plan arguments;
+        # the slots, context, KV and offload are the plan's in every arm.
+        plan = replace(prepared.plan, plan_args=tuple(plan_args), fallback_plan_args=tuple(plan_args))
+        arm = replace(prepared, spec=decision, plan=plan, request=request)
+        launch = arm.launch(binary, engine_backend=backend, gpus=gpus, port=launch_spec.any_free_port())
         return replace(launch, fallback_argv=None)  # a drafter that fails is the result, not retried
 
     base = _run_arm(arm_spec(launch_spec.NO_SPECULATION, _without_draft_flags(prepared.plan.plan_args)),

@@ -874,62 +874,62 @@
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="221" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="224" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="225" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="228" />
       <source>with {what}</source>
       <translation>{what}あり</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="226" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="229" />
       <source>with {what}, draft length {n}</source>
       <translation>{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="232" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="235" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="252" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="255" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="258" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="270" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="271" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="274" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="287" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="290" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="292" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="322" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="325" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="325" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="328" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1859,32 +1859,37 @@
       <translation>チェックの手順</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="69" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="74" />
       <source>Measure speed</source>
       <translation>速度を測定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="70" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="75" />
       <source>Stop measuring</source>
       <translation>測定を中止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="71" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="76" />
       <source>Forget measurement</source>
       <translation>測定結果を消去</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="72" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="77" />
       <source>Not now</source>
       <translation>今はしない</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="73" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="78" />
       <source>Turn speculation off for this model</source>
       <translation>このモデルの投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="89" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="79" />
+      <source>Measure new model and drafter pairs without asking</source>
+      <translation>新しいモデルとドラフターの組み合わせは確認せずに測定する</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="96" />
       <source>Measured: {0}</source>
       <translation>測定結果: {0}</translation>
     </message>
@@ -2637,32 +2642,32 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="158" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="162" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="173" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="177" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="190" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="194" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="198" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="211" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="216" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>

@@ -7,6 +7,7 @@ there is nothing to say, so the window needs one line to place it.
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -47,6 +48,9 @@ class DraftingCard(QFrame):
         self.forget_btn = QPushButton()
         self.not_now_btn = QPushButton()
         self.turn_off_btn = QPushButton()
+        self.automatic = QCheckBox()
+        self.automatic.setChecked(vm.app.settings.measure_automatically)
+        self.automatic.toggled.connect(vm.set_measure_automatically)
         buttons = QHBoxLayout()
         for b in (self.measure_btn, self.not_now_btn, self.cancel_btn, self.forget_btn, self.turn_off_btn):
             buttons.addWidget(b)
@@ -54,6 +58,7 @@ class DraftingCard(QFrame):
         for w in (self.figures, self.warning, self.offer, self.progress_text, self.progress, self.result):
             lay.addWidget(w)
         lay.addLayout(buttons)
+        lay.addWidget(self.automatic)
         self.measure_btn.clicked.connect(vm.measure_speed)
         self.cancel_btn.clicked.connect(vm.cancel)
         self.forget_btn.clicked.connect(vm.forget)
@@ -71,6 +76,8 @@ class DraftingCard(QFrame):
         self.forget_btn.setText(tr("Forget measurement"))
         self.not_now_btn.setText(tr("Not now"))
         self.turn_off_btn.setText(tr("Turn speculation off for this model"))
+        self.automatic.setText(tr("Measure new model and drafter pairs without asking"))
+        self.automatic.setVisible(bool(vm.offer) or vm.measuring)
         figures = vm.figures_text()
         self.figures.setText(figures)
         self.figures.setVisible(bool(figures))

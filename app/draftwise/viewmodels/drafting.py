@@ -146,6 +146,10 @@ class DraftingViewModel(QObject):
         self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
                         "loaded {1} times and your engine restarted after.").format(eta, arms)
 
+    def set_measure_automatically(self, on: bool) -> None:
+        self.app.settings.measure_automatically = bool(on)
+        self.app.schedule_save()
+
     def dismiss_offer(self) -> None:
         self.offer = None
         self.changed.emit()

@@ -101,6 +101,9 @@ def test_live_figures_offer_measure_record_and_restore(qtbot, engine, paying: Pa
         record = MeasuredRecords().entries()[0]
         # Which way it goes depends on this machine's speed (the bench's business); that the
         # record decides does not.
+        # The speculation card says what the measurement decided.
+        said = " ".join([vm.speculation.headline(), *vm.speculation.notes()])
+        assert "measured" in said, said
         if record.slower:
             assert "--spec-type" not in vm.outcome.argv and "--spec-type" not in vm.launch.spec.argv
         else:

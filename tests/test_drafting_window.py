@@ -132,3 +132,30 @@ def test_closing_the_app_mid_measurement_leaves_no_engine_and_no_record(qtbot, e
     assert not vm.drafting.runner.running or vm.drafting.runner.wait(1000)
     qtbot.waitUntil(lambda: _engines_for(paying) == [], timeout=15000)
     assert MeasuredRecords().entries() == []
+
+
+def test_live_acceptance_too_low_to_pay_warns_and_one_click_turns_speculation_off(qtbot, engine, tmp_path: Path):
+    target = tm.paying_target(**SMALL)
+    model = tm.write_tiny_model(tmp_path / "slow" / "speedy.gguf", target)[0]
+    tm.write_tiny_model(tmp_path / "slow" / "speedy-draft.gguf", tm.never_accepted_draft(target))
+    vm = _vm(engine)
+    try:
+        _open(qtbot, vm, model)
+        assert vm.do_launch()
+        qtbot.waitUntil(lambda: vm.launch.state == "ready", timeout=60000)
+        assert vm.drafting.watch is not None and vm.drafting.watch.break_even is not None
+        spec = vm.launch.spec
+        # Greedy, so no guess of the shifted head is ever accepted: 3 drafted per token.
+        headless.request(spec.url, spec.api_key, "/completion",
+                         {"prompt": "hello", "n_predict": 120, "temperature": 0, "ignore_eos": True}, 60)
+        qtbot.waitUntil(lambda: vm.drafting.can_turn_off, timeout=15000)
+        assert vm.drafting.watch.figures.acceptance == 0.0
+        assert any("drafting pays only above" in w for w in vm.drafting.warnings)
+        with qtbot.waitSignal(vm.outcome_changed, timeout=20000):
+            vm.drafting.turn_speculation_off()
+        qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
+        assert vm.speculation.mtp == "off"
+        assert "--spec-type" not in vm.outcome.argv
+    finally:
+        vm.shutdown()
+        qtbot.waitUntil(lambda: not vm.engine_running(), timeout=20000)

@@ -54,6 +54,7 @@ class DraftingViewModel(QObject):
         self._restore = False  # start the user's engine again once the measurement is done
         self._relaunch_after_replan = False
         self._pending_start = False  # waiting for the user's engine to stop
+        self._restart_when_stopped = False  # cancelled while waiting for it
         self.monitor.fetched.connect(self._on_fetched)
         self.runner.progress.connect(self._on_progress)
         self.runner.finished.connect(self._on_finished)
@@ -102,6 +103,9 @@ class DraftingViewModel(QObject):
 
     def _on_launch_ended(self, _state: str) -> None:
         self.monitor.stop()
+        if self._restart_when_stopped:
+            self._restart_when_stopped = False
+            self._after()
         if self._pending_start:
             self._pending_start = False
             self._start_measurement()
@@ -184,8 +188,9 @@ class DraftingViewModel(QObject):
 
     def cancel(self) -> None:
         if self._pending_start:
+            # Not started yet: the user's engine is still stopping; start it again once it has.
             self._pending_start = False
-            self._after()
+            self._restart_when_stopped = True
         self.runner.cancel()
         self.progress_text = tr("Stopping the measurement…")
         self.changed.emit()
@@ -236,7 +241,7 @@ class DraftingViewModel(QObject):
     def shutdown(self, wait_ms: int = 20000) -> None:
         """App closing: stop the measurement and its engine before the process ends."""
         self.monitor.stop()
-        self._restore = self._relaunch_after_replan = self._pending_start = False
+        self._restore = self._relaunch_after_replan = self._pending_start = self._restart_when_stopped = False
         if self.runner.running:
             self.runner.cancel()
             self.runner.wait(wait_ms)

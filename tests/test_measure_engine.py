@@ -173,3 +173,34 @@ def test_measure_refuses_what_does_not_fit_and_what_has_no_speculation(tmp_path:
     assert main(["measure", str(big), "--engine", str(engine.binary), "--ctx", "100000000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("draftwise: ") and "measure" not in err.split(":", 1)[0]
+
+
+def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.test_launcher_e2e import _Lines
+
+    from draftwise.core.launch import headless, launch_spec
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "draftwise.cli.main", "launch", str(paying), "--engine", str(engine.binary),
+         "--ctx", "512", "--port", str(launch_spec.any_free_port())],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": "figures-key"},
+    )
+    lines = _Lines(proc)
+    try:
+        url = lines.wait_for("ready").split()[1]
+        headless.request(url, "figures-key", "/completion",
+                         {"prompt": "hello", "n_predict": 24, "temperature": 0, "ignore_eos": True}, 60)
+        figures = lines.wait_for("drafting:", timeout=30)
+        assert "acceptance 100 %" in figures and "tokens/s" in figures and "mean accepted length" in figures
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not any(line.startswith("warning: The engine started without") for line in lines.seen)

@@ -146,7 +146,7 @@ class DraftingViewModel(QObject):
             self.measure_speed()
             return
         eta = human_duration(measure.estimated_seconds(prepared, self.settings))
-        arms = 1 + len(measure.candidates(prepared.spec, self.settings, prepared.extra_args))
+        arms = measure.engine_starts(prepared, self.settings)
         self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
                         "loaded {1} times and your engine restarted after.").format(eta, arms)
 

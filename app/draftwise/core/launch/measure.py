@@ -89,9 +89,22 @@ class Arm:
     """One engine start: tokens/s over all measured requests, and per request."""
 
     n_max: int | None  # None: the arm without speculation
-    tokens_per_s: float
+    tokens: float  # generated over all measured requests
+    ms: float  # the engine's generation time for them
     per_request: tuple[tuple[int, int, float], ...]  # (prompt index, round, tokens/s)
     counters: drafting.Counters
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens * 1000.0 / self.ms if self.ms > 0 else 0.0
+
+    def plus(self, other: Arm) -> Arm:
+        """This arm with another round of it (another engine start) added."""
+        c, o = self.counters, other.counters
+        counters = drafting.Counters(c.drafted + o.drafted, c.accepted + o.accepted, c.drafts + o.drafts,
+                                     c.predicted + o.predicted, c.predicted_seconds + o.predicted_seconds)
+        return Arm(self.n_max, self.tokens + other.tokens, self.ms + other.ms,
+                   self.per_request + other.per_request, counters)
 
     @property
     def figures(self) -> drafting.Figures:
@@ -133,16 +146,21 @@ def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]
     return settings.n_max_values or measured.N_MAX_CANDIDATES[flag]
 
 
+def engine_starts(prepared: Prepared, settings: Settings = Settings()) -> int:
+    """How many times a measurement loads the model: every arm, every round."""
+    return settings.rounds * (1 + len(candidates(prepared.spec, settings, prepared.extra_args)))
+
+
 def estimated_seconds(prepared: Prepared, settings: Settings = Settings()) -> float:
     """A rough duration for the offer: every arm loads the model and generates the prompts.
     Loading reads the weights (~1 GB/s from a warm disk); generation reads them once per
     token (~20 GB/s of memory bandwidth, generously)."""
     weights = prepared.model.tensor_bytes + (prepared.draft.tensor_bytes if prepared.draft else 0)
-    arms = 1 + len(candidates(prepared.spec, settings, prepared.extra_args))
+    starts = engine_starts(prepared, settings)
     load = 2.0 + weights / 1e9
     per_token = max(weights / 20e9, 0.002)
-    gen = (settings.rounds * len(settings.prompts) + 1) * settings.tokens * per_token
-    return arms * (load + gen)
+    gen = (len(settings.prompts) * settings.tokens + 8) * per_token
+    return starts * (load + gen)
 
 
 def draft_cost(prepared: Prepared) -> float:
@@ -197,8 +215,7 @@ def measure(
     started = time.monotonic()
     lengths = candidates(spec, settings, prepared.extra_args)
     flag = measured.n_max_flag(spec.spec_type)
-    per_arm = 1 + settings.rounds * len(settings.prompts)
-    steps = per_arm * (1 + len(lengths))
+    steps = settings.rounds * (1 + len(lengths)) * (1 + len(settings.prompts))
     done = [0]
 
     def step(text: Message) -> None:
@@ -220,14 +237,23 @@ def measure(
         launch = arm.launch(binary, engine_backend=backend, gpus=gpus, port=launch_spec.any_free_port())
         return replace(launch, fallback_argv=None)  # a drafter that fails is the result, not retried
 
-    base = _run_arm(arm_spec(launch_spec.NO_SPECULATION, _without_draft_flags(prepared.plan.plan_args)),
-                    None, settings, cancel, step, msg("without speculation"))
-    arms: list[Arm] = []
+    # One engine start per arm and round, the arms interleaved round by round: a machine
+    # that gets busier or quieter during the measurement slows every arm alike instead of
+    # the last ones, and the spread between rounds (the noise) spans engine starts.
+    plans: list[tuple[int | None, SpecDecision, tuple[str, ...], Message]] = [
+        (None, launch_spec.NO_SPECULATION, _without_draft_flags(prepared.plan.plan_args), msg("without speculation"))]
     for n in lengths:
         decision = spec if n is None or flag is None else replace(spec, argv=(*spec.argv, flag, str(n)))
         label = (msg("with {what}", what=what_is_drafting(spec)) if n is None
                  else msg("with {what}, draft length {n}", what=what_is_drafting(spec), n=n))
-        arms.append(_run_arm(arm_spec(decision, prepared.plan.plan_args), n, settings, cancel, step, label))
+        plans.append((n, decision, tuple(prepared.plan.plan_args), label))
+    results: list[Arm | None] = [None] * len(plans)
+    for r in range(settings.rounds):
+        for k, (n, decision, plan_args, label) in enumerate(plans):
+            got = _run_arm(arm_spec(decision, plan_args), n, r, settings, cancel, step, label)
+            results[k] = got if results[k] is None else results[k].plus(got)  # type: ignore[union-attr]
+    base, arms = results[0], [a for a in results[1:] if a is not None]
+    assert base is not None
     best = max(arms, key=lambda a: a.tokens_per_s)
     figures = best.figures
     noise = math.sqrt(base.noise() ** 2 + best.noise() ** 2)
@@ -245,8 +271,9 @@ def measure(
     )
 
 
-def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, settings: Settings,
+def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, r: int, settings: Settings,
              cancel: threading.Event | None, step: Callable[[Message], None], label: Message) -> Arm:
+    """One engine start of an arm: round `r` of every prompt."""
     run = headless.HeadlessLaunch(spec, record_run=True)
     try:
         step(msg("starting the engine {label}", label=label))
@@ -265,17 +292,16 @@ def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, settings: Settings
         before = _counters(run)
         per_request: list[tuple[int, int, float]] = []
         total_n, total_ms = 0.0, 0.0
-        for r in range(settings.rounds):
-            for i, prompt in enumerate(settings.prompts):
-                step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
-                timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
-                n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
-                if n <= 0 or ms <= 0:
-                    raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
-                per_request.append((i, r, n * 1000.0 / ms))
-                total_n, total_ms = total_n + n, total_ms + ms
+        for i, prompt in enumerate(settings.prompts):
+            step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
+            timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
+            n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
+            if n <= 0 or ms <= 0:
+                raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
+            per_request.append((i, r, n * 1000.0 / ms))
+            total_n, total_ms = total_n + n, total_ms + ms
         counters = _counters(run).minus(before)
-        return Arm(n_max, total_n * 1000.0 / total_ms, tuple(per_request), counters)
+        return Arm(n_max, total_n, total_ms, tuple(per_request), counters)
     finally:
         run.stop()
 

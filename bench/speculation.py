@@ -59,7 +59,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="engine threads (default 1: on a shared 2-core machine the engine's spin-waiting "
+                         "thread pool makes timings follow the other processes more than the model)")
     args = ap.parse_args()
+    threads = ("--threads", str(args.threads), "--spec-draft-threads", str(args.threads)) if args.threads else ()
     target = tm.paying_target()
     pay = tm.write_tiny_model(SCRATCH / "pay" / "speedy.gguf", target)[0]
     tm.write_tiny_model(SCRATCH / "pay" / "speedy-draft.gguf", tm.exact_draft(target))
@@ -72,13 +76,15 @@ def main() -> int:
     records = measured.MeasuredRecords()
     settings = measure.Settings(tokens=args.tokens, rounds=args.rounds)
     rows = [
-        ("exact 1-block draft", prepare.Request(model=pay), settings, "pays"),
-        ("never-accepted 5-block draft", prepare.Request(model=slow), settings, "does not pay"),
-        ("n-gram (ngram-mod), repeating prompt", prepare.Request(model=alone, ngram_when_no_drafter=True),
+        ("exact 1-block draft", prepare.Request(model=pay, extra_args=threads), settings, "pays"),
+        ("never-accepted 5-block draft", prepare.Request(model=slow, extra_args=threads), settings, "does not pay"),
+        ("n-gram (ngram-mod), repeating prompt",
+         prepare.Request(model=alone, ngram_when_no_drafter=True, extra_args=threads),
          measure.Settings(tokens=args.tokens * 2, rounds=args.rounds, prompts=(REPEAT,)), "report"),
     ]
     print(f"engine: {BINARY}\nfixture target: {target.n_layer} blocks × {target.n_embd}, {target.dtype}, "
-          f"{pay.stat().st_size / 1e6:.0f} MB; {args.tokens} tokens per prompt, {args.rounds} rounds\n")
+          f"{pay.stat().st_size / 1e6:.0f} MB; {args.tokens} tokens per prompt, {args.rounds} rounds, "
+          f"{args.threads or 'default'} engine thread(s)\n")
     header = f"{'fixture':38} {'with t/s':>9} {'without':>9} {'ratio':>7} {'noise':>6} {'accept':>7} " \
              f"{'mean len':>8} {'n-max':>6}  tried (n-max: t/s)"
     print(header)

@@ -739,6 +739,26 @@
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="98" />
+      <source>no tokens generated yet</source>
+      <translation>まだトークンは生成されていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="101" />
+      <source>generating: {tps} tokens/s</source>
+      <translation>生成中: {tps} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="102" />
+      <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
+      <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="140" />
+      <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
+      <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="295" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
@@ -859,9 +879,79 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="63" />
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="64" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="210" />
+      <source>There is no speculation to measure for this model: {why}</source>
+      <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="214" />
+      <source>The model does not fit this machine.</source>
+      <translation>このモデルはこのマシンに収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="244" />
+      <source>without speculation</source>
+      <translation>投機的デコードなし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="247" />
+      <source>with {what}</source>
+      <translation>{what}あり</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="248" />
+      <source>with {what}, draft length {n}</source>
+      <translation>{what}あり、ドラフト長 {n}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="261" />
+      <source>measured</source>
+      <translation>測定完了</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="279" />
+      <source>starting the engine {label}</source>
+      <translation>エンジンを起動中（{label}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="285" />
+      <source>The engine was not ready after {s} s.</source>
+      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="296" />
+      <source>{label}: {kind} prompt, round {r}</source>
+      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="300" />
+      <source>The engine generated no tokens for the {kind} prompt.</source>
+      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="316" />
+      <source>The engine stopped: {sentence}</source>
+      <translation>エンジンが停止しました: {sentence}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="318" />
+      <source>The engine stopped before it was ready.</source>
+      <translation>エンジンは準備ができる前に停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="351" />
+      <source>The engine did not answer: {why}</source>
+      <translation>エンジンが応答しませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/measure.py" line="354" />
+      <source>The engine answered {status}: {body}</source>
+      <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/mlx.py" line="50" />
@@ -984,12 +1074,12 @@
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="124" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="129" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="131" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="136" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
@@ -1169,27 +1259,27 @@
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="262" />
+      <location filename="../../app/draftwise/core/settings.py" line="266" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="270" />
+      <location filename="../../app/draftwise/core/settings.py" line="274" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="279" />
+      <location filename="../../app/draftwise/core/settings.py" line="283" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="286" />
+      <location filename="../../app/draftwise/core/settings.py" line="290" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="289" />
+      <location filename="../../app/draftwise/core/settings.py" line="293" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -1207,6 +1297,36 @@
       <location filename="../../app/draftwise/core/speculation/broken.py" line="83" />
       <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="120" />
+      <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
+      <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="161" />
+      <source>measured slower: {ratio}× — started without {what}</source>
+      <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="166" />
+      <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
+      <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="169" />
+      <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
+      <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="171" />
+      <source>measured {ratio}× with {what}</source>
+      <translation>測定結果: {what}で {ratio}×</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="206" />
+      <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
+      <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/pairing.py" line="160" />
@@ -1794,6 +1914,41 @@
       <translation>チェックの手順</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="74" />
+      <source>Measure speed</source>
+      <translation>速度を測定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="75" />
+      <source>Stop measuring</source>
+      <translation>測定を中止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="76" />
+      <source>Forget measurement</source>
+      <translation>測定結果を消去</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="77" />
+      <source>Not now</source>
+      <translation>今はしない</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="78" />
+      <source>Turn speculation off for this model</source>
+      <translation>このモデルの投機的デコードをオフにする</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="79" />
+      <source>Measure new model and drafter pairs without asking</source>
+      <translation>新しいモデルとドラフターの組み合わせは確認せずに測定する</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="96" />
+      <source>Measured: {0}</source>
+      <translation>測定結果: {0}</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
       <source>Fits</source>
       <translation>収まる</translation>
@@ -2145,129 +2300,129 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="221" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="222" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="223" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="248" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="306" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="309" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="306" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="309" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="338" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="341" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="339" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="342" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="402" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="405" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="403" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="406" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="404" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="407" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="405" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="408" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="426" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="429" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -2467,57 +2622,57 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="57" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="58" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="203" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="205" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="293" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="295" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="361" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="363" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="362" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="368" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="386" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="388" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="465" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="467" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -2530,6 +2685,46 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/chat.py" line="173" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="77" />
+      <source>{0:.1f} tokens/s</source>
+      <translation>{0:.1f} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="150" />
+      <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
+      <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="166" />
+      <source>Starting the measurement…</source>
+      <translation>測定を開始しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="181" />
+      <source>Nothing to measure: choose a model first.</source>
+      <translation>測定するものがありません。先にモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="195" />
+      <source>Stopping the measurement…</source>
+      <translation>測定を中止しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="203" />
+      <source>The speed measurements of this model were forgotten.</source>
+      <translation>このモデルの速度測定結果を消去しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="216" />
+      <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
+      <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="221" />
+      <source>The measurement failed: {0}</source>
+      <translation>測定に失敗しました: {0}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/engine.py" line="193" />
@@ -3062,12 +3257,12 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="95" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="99" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="198" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>

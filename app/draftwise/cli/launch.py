@@ -42,13 +42,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def cmd_launch(args: argparse.Namespace) -> int:
     # A UserError from _prepare reaches the CLI's main(): one line, exit code 2.
-    return _run(_prepare(args), verbose=args.verbose)
+    run, watch = _prepare(args)
+    return _run(run, watch, verbose=args.verbose)
 
 
 def _prepare(args: argparse.Namespace):
     from draftwise.core import paths
     from draftwise.core.engines import discovery
-    from draftwise.core.launch import headless, launch_spec, orphans, prepare
+    from draftwise.core.launch import headless, launch_spec, measure, orphans, prepare
     from draftwise.core.machine import hardware
     from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -72,8 +73,14 @@ def _prepare(args: argparse.Namespace):
         print(f"warning: {broken.problem}", flush=True)
     request = request_from(args)
     machine = hardware.inventory(engine.binary)
+    from draftwise.core.speculation.measured import MeasuredRecords
+
+    records = MeasuredRecords()
     try:
-        prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
+        prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary),
+                                   measured=records, engine=engine.binary)
+        if records.problem:
+            print(f"warning: {records.problem}", flush=True)
         if not prepared.plan.fits:
             raise UserError(" ".join(map(str, prepared.plan.reasons[-1:])) or "The model does not fit this machine.")
         port, port_note = launch_spec.choose_port(
@@ -87,10 +94,38 @@ def _prepare(args: argparse.Namespace):
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
-    return headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)
+    return headless.HeadlessLaunch(launch, broken=broken, log_path=log_path), measure.watch_for(prepared)
 
 
-def _run(run, *, verbose: bool) -> int:
+FIGURES_EVERY_S = 3.0  # how often /metrics is read while the engine serves
+
+
+def _poll_figures(run, watch) -> None:
+    """Print the drafting figures when new tokens were generated, and each warning once."""
+    from draftwise.core.launch import headless
+
+    try:
+        if watch.speculative is None and watch.speculating:
+            status, body = headless.request(run.url, run.spec.api_key, "/slots", None, 2.0)
+            warning = watch.slots(body) if status == 200 else None
+            if warning is not None:
+                print(f"warning: {warning}", flush=True)
+        status, body = headless.request(run.url, run.spec.api_key, "/metrics", None, 2.0)
+    except OSError:
+        return  # busy or going away: the next poll asks again
+    if status != 200:
+        return
+    changed, warning = watch.metrics(body.decode(errors="replace"))
+    if changed:
+        print(str(watch.figures.text()), flush=True)
+    if warning is not None:
+        print(f"warning: {warning}", flush=True)
+        print("  (`draftwise launch --mtp off MODEL` starts it without speculation)", flush=True)
+
+
+def _run(run, watch=None, *, verbose: bool) -> int:
+    import time
+
     from draftwise.core.launch import launch_flow as lf
 
     spec = run.spec
@@ -141,7 +176,15 @@ def _run(run, *, verbose: bool) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in signals}
     try:
         run.start()
-        run.run(stop.is_set)
+        next_poll = 0.0
+        while not run.flow.ended:
+            if stop.is_set():
+                run.stop()
+                break
+            run.pump()
+            if watch is not None and run.flow.is_ready and time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + FIGURES_EVERY_S
+                _poll_figures(run, watch)
     finally:
         if not run.flow.ended:
             run.stop()

@@ -94,13 +94,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from draftwise.core.launch import launch_spec, prepare
     from draftwise.core.speculation.broken import BrokenDrafters
 
-    binary, caps, backend = _engine_caps()
+    binary, caps, backend = _engine_caps(getattr(args, "engine", None))
     request = request_from(args)
     # The same broken-drafter record as `launch`, so plan never promises what launch skips.
     broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
     machine = machine_for(args, binary)
+    from draftwise.core.speculation.measured import MeasuredRecords
+
+    # And the same speed measurements: a drafter measured slower is left out here too.
+    engine = Path(binary) if Path(binary).is_file() else None
     try:
-        prepared = prepare.prepare(request, caps, machine, broken=broken)
+        prepared = prepare.prepare(request, caps, machine, broken=broken, measured=MeasuredRecords(), engine=engine)
         # The LaunchSpec `launch` and the window would start for this request (on the port
         # asked for: whether it is free is decided at launch time).
         spec = prepared.launch(binary, engine_backend=backend, gpus=machine.gpus)
@@ -254,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--machine", default=None, help="plan for a machine described in a JSON file")
     pl.add_argument("--port", type=int, default=None, help="the port the command listens on (default: 8080)")
     pl.add_argument("--network", action="store_true", help="plan a launch open to other computers")
+    pl.add_argument("--engine", default=None, help="path of the llama-server to plan for")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)
@@ -275,10 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
-    from draftwise.cli import get, launch
+    from draftwise.cli import get, launch, measure
 
     launch.add_parser(sub)
     get.add_parser(sub)
+    measure.add_parser(sub)
 
     brk = sub.add_parser("broken", help="drafters that made the engine fail, which auto leaves out")
     bsub = brk.add_subparsers(dest="broken_command", required=True)

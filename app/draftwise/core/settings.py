@@ -130,6 +130,9 @@ class Settings:
     logs_visible: bool = False
     advanced_visible: bool = False
     chat_save: bool = False  # keep chats in the data folder (opt-in: they may be private)
+    # Measure the speed-up after the first launch of a new (model, drafter, engine, machine)
+    # without asking first.
+    measure_automatically: bool = False
     # Keys this version does not know, kept so they survive a round trip.
     unknown: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -193,6 +196,7 @@ class Settings:
                 "logs_visible": self.logs_visible,
                 "advanced_visible": self.advanced_visible,
                 "chat_save": self.chat_save,
+                "measure_automatically": self.measure_automatically,
             }
         )
         return data
@@ -230,7 +234,7 @@ class Settings:
             s.close_action = data["close_action"]
         for name in ("geometry", "window_state", "splitter"):
             setattr(s, name, _str_or_none(data.get(name)))
-        for name in ("logs_visible", "advanced_visible", "network", "chat_save"):
+        for name in ("logs_visible", "advanced_visible", "network", "chat_save", "measure_automatically"):
             if isinstance(data.get(name), bool):
                 setattr(s, name, data[name])
         return s

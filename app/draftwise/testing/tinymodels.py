@@ -68,6 +68,14 @@ class TinyModel:
     target_hidden_size: int = 0
     seed: int = 0
     tie_embeddings: bool = False
+    # Speed fixtures (`paying_target`): every block's output projections (attn_output,
+    # ffn_down) are zero, so each block adds exactly nothing to the residual stream and the
+    # next token depends on the current one alone, whatever the depth; the special tokens'
+    # output rows are zero too, so generation never ends on them.
+    zero_output: bool = False
+    # Shift the output head's word rows by this many places (specials untouched): a draft
+    # whose every guess is the target's guess moved along, so none is ever accepted.
+    shift_head: int = 0
     extra_kv: dict[str, Any] = field(default_factory=dict)
     # Vocabulary variants. `n_pad` entries `[PAD<id>]` of type `pad_type` (UNUSED, as
     # conversion pads a vocabulary to a round size) follow the pieces, with zero embedding
@@ -212,7 +220,20 @@ def llama_tensors(model: TinyModel) -> dict[str, np.ndarray]:
             t[p + "ffn_gate.weight"] = _tensor(rng, ff, e)
             t[p + "ffn_up.weight"] = _tensor(rng, ff, e)
             t[p + "ffn_down.weight"] = _tensor(rng, e, ff)
+        if model.zero_output:
+            t[p + "attn_output.weight"][:] = 0.0
+            for name in ("ffn_down.weight", "ffn_down_exps.weight"):
+                if p + name in t:
+                    t[p + name][:] = 0.0
+    head = "output.weight" if "output.weight" in t else None
+    if head is not None and model.zero_output:
+        t[head][:_N_SPECIAL] = 0.0
+    if head is not None and model.shift_head:
+        t[head][_N_SPECIAL:] = np.roll(t[head][_N_SPECIAL:], model.shift_head, axis=0)
     return t
+
+
+_N_SPECIAL = 3  # <unk>, <s>, </s>
 
 
 def glm4moe_tensors(model: TinyModel) -> dict[str, np.ndarray]:
@@ -519,6 +540,39 @@ def twin_draft(target: TinyModel | None = None, **overrides: Any) -> TinyModel:
     (`draft acceptance = 1.00000`), for tests that need speculation to pay off."""
     target = target or TinyModel()
     return replace(target, **{"name": f"{target.name}-twin", **overrides})
+
+
+def paying_target(**overrides: Any) -> TinyModel:
+    """A target on which a draft model must pay off on a CPU (bench/speculation.py).
+
+    Wide and deep enough that each token costs real work (12 blocks of 512, F16, ~75 MB),
+    with `zero_output`: the blocks are computed but add nothing, so the next token is a
+    function of the current one. `exact_draft()` computes that function with one block.
+    """
+    base: dict[str, Any] = dict(
+        name="tiny-paying-target", n_embd=512, n_layer=12, n_head=8, n_head_kv=4, n_ff=1536,
+        dtype="F16", zero_output=True, seed=11,
+    )
+    base.update(overrides)
+    return TinyModel(**base)
+
+
+def exact_draft(target: TinyModel | None = None, **overrides: Any) -> TinyModel:
+    """One block of `target` with the same embeddings and head (same seed and shapes draw the
+    same numbers): it predicts the zero-output target exactly at a fraction of the cost, so
+    every drafted token is accepted."""
+    target = target or paying_target()
+    return replace(target, **{"name": f"{target.name}-draft", "n_layer": 1, **overrides})
+
+
+def never_accepted_draft(target: TinyModel | None = None, **overrides: Any) -> TinyModel:
+    """A draft of `target` that costs a good part of it (5 of 12 blocks: still under half
+    its size, so auto picks it as a companion) and whose every guess is wrong: its head is
+    the target's shifted by one word, so drafting can never pay."""
+    target = target or paying_target()
+    layers = max(1, (target.n_layer * 5) // 12)
+    return replace(target, **{"name": f"{target.name}-slow-draft", "n_layer": layers, "shift_head": 1,
+                              **overrides})
 
 
 def eagle3_draft(target: TinyModel | None = None, **overrides: Any) -> TinyModel:

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from draftwise.ui.cards import card_qss
 from draftwise.ui.chat_panel import ChatPanel
 from draftwise.ui.check_dialog import CheckDialog
+from draftwise.ui.drafting_card import DraftingCard
 from draftwise.ui.library_panel import LibraryPanel
 from draftwise.ui.logs_panel import LogsPanel
 from draftwise.ui.model_page import ModelPage
@@ -97,6 +98,8 @@ class MainWindow(QMainWindow):
         cl.setContentsMargins(0, 0, 0, 0)
         cl.setSpacing(0)
         cl.addWidget(self.vsplit, 1)
+        self.drafting_card = DraftingCard(vm.drafting)  # figures, measurement (hides when idle)
+        cl.addWidget(self.drafting_card)
         cl.addWidget(self.banner)
         cl.addWidget(self.failure)
         self.setCentralWidget(central)

@@ -28,6 +28,7 @@ from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.chat import ChatViewModel
+from draftwise.viewmodels.drafting import DraftingViewModel
 from draftwise.viewmodels.engine import EngineViewModel
 from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
 from draftwise.viewmodels.latest import Latest
@@ -97,6 +98,7 @@ class AppViewModel(QObject):
         self.check = MachineCheckViewModel(self.runner, self)
         self.chat = ChatViewModel(self.launch, self.settings, parent=self)
         self.chat.settings_changed.connect(self.schedule_save)
+        self.drafting = DraftingViewModel(self)
         self.language = language or LanguageManager(parent=self)
         self.machine: Any = None
         self.model: gguf.ModelInfo | None = None
@@ -470,6 +472,7 @@ class AppViewModel(QObject):
     def shutdown(self, stop_engine: bool = True) -> None:
         """Before the app quits: save, stop the engine, let background work end."""
         self.save_settings()
+        self.drafting.shutdown()  # a measurement's engine stops too
         if stop_engine and self.engine_running():
             self.launch.stop()
         self.library.scanner.cancel()

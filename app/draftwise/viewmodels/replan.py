@@ -23,6 +23,7 @@ from draftwise.core.launch import prepare
 from draftwise.core.readable import command_line
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
+from draftwise.core.speculation.measured import MeasuredRecords
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.i18n import tr, tr_error
@@ -72,8 +73,10 @@ def replan(inp: Inputs) -> Outcome:
     kind = engine.kind if engine is not None else resolver.LLAMA_CPP
     binary = engine.binary if engine is not None else Path("llama-server")
     broken: frozenset[str] = frozenset()
+    measured = None
     if engine is not None and kind == resolver.LLAMA_CPP:
         broken = BrokenDrafters().broken_for(engine.binary)
+        measured = MeasuredRecords()  # a slower auto drafter left out, the tuned draft length
     request = request_of(inp)
     decision: resolver.SpecDecision | None = None
     error: FieldError | None = None
@@ -83,7 +86,8 @@ def replan(inp: Inputs) -> Outcome:
     prepared: prepare.Prepared | None = None
     argv: tuple[str, ...] = ()
     try:
-        prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model)
+        prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model,
+                                   measured=measured, engine=engine.binary if engine is not None else None)
         decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
         argv = prepared.launch(binary, engine_backend=engine.backend if engine is not None else "cpu",
                                gpus=getattr(inp.machine, "gpus", ())).argv
@@ -180,6 +184,8 @@ class Replanner(QObject):
     def _on_outcome(self, out: Outcome) -> None:
         self.outcome = out
         dropped = out.plan is not None and out.plan.drop_drafter and out.decision is not None
+        # A speed measurement had its say too (drafter left out, or the tuned draft length).
+        dropped = dropped or (out.prepared is not None and out.prepared.measurement is not None)
         # When the plan left the drafter out, show what will run (and why) rather than what
         # the resolver picked.
         self.speculation.set_result(out.check, out.launch_decision if dropped else out.decision, out.error)

@@ -40,6 +40,7 @@ def build_argv(
     must not repeat an option set here (prepare() has read the planner's into the plan)."""
     path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
     argv = [str(binary), "-m", str(path), "--host", host, "--port", str(port)]
+    argv += [] if engine_args.sets(extra_args, "--metrics") else ["--metrics"]  # live figures (core/launch/drafting.py)
     argv += list(plan_args)
     argv += list(spec.argv)
     # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.

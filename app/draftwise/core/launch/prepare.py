@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from draftwise.core.address import DEFAULT_PORT
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
@@ -21,7 +22,9 @@ from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
 from draftwise.core.planning import planner
+from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import resolver
+from draftwise.core.speculation.broken import engine_identity
 
 
 class PrepareError(FieldError):
@@ -56,6 +59,8 @@ class Prepared:
     draft: gguf.ModelInfo | None
     extra_args: tuple[str, ...] = ()  # the user's, without the options the plan took over
     request: Request | None = None
+    # The speed measurement of this (model, drafter, engine, machine), when there is one.
+    measurement: measured_mod.Measurement | None = None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -141,8 +146,14 @@ def prepare(
     *,
     broken: Collection[str] = frozenset(),
     model: gguf.ModelInfo | None = None,
+    measured: measured_mod.MeasuredRecords | None = None,
+    engine: Path | None = None,
 ) -> Prepared:
-    """Decide speculation and memory for `request`. PrepareError for a user error."""
+    """Decide speculation and memory for `request`. PrepareError for a user error.
+
+    With `measured` and the `engine` binary, a speed measurement of this combination has
+    its say (measured.decide): a slower automatic drafter is left out before the plan, the
+    tuned draft length is passed."""
     model = model or read_model(request.model)
     extra, prefs = tuple(request.extra_args), request.prefs
     if request.backend == resolver.LLAMA_CPP:
@@ -165,25 +176,62 @@ def prepare(
         chosen = resolver.resolve(model, options, caps)
     except resolver.ResolveError as exc:
         raise PrepareError(exc.field, exc.message) from exc
-    draft = chosen.draft_info or _read_draft(chosen.draft)
+    effective, measurement = chosen, None
+    if measured is not None and engine is not None and chosen.argv:
+        measurement = measured.get(combination(model.path, chosen, engine, machine))
+        if measurement is not None:
+            effective = _apply_measurement(chosen, measurement, extra)
+    draft = (effective.draft_info or _read_draft(effective.draft)) if effective.argv else None
     try:
-        result = planner.plan(model, chosen, machine, prefs, draft)
+        result = planner.plan(model, effective, machine, prefs, draft)
     except ValueError as exc:  # a KV type or context this model cannot take
         raise PrepareError("kv_type", getattr(exc, "message", None) or str(exc)) from exc
     if request.backend == resolver.LLAMA_CPP:
         # The engine applies a system-wide config.ini before its command line; we cannot move it.
         result.warnings.extend(launch_spec.system_config_warnings())
-    spec = chosen
+    spec = effective
     if result.drop_drafter:
         # The plan decided the drafter costs the model more than it gives: run as if there
         # were none, and say which cost was avoided.
         spec = replace(
             resolver.NO_SPECULATION,
-            notes=(*chosen.notes, result.drop_reason),
+            notes=(*effective.notes, result.drop_reason),
         )
     return Prepared(
         model=model, spec=spec, chosen=chosen, plan=result,
         draft=None if result.drop_drafter else draft, extra_args=extra, request=request,
+        measurement=measurement,
+    )
+
+
+def machine_identity(machine: Machine) -> str:
+    """What makes a speed measurement another computer's: memory, GPUs, OS."""
+    gpus = ",".join(f"{g.backend}:{g.name}:{g.total_bytes}" for g in machine.gpus)
+    return f"{machine.os}|{machine.ram_total}|{gpus}"
+
+
+def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,
+                machine: Machine) -> measured_mod.Combination:
+    """The (model, drafter, engine build, machine) a measurement of `spec` is valid for."""
+    drafter = str(spec.drafter_key or f"{spec.spec_type}|{spec.draft or ''}|{' '.join(spec.argv)}")
+    return measured_mod.Combination(
+        model=measured_mod.file_identity(model_path), drafter=drafter,
+        engine=engine_identity(Path(engine)), machine=machine_identity(machine),
+    )
+
+
+def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measurement,
+                       extra_args: tuple[str, ...]) -> resolver.SpecDecision:
+    use = measured_mod.decide(
+        m, automatic=chosen.source in resolver.AUTO_SOURCES,
+        user_args=tuple(engine_args.flag_name(t) for t in extra_args),
+    )
+    if not use.keep:
+        return replace(resolver.NO_SPECULATION, notes=(*chosen.notes, *((use.note,) if use.note else ())))
+    return replace(
+        chosen, argv=(*chosen.argv, *use.extra_argv),
+        notes=(*chosen.notes, *((use.note,) if use.note else ())),
+        warnings=(*chosen.warnings, *((use.warning,) if use.warning else ())),
     )
 
 

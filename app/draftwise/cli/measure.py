@@ -1,0 +1,165 @@
+"""`draftwise measure MODEL`: how much faster speculation makes this model on this machine.
+
+Runs the fixed prompt set with the chosen speculation and without it (core/launch/measure.py),
+prints tokens/s both ways, the ratio, acceptance and mean accepted length, the draft length
+kept, and records the result, which the next `plan`/`launch` and the window use. `--forget`
+drops the records of the model instead. Exit 0 measured, 1 the engine failed (crash
+sentence printed), 2 bad input or a plan that does not fit, 130 interrupted (nothing
+recorded, no engine left).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+
+from draftwise.cli.common import UserError, caps_of, request_from
+
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "measure", help="measure the speed-up of speculation for a model (and remember it)",
+        description="Generate a fixed prompt set with the chosen speculation and without it, tune the "
+                    "draft length, print the speed-up and remember it for later launches.",
+    )
+    p.add_argument("model")
+    p.add_argument("--mtp", choices=["auto", "off"], default="auto")
+    p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
+    p.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
+    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
+    p.add_argument("--kv", default=None, help="KV cache type (default: planned)")
+    p.add_argument("--tokens", type=int, default=128, help="tokens generated per prompt (default: 128)")
+    p.add_argument("--rounds", type=int, default=2, help="rounds of the prompt set per arm (default: 2)")
+    p.add_argument("--n-max", default=None,
+                   help="draft lengths to try, comma-separated (default: a small set for the drafter's type)")
+    p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    p.add_argument("--forget", action="store_true", help="drop this model's measurements instead")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(engine_args=[])
+    p.set_defaults(func=cmd_measure)
+    return p
+
+
+def _engine(args: argparse.Namespace):
+    from draftwise.core.engines import discovery
+
+    if args.engine:
+        named = discovery.find_engines(args.engine)[0]
+        if not named.usable:
+            raise UserError(named.problem)
+        return named
+    engine = discovery.best_engine()
+    if engine is None:
+        raise UserError("No usable llama-server is installed. Run `draftwise engine install`.")
+    return engine
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from draftwise.core.launch import measure, orphans, prepare
+    from draftwise.core.machine import hardware
+    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.speculation.measured import MeasuredRecords
+
+    records = MeasuredRecords()
+    if args.forget:
+        n = records.forget(model=Path(args.model).expanduser())
+        if records.problem:
+            print(f"warning: {records.problem}", flush=True)
+        print(f"Forgot {n} measurement{'s' if n != 1 else ''} of {Path(args.model).name}." if n
+              else f"No measurement of {Path(args.model).name} was recorded.")
+        return 0
+    if args.tokens < 1 or args.rounds < 1:
+        raise UserError("--tokens and --rounds must be at least 1.")
+    try:
+        n_values = tuple(int(x) for x in args.n_max.split(",")) if args.n_max else None
+    except ValueError as exc:
+        raise UserError(f"--n-max takes whole numbers separated by commas, not {args.n_max!r}.") from exc
+    if n_values is not None and any(n < 1 for n in n_values):
+        raise UserError("--n-max values must be at least 1.")
+    for report in orphans.stop_orphans():
+        print(report.message, flush=True)
+    engine = _engine(args)
+    caps = caps_of(engine.binary)
+    broken = BrokenDrafters()
+    request = request_from(args)
+    machine = hardware.inventory(engine.binary)
+    try:
+        # No `measured=`: a measurement measures the drafter even where an old record left it out.
+        prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
+    except prepare.PrepareError as exc:
+        raise UserError(str(exc)) from exc
+    if not prepared.plan.fits:
+        raise UserError(" ".join(str(r) for r in prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
+    if not prepared.spec.argv:
+        why = " ".join(str(n) for n in prepared.spec.notes[-1:])
+        raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
+    settings = measure.Settings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
+    eta = measure.estimated_seconds(prepared, settings)
+    print(f"Measuring {prepared.model.path.name} with {measure.what_is_drafting(prepared.spec)} "
+          f"and without it (about {eta:.0f} s; each arm loads the model).", flush=True)
+
+    cancel = threading.Event()
+
+    def on_signal(signum, _frame) -> None:
+        cancel.set()
+
+    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+
+    def show(p: measure.Progress) -> None:
+        if not args.json:
+            print(f"  [{p.step}/{p.steps}] {p.text}", flush=True)
+
+    try:
+        result = measure.measure(prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
+                                 settings=settings, cancel=cancel, report=show)
+    except measure.Cancelled:
+        print("Measurement stopped; nothing was recorded.", flush=True)
+        return EXIT_INTERRUPTED
+    except measure.MeasureError as exc:
+        print(f"measurement failed: {exc.message}", flush=True)
+        if exc.cause is not None:
+            print(f"  next step: {exc.cause.next_step}", flush=True)
+            if exc.cause.evidence:
+                print(f"  engine said: {exc.cause.evidence}", flush=True)
+        return EXIT_FAILED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    try:
+        records.record(result)
+    except OSError as exc:
+        print(f"warning: could not record the measurement ({exc.strerror or exc}).", flush=True)
+    if records.problem:
+        print(f"warning: {records.problem}", flush=True)
+    if args.json:
+        print(json.dumps({**result.to_json(), "slower": result.slower, "faster": result.faster}, indent=2))
+        return 0
+    print(render(result))
+    return 0
+
+
+def render(m) -> str:
+    acc = f"{m.acceptance * 100:.0f} %" if m.acceptance is not None else "—"
+    mean = f"{m.mean_length:.2f}" if m.mean_length is not None else "—"
+    verdict = "slower" if m.slower else "faster" if m.faster else "about the same (within the noise)"
+    lines = [
+        f"with {m.what}: {m.tokens_per_s_with:.1f} tokens/s",
+        f"without speculation: {m.tokens_per_s_without:.1f} tokens/s",
+        f"speed-up: {m.ratio:.2f}× ({verdict}; noise ±{m.noise * 100:.0f} %)",
+        f"acceptance: {acc}, mean accepted length: {mean}",
+    ]
+    if m.n_max is not None:
+        tried = ", ".join(f"{n}: {tps:.1f}" for n, tps in m.tried)
+        lines.append(f"draft length kept: {m.n_max} (tokens/s per length tried: {tried})")
+    lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
+    if m.slower:
+        lines.append("An automatic drafter is left out from now on; `draftwise measure --forget MODEL` undoes this.")
+    return "\n".join(lines)

@@ -1,0 +1,230 @@
+"""Live drafting figures: what the running engine says about its own speculation.
+
+Three sources, all from the pinned llama-server (tools/server/):
+- `/metrics` (only with `--metrics`, which the launch always passes): the Prometheus
+  counters `llamacpp:spec_decode_num_draft_tokens_total` (drafted), `..._accepted_tokens_total`
+  (accepted), `..._drafts_total` (verification steps), and `llamacpp:tokens_predicted_total` /
+  `..._seconds_total` for generation speed (server-task.cpp `to_metrics`);
+- the per-request log line `draft acceptance = 0.78125 (   25 accepted /    32 generated),
+  mean len =  2.56` (server-context.cpp, `print_timings`);
+- `/slots[].speculative`: whether the slot really has a speculative context (`can_speculate()`);
+  `/props` always reads "none", so it cannot tell.
+
+Pure parsing and arithmetic; the drivers (CLI, window service) fetch the texts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from draftwise.core.engines import args as engine_args
+from draftwise.core.messages import Message, msg
+from draftwise.core.speculation import measured
+
+# Counter names as the pinned engine writes them (server-task.cpp).
+DRAFTED = "llamacpp:spec_decode_num_draft_tokens_total"
+ACCEPTED = "llamacpp:spec_decode_num_accepted_tokens_total"
+DRAFTS = "llamacpp:spec_decode_num_drafts_total"
+PREDICTED = "llamacpp:tokens_predicted_total"
+PREDICTED_SECONDS = "llamacpp:tokens_predicted_seconds_total"
+
+_ACCEPTANCE_LINE = re.compile(
+    r"draft acceptance = (?P<rate>[0-9.]+) \(\s*(?P<accepted>\d+) accepted /\s*(?P<generated>\d+) generated\),"
+    r" mean len =\s*(?P<mean>[0-9.]+)"
+)
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus text → {name: value} for unlabelled samples (labelled ones are skipped)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "{" in line:
+            continue
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        try:
+            out[parts[0]] = float(parts[1])
+        except ValueError:
+            continue  # a sample this parser does not understand is not a figure
+    return out
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Cumulative counters of one engine run."""
+
+    drafted: float = 0.0
+    accepted: float = 0.0
+    drafts: float = 0.0  # verification steps
+    predicted: float = 0.0  # generated tokens
+    predicted_seconds: float = 0.0
+
+    @classmethod
+    def from_metrics(cls, text: str) -> Counters:
+        m = parse_metrics(text)
+        return cls(m.get(DRAFTED, 0.0), m.get(ACCEPTED, 0.0), m.get(DRAFTS, 0.0),
+                   m.get(PREDICTED, 0.0), m.get(PREDICTED_SECONDS, 0.0))
+
+    def minus(self, earlier: Counters) -> Counters:
+        return Counters(self.drafted - earlier.drafted, self.accepted - earlier.accepted,
+                        self.drafts - earlier.drafts, self.predicted - earlier.predicted,
+                        self.predicted_seconds - earlier.predicted_seconds)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the user sees: None where the engine has not said yet."""
+
+    acceptance: float | None  # accepted / drafted, 0..1
+    mean_length: float | None  # tokens per verification step, the target's own included
+    tokens_per_second: float | None  # generation speed
+    drafted: int = 0
+    accepted: int = 0
+
+    @classmethod
+    def from_counters(cls, c: Counters) -> Figures:
+        acceptance = c.accepted / c.drafted if c.drafted > 0 else None
+        # The engine's own definition (server-context.cpp): 1 + accepted / steps.
+        mean = 1.0 + c.accepted / c.drafts if c.drafts > 0 else None
+        tps = c.predicted / c.predicted_seconds if c.predicted_seconds > 0 else None
+        return cls(acceptance, mean, tps, int(c.drafted), int(c.accepted))
+
+    def text(self) -> Message:
+        if self.tokens_per_second is None:
+            return msg("no tokens generated yet")
+        tps = f"{self.tokens_per_second:.1f}"
+        if self.acceptance is None or self.mean_length is None:
+            return msg("generating: {tps} tokens/s", tps=tps)
+        return msg("drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s",
+                   pct=f"{self.acceptance * 100:.0f}", n=f"{self.mean_length:.2f}", tps=tps)
+
+
+@dataclass(frozen=True)
+class AcceptanceLine:
+    rate: float
+    accepted: int
+    generated: int
+    mean_length: float
+
+
+def parse_acceptance_line(line: str) -> AcceptanceLine | None:
+    """The engine's per-request `draft acceptance = …` line, or None for any other line."""
+    m = _ACCEPTANCE_LINE.search(line)
+    if m is None:
+        return None
+    return AcceptanceLine(float(m["rate"]), int(m["accepted"]), int(m["generated"]), float(m["mean"]))
+
+
+def slots_speculative(body: bytes | str) -> bool | None:
+    """True when any slot of `/slots` has a speculative context, False when none does,
+    None when the answer is not a slot list (an old engine, slots endpoint off)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(data, list) or not data or not all(isinstance(s, dict) for s in data):
+        return None
+    values = [s.get("speculative") for s in data]
+    if not any(isinstance(v, bool) for v in values):
+        return None
+    return any(v is True for v in values)
+
+
+def dropped_drafter_warning(expected: bool, speculative: bool | None, what: str) -> Message | None:
+    """A warning when the launch asked for speculation and the engine runs without it."""
+    if expected and speculative is False:
+        return msg(
+            "The engine started without {what}: its slots report no speculative decoding, "
+            "so generation runs at the plain speed. The engine log says why.",
+            what=what,
+        )
+    return None
+
+
+# ------------------------------------------------------------------ one run, watched
+# The engine's default draft lengths (common/common.h), when the launch does not set one.
+DEFAULT_N_MAX = {"--spec-draft-n-max": 3, "--spec-ngram-mod-n-max": 64}
+# A verification pass over k+1 tokens costs a little more than a one-token pass even while
+# generation is memory-bound (more activations, a wider attention): per drafted token,
+# this fraction of a target token. A floor, so n-gram drafting (nearly free to draft) with
+# no accepted tokens still reads as not paying.
+VERIFY_COST_PER_TOKEN = 0.02
+
+
+def n_max_of(spec_type: str | None, argv: tuple[str, ...]) -> int:
+    """The draft length a launch runs with: its own flag, else the engine's default."""
+    flag = measured.n_max_flag(spec_type)
+    if flag is None:
+        return 3
+    value = engine_args.value_of(list(argv), flag)
+    try:
+        return int(value) if value else DEFAULT_N_MAX[flag]
+    except ValueError:
+        return DEFAULT_N_MAX[flag]
+
+
+def break_even_for(spec_type: str | None, argv: tuple[str, ...], draft_cost: float) -> float:
+    n = n_max_of(spec_type, argv)
+    return measured.break_even_acceptance(draft_cost, n, verify_cost=1.0 + VERIFY_COST_PER_TOKEN * n)
+
+
+class Watch:
+    """The figures of one running engine, and the warnings they call for (each said once).
+
+    Feed it `/slots` and `/metrics` answers; it keeps the counters at the last call, the
+    figures since the engine started, and whether drafting visibly does not pay.
+    """
+
+    def __init__(self, *, speculating: bool, what: str, break_even: float | None, measured: bool = False) -> None:
+        self.speculating = speculating
+        self.what = what
+        self.break_even = break_even
+        self.measured = measured  # a measurement exists: it, not the live figures, decides
+        self.counters = Counters()
+        self.figures = Figures(None, None, None)
+        self.speculative: bool | None = None
+        self.last_line: AcceptanceLine | None = None
+        self._said: set[str] = set()
+
+    def slots(self, body: bytes | str) -> Message | None:
+        self.speculative = slots_speculative(body)
+        warning = dropped_drafter_warning(self.speculating, self.speculative, self.what)
+        return self._once("dropped", warning)
+
+    def metrics(self, text: str) -> tuple[bool, Message | None]:
+        """(whether new tokens were generated since the last call, a warning or None)."""
+        counters = Counters.from_metrics(text)
+        changed = counters.predicted != self.counters.predicted
+        self.counters = counters
+        self.figures = Figures.from_counters(counters)
+        return changed, self._once("cannot-pay", self.cannot_pay_warning())
+
+    def line(self, line: str) -> AcceptanceLine | None:
+        found = parse_acceptance_line(line)
+        if found is not None:
+            self.last_line = found
+        return found
+
+    @property
+    def dropped(self) -> bool:
+        return self.speculating and self.speculative is False
+
+    def cannot_pay(self) -> bool:
+        if not self.speculating or self.measured or self.break_even is None:
+            return False
+        return measured.cannot_pay(self.figures.acceptance, self.figures.drafted, self.break_even)
+
+    def cannot_pay_warning(self) -> Message | None:
+        if not self.cannot_pay() or self.figures.acceptance is None or self.break_even is None:
+            return None
+        return measured.cannot_pay_warning(self.figures.acceptance, self.break_even)
+
+    def _once(self, key: str, warning: Message | None) -> Message | None:
+        if warning is None or key in self._said:
+            return None
+        self._said.add(key)
+        return warning

@@ -1,0 +1,284 @@
+"""What speculation measurably did on this machine, remembered per combination.
+
+A measurement (core/launch/measure.py) runs a fixed prompt set twice, with the chosen
+speculation and without it, and tunes the draft length. Its result is recorded here per
+(model, drafter, engine build, machine), because each of the four changes the outcome: a
+new engine build or another computer gets a new measurement, as a rebuilt drafter does.
+
+The next plan asks `decide()`: an automatic drafter measured slower than none, beyond the
+noise the measurement itself reported, is left out; a drafter the user forced stays, with
+the figure shown; otherwise the tuned draft length is passed. Without a measurement, the
+live figures still count: `cannot_pay()` says when the acceptance seen so far is too low
+for drafting to pay, from the break-even worked out in `break_even_acceptance()`.
+
+The file is versioned JSON in paths.data_dir(), written atomically; a corrupt one is set
+aside (renamed, never deleted) and reported through `problem`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import paths
+from draftwise.core.messages import Message, msg
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "speculation-measured.json"
+VERSION = 1
+
+# A ratio this close to 1 is never called slower, whatever noise the run reported: two arms
+# of a short measurement rarely agree better than this.
+NOISE_FLOOR = 0.03
+# Live figures: no verdict before this many drafted tokens, and then only when even the
+# upper end of the acceptance's 95 % interval is below break-even.
+MIN_DRAFTED = 256
+Z_95 = 1.96
+
+# The engine flag that sets the draft length, per speculative type (common/arg.cpp).
+_N_MAX_FLAGS = {
+    "draft-simple": "--spec-draft-n-max",
+    "draft-mtp": "--spec-draft-n-max",
+    "draft-eagle3": "--spec-draft-n-max",
+    "draft-dflash": "--spec-draft-n-max",
+    "draft-dspark": "--spec-draft-n-max",
+    "ngram-mod": "--spec-ngram-mod-n-max",
+}
+# Draft lengths tried by a measurement: the engine's default for draft models is 3, for
+# ngram-mod 64 (common.h).
+N_MAX_CANDIDATES = {"--spec-draft-n-max": (2, 4, 8), "--spec-ngram-mod-n-max": (16, 32, 64)}
+
+
+def n_max_flag(spec_type: str | None) -> str | None:
+    return _N_MAX_FLAGS.get(spec_type or "")
+
+
+def file_identity(path: Path | str) -> str:
+    """Path, size and mtime: what replacing or re-downloading the file changes."""
+    p = Path(path)
+    try:
+        st = p.stat()
+        return f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    except OSError:
+        return str(p)
+
+
+@dataclass(frozen=True)
+class Combination:
+    """What a measurement is valid for."""
+
+    model: str  # file_identity of the model
+    drafter: str  # the resolver's drafter key (kind, path, size, mtime)
+    engine: str  # broken.engine_identity of the llama-server binary
+    machine: str  # hardware.machine_identity
+
+    def matches_model(self, model_path: Path | str) -> bool:
+        return self.model.split("|", 1)[0] == str(Path(model_path).resolve())
+
+
+@dataclass(frozen=True)
+class Measurement:
+    combination: Combination
+    spec_type: str
+    what: str  # the drafter in words ("tiny-draft.gguf", "the MTP head")
+    tokens_per_s_with: float
+    tokens_per_s_without: float
+    noise: float  # relative, e.g. 0.04 for ±4 %
+    acceptance: float | None
+    mean_length: float | None
+    n_max: int | None  # the best draft length found (None: not tunable)
+    n_max_flag: str | None
+    tried: tuple[tuple[int, float], ...] = ()  # (draft length, tokens/s) of each try
+    tokens: int = 0  # generated per prompt
+    prompts: int = 0
+    seconds: float = 0.0  # how long the whole measurement took
+    when: str = ""
+
+    @property
+    def ratio(self) -> float:
+        if self.tokens_per_s_without <= 0:
+            return 0.0
+        return self.tokens_per_s_with / self.tokens_per_s_without
+
+    @property
+    def slower(self) -> bool:
+        """Slower than no speculation beyond the noise the run reported."""
+        return self.ratio * (1.0 + max(self.noise, NOISE_FLOOR)) < 1.0
+
+    @property
+    def faster(self) -> bool:
+        return self.ratio * (1.0 - max(self.noise, NOISE_FLOOR)) > 1.0
+
+    def summary(self) -> Message:
+        return msg(
+            "{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)",
+            ratio=f"{self.ratio:.2f}", what=self.what, with_tps=f"{self.tokens_per_s_with:.1f}",
+            without_tps=f"{self.tokens_per_s_without:.1f}", noise=f"{self.noise * 100:.0f}",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tried"] = [list(t) for t in self.tried]
+        data["ratio"] = round(self.ratio, 4)  # for people reading the file; recomputed on load
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> Measurement:
+        if not isinstance(data, dict):
+            raise ValueError("an entry is not an object")
+        combo = Combination(**{f.name: str(data["combination"][f.name]) for f in fields(Combination)})
+        known = {f.name for f in fields(cls)} - {"combination", "tried"}
+        kwargs = {k: data[k] for k in known if k in data}
+        for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
+            kwargs[key] = float(data[key])
+        tried = tuple((int(a), float(b)) for a, b in data.get("tried", ()))
+        return cls(combination=combo, tried=tried, **kwargs)
+
+
+# ------------------------------------------------------------------ what the next plan does
+@dataclass(frozen=True)
+class Use:
+    """What a measurement means for a launch."""
+
+    keep: bool  # run the drafter
+    extra_argv: tuple[str, ...] = ()  # the tuned draft length
+    note: Message | None = None
+    warning: Message | None = None
+
+
+def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) -> Use:
+    """Leave out an automatic drafter measured slower; keep a forced one with its figure;
+    otherwise pass the tuned draft length (unless the user set one)."""
+    ratio = f"{m.ratio:.2f}"
+    if m.slower and automatic:
+        return Use(False, note=msg("measured slower: {ratio}× — started without {what}", ratio=ratio, what=m.what))
+    extra: tuple[str, ...] = ()
+    if m.n_max is not None and m.n_max_flag and m.n_max_flag not in user_args:
+        extra = (m.n_max_flag, str(m.n_max))
+    if m.slower:
+        return Use(True, extra, warning=msg(
+            "measured slower: {ratio}× with {what}; it stays because you chose it", ratio=ratio, what=m.what))
+    if extra:
+        return Use(True, extra, note=msg("measured {ratio}× with {what}; draft length {n} (the fastest tried)",
+                                         ratio=ratio, what=m.what, n=m.n_max))
+    return Use(True, note=msg("measured {ratio}× with {what}", ratio=ratio, what=m.what))
+
+
+# ------------------------------------------------------------------ live: can drafting pay?
+def break_even_acceptance(draft_cost: float, n_max: int, verify_cost: float = 1.0) -> float:
+    """The acceptance rate below which drafting cannot pay.
+
+    One step drafts `n_max` tokens (each costing `draft_cost` target tokens) and verifies
+    them in one target pass costing `verify_cost` single-token passes (≥ 1; close to 1 while
+    generation is memory-bound). It yields 1 + a·n_max tokens for acceptance a, against 1
+    token per pass without drafting, so it pays when 1 + a·n ≥ verify_cost + n·draft_cost:
+    a ≥ draft_cost + (verify_cost − 1)/n.
+    """
+    n = max(1, n_max)
+    return min(1.0, max(0.0, draft_cost + (max(verify_cost, 1.0) - 1.0) / n))
+
+
+def draft_cost_from_sizes(draft_bytes: int, target_bytes: int) -> float:
+    """A draft token's cost in target tokens: generation reads every weight once per token,
+    so the weight sizes (which the plan measured from the tensor tables) set the ratio."""
+    if target_bytes <= 0:
+        return 0.0
+    return max(0.0, draft_bytes / target_bytes)
+
+
+def cannot_pay(acceptance: float | None, drafted: int, break_even: float) -> bool:
+    """True when enough tokens were drafted and even the upper end of the acceptance's 95 %
+    interval is below break-even (so chance alone does not explain the shortfall)."""
+    if acceptance is None or drafted < MIN_DRAFTED:
+        return False
+    upper = acceptance + Z_95 * math.sqrt(max(acceptance * (1 - acceptance), 1e-9) / drafted)
+    return upper < break_even
+
+
+def cannot_pay_warning(acceptance: float, break_even: float) -> Message:
+    return msg(
+        "Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so "
+        "speculation is slowing this model down.",
+        pct=f"{acceptance * 100:.0f}", be=f"{break_even * 100:.0f}",
+    )
+
+
+# ------------------------------------------------------------------ the record
+@dataclass
+class MeasuredRecords:
+    """The persistent record. Cheap to create; reads the file on each question."""
+
+    path: Path = field(default_factory=lambda: paths.data_dir() / FILE_NAME)
+    problem: str | None = None  # set when a corrupt file was set aside
+
+    def entries(self) -> list[Measurement]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            self.problem = f"Could not read the speed measurements {self.path}: {exc.strerror or exc}."
+            log.warning("%s", self.problem)
+            return []
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+                raise ValueError("no entries list")
+            if data.get("version") != VERSION:
+                raise ValueError(f"version {data.get('version')!r}, this Draftwise reads {VERSION}")
+            return [Measurement.from_json(e) for e in data["entries"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            self._set_aside(exc)
+            return []
+
+    def get(self, combination: Combination) -> Measurement | None:
+        for m in self.entries():
+            if m.combination == combination:
+                return m
+        return None
+
+    def record(self, m: Measurement) -> None:
+        keep = [e for e in self.entries() if e.combination != m.combination]
+        self._write([*keep, m])
+
+    def forget(self, *, model: Path | str | None = None, combination: Combination | None = None) -> int:
+        """Drop the records of one combination, of every combination of a model, or all."""
+        old = self.entries()
+        keep = [e for e in old if not (
+            (combination is None or e.combination == combination)
+            and (model is None or e.combination.matches_model(model)))]
+        if len(keep) != len(old):
+            self._write(keep)
+        return len(old) - len(keep)
+
+    def _set_aside(self, exc: Exception) -> None:
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            self.path.replace(aside)
+            self.problem = (f"The speed measurements file was damaged ({exc}); it was set aside as {aside.name} "
+                            "and the models will be measured again.")
+        except OSError as move_exc:
+            self.problem = f"The speed measurements file {self.path} is damaged ({exc}) and could not be moved: {move_exc}."
+        log.warning("%s", self.problem)
+
+    def _write(self, entries: list[Measurement]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"version": VERSION, "entries": [e.to_json() for e in entries]}
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with tmp.open("w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            # Readers see the old file or the new one, never half of one.
+            tmp.replace(self.path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()

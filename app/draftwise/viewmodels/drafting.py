@@ -1,0 +1,271 @@
+"""Drafting figures and the speed measurement, as the window shows them.
+
+While the engine serves: acceptance, mean accepted length and tokens/s from `/metrics`
+(services.drafting.DraftingMonitor), a warning when the slots report no speculation (the
+engine dropped the drafter) or when the acceptance is too low for drafting to pay, with one
+click to turn speculation off for this model.
+
+"Measure speed": the user's engine is stopped, the measurement runs on the task pool
+(progress, cancellable, the window never waits), the result is recorded, the plan is made
+again (so a slower automatic drafter is left out, the tuned draft length passed) and the
+user's engine is started again if it was running. After the first successful launch of a
+combination without a record the measurement is offered (with how long it takes), or run
+at once when the setting says so. Hooks into AppViewModel through its public signals only.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from draftwise.core.launch import measure, prepare
+from draftwise.core.launch.drafting import Watch
+from draftwise.core.readable import human_duration
+from draftwise.core.speculation.broken import BrokenDrafters
+from draftwise.core.speculation.measured import MeasuredRecords, Measurement
+from draftwise.services.drafting import DraftingMonitor, Fetched, MeasureRunner
+from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.plan import prefs_for
+
+log = logging.getLogger(__name__)
+
+
+class DraftingViewModel(QObject):
+    changed = Signal()
+
+    def __init__(self, app: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent or app)
+        self.app = app
+        self.monitor = DraftingMonitor(app.runner, self)
+        self.runner = MeasureRunner(app.runner, self)
+        self.settings = measure.Settings()
+        self.watch: Watch | None = None
+        self.warnings: list[str] = []
+        self.can_turn_off = False
+        self.offer: str | None = None  # "Measure speed?" with the duration, or None
+        self.progress_text = ""
+        self.fraction = 0.0
+        self.result_text = ""
+        self.error_text = ""
+        self._offered: set[Any] = set()
+        self._restore = False  # start the user's engine again once the measurement is done
+        self._relaunch_after_replan = False
+        self._pending_start = False  # waiting for the user's engine to stop
+        self._restart_when_stopped = False  # cancelled while waiting for it
+        self.monitor.fetched.connect(self._on_fetched)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.finished.connect(self._on_finished)
+        self.runner.failed.connect(self._on_failed)
+        self.runner.ended.connect(self._on_ended)
+        app.launch.became_ready.connect(self._on_ready)
+        app.launch.ended.connect(self._on_launch_ended)
+        app.outcome_changed.connect(self._on_outcome)
+
+    # ---------------------------------------------------------------- what the card shows
+    @property
+    def measuring(self) -> bool:
+        return self.runner.running or self._pending_start
+
+    def figures_text(self) -> str:
+        if self.watch is None:
+            return ""
+        if not self.watch.speculating:
+            f = self.watch.figures
+            return tr("{0:.1f} tokens/s").format(f.tokens_per_second) if f.tokens_per_second else ""
+        return tr_message(self.watch.figures.text())
+
+    def measurement(self) -> Measurement | None:
+        out = self.app.outcome
+        combo = self._combination(out.decision if out is not None else None)
+        return MeasuredRecords().get(combo) if combo is not None else None
+
+    def can_measure(self) -> bool:
+        out = self.app.outcome
+        engine = self.app.engine.selected
+        return (not self.measuring and out is not None and out.decision is not None and bool(out.decision.argv)
+                and engine is not None and engine.kind == "llama.cpp" and self.app.machine is not None)
+
+    # ---------------------------------------------------------------- live figures
+    def _on_ready(self, _url: str) -> None:
+        spec = self.app.launch.spec
+        if spec is None or spec.kind != "llama.cpp" or self.measuring:
+            return
+        prepared = self._prepared()
+        self.watch = measure.watch_for(prepared) if prepared is not None else Watch(
+            speculating=bool(spec.spec.argv), what=measure.what_is_drafting(spec.spec), break_even=None)
+        self.warnings, self.can_turn_off = [], False
+        self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
+        self._maybe_offer(prepared)
+        self.changed.emit()
+
+    def _on_launch_ended(self, _state: str) -> None:
+        self.monitor.stop()
+        if self._restart_when_stopped:
+            self._restart_when_stopped = False
+            self._after()
+        if self._pending_start:
+            self._pending_start = False
+            self._start_measurement()
+        self.changed.emit()
+
+    def _on_fetched(self, got: Fetched) -> None:
+        if self.watch is None:
+            return
+        if got.slots is not None:
+            warning = self.watch.slots(got.slots)
+            if warning is not None:
+                self.warnings.append(tr_message(warning))
+        if got.metrics is not None:
+            changed, warning = self.watch.metrics(got.metrics)
+            if warning is not None:
+                self.warnings.append(tr_message(warning))
+                self.can_turn_off = True
+            if not changed and warning is None and got.slots is None:
+                return
+        self.changed.emit()
+
+    def turn_speculation_off(self) -> None:
+        """The one click: speculation off for this model (a per-model setting; re-plans)."""
+        self.app.speculation.set_mtp("off")
+        self.can_turn_off = False
+        self.warnings = [w for w in self.warnings if w]
+        self.changed.emit()
+
+    # ---------------------------------------------------------------- measuring
+    def _maybe_offer(self, prepared: prepare.Prepared | None) -> None:
+        if prepared is None or not prepared.spec.argv or prepared.measurement is not None:
+            return
+        combo = self._combination(prepared.chosen)
+        if combo is None or combo in self._offered:
+            return
+        self._offered.add(combo)
+        if self.app.settings.measure_automatically:
+            self.measure_speed()
+            return
+        eta = human_duration(measure.estimated_seconds(prepared, self.settings))
+        arms = measure.engine_starts(prepared, self.settings)
+        self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
+                        "loaded {1} times and your engine restarted after.").format(eta, arms)
+
+    def set_measure_automatically(self, on: bool) -> None:
+        self.app.settings.measure_automatically = bool(on)
+        self.app.schedule_save()
+
+    def dismiss_offer(self) -> None:
+        self.offer = None
+        self.changed.emit()
+
+    def measure_speed(self) -> bool:
+        """Start a measurement: stop the user's engine first if it runs (restarted after)."""
+        if not self.can_measure():
+            return False
+        self.offer, self.error_text, self.result_text = None, "", ""
+        self.progress_text, self.fraction = tr("Starting the measurement…"), 0.0
+        if self.app.engine_running():
+            self._restore = True
+            self._pending_start = True
+            self.app.do_stop()
+        else:
+            self._restore = False
+            self._start_measurement()
+        self.changed.emit()
+        return True
+
+    def _start_measurement(self) -> None:
+        app, out = self.app, self.app.outcome
+        engine = app.engine.selected
+        if out is None or engine is None or app.model is None or app.machine is None:
+            self.error_text = tr("Nothing to measure: choose a model first.")
+            self.changed.emit()
+            return
+        request = self._request()
+        broken = BrokenDrafters().broken_for(engine.binary)
+        self.runner.start(request, app.engine.caps(), app.machine, broken, engine.binary, engine.backend,
+                          tuple(app.machine.gpus), self.settings)
+
+    def cancel(self) -> None:
+        if self._pending_start:
+            # Not started yet: the user's engine is still stopping; start it again once it has.
+            self._pending_start = False
+            self._restart_when_stopped = True
+        self.runner.cancel()
+        self.progress_text = tr("Stopping the measurement…")
+        self.changed.emit()
+
+    def forget(self) -> int:
+        """Drop this model's measurements (all drafters, engines, machines) and re-plan."""
+        if self.app.model is None:
+            return 0
+        n = MeasuredRecords().forget(model=self.app.model.path)
+        self.result_text = tr("The speed measurements of this model were forgotten.") if n else ""
+        self.app.schedule_replan()
+        self.changed.emit()
+        return n
+
+    def _on_progress(self, p: measure.Progress) -> None:
+        self.progress_text = tr_message(p.text)
+        self.fraction = p.step / p.steps if p.steps else 0.0
+        self.changed.emit()
+
+    def _on_finished(self, m: Measurement) -> None:
+        self.result_text = tr_message(m.summary())
+        if m.slower:
+            self.result_text += " " + tr("Slower than without speculation: an automatic drafter is left out from now on.")
+        self.app.schedule_replan()  # the record changes the plan: n-max, or the drafter left out
+
+    def _on_failed(self, exc: BaseException) -> None:
+        message = getattr(exc, "message", None) or exc
+        self.error_text = tr("The measurement failed: {0}").format(tr_message(message))
+
+    def _on_ended(self) -> None:
+        self.progress_text, self.fraction = "", 0.0
+        self._after()
+        self.changed.emit()
+
+    def _after(self) -> None:
+        if self._restore:
+            self._restore = False
+            self._relaunch_after_replan = True
+            if not self.app.replanning:
+                self._on_outcome()
+
+    def _on_outcome(self) -> None:
+        if self._relaunch_after_replan and not self.app.replanning:
+            self._relaunch_after_replan = False
+            if not self.app.engine_running():
+                self.app.do_launch()
+
+    def shutdown(self, wait_ms: int = 20000) -> None:
+        """App closing: stop the measurement and its engine before the process ends."""
+        self.monitor.stop()
+        self._restore = self._relaunch_after_replan = self._pending_start = self._restart_when_stopped = False
+        if self.runner.running:
+            self.runner.cancel()
+            self.runner.wait(wait_ms)
+
+    # ---------------------------------------------------------------- helpers
+    def _request(self) -> prepare.Request:
+        out = self.app.outcome
+        if out is not None and out.prepared is not None and out.prepared.request is not None:
+            return out.prepared.request
+        app = self.app
+        return prepare.Request(
+            model=app.model.path, mtp=app.speculation.mtp,
+            draft=Path(app.speculation.draft.strip()).expanduser() if app.speculation.draft.strip() else None,
+            extra_args=tuple(app.extra_args), prefs=prefs_for(app.plan.context, app.plan.kv_type),
+        )
+
+    def _prepared(self) -> prepare.Prepared | None:
+        """What the running launch was made from (the replan's answer: measurement applied)."""
+        out = self.app.outcome
+        return out.prepared if out is not None else None
+
+    def _combination(self, decision) -> Any:
+        app = self.app
+        engine = app.engine.selected
+        if decision is None or not decision.argv or app.model is None or app.machine is None or engine is None:
+            return None
+        return prepare.combination(app.model.path, decision, engine.binary, app.machine)

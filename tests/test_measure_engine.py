@@ -1,0 +1,206 @@
+"""Measuring speculation on the real llama-server with the speed fixtures.
+
+Structure, not speed: figures present, record written, the auto drafter left out after a
+recorded slower result, nothing left behind after a cancel or a crash. The speed ratios
+themselves are the bench's (bench/speculation.py); here the fixtures are shrunk and each
+arm generates a few tokens, so the 2-core machine runs the file in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+import pytest
+
+from draftwise.cli.main import main
+from draftwise.core.engines import capabilities
+from draftwise.core.launch import measure, prepare
+from draftwise.core.machine import hardware
+from draftwise.core.speculation import measured, resolver
+from draftwise.testing import tinymodels as tm
+
+SMALL = dict(n_embd=64, n_layer=4, n_head=4, n_head_kv=2, n_ff=128, dtype="F32")
+QUICK = measure.Settings(tokens=8, rounds=1, n_max_values=(2,))
+MACHINE = hardware.Machine(ram_total=16 << 30, ram_available=12 << 30, os="linux")
+
+
+@pytest.fixture(autouse=True)
+def _own_dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))
+
+
+def _pair(folder: Path, draft: tm.TinyModel | None, target: tm.TinyModel) -> Path:
+    model = tm.write_tiny_model(folder / "speedy.gguf", target)[0]
+    if draft is not None:
+        tm.write_tiny_model(folder / "speedy-draft.gguf", draft)
+    return model
+
+
+@pytest.fixture
+def paying(tmp_path: Path) -> Path:
+    target = tm.paying_target(**SMALL)
+    return _pair(tmp_path / "pay", tm.exact_draft(target), target)
+
+
+@pytest.fixture
+def slow(tmp_path: Path) -> Path:
+    target = tm.paying_target(**SMALL)
+    return _pair(tmp_path / "slow", tm.never_accepted_draft(target), target)
+
+
+def _prepared(model: Path, engine, **request) -> prepare.Prepared:
+    caps = capabilities.capabilities(engine.binary)
+    return prepare.prepare(prepare.Request(model=model, **request), caps, MACHINE)
+
+
+def _engine_processes(binary: Path) -> list[psutil.Process]:
+    out = []
+    for p in psutil.process_iter(["exe", "cmdline"]):
+        try:
+            if p.info["exe"] and Path(p.info["exe"]).resolve() == binary.resolve():
+                out.append(p)
+        except (psutil.Error, OSError):
+            continue
+    return out
+
+
+def test_fixtures_draft_exactly_and_never(paying: Path, slow: Path, engine):
+    """The paying draft's guesses are all accepted, the slow one's none: the property the
+    bench's ratios rest on, independent of machine speed."""
+    good = measure.measure(_prepared(paying, engine), engine.binary, MACHINE, settings=QUICK)
+    assert good.acceptance == pytest.approx(1.0)
+    assert good.mean_length == pytest.approx(3.0)  # every step: 2 drafted + the target's own
+    bad = measure.measure(_prepared(slow, engine), engine.binary, MACHINE, settings=QUICK)
+    assert bad.acceptance == 0.0
+    for result in (good, bad):
+        assert result.tokens_per_s_with > 0 and result.tokens_per_s_without > 0
+        assert result.n_max == 2 and result.n_max_flag == "--spec-draft-n-max"
+        assert result.tried and result.tried[0][0] == 2
+
+
+def test_recorded_slower_result_leaves_the_auto_drafter_out_and_forget_resets(slow: Path, engine, capsys):
+    prepared = _prepared(slow, engine)
+    assert prepared.spec.source == resolver.AUTO_COMPANION
+    result = measure.measure(prepared, engine.binary, MACHINE, settings=QUICK)
+    # The decision on a recorded figure, whatever this machine's speed: record it as slower.
+    records = measured.MeasuredRecords()
+    records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 0.5, noise=0.0))
+    caps = capabilities.capabilities(engine.binary)
+    again = prepare.prepare(prepare.Request(model=slow), caps, MACHINE, measured=records, engine=engine.binary)
+    assert again.spec.argv == ()
+    assert again.measurement is not None
+    assert any("measured slower: 0.50× — started without the draft model speedy-draft.gguf" in str(n)
+               for n in again.spec.notes)
+    # The user's own draft stays, with the figure.
+    forced = prepare.prepare(prepare.Request(model=slow, draft=slow.parent / "speedy-draft.gguf"), caps, MACHINE,
+                             measured=records, engine=engine.binary)
+    forced_key = prepare.combination(slow, forced.chosen, engine.binary, MACHINE)
+    records.record(replace(result, combination=forced_key, tokens_per_s_with=result.tokens_per_s_without * 0.5,
+                           noise=0.0))
+    forced = prepare.prepare(prepare.Request(model=slow, draft=slow.parent / "speedy-draft.gguf"), caps, MACHINE,
+                             measured=records, engine=engine.binary)
+    assert forced.spec.argv and "--spec-draft-n-max" in forced.spec.argv
+    assert any("you chose it" in str(w) for w in forced.spec.warnings)
+    # A faster record passes the tuned draft length.
+    records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 2, noise=0.0, n_max=8))
+    tuned = prepare.prepare(prepare.Request(model=slow), caps, MACHINE, measured=records, engine=engine.binary)
+    assert tuned.spec.argv[-2:] == ("--spec-draft-n-max", "8")
+    assert main(["measure", str(slow), "--forget"]) == 0
+    assert measured.MeasuredRecords().entries() == [r for r in records.entries()
+                                                    if not r.combination.matches_model(slow)]
+
+
+def test_cli_measure_prints_the_figures_and_records_them(paying: Path, engine, capsys):
+    code = main(["measure", str(paying), "--engine", str(engine.binary), "--tokens", "8", "--rounds", "2",
+                 "--n-max", "2,4", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    data = json.loads(out[out.index("{"):])
+    for key in ("tokens_per_s_with", "tokens_per_s_without", "ratio", "acceptance", "mean_length", "n_max", "noise"):
+        assert data[key] is not None, key
+    assert data["n_max"] in (2, 4) and len(data["tried"]) == 2
+    entries = measured.MeasuredRecords().entries()
+    assert len(entries) == 1 and entries[0].combination.matches_model(paying)
+    # `plan` on the same engine now shows the measured figure and passes the tuned length.
+    assert main(["plan", str(paying), "--engine", str(engine.binary), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert "--spec-draft-n-max" in plan["argv"] or any("measured" in n for n in plan["speculative"]["notes"])
+
+
+def test_cancelled_measurement_leaves_no_engine_and_no_record(paying: Path, engine):
+    cancel = threading.Event()
+    seen: list[measure.Progress] = []
+
+    def report(p: measure.Progress) -> None:
+        seen.append(p)
+        if p.step >= 2:  # once the engine of the first arm is serving
+            cancel.set()
+
+    with pytest.raises(measure.Cancelled):
+        measure.measure(_prepared(paying, engine), engine.binary, MACHINE,
+                        settings=measure.Settings(tokens=8, rounds=2, n_max_values=(2,)), cancel=cancel, report=report)
+    assert seen and seen[-1].step < seen[-1].steps
+    assert _engine_processes(engine.binary) == [] or all(
+        p.info["cmdline"] and str(paying) not in p.info["cmdline"] for p in _engine_processes(engine.binary))
+    assert not (Path(measured.paths.data_dir()) / measured.FILE_NAME).exists()
+
+
+def test_a_model_that_cannot_run_gets_the_crash_sentence(tmp_path: Path, engine, capsys):
+    target = tm.TinyModel(name="wreck")
+    model = tm.write_tiny_model(tmp_path / "wreck" / "wreck.gguf", target)[0]
+    bad_draft = tm.broken_draft(tmp_path / "wreck" / "wreck-draft.gguf", target)
+    code = main(["measure", str(model), "--engine", str(engine.binary), "--draft", str(bad_draft),
+                 "--tokens", "4", "--rounds", "1", "--n-max", "2"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "measurement failed: The engine stopped:" in out
+    assert "speed-up" not in out
+    assert not (Path(measured.paths.data_dir()) / measured.FILE_NAME).exists()
+
+
+def test_measure_refuses_what_does_not_fit_and_what_has_no_speculation(tmp_path: Path, engine, capsys):
+    model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
+    assert main(["measure", str(model), "--engine", str(engine.binary)]) == 2
+    assert "no speculation to measure" in capsys.readouterr().err
+    target = tm.paying_target(**SMALL)
+    big = _pair(tmp_path / "big", tm.exact_draft(target), target)
+    assert main(["measure", str(big), "--engine", str(engine.binary), "--ctx", "100000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("draftwise: ") and "measure" not in err.split(":", 1)[0]
+
+
+def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.test_launcher_e2e import _Lines
+
+    from draftwise.core.launch import headless, launch_spec
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "draftwise.cli.main", "launch", str(paying), "--engine", str(engine.binary),
+         "--ctx", "512", "--port", str(launch_spec.any_free_port())],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": "figures-key"},
+    )
+    lines = _Lines(proc)
+    try:
+        url = lines.wait_for("ready").split()[1]
+        headless.request(url, "figures-key", "/completion",
+                         {"prompt": "hello", "n_predict": 24, "temperature": 0, "ignore_eos": True}, 60)
+        figures = lines.wait_for("drafting:", timeout=30)
+        assert "acceptance 100 %" in figures and "tokens/s" in figures and "mean accepted length" in figures
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not any(line.startswith("warning: The engine started without") for line in lines.seen)

@@ -21,7 +21,7 @@ import pytest
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import crash, headless, launch_spec, orphans, prepare, share
 from draftwise.core.machine import workers
-from draftwise.core.machine.hardware import GB, MiB, RPC, Gpu, Machine
+from draftwise.core.machine.hardware import GB, RPC, Gpu, Machine, MiB
 from draftwise.core.planning import logparse, planner
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 

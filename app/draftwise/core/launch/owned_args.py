@@ -50,8 +50,8 @@ REFUSED: dict[str, Callable[[str], Message]] = {
     "--spec-draft-device": lambda flag: msg(
         "Draftwise keeps the draft model on this computer; remove {flag}.", flag=flag),
     "--rpc": lambda flag: msg(
-        "Other computers are probed and planned for: remove {flag} and list them under Other computers "
-        "(draftwise --rpc host:port,...).", flag=flag),
+        "Draftwise asks the other computers and plans for them itself: remove {flag} and list them under "
+        "Other computers (draftwise launch --rpc host:port,...).", flag=flag),
 }
 # Options read into PlanPrefs (see `read`).
 READ = frozenset({

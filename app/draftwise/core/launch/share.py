@@ -70,7 +70,7 @@ def worker_env(binary: Path) -> dict[str, str]:
     return {**env, **provision.library_env(binary.parent), "GGML_NO_BACKTRACE": "1"}
 
 
-def _listening(host: str, port: int) -> bool:
+def listening(host: str, port: int) -> bool:
     try:
         with socket.create_connection((LOOPBACK if host == "0.0.0.0" else host, port), timeout=0.5):  # noqa: S104
             return True
@@ -104,7 +104,7 @@ def start(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, log_p
     """Start the worker and wait until it accepts connections; FieldError when the address is
     bad, the port is taken, or it exits first (nothing is left running then)."""
     check_host(host, port)
-    if _listening(host, port):
+    if listening(host, port):
         raise FieldError("share_port", msg("Port {port} is already in use on {host}; choose another sharing port.",
                                            port=port, host=host))
     argv = worker_argv(binary, host, port, threads)
@@ -124,7 +124,7 @@ def start(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, log_p
             worker.stop()
             tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise FieldError("share", msg("The worker stopped at once: {line}", line=tail[0]))
-        if _listening(host, port):
+        if listening(host, port):
             return worker
         time.sleep(0.05)
     worker.stop()

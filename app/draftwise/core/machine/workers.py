@@ -21,13 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from draftwise.core.address import RPC_PORT
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
 from draftwise.core.machine.hardware import RPC, Gpu, Machine, MiB
 from draftwise.core.messages import Message, msg
 
 FIELD = "rpc"  # the setting a worker error points at (the window's "Other computers")
-DEFAULT_PORT = 50052  # ggml-rpc-server's own default (tools/rpc/rpc-server.cpp)
+DEFAULT_PORT = RPC_PORT
 PROBE_TIMEOUT = 10.0
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.\-]{0,251}[A-Za-z0-9])?$")
 _RPC_DEVICE = re.compile(

@@ -388,3 +388,43 @@ def test_share_cli_starts_and_stops_the_worker_without_leftovers(engine, rpc_bin
     time.sleep(0.2)
     assert not workers.reachable(f"127.0.0.1:{port}")
     assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_cli_launch_names_the_worker_that_went_away_and_offers_the_command_without_it(engine, two_workers,
+                                                                                        tmp_path):
+    import json
+    import os
+    import sys
+    import urllib.request
+
+    model = _model(tmp_path)
+    port = launch_spec.any_free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "app"), "DRAFTWISE_API_KEY": "k1"}
+    eps = ",".join(w.endpoint for w in two_workers)
+    proc = subprocess.Popen([sys.executable, "-m", "draftwise.cli.main", "launch", str(model), "--engine",
+                             str(engine.binary), "--port", str(port), "--rpc", eps, "--", "-ngl", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
+    try:
+        seen = []
+        for line in proc.stdout:
+            seen.append(line)
+            if line.startswith("ready"):
+                break
+        assert any(x.startswith("ready") for x in seen), "".join(seen)
+        two_workers[1].process.kill()
+        two_workers[1].process.wait(5)
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", json.dumps({"prompt": "hi"}).encode(),
+                                     {"Authorization": "Bearer k1", "Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=20).read()
+        except OSError:
+            pass
+        out = proc.stdout.read()
+        assert proc.wait(30) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lost, kept = two_workers[1].endpoint, two_workers[0].endpoint
+    assert f"crashed: A worker computer went away: {lost} stopped answering" in out, out
+    assert f"relaunch without it: draftwise launch {model} --rpc {kept} -- -ngl 5" in out, out
+    assert not [p for p in _llama_children() if p.name() == "llama-server"]

@@ -96,18 +96,19 @@ def _prepare(args: argparse.Namespace):
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
     run = headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)
-    run.model_arg = args.model  # for the relaunch offer when a worker goes away
+    run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
     return run
 
 
-def _without(model: str, used: list[str], lost: list[str]) -> str | None:
+def _without(model: str, used: list[str], lost: list[str], engine_args: tuple[str, ...] = ()) -> str | None:
     """The command that launches again without the workers that went away."""
     from draftwise.core.readable import command_line
 
     if not lost:
         return None
     rest = [e for e in used if e not in lost]
-    return command_line(["draftwise", "launch", model, *(["--rpc", ",".join(rest)] if rest else [])])
+    return command_line(["draftwise", "launch", model, *(["--rpc", ",".join(rest)] if rest else []),
+                         *(["--", *engine_args] if engine_args else [])])
 
 
 def _run(run, *, verbose: bool) -> int:
@@ -144,7 +145,8 @@ def _run(run, *, verbose: bool) -> int:
                 used = share.endpoints_of(spec.argv)
                 lost = workers.gone(used)
                 cause = crash.name_gone_workers(cause, lost)
-                offer = _without(getattr(run, "model_arg", str(spec.model_path)), used, lost)
+                model, engine_args = getattr(run, "relaunch", (str(spec.model_path), ()))
+                offer = _without(model, used, lost, engine_args)
             print(f"crashed: {cause.sentence}", flush=True)
             print(f"  next step: {cause.next_step}", flush=True)
             if offer:

@@ -100,6 +100,12 @@ class WorkersCard(Card):
         self.remove_button.setText(tr("Remove"))
         self.recheck_button.setText(tr("Check again"))
         self.share_title.setText(tr("Share this computer"))
+        self.address.setAccessibleName(tr("Other computer's address (host:port)"))
+        self.share_host.setAccessibleName(tr("Address to share this computer on"))
+        self.share_port.setAccessibleName(tr("Port to share this computer on"))
+        edit = self.share_port.findChild(QLineEdit)
+        if edit is not None:
+            edit.setAccessibleName(tr("Port to share this computer on"))
         self.refresh()
 
     def refresh(self) -> None:

@@ -454,289 +454,314 @@
       <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="85" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="87" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="86" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="88" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="90" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="106" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="108" />
       <source>{sentence} {next_step}</source>
       <translation>{sentence}{next_step}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="208" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="214" />
       <source>The engine stopped while writing a reply: the model wrote token {id}, which the draft's vocabulary lacks.</source>
       <translation>応答の生成中にエンジンが止まりました: モデルがトークン {id} を出力しましたが、ドラフトモデルの語彙にはこのトークンがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="211" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="217" />
       <source>The engine stopped while writing a reply, inside its speculative decoding (the drafter).</source>
       <translation>応答の生成中に、投機的デコーディング（ドラフター）の処理の中でエンジンが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="213" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
       <source>Start without this drafter, or choose a draft model whose vocabulary covers the model's.</source>
       <translation>このドラフターなしで起動するか、モデルの語彙をすべて含むドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="222" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="228" />
       <source>The engine cannot start: the shared library {name} is missing.</source>
       <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="223" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="224" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="235" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="235" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="236" />
       <source>The engine could not listen on {where}: another program uses it.</source>
       <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="231" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="237" />
       <source>Choose another port, or stop the program that uses it.</source>
       <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="234" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="237" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="243" />
       <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
       <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="244" />
       <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
       <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="242" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="248" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
       <source>The engine could not load the draft model {name} because memory ran out.</source>
       <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="247" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
       <source>The engine could not load the draft model {name} ({detail}).</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="250" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="256" />
       <source>The engine could not load the draft model {name}.</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="257" />
       <source>Choose another draft model from the same family, or start without one.</source>
       <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="254" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
       <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
       <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="255" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="261" />
       <source>Download the model again, or a different quantization of it.</source>
       <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
       <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="259" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="265" />
       <source>The compressed KV cache does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
       <source>Set the KV cache back to Auto (or f16) and start again.</source>
       <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="272" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="273" />
       <source>The engine ran out of {where} while loading.</source>
       <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="268" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
       <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
       <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="278" />
+      <source>A worker computer went away: the engine lost its connection to one of the other computers it was using.</source>
+      <translation>ワーカーのコンピューターが応答しなくなりました。エンジンが使っていた他のコンピューターとの接続が切れました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="280" />
+      <source>Start ggml-rpc-server there again, or launch without that computer.</source>
+      <translation>そのコンピューターで ggml-rpc-server をもう一度起動するか、そのコンピューターなしで起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="284" />
+      <source>The worker {worker} did not answer when the engine started.</source>
+      <translation>エンジンの起動時にワーカー {worker} が応答しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="289" />
       <source>The engine stopped on an internal check ({what}).</source>
       <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
       <source>The engine stopped on an internal check.</source>
       <translation>エンジンが内部チェックで停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="277" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="292" />
       <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
       <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="283" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="298" />
       <source>The engine could not load the model: {why}.</source>
       <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="284" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="299" />
       <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
       <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="305" />
       <source>The engine ended for an unknown reason.</source>
       <translation>エンジンが不明な理由で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="311" />
       <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
       <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="312" />
       <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
       <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="300" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
       <source>The engine cannot start: a library it needs is missing.</source>
       <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="301" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="303" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="318" />
       <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
       <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="305" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="320" />
       <source>If memory is short, use a smaller context or model; then start it again.</source>
       <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="307" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="322" />
       <source>The engine crashed (segmentation fault).</source>
       <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="308" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="323" />
       <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
       <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="312" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="327" />
       <source>The engine exited on its own.</source>
       <translation>エンジンが自分で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="313" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
       <source>Start it again; look at the log if it keeps exiting.</source>
       <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="330" />
       <source>Try without speculation or extra engine arguments; the log has the details.</source>
       <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="331" />
       <source>Try without extra engine arguments; the log has the details.</source>
       <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="317" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
       <source>The engine stopped unexpectedly ({status}): {last}.</source>
       <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="318" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="333" />
       <source>The engine stopped unexpectedly ({status}).</source>
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="324" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="326" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="341" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="347" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="369" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="384" />
       <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="371" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="386" />
       <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="395" />
+      <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
+      <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="397" />
+      <source>Start ggml-rpc-server there again, or launch without it.</source>
+      <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/drafting.py" line="98" />
@@ -1029,59 +1054,104 @@
       <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="83" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="50" />
+      <source>Draftwise keeps the draft model on this computer; remove {flag}.</source>
+      <translation>Draftwise はドラフトモデルをこのコンピューターに置きます。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="52" />
+      <source>Draftwise asks the other computers and plans for them itself: remove {flag} and list them under Other computers (draftwise launch --rpc host:port,...).</source>
+      <translation>Draftwise は他のコンピューターに問い合わせて自分で計画します。{flag} を削除し、「他のコンピューター」に追加してください（draftwise launch --rpc host:port,...）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="88" />
       <source>{flag} needs a whole number, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="85" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="90" />
       <source>{flag} must be at least {least}.</source>
       <translation>{flag} は {least} 以上にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="90" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="95" />
       <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
       <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="110" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="115" />
       <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
       <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="140" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="145" />
       <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
       <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="144" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="149" />
       <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
       <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="147" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="152" />
       <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
       <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="156" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="161" />
       <source>{flag} takes on, off or auto, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="172" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="177" />
       <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="129" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="130" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="136" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="137" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="32" />
+      <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
+      <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="50" />
+      <source>The sharing port must be from 1 to 65535, not {port}.</source>
+      <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="55" />
+      <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
+      <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="108" />
+      <source>Port {port} is already in use on {host}; choose another sharing port.</source>
+      <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="117" />
+      <source>The worker {program} could not be started: {reason}.</source>
+      <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="126" />
+      <source>The worker stopped at once: {line}</source>
+      <translation>ワーカーはすぐに停止しました: {line}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/share.py" line="131" />
+      <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
+      <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/vllm.py" line="115" />
@@ -1089,197 +1159,272 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
+      <source>The worker address {address!r} is not host:port (for example 192.168.1.20:50052).</source>
+      <translation>ワーカーのアドレス {address!r} は host:port の形ではありません（例: 192.168.1.20:50052）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="71" />
+      <source>The worker address {address!r} has more than one colon: IPv6 addresses are not supported by the engine; use an IPv4 address or a name.</source>
+      <translation>ワーカーのアドレス {address!r} にはコロンが複数あります。エンジンは IPv6 アドレスに対応していません。IPv4 アドレスか名前を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="74" />
+      <source>The worker address {address!r} has an invalid host name {host!r}.</source>
+      <translation>ワーカーのアドレス {address!r} のホスト名 {host!r} が正しくありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="77" />
+      <source>The worker address {address!r} needs a port from 1 to 65535 after the colon.</source>
+      <translation>ワーカーのアドレス {address!r} には、コロンの後に 1 から 65535 のポートが必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="92" />
+      <source>The worker {worker} is listed twice; list each computer once.</source>
+      <translation>ワーカー {worker} が二度書かれています。各コンピューターは一度だけ書いてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="117" />
+      <source>The worker {worker} runs another version of the RPC protocol ({version}); install the same engine build there as here and start its ggml-rpc-server again.</source>
+      <translation>ワーカー {worker} は別のバージョンの RPC プロトコル（{version}）を使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="122" />
+      <source>The worker {worker} runs another version of the RPC protocol; install the same engine build there as here and start its ggml-rpc-server again.</source>
+      <translation>ワーカー {worker} は別のバージョンの RPC プロトコルを使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="125" />
+      <source>The engine cannot read the worker address {worker}; write it as host:port.</source>
+      <translation>エンジンはワーカーのアドレス {worker} を読めません。host:port の形で書いてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="127" />
+      <source>The worker {worker} cannot be reached: nothing answers there. Start ggml-rpc-server on that computer (or check the address and firewall), or remove it from Other computers.</source>
+      <translation>ワーカー {worker} に接続できません。そこでは何も応答していません。そのコンピューターで ggml-rpc-server を起動する（またはアドレスとファイアウォールを確認する）か、「他のコンピューター」から削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="131" />
+      <source>The worker {worker} answered, but not as an RPC worker of this engine; check that the port belongs to ggml-rpc-server.</source>
+      <translation>ワーカー {worker} は応答しましたが、このエンジンの RPC ワーカーとしてではありません。そのポートが ggml-rpc-server のものか確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="133" />
+      <source>The worker {worker} could not be used; the engine's log has the details.</source>
+      <translation>ワーカー {worker} を使えませんでした。詳しくはエンジンのログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="178" />
+      <source>The worker {worker} did not answer within {seconds} s; check that ggml-rpc-server runs there and the network lets it through.</source>
+      <translation>ワーカー {worker} は {seconds} 秒以内に応答しませんでした。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="182" />
+      <source>The engine could not be started to ask the worker {worker}: {reason}.</source>
+      <translation>ワーカー {worker} に問い合わせるためのエンジンを起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="195" />
+      <source>The worker {worker} has no memory to lend: {free} MiB free of {total} MiB. Close programs there, or remove it from Other computers.</source>
+      <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/planning/memory.py" line="391" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="234" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="237" />
+      <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
+      <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="245" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="265" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="283" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="270" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="288" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="444" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="465" />
       <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
       <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="494" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="515" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="496" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="517" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="507" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="528" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="511" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="532" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="516" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="537" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="522" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="543" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="525" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="546" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="580" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="601" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="582" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="603" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="588" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="609" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="591" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="612" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="594" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="615" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="597" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="618" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="666" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="694" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="697" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="725" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="698" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="726" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="702" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="730" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="704" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="732" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="707" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="735" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="709" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="737" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="712" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="740" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="714" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="717" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="745" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="719" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="747" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="758" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="786" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="760" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="788" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="765" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="793" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="769" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="797" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="266" />
+      <location filename="../../app/draftwise/core/settings.py" line="282" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="274" />
+      <location filename="../../app/draftwise/core/settings.py" line="290" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="283" />
+      <location filename="../../app/draftwise/core/settings.py" line="299" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="290" />
+      <location filename="../../app/draftwise/core/settings.py" line="306" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="293" />
+      <location filename="../../app/draftwise/core/settings.py" line="309" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -2622,57 +2767,117 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="58" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="97" />
+      <source>Other computers</source>
+      <translation>他のコンピューター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="98" />
+      <source>host:port of a computer running draftwise share</source>
+      <translation>draftwise share を実行しているコンピューターの host:port</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="99" />
+      <source>Add</source>
+      <translation>追加</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="100" />
+      <source>Remove</source>
+      <translation>削除</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="101" />
+      <source>Check again</source>
+      <translation>再確認</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="102" />
+      <source>Share this computer</source>
+      <translation>このコンピューターを共有</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="103" />
+      <source>Other computer's address (host:port)</source>
+      <translation>他のコンピューターのアドレス（host:port）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="104" />
+      <source>Address to share this computer on</source>
+      <translation>このコンピューターを共有するアドレス</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="105" />
+      <source>Port to share this computer on</source>
+      <translation>このコンピューターを共有するポート</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="118" />
+      <source>Stop sharing</source>
+      <translation>共有を停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="118" />
+      <source>Share</source>
+      <translation>共有</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
+      <source>Not sharing</source>
+      <translation>共有していません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/app.py" line="60" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="210" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="212" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="295" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="302" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="363" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="371" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="372" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="374" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="368" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="388" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="388" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="396" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="467" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="475" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3385,6 +3590,46 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="226" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="163" />
+      <source>No engine is installed to ask this computer.</source>
+      <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="166" />
+      <source>Checking…</source>
+      <translation>確認中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="191" />
+      <source>{free} free</source>
+      <translation>空き {free}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="201" />
+      <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
+      <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="238" />
+      <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
+      <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="249" />
+      <source>Starting…</source>
+      <translation>起動中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="264" />
+      <source>Sharing on {endpoint}</source>
+      <translation>{endpoint} で共有中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="269" />
+      <source>Sharing failed: {why}</source>
+      <translation>共有に失敗しました: {why}</translation>
     </message>
     <message>
       <source>BOS token id</source>

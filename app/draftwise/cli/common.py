@@ -53,3 +53,27 @@ def caps_of(binary: Path):
         return capabilities.capabilities(binary)
     except (OSError, ValueError) as exc:
         raise UserError(f"Could not ask {binary} what it supports: {exc}") from exc
+
+
+def with_workers(machine, rpc: str | None, binary: Path | str | None):
+    """The machine with the workers of `--rpc host:port,...` probed through `binary`; a
+    UserError naming the worker that cannot be used (nothing is started then)."""
+    from draftwise.core.machine import workers
+
+    if not rpc:
+        return machine
+    try:
+        endpoints = workers.parse_endpoints(rpc)
+    except workers.WorkerError as exc:
+        raise UserError(f"--rpc: {exc}") from exc
+    if binary is None or not Path(binary).is_file():
+        raise UserError("--rpc: workers are asked through the engine, and no llama-server is installed; run "
+                        "`draftwise engine install`.")
+    try:
+        devices = workers.probe_workers(Path(binary), endpoints)
+    except workers.WorkerError as exc:
+        raise UserError(str(exc)) from exc
+    return workers.with_workers(machine, devices)
+
+
+RPC_HELP = "other computers' ggml-rpc-server workers to split the model across (host:port,...)"

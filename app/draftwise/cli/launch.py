@@ -12,7 +12,14 @@ import os
 import signal
 import threading
 
-from draftwise.cli.common import API_KEY_VARIABLE, UserError, caps_of, request_from
+from draftwise.cli.common import (
+    API_KEY_VARIABLE,
+    RPC_HELP,
+    UserError,
+    caps_of,
+    request_from,
+    with_workers,
+)
 from draftwise.core.address import DEFAULT_PORT, LOOPBACK
 
 EXIT_NOT_READY = 1
@@ -34,6 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--network", action="store_true",
                    help="accept connections from other computers (an API key is always required)")
     p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
     p.add_argument("--verbose", action="store_true", help="print the engine's log lines")
     p.set_defaults(engine_args=[])
     p.set_defaults(func=cmd_launch)
@@ -72,7 +80,7 @@ def _prepare(args: argparse.Namespace):
     if broken.problem:
         print(f"warning: {broken.problem}", flush=True)
     request = request_from(args)
-    machine = hardware.inventory(engine.binary)
+    machine = with_workers(hardware.inventory(engine.binary), args.rpc, engine.binary)
     from draftwise.core.speculation.measured import MeasuredRecords
 
     records = MeasuredRecords()
@@ -94,7 +102,9 @@ def _prepare(args: argparse.Namespace):
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
-    return headless.HeadlessLaunch(launch, broken=broken, log_path=log_path), measure.watch_for(prepared)
+    run = headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)
+    run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
+    return run, measure.watch_for(prepared)
 
 
 FIGURES_EVERY_S = 3.0  # how often /metrics is read while the engine serves
@@ -123,10 +133,23 @@ def _poll_figures(run, watch) -> None:
         print("  (`draftwise launch --mtp off MODEL` starts it without speculation)", flush=True)
 
 
+def _without(model: str, used: list[str], lost: list[str], engine_args: tuple[str, ...] = ()) -> str | None:
+    """The command that launches again without the workers that went away."""
+    from draftwise.core.readable import command_line
+
+    if not lost:
+        return None
+    rest = [e for e in used if e not in lost]
+    return command_line(["draftwise", "launch", model, *(["--rpc", ",".join(rest)] if rest else []),
+                         *(["--", *engine_args] if engine_args else [])])
+
+
 def _run(run, watch=None, *, verbose: bool) -> int:
     import time
 
+    from draftwise.core.launch import crash, share
     from draftwise.core.launch import launch_flow as lf
+    from draftwise.core.machine import workers
 
     spec = run.spec
     print(f"model: {spec.model_path}", flush=True)
@@ -151,8 +174,18 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             print("  (once it is ready without it, `draftwise broken clear` lets auto try it again later)",
                   flush=True)
         elif isinstance(action, lf.Crashed):
-            print(f"crashed: {action.cause.sentence}", flush=True)
-            print(f"  next step: {action.cause.next_step}", flush=True)
+            cause = action.cause
+            offer = None
+            if cause.kind in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
+                used = share.endpoints_of(spec.argv)
+                lost = workers.gone(used)
+                cause = crash.name_gone_workers(cause, lost)
+                model, engine_args = getattr(run, "relaunch", (str(spec.model_path), ()))
+                offer = _without(model, used, lost, engine_args)
+            print(f"crashed: {cause.sentence}", flush=True)
+            print(f"  next step: {cause.next_step}", flush=True)
+            if offer:
+                print(f"  relaunch without it: {offer}", flush=True)
             if action.cause.evidence:
                 print(f"  engine said: {action.cause.evidence}", flush=True)
         elif isinstance(action, lf.Notice):

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from draftwise import __version__
-from draftwise.cli.common import EXIT_USER_ERROR, UserError, caps_of, request_from
+from draftwise.cli.common import (
+    EXIT_USER_ERROR,
+    RPC_HELP,
+    UserError,
+    caps_of,
+    request_from,
+    with_workers,
+)
 from draftwise.core.readable import command_line, human_bytes, human_ctx, human_params
 
 
@@ -98,7 +105,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     request = request_from(args)
     # The same broken-drafter record as `launch`, so plan never promises what launch skips.
     broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
-    machine = machine_for(args, binary)
+    machine = with_workers(machine_for(args, binary), args.rpc, binary)
     from draftwise.core.speculation.measured import MeasuredRecords
 
     # And the same speed measurements: a drafter measured slower is left out here too.
@@ -259,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--port", type=int, default=None, help="the port the command listens on (default: 8080)")
     pl.add_argument("--network", action="store_true", help="plan a launch open to other computers")
     pl.add_argument("--engine", default=None, help="path of the llama-server to plan for")
+    pl.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)
@@ -280,9 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
-    from draftwise.cli import get, launch, measure
+    from draftwise.cli import get, launch, measure, share
 
     launch.add_parser(sub)
+    share.add_parser(sub)
     get.add_parser(sub)
     measure.add_parser(sub)
 

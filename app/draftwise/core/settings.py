@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
-from draftwise.core.address import DEFAULT_PORT
+from draftwise.core.address import DEFAULT_PORT, LOOPBACK, RPC_PORT
 from draftwise.core.messages import Message, msg
 
 __all__ = [
@@ -123,6 +123,13 @@ class Settings:
     network: bool = False  # listen on all interfaces (other computers may connect, with the key)
     api_key: str | None = None
     close_action: str = "ask"
+    # Other computers (RPC workers, "host:port") the model may be split across; checked when
+    # used (core/machine/workers.py), kept as typed so a bad entry can be shown and fixed.
+    workers: list[str] = field(default_factory=list)
+    # Share this computer (ggml-rpc-server): where it listens. Loopback unless the user picks
+    # another address (core/launch/share.py warns); the worker stops with the app.
+    share_host: str = LOOPBACK
+    share_port: int = RPC_PORT
     # Window state from Qt (saveGeometry/saveState), base64 text.
     geometry: str | None = None
     window_state: str | None = None
@@ -190,6 +197,9 @@ class Settings:
                 "network": self.network,
                 "api_key": self.api_key,
                 "close_action": self.close_action,
+                "workers": list(self.workers),
+                "share_host": self.share_host,
+                "share_port": self.share_port,
                 "geometry": self.geometry,
                 "window_state": self.window_state,
                 "splitter": self.splitter,
@@ -230,6 +240,12 @@ class Settings:
         if isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535:
             s.port = port
         s.api_key = _str_or_none(data.get("api_key"))
+        s.workers = _unique(_str_list(data.get("workers")))
+        if isinstance(data.get("share_host"), str) and data["share_host"].strip():
+            s.share_host = data["share_host"].strip()
+        share_port = data.get("share_port")
+        if isinstance(share_port, int) and not isinstance(share_port, bool) and 1 <= share_port <= 65535:
+            s.share_port = share_port
         if data.get("close_action") in CLOSE_ACTIONS:
             s.close_action = data["close_action"]
         for name in ("geometry", "window_state", "splitter"):

@@ -15,6 +15,7 @@ from draftwise.ui.launch_card import LaunchCard
 from draftwise.ui.memory_card import MemoryCard
 from draftwise.ui.model_details import DetailsSection, ModelHeader
 from draftwise.ui.speculation_card import SpeculationCard
+from draftwise.ui.workers_card import WorkersCard
 from draftwise.viewmodels.app import AppViewModel
 
 
@@ -27,9 +28,11 @@ class ModelPage(QWidget):
         self.speculation.retry_drafters.connect(app.retry_broken_drafters)
         self.memory = MemoryCard(app.plan, app.details)
         self.advanced = AdvancedSection(app)
+        self.workers = WorkersCard(app.workers)  # other computers / share this computer (docs/rpc.md)
         self.details = DetailsSection(app.details)
         self.launch_card = LaunchCard(app)
-        self.cards = (self.header, self.speculation, self.memory, self.advanced, self.details, self.launch_card)
+        self.cards = (self.header, self.speculation, self.memory, self.advanced, self.workers, self.details,
+                      self.launch_card)  # fmt: skip
 
         body = QWidget()
         body.setObjectName("detailsBody")

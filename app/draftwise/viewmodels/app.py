@@ -21,6 +21,7 @@ from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import launch_spec, orphans
+from draftwise.core.machine import workers as workers_mod
 from draftwise.core.planning import planner
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
@@ -41,6 +42,7 @@ from draftwise.viewmodels.plan import KV_TYPES, NO_FIT, PlanViewModel, probe_mac
 from draftwise.viewmodels.profiles import ProfilesViewModel
 from draftwise.viewmodels.replan import Inputs, Outcome, Replanner
 from draftwise.viewmodels.speculation import SpeculationViewModel
+from draftwise.viewmodels.workers import WorkersViewModel
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +102,9 @@ class AppViewModel(QObject):
         self.chat.settings_changed.connect(self.schedule_save)
         self.drafting = DraftingViewModel(self)
         self.language = language or LanguageManager(parent=self)
+        # Other computers / share this computer (docs/rpc.md); asked once the machine is known.
+        self.workers = WorkersViewModel.from_settings(self.settings, lambda: self.engine.selected, self)
+        self.workers.changed.connect(self.schedule_replan)
         self.machine: Any = None
         self.model: gguf.ModelInfo | None = None
         self.model_path: Path | None = None
@@ -132,6 +137,7 @@ class AppViewModel(QObject):
         self.launch.log_lines.connect(self.logs.append)
         self.launch.log_lines.connect(self.plan.feed_log)
         self.launch.changed.connect(self.launch_state_changed)
+        self.launch.ended.connect(lambda _how: self.workers.explain_crash(self.launch))
         # Ready after a fallback: the drafter is now on the broken record, so re-plan and the
         # shown command and the next Launch leave it out instead of crashing the same way.
         self.launch.became_ready.connect(
@@ -180,6 +186,7 @@ class AppViewModel(QObject):
 
     def _use_machine(self, machine: Any) -> None:
         self.machine = machine
+        self.workers.probe_once()
         self.library.set_machine(machine)
         self.machine_known.emit()
         self.schedule_replan()
@@ -343,7 +350,8 @@ class AppViewModel(QObject):
         return Inputs(
             generation=generation, model=self.model, mtp=self.speculation.mtp, draft=self.speculation.draft,
             extra_args=self.extra_args, engine=self.engine.selected, caps=self.engine.caps(),
-            context=self.plan.context, kv_type=self.plan.kv_type, machine=self.machine,
+            context=self.plan.context, kv_type=self.plan.kv_type,
+            machine=workers_mod.with_workers(self.machine, self.workers.devices()),  # other computers that answered
             port=self.settings.port, network=self.settings.network,
         )
 
@@ -470,7 +478,8 @@ class AppViewModel(QObject):
         return None
 
     def shutdown(self, stop_engine: bool = True) -> None:
-        """Before the app quits: save, stop the engine, let background work end."""
+        """Before the app quits: save, stop the engine and the shared worker, let background work end."""
+        self.workers.shutdown()
         self.save_settings()
         self.drafting.shutdown()  # a measurement's engine stops too
         if stop_engine and self.engine_running():

@@ -45,6 +45,8 @@ ALIASES: tuple[tuple[str, ...], ...] = (
     ("--spec-draft-type-k", "-ctkd", "--cache-type-k-draft"),
     ("--spec-draft-type-v", "-ctvd", "--cache-type-v-draft"),
     ("--spec-draft-ngl", "-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft"),
+    ("--spec-draft-device", "-devd", "--device-draft"),
+    ("--rpc",),
     ("--verbosity", "-lv", "--log-verbosity"),
     ("--verbose", "-v", "--log-verbose"),
     ("--log-disable",),

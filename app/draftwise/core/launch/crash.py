@@ -35,6 +35,8 @@ FAILED_TO_START = "failed-to-start"
 KILLED = "killed"
 SEGFAULT = "segfault"
 CLEAN_EXIT = "clean-exit"
+WORKER_GONE = "worker-gone"  # an RPC worker stopped answering while the engine used it
+WORKER_UNREACHABLE = "worker-unreachable"  # an RPC worker did not answer at start
 UNKNOWN = "unknown"
 
 SIGILL = 4
@@ -118,6 +120,10 @@ _PATTERNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
                    "failed to create MTP context", "MTP block missing"), True),
     (DRAFT_LOAD, ("failed to load draft model",), True),
     (TENSOR_COUNT, ("wrong number of tensors",), False),
+    # ggml-rpc.cpp: a send or receive to a worker failed (RPC_STATUS_ASSERT), or the first
+    # connection did; before the OOM needles, which an RPC abort's backtrace may contain.
+    (WORKER_GONE, ("Remote RPC server crashed or returned malformed response",), False),
+    (WORKER_UNREACHABLE, ("Failed to connect to", "RPC handshake failed for"), False),
     (KV_CACHE_TYPE, ("does not divide n_embd_head",), False),
     (OUT_OF_MEMORY, ("out of memory", "ErrorOutOfDeviceMemory", "ErrorOutOfHostMemory",
                      "cudaMalloc failed", "hipMalloc failed", "Device memory allocation of size",
@@ -268,6 +274,15 @@ def _cause(kind: str, status: ExitStatus | None, lines: Sequence[str], line: str
                      msg("Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs "
                          "that use the GPU."),
                      status, evidence)
+    if kind == WORKER_GONE:
+        return Cause(kind, msg("A worker computer went away: the engine lost its connection to one of the other "
+                               "computers it was using."),
+                     msg("Start ggml-rpc-server there again, or launch without that computer."), status, evidence)
+    if kind == WORKER_UNREACHABLE:
+        ep = re.search(r"(?:Failed to connect to|RPC handshake failed for) (\S+)", line)
+        worker = ep.group(1) if ep else "?"
+        return Cause(kind, msg("The worker {worker} did not answer when the engine started.", worker=worker),
+                     msg("Start ggml-rpc-server there again, or launch without that computer."), status, evidence)
     if kind == ASSERT:
         text = _ASSERT_TEXT.search(line)
         what = next((g for g in text.groups() if g), "").strip() if text else ""
@@ -370,3 +385,13 @@ def gpu_verdict(backend: str, lines: Iterable[str]) -> Message | None:
                    "Check the GPU driver, or choose which GPUs to use.", backend=backend, failure=failure)
     return msg("This is a {backend} build but the engine runs on the CPU: it is much slower. "
                "Check the GPU driver, or choose which GPUs to use.", backend=backend)
+
+
+def name_gone_workers(cause: Cause, gone: Sequence[str]) -> Cause:
+    """A WORKER_GONE cause naming the workers that no longer answer (the engine's line does
+    not say which; the caller tries each address after the crash)."""
+    if cause.kind != WORKER_GONE or not gone:
+        return cause
+    return Cause(cause.kind, msg("A worker computer went away: {workers} stopped answering while the engine used "
+                                 "it.", workers=", ".join(gone)),
+                 msg("Start ggml-rpc-server there again, or launch without it."), cause.status, cause.evidence)

@@ -47,6 +47,11 @@ REFUSED: dict[str, Callable[[str], Message]] = {
         flag=flag),
     "--spec-draft-ngl": lambda flag: msg(
         "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
+    "--spec-draft-device": lambda flag: msg(
+        "Draftwise keeps the draft model on this computer; remove {flag}.", flag=flag),
+    "--rpc": lambda flag: msg(
+        "Draftwise asks the other computers and plans for them itself: remove {flag} and list them under "
+        "Other computers (draftwise launch --rpc host:port,...).", flag=flag),
 }
 # Options read into PlanPrefs (see `read`).
 READ = frozenset({

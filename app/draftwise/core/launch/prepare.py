@@ -19,6 +19,7 @@ from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
+from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
 from draftwise.core.planning import planner
@@ -182,6 +183,11 @@ def prepare(
         if measurement is not None:
             effective = _apply_measurement(chosen, measurement, extra)
     draft = (effective.draft_info or _read_draft(effective.draft)) if effective.argv else None
+    try:
+        # A worker the user named that has nothing to lend stops the launch, naming it.
+        workers.check_free(machine.workers, request.prefs.margin_bytes or planner.GPU_MARGIN)
+    except workers.WorkerError as exc:
+        raise PrepareError(exc.field, exc.message) from exc
     try:
         result = planner.plan(model, effective, machine, prefs, draft)
     except ValueError as exc:  # a KV type or context this model cannot take

@@ -35,6 +35,7 @@ NO_ENGINE_GPU = "the engine sees no GPU (a CPU build, or no usable GPU driver)"
 CACHE_SECONDS = 5.0
 
 CUDA, ROCM, VULKAN, METAL, CPU = "cuda", "rocm", "vulkan", "metal", "cpu"
+RPC = "rpc"  # another computer's device, lent by its ggml-rpc-server (core/machine/workers.py)
 BACKENDS = (CUDA, ROCM, VULKAN, METAL)
 # Device name prefixes of `--list-devices` (ggml backend names) -> backend.
 _DEVICE_PREFIX = {"CUDA": CUDA, "ROCm": ROCM, "HIP": ROCM, "Vulkan": VULKAN, "MTL": METAL,
@@ -57,7 +58,9 @@ class Gpu:
     free_bytes: int = 0
     integrated: bool = False
     gfx_target: str | None = None  # AMD: "gfx1100"
-    device: str | None = None  # the engine's name for it: CUDA0, ROCm1, Vulkan0, MTL0
+    device: str | None = None  # the engine's name for it: CUDA0, ROCm1, Vulkan0, MTL0, RPC0
+    endpoint: str | None = None  # an RPC worker's host:port
+    remote_index: int = 0  # an RPC device's number on its own worker (its buffers: RPC<i>[host:port])
 
     @property
     def label(self) -> str:
@@ -73,6 +76,9 @@ class Machine:
     unified_memory: bool = False
     notes: list[str] = field(default_factory=list)
     described: bool = False  # from a --machine file, not probed
+    # Other computers' devices (RPC workers, probed with the engine), in the engine's order:
+    # it puts them before this machine's GPUs.
+    workers: list[Gpu] = field(default_factory=list)
 
     @property
     def discrete_gpus(self) -> list[Gpu]:
@@ -86,6 +92,7 @@ class Machine:
             "os": self.os,
             "unified_memory": self.unified_memory,
             "notes": list(self.notes),
+            "workers": [asdict(g) for g in self.workers],
         }
 
     @classmethod
@@ -120,8 +127,19 @@ class Machine:
                 integrated=bool(g.get("integrated", backend == METAL)),
                 gfx_target=g.get("gfx_target"), device=g.get("device"),
             ))  # fmt: skip
+        workers = []
+        for i, w in enumerate(data.get("workers") or []):
+            endpoint = str(w.get("endpoint") or "")
+            if ":" not in endpoint:
+                raise ValueError(f"worker {i} needs endpoint (host:port)")
+            total = size(w, "memory_gb", "total_bytes")
+            if total <= 0:
+                raise ValueError(f"worker {endpoint} needs memory_gb (its memory in GB)")
+            workers.append(Gpu(index=i, backend=RPC, name=endpoint, total_bytes=total,
+                               free_bytes=size(w, "free_gb", "free_bytes", total), device=f"RPC{i}",
+                               endpoint=endpoint, remote_index=int(w.get("remote_index", 0))))  # fmt: skip
         return cls(ram_total, ram_available, gpus, str(data.get("os", "")), unified,
-                   list(data.get("notes") or []), described=True)  # fmt: skip
+                   list(data.get("notes") or []), described=True, workers=workers)  # fmt: skip
 
 
 def load_machine(path: str | Path) -> Machine:

@@ -32,7 +32,8 @@ MiB = 1 << 20
 TARGET, DRAFT = "target", "draft"
 COMPONENTS = ("weights", "kv", "rs", "compute", "output")
 
-_BUF = r"\s*(?P<buf>[\w.\-]+)\s+"
+# A buffer type: CPU, CUDA0, CUDA_Host, or an RPC worker's `RPC0[192.168.1.20:50052]`.
+_BUF = r"\s*(?P<buf>[\w.\-]+(?:\[[^\]\s]+\])?)\s+"
 _SIZE = r"=\s*(?P<mib>[\d.]+) MiB"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("weights", re.compile(r"load_tensors:" + _BUF + r"model buffer size\s*" + _SIZE)),
@@ -59,7 +60,7 @@ _GPU_FAILED = re.compile(
 @dataclass(frozen=True)
 class BufferLine:
     component: str  # weights | kv | rs | compute | output
-    buffer: str  # the buffer type: CPU, CPU_Mapped, CUDA0, CUDA_Host, Vulkan0, MTL0, ...
+    buffer: str  # the buffer type: CPU, CPU_Mapped, CUDA0, CUDA_Host, Vulkan0, MTL0, RPC0[host:port], ...
     bytes: int
     context: str  # target | draft
 
@@ -111,6 +112,23 @@ class ActualMemory:
         out: dict[str, int] = {}
         for ln in self._held():
             out[ln.buffer] = out.get(ln.buffer, 0) + ln.bytes
+        return out
+
+    def by_buffer_component(self) -> dict[str, dict[str, int]]:
+        """Held bytes per buffer type and component (both contexts)."""
+        out: dict[str, dict[str, int]] = {}
+        for ln in self._held():
+            per = out.setdefault(ln.buffer, {})
+            per[ln.component] = per.get(ln.component, 0) + ln.bytes
+        return out
+
+    def workers_used(self) -> list[str]:
+        """The workers (host:port) the engine put buffers on."""
+        out: list[str] = []
+        for ln in self.lines:
+            m = re.match(r"RPC\d+\[(?P<ep>[^\]]+)\]$", ln.buffer)
+            if m and m["ep"] not in out:
+                out.append(m["ep"])
         return out
 
     @property

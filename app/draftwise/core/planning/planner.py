@@ -83,9 +83,13 @@ ALL_LAYERS = 1 << 30  # "every layer" for PlanPrefs.gpu_layers / n_cpu_moe
 class DeviceUse:
     """One device's share of the plan."""
 
-    name: str  # "CUDA0 (RTX 4060)", "RAM", "MTL0 (Apple M3)"
+    name: str  # "CUDA0 (RTX 4060)", "RAM", "MTL0 (Apple M3)", "RPC0 (192.168.1.20:50052)"
     kind: str  # gpu | cpu | unified
     capacity: int  # usable bytes (free memory minus the margin)
+    # The engine's name for this device's buffers ("CUDA0", "RPC0[host:port]", "CPU"): what
+    # `compare_devices` matches the buffer lines with.
+    buffer: str = ""
+    worker: str | None = None  # an RPC worker's host:port
     weights: int = 0
     kv: int = 0  # KV cache and recurrent state
     drafter: int = 0  # drafter weights, its KV, compute and output
@@ -107,7 +111,7 @@ class DeviceUse:
             "name": self.name, "kind": self.kind, "capacity": self.capacity,
             "weights": self.weights, "kv": self.kv, "drafter": self.drafter,
             "compute": self.compute, "output": self.output, "projector": self.projector,
-            "total": self.total, "layers": self.layers,
+            "total": self.total, "layers": self.layers, "buffer": self.buffer, "worker": self.worker,
         }  # fmt: skip
 
 
@@ -203,6 +207,8 @@ class _Device:
     kind: str  # gpu | cpu | unified
     capacity: int
     share: float = 1.0  # layer split weight among GPUs (their free memory)
+    buffer: str = ""  # the engine's buffer name (DeviceUse.buffer)
+    worker: str | None = None  # an RPC worker's host:port
 
 
 @dataclass(frozen=True)
@@ -219,7 +225,7 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
     the host RAM, and notes. A unified-memory machine is one device holding everything."""
     margin_gpu = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
     margin_ram = RAM_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
-    ram = _Device("RAM", "cpu", max(machine.ram_available - margin_ram, 0))
+    ram = _Device("RAM", "cpu", max(machine.ram_available - margin_ram, 0), buffer="CPU")
     if prefs.cpu_only:
         return [], ram, []
     gpus: list[Gpu] = machine.discrete_gpus or list(machine.gpus)
@@ -228,12 +234,24 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
         cap = g.free_bytes or g.total_bytes if g else int(machine.ram_total * METAL_SHARE)
         cap = min(cap, int(machine.ram_total * METAL_SHARE)) if machine.ram_total else cap
         name = g.label if g else "GPU (unified memory)"
-        return [_Device(name, "unified", max(cap - margin_gpu, 0))], ram, []
-    devs = [_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1))
-            for g in gpus if g.free_bytes > margin_gpu]  # fmt: skip
+        notes = [msg("Other computers are not used with unified memory: the model is planned for this computer "
+                     "alone.")] if machine.workers else []
+        return [_Device(name, "unified", max(cap - margin_gpu, 0), buffer=(g.device or "") if g else "")], ram, notes
+    # The engine puts RPC devices first (llama.cpp `llama_model_load_from_file_impl`) and splits
+    # the layers in proportion to every device's free memory, workers included.
+    devs = [_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1),
+                    buffer=_buffer_name(g), worker=g.endpoint)
+            for g in [*machine.workers, *gpus] if g.free_bytes > margin_gpu]  # fmt: skip
     notes = [msg("{gpu} is left out: only {free} of it is free.", gpu=g.label, free=human_bytes(g.free_bytes))
              for g in gpus if g.free_bytes <= margin_gpu]  # fmt: skip
     return devs, ram, notes
+
+
+def _buffer_name(g: Gpu) -> str:
+    """The engine's buffer name for a device: `CUDA0`, or `RPC<i>[host:port]` for a worker's."""
+    if g.endpoint:
+        return f"RPC{g.remote_index}[{g.endpoint}]"
+    return g.device or f"{g.backend.upper()}{g.index}"
 
 
 def _head_sizes(model: gguf.ModelInfo) -> set[int]:
@@ -314,6 +332,9 @@ class _Planner:
         # MTP blocks are loaded only when the MTP head runs (TENSOR_SKIP otherwise).
         self.n_loaded = self.n_all if self.mtp else shape.n_layer
         self.unified = bool(gpus) and gpus[0].kind == "unified"
+        # This machine's own GPUs (index into self.gpus): a draft model stays on them.
+        self.local = [i for i, d in enumerate(gpus) if d.worker is None]
+        self.workers = [d.worker for d in gpus if d.worker is not None]
 
     @property
     def full_ngl(self) -> int:
@@ -345,8 +366,8 @@ class _Planner:
         c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
                     batch=self.prefs.batch, ubatch=self.prefs.ubatch)
         tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type)
-        gpu_uses = [DeviceUse(d.name, d.kind, d.capacity) for d in self.gpus]
-        ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity)
+        gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker) for d in self.gpus]
+        ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity, buffer=self.ram.buffer)
         if self.unified:
             ram = gpu_uses[0]  # one pool: "RAM" lines land in the same device
 
@@ -392,17 +413,17 @@ class _Planner:
         # The drafter's context (and a separate draft model's weights).
         if self.drafter is not None:
             dd = self._drafter_bytes(c, s.kv_type)
-            # MTP runs where its blocks are; a draft model on the first GPU when the target is
-            # wholly there, else in RAM.
+            # MTP runs where its blocks are; a draft model on this machine's first GPU when the
+            # target is wholly on the GPUs, else in RAM (never on a worker: --spec-draft-device).
             if self.mtp:
                 ddev = dev(where[self.n_all - 1])
             else:
-                ddev = gpu_uses[0] if gpu_uses and s.ngl >= self.full_ngl else ram
+                ddev = gpu_uses[self.local[0]] if self.local and s.ngl >= self.full_ngl else ram
             ddev.drafter += dd[0]
             ram.drafter += dd[1]
             b.drafter += dd[0] + dd[1]
         if self.projector:
-            pdev = gpu_uses[0] if gpu_uses else ram
+            pdev = gpu_uses[self.local[0]] if self.local else ram
             pdev.projector += self.projector
             b.projector = self.projector
         devices = gpu_uses + ([] if self.unified else [ram])
@@ -601,7 +622,9 @@ def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) ->
 # ------------------------------------------------------------------ argv
 def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple[str, ...]:
     c = mem.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
-    args = ["-c", str(c.n_ctx), "-np", str(r.slots), "-ctk", r.kv_type, "-ctv", r.kv_type]
+    # The workers first: the engine connects to them while it reads its command line.
+    args = ["--rpc", ",".join(p.workers)] if p.workers else []
+    args += ["-c", str(c.n_ctx), "-np", str(r.slots), "-ctk", r.kv_type, "-ctv", r.kv_type]
     if prefs.swa_full:
         args.append("--swa-full")
     if prefs.flash_attn:
@@ -627,8 +650,13 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
         if r.kv_type != "f16":
             args += ["--spec-draft-type-k", r.kv_type, "--spec-draft-type-v", r.kv_type]
         if p.drafter.kind == "model":
-            on_gpu = bool(p.gpus) and r.ngl >= p.full_ngl
+            on_gpu = bool(p.local) and r.ngl >= p.full_ngl
             args += ["--spec-draft-ngl", "all" if on_gpu else "0"]
+            if p.workers:
+                # The draft model runs every token: over the network it would cost more than it
+                # saves. It follows --device by default, which includes the workers.
+                local = [p.gpus[i].buffer for i in p.local]
+                args += ["--spec-draft-device", ",".join(local) if on_gpu and local else "none"]
     return tuple(args)
 
 
@@ -821,4 +849,28 @@ def compare(p: Plan, actual: ActualMemory) -> list[dict[str, Any]]:
         err = (pv - av) / av if av else None
         rows.append({"component": key, "planned": pv, "actual": av,
                      "error": None if err is None else round(err, 4)})  # fmt: skip
+    return rows
+
+
+def compare_devices(p: Plan, actual: ActualMemory) -> list[dict[str, Any]]:
+    """Planned and actual bytes per device (workers included), from the engine's buffer lines:
+    a device's own buffers by name (`CUDA0`, `RPC0[host:port]`); RAM is every `CPU*` buffer
+    and the GPUs' pinned host buffers (`CUDA_Host`). `error` is (planned - actual) / actual."""
+    held = actual.by_buffer_component()
+    rows = []
+    for d in p.per_device:
+        if d.kind == "cpu":
+            keys = [b for b in held if b.startswith("CPU") or b.endswith("_Host")]
+        else:
+            keys = [b for b in held if b == d.buffer]
+        got = {c: sum(held[b].get(c, 0) for b in keys) for c in ("weights", "kv", "rs", "compute", "output")}
+        planned = {"weights": d.weights, "kv": d.kv, "compute": d.compute, "output": d.output,
+                   "drafter": d.drafter, "total": d.total}  # fmt: skip
+        real = {"weights": got["weights"], "kv": got["kv"] + got["rs"], "compute": got["compute"],
+                "output": got["output"], "total": sum(got.values())}  # fmt: skip
+        row: dict[str, Any] = {"device": d.name, "worker": d.worker, "layers": d.layers,
+                               "planned": planned, "actual": real}  # fmt: skip
+        row["error"] = {k: None if not real.get(k) else round((planned[k] - real[k]) / real[k], 4)
+                        for k in ("weights", "kv", "compute", "total")}  # fmt: skip
+        rows.append(row)
     return rows

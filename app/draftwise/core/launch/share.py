@@ -1,0 +1,147 @@
+"""Share this computer: run `ggml-rpc-server` so another Draftwise can use its memory.
+
+The worker has no authentication (tools/rpc/README.md): anyone who reaches its port can
+allocate memory and run code paths of the engine on this machine. So it listens on
+127.0.0.1 unless the user deliberately picks another address, and that choice comes with
+`NETWORK_WARNING`. The worker gets a run file like an engine (core/launch/orphans.py), so a
+Draftwise that died leaves nothing running past its next start.
+
+Flags (tools/rpc/rpc-server.cpp of the pinned engine): `-H/--host` (default 127.0.0.1),
+`-p/--port` (default 50052), `-t/--threads`, `-d/--device`, `-c/--cache`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from draftwise.core.address import LOOPBACK
+from draftwise.core.engines import provision
+from draftwise.core.errors import FieldError
+from draftwise.core.launch import headless, orphans
+from draftwise.core.machine.workers import DEFAULT_PORT
+from draftwise.core.messages import Message, msg
+
+READY_TIMEOUT_S = 10.0
+NETWORK_WARNING = msg(
+    "Anyone who can reach this address can use this computer's memory and processor: the worker has no password "
+    "or encryption. Share on a network you trust, and stop sharing when you are done."
+)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, port: int) -> Message | None:
+    """None for a loopback address; the warning for any other. FieldError for a bad one."""
+    if not 1 <= port <= 65535:
+        raise FieldError("share_port", msg("The sharing port must be from 1 to 65535, not {port}.", port=port))
+    if not is_loopback(host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError as exc:
+            raise FieldError("share_host", msg(
+                "The sharing address {host!r} is not an IPv4 address of this computer.", host=host)) from exc
+        return NETWORK_WARNING
+    return None
+
+
+def worker_argv(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, threads: int | None = None) -> list[str]:
+    argv = [str(binary), "--host", host, "--port", str(port)]
+    if threads:
+        argv += ["--threads", str(threads)]
+    return argv
+
+
+def worker_env(binary: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")}
+    return {**env, **provision.library_env(binary.parent), "GGML_NO_BACKTRACE": "1"}
+
+
+def listening(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK if host == "0.0.0.0" else host, port), timeout=0.5):  # noqa: S104
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class SharedWorker:
+    """A running worker this process started (headless: the CLI and the tests)."""
+
+    process: subprocess.Popen[bytes]
+    argv: list[str]
+    host: str
+    port: int
+    log_path: Path
+    run_file: Path | None
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def stop(self) -> int:
+        code = headless.stop_popen(self.process)
+        orphans.release(self.run_file)
+        return code
+
+
+def start(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, log_path: Path,
+          threads: int | None = None, timeout: float = READY_TIMEOUT_S) -> SharedWorker:  # fmt: skip
+    """Start the worker and wait until it accepts connections; FieldError when the address is
+    bad, the port is taken, or it exits first (nothing is left running then)."""
+    check_host(host, port)
+    if listening(host, port):
+        raise FieldError("share_port", msg("Port {port} is already in use on {host}; choose another sharing port.",
+                                           port=port, host=host))
+    argv = worker_argv(binary, host, port, threads)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("wb") as log:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env=worker_env(binary), **headless.new_group_kwargs())  # fmt: skip
+        except OSError as exc:
+            raise FieldError("share", msg("The worker {program} could not be started: {reason}.",
+                                          program=str(binary), reason=exc.strerror or str(exc))) from exc
+    run_file = orphans.register(proc.pid, binary, argv, port)
+    worker = SharedWorker(proc, argv, host, port, log_path, run_file)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            worker.stop()
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+            raise FieldError("share", msg("The worker stopped at once: {line}", line=tail[0]))
+        if listening(host, port):
+            return worker
+        time.sleep(0.05)
+    worker.stop()
+    raise FieldError("share", msg("The worker did not start listening on {endpoint} within {seconds} s.",
+                                  endpoint=worker.endpoint, seconds=f"{timeout:.0f}"))
+
+
+def worker_binary(engine_binary: Path) -> Path:
+    """The ggml-rpc-server beside an engine's llama-server."""
+    return provision.rpc_server_binary(Path(engine_binary).parent)
+
+
+def endpoints_of(argv: Sequence[str]) -> list[str]:
+    """The workers an engine argv uses (`--rpc a,b`)."""
+    argv = list(argv)
+    if "--rpc" in argv:
+        i = argv.index("--rpc")
+        if i + 1 < len(argv):
+            return [e for e in argv[i + 1].split(",") if e]
+    return []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from draftwise.ui.cards import DisclosedCard, muted, set_tone
+from draftwise.ui.cards import DisclosedCard, ElidedLabel, muted, set_tone
 from draftwise.ui.library_panel import MTP_COLOR
 from draftwise.ui.theme import tinted, title_font
 from draftwise.viewmodels.i18n import tr
@@ -18,10 +18,10 @@ class ModelHeader(QWidget):
     def __init__(self, details: ModelDetailsViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.vm = details
-        self.title = QLabel()
+        # A long file name shrinks with "…" (whole in the tooltip) instead of widening the cards.
+        self.title = ElidedLabel()
         self.title.setObjectName("modelTitle")
         self.title.setFont(title_font(self.font(), 1.45))
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.mtp_chip = QLabel("MTP")
         self.mtp_chip.setStyleSheet(
             f"background: {tinted(MTP_COLOR, 50)}; border-radius: 8px; padding: 1px 8px; font-weight: 600;"
@@ -29,18 +29,19 @@ class ModelHeader(QWidget):
         self.subtitle = muted(QLabel())
         self.use_note = QLabel()  # "continues text — not for chat" for a base model
         self.use_note.setObjectName("useNote")
+        self.use_note.setWordWrap(True)
         self.problems = QLabel()
         self.problems.setWordWrap(True)
         head = QHBoxLayout()
         head.addWidget(self.title, 0)
         head.addWidget(self.mtp_chip, 0, Qt.AlignmentFlag.AlignVCenter)
-        head.addWidget(self.use_note, 0, Qt.AlignmentFlag.AlignVCenter)
         head.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         lay.addLayout(head)
         lay.addWidget(self.subtitle)
+        lay.addWidget(self.use_note)
         lay.addWidget(self.problems)
         details.changed.connect(self.refresh)
 

@@ -2342,107 +2342,107 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>メモリ 4 分の 1、品質はやや低下</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="97" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="100" />
       <source>Memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="99" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="102" />
       <source>How the model fits in this computer's memory. A longer conversation needs more room.</source>
       <translation>このコンピューターのメモリにモデルがどう収まるか。会話が長いほど多くのメモリが要ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="100" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="103" />
       <source>Planned before launch from the model file; once the engine runs, compared with the buffer sizes it reports.</source>
       <translation>起動前にモデルファイルから見積もり、エンジンが動き出したら報告されたバッファサイズと比べます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="104" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="107" />
       <source>Conversation length</source>
       <translation>会話の長さ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="105" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="108" />
       <source>How much text the model can keep in mind at once — your messages, its answers and any documents — counted in tokens (about ¾ of a word each). This is the context length.</source>
       <translation>モデルが一度に覚えておける文章の量（あなたのメッセージ、回答、文書を含む）をトークン数で数えたものです。これがコンテキスト長です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="109" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="112" />
       <source>Context length</source>
       <translation>コンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="110" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="113" />
       <source>Reset to auto</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="111" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="114" />
       <source>Choose the context length automatically</source>
       <translation>コンテキスト長を自動で選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="113" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="116" />
       <source>Memory format</source>
       <translation>メモリの形式</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="114" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="117" />
       <source>How the engine stores the conversation it keeps in mind (the KV cache type). A smaller format fits a longer conversation in less memory, at some cost in quality.</source>
       <translation>エンジンが覚えている会話の保存形式（KV キャッシュの型）。小さい形式ほど少ないメモリで長い会話を扱えますが、品質が少し下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="121" />
       <source>KV cache type</source>
       <translation>KV キャッシュの型</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="125" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="128" />
       <source>Auto</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="158" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="161" />
       <source>Auto ({0})</source>
       <translation>自動 ({0})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="179" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="182" />
       <source>Why: </source>
       <translation>理由: </translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="192" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="195" />
       <source>What the engine really uses</source>
       <translation>エンジンが実際に使う量</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="194" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="197" />
       <source>Planned: Draftwise's estimate before launch. Actual: the buffer sizes the engine reported in its log.</source>
       <translation>見積もり：起動前の Draftwise の推定。実際：エンジンがログで報告したバッファサイズ。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="197" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="200" />
       <source>planned</source>
       <translation>計画</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="197" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="200" />
       <source>actual</source>
       <translation>実際</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/model_details.py" line="55" />
+      <location filename="../../app/draftwise/ui/model_details.py" line="56" />
       <source>This model has its own helper built in (an MTP head): faster answers</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：回答が速くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/model_details.py" line="80" />
+      <location filename="../../app/draftwise/ui/model_details.py" line="81" />
       <source>Model details</source>
       <translation>モデルの詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/model_details.py" line="81" />
+      <location filename="../../app/draftwise/ui/model_details.py" line="82" />
       <source>Show model details</source>
       <translation>モデルの詳細を表示</translation>
     </message>
@@ -2570,11 +2570,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/ui/status_bar.py" line="121" />
       <source>Copy the password (API key) programs need to use the model</source>
       <translation>プログラムがモデルを使うのに必要なパスワード（API キー）をコピー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="122" />
-      <source>Open the engine's own chat page in your web browser</source>
-      <translation>エンジン自身のチャットページをウェブブラウザーで開く</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/status_bar.py" line="133" />
@@ -3474,6 +3469,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>Open the chat page in the browser</source>
       <translation type="vanished">ブラウザでチャットページを開く</translation>
+    </message>
+    <message>
+      <source>Open the engine's own chat page in your web browser</source>
+      <translation type="vanished">エンジン自身のチャットページをウェブブラウザーで開く</translation>
     </message>
     <message>
       <source>Planned vs actual (the engine's own buffer sizes)</source>

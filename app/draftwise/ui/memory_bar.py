@@ -114,7 +114,7 @@ class Swatch(QWidget):
 
 
 class MemoryBars(QWidget):
-    """A column of device rows ("GPU 0 ███▒▒░ 7.1 / 8.0 GB") and the legend under them."""
+    """A column of device rows ("GPU 0 ███▒▒░ 7.1 / 8.0 GiB") and the legend under them."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

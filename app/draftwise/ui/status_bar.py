@@ -119,7 +119,7 @@ class StatusStrip(QWidget):
         self.check_button.setToolTip(tr("Try a tiny model on this computer's engine and graphics card, and say what works"))
         self.copy_url.setToolTip(tr("Copy the address chat programs and scripts use to talk to the model"))
         self.copy_key.setToolTip(tr("Copy the password (API key) programs need to use the model"))
-        self.open_chat.setToolTip(tr("Open the engine's own chat page in your web browser"))
+        self.open_chat.setToolTip(tr("Chat with the model in this window"))
 
     def refresh(self) -> None:
         launch = self.vm

@@ -3228,8 +3228,8 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/plan.py" line="275" />
-      <source>{0} context, {1} KV cache.</source>
-      <translation>コンテキスト {0}、KV キャッシュ {1}。</translation>
+      <source>Room for a {0}-token conversation ({1} KV cache).</source>
+      <translation>{0} トークンの会話を保持できます（KV キャッシュ {1}）。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/plan.py" line="278" />
@@ -3541,6 +3541,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>work</source>
       <translation type="vanished">作業領域</translation>
+    </message>
+    <message>
+      <source>{0} context, {1} KV cache.</source>
+      <translation type="vanished">コンテキスト {0}、KV キャッシュ {1}。</translation>
     </message>
     <message>
       <source>{arch}, {layers} layers, {kib} KiB at {path}</source>

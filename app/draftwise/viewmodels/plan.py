@@ -272,7 +272,7 @@ class PlanViewModel(QObject):
             text = tr("The model is split between the GPU and RAM, with {0} to spare.").format(spare)
         else:
             text = tr("Everything fits in RAM with {0} to spare.").format(spare)
-        text += " " + tr("{0} context, {1} KV cache.").format(human_ctx(r.context), r.kv_type)
+        text += " " + tr("Room for a {0}-token conversation ({1} KV cache).").format(human_ctx(r.context), r.kv_type)
         drafter = getattr(r.raw, "drafter", None)
         if drafter:
             text += " " + tr("The {0} fits as well.").format(tr_message(drafter))

@@ -223,3 +223,15 @@ def test_switch_models_in_one_click(qtbot, window, engine) -> None:
     assert not psutil.pid_exists(first) or psutil.Process(first).status() == psutil.STATUS_ZOMBIE
     assert win.vm.launch.process.pid != first
     assert not card.switch_button.isVisible() and card.stop_button.isVisible()
+
+
+def test_the_engine_chooser_names_no_build_numbers() -> None:
+    """The engine's own version line ("0.6.0-dev (build 0, commit unknown)") is cut to its
+    version in the chooser."""
+    import test_window as tw
+    from draftwise.viewmodels.engine import EngineChoice
+
+    c = tw.engine_choice()
+    label = EngineChoice(c.kind, c.binary, "cpu", "0.6.0-dev (build 0, commit unknown)", "provisioned", "",
+                         c.caps).label()
+    assert label == "llama.cpp CPU · 0.6.0-dev" and "build" not in label and "commit" not in label

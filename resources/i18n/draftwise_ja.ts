@@ -2447,6 +2447,11 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>モデルの詳細を表示</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/model_details.py" line="83" />
+      <source>Everything the model file says about itself: size, layers, vocabulary, built-in helper</source>
+      <translation>モデルファイルが自分について記していること：サイズ、レイヤー、語彙、組み込みの補助役</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/speculation_card.py" line="96" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
@@ -2615,6 +2620,11 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/ui/status_bar.py" line="238" />
       <source>Show log</source>
       <translation>ログを表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="239" />
+      <source>Open the engine's log to see what it said before it stopped</source>
+      <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/app.py" line="58" />

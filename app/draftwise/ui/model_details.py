@@ -80,6 +80,7 @@ class DetailsSection(DisclosedCard):
     def retranslate(self) -> None:
         self.toggle.setText(tr("Model details"))
         self.toggle.setAccessibleName(tr("Show model details"))
+        self.toggle.setToolTip(tr("Everything the model file says about itself: size, layers, vocabulary, built-in helper"))
 
     def refresh(self) -> None:
         while self.facts.rowCount():

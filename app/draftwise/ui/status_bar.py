@@ -236,6 +236,7 @@ class FailureStrip(QFrame):
 
     def retranslate(self) -> None:
         self.show_log.setText(tr("Show log"))
+        self.show_log.setToolTip(tr("Open the engine's log to see what it said before it stopped"))
 
     def refresh(self) -> None:
         failure = self.vm.failure_text()

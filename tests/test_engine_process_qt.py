@@ -76,10 +76,19 @@ def test_startup_fallback_in_the_window(qtbot, engine, tmp_path):
     tm.broken_draft(tmp_path / "m" / "fam-draft.gguf", target)
     proc = EngineProcess(_spec(engine.binary, model), broken=BrokenDrafters())
     reasons: list[str] = []
-    proc.fell_back.connect(reasons.append)
+    causes: list[object] = []
+    proc.fell_back.connect(lambda reason, cause: (reasons.append(str(reason)), causes.append(cause)))
+    notes: list[str] = []
+    proc.fallback_note.connect(lambda text: notes.append(str(text)))
+    news: list[str] = []
+    proc.notice.connect(lambda text: news.append(str(text)))
     with qtbot.waitSignal(proc.ready, timeout=30_000):
         proc.start()
     assert len(reasons) == 1 and "fam-draft.gguf" in reasons[0] and len(proc.pids) == 2
+    # The reason is one short sentence; the cause travels beside it for the details.
+    assert "(" not in reasons[0] and causes[0].kind
+    # "left out from now on" is more about the fallback, not a separate piece of news.
+    assert notes and "left out from now on" in notes[0] and not any("left out" in n for n in news)
     assert BrokenDrafters().broken_for(engine.binary) == {proc.spec.drafter_key}
     with qtbot.waitSignal(proc.stopped, timeout=15_000):
         proc.stop()

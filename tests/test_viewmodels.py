@@ -169,7 +169,7 @@ def test_choosing_a_model_fills_details_speculation_plan_and_command(qtbot, mode
     assert vm.details.title() == "tiny-glm4moe-mtp-F32"
     assert "glm4moe" in vm.details.subtitle()
     assert dict(vm.details.facts())["MTP head"] == "yes, built in"
-    assert "MTP head found" in vm.speculation.headline()
+    assert "helper built in (an MTP head)" in vm.speculation.headline()
     assert vm.plan.result is not None and vm.plan.result.devices
     assert "--spec-type draft-mtp" in vm.command_text()
     assert vm.launch_block_reason() is None
@@ -406,7 +406,8 @@ class FakeProcess(QObject):
     log_batch = Signal(list)
     ready = Signal(str)
     crashed = Signal(object)
-    fell_back = Signal(object)
+    fell_back = Signal(object, object)  # reason, cause (as EngineProcess)
+    fallback_note = Signal(object)
     notice = Signal(object)
     stalled = Signal(float)
     stopped = Signal()
@@ -449,12 +450,20 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     assert p.started and vm.state == "starting" and vm.status_text().startswith("Starting…")
     p.stage_changed.emit("loading")
     assert vm.status_text().startswith("Loading model…")
-    p.fell_back.emit("the draft could not be loaded")
-    assert "Speculation was turned off: the draft could not be loaded" in vm.banner_text()
+    segv = crash.classify(crash.ExitStatus.from_returncode(-11), ["0.1 E check_tensor_dims: tensor 'blk.0.attn_q.weight'"])
+    p.fell_back.emit(_fallback_reason(segv), segv)
+    # One short sentence, said once; the cause and the engine's words only in the details.
+    banner = vm.banner_text()
+    assert banner == "The engine could not start with Tiny-draft.gguf, so it was started again without speculation."
+    assert "(" not in banner and "blk.0" not in banner and banner.count("speculation") == 1
+    details = vm.fallback_details()
+    assert "segmentation fault" in details and "blk.0.attn_q.weight" in details
     with qtbot.waitSignal(vm.became_ready, timeout=1000) as ready:
         p.ready.emit("http://127.0.0.1:8123")
     assert ready.args[0] == "http://127.0.0.1:8123/v1"
     assert vm.status_text().startswith("Ready") and vm.api_key()
+    p.fallback_note.emit("The engine started without Tiny-draft.gguf, so it will be left out from now on.")
+    assert "left out from now on" in vm.fallback_details() and "left out" not in vm.banner_text()
     p.notice.emit(crash.SPECULATION_OFF_WARNING)
     assert str(crash.SPECULATION_OFF_WARNING) in vm.banner_text()
     ended: list[str] = []
@@ -466,6 +475,27 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     qtbot.wait(50)
     assert vm.state == "stopped" and not vm.running
     assert ended == ["stopped"], "the engine reports its exit twice (stage, then stopped): one end"
+    # The banner described the running engine: gone once it stopped.
+    assert vm.banner_text() == "" and vm.fallback_details() == ""
+
+
+def test_port_move_is_told_while_the_engine_runs(qtbot, tmp_path: Path) -> None:
+    from draftwise.core.messages import msg
+
+    made: list[FakeProcess] = []
+    vm = LaunchViewModel(lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
+    spec = _spec(tmp_path)  # listens on 8123
+    note = msg("Port {port} is in use; the engine listens on {other} instead.", port=8080, other=8123)
+    vm.start(spec, [note], wanted_port=8080)
+    assert vm.port_moved() == (8080, 8123)
+    assert vm.port_note() == "Port 8080 is in use; the engine listens on 8123 instead."
+    made[0].ready.emit(spec.url)
+    assert vm.port_moved() == (8080, 8123)
+    vm.stop()
+    qtbot.waitUntil(lambda: not vm.running, timeout=2000)
+    assert vm.port_moved() is None and vm.port_note() == ""
+    vm.start(spec, [], wanted_port=8123)
+    assert vm.port_moved() is None and vm.port_note() == ""
 
 
 def test_crash_message_has_a_next_step(qtbot, tmp_path: Path) -> None:
@@ -528,8 +558,9 @@ def test_context_steps_and_planned_vs_actual(qtbot, models) -> None:
             "0.00.011.419 I sched_reserve:        CPU compute buffer size =     5.14 MiB",
         ])
     rows = {what: (planned, actual) for what, planned, actual in vm.planned_vs_actual()}
-    assert rows["weights"][1] == "450.6 KB" and rows["context"][1] == "1.0 MB"
-    assert set(rows) >= {"weights", "context", "work", "total"}
+    # 1024-based sizes carry 1024-based units.
+    assert rows["model"][1] == "450.6 KiB" and rows["conversation"][1] == "1.0 MiB"
+    assert set(rows) >= {"model", "conversation", "working space", "total"}
 
 
 # ------------------------------------------------------------------ language
@@ -703,15 +734,16 @@ def test_core_sentences_show_in_japanese(japanese, tmp_path: Path) -> None:
     assert refusal.startswith("It does not fit")
     ja = tr_message(refusal)
     assert _JA.search(ja) and "It does not fit" not in ja
-    assert all(n in ja for n in __import__("re").findall(r"\d+(?:\.\d+)? (?:GB|MB)", str(refusal)))
+    assert all(n in ja for n in __import__("re").findall(r"\d+(?:\.\d+)? (?:GiB|MiB)", str(refusal)))
+    assert "GiB" in str(refusal) or "MiB" in str(refusal)
 
     cause = crash.classify(crash.ExitStatus(1), ["E ggml_cuda: cudaMalloc failed: out of memory"])
     ja = tr_message(cause.sentence)
     assert _JA.search(ja) and "CUDA" in ja and _JA.search(tr_message(cause.next_step))
 
     ja = tr_message(_fallback_reason(cause))
-    assert "Tiny-draft.gguf" in ja and "ran out of" not in ja and _JA.search(ja)
-    assert "。）" not in ja  # the quoted crash sentence loses its full stop in Japanese too
+    assert "Tiny-draft.gguf" in ja and "could not start" not in ja and _JA.search(ja)
+    assert "（" not in ja and "(" not in ja  # one sentence: the cause is in the details
 
 
 def test_launch_failure_and_banner_in_japanese(qtbot, japanese, tmp_path: Path) -> None:
@@ -719,7 +751,7 @@ def test_launch_failure_and_banner_in_japanese(qtbot, japanese, tmp_path: Path) 
     vm = LaunchViewModel(lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
     vm.start(_spec(tmp_path))
     segv = crash.classify(crash.ExitStatus.from_returncode(-11), [])
-    made[0].fell_back.emit(_fallback_reason(segv))
+    made[0].fell_back.emit(_fallback_reason(segv), segv)
     made[0].notice.emit(crash.SPECULATION_OFF_WARNING)
     banner = vm.banner_text()
     assert "Tiny-draft.gguf" in banner and "segmentation" not in banner and "vocabulary" not in banner

@@ -88,7 +88,7 @@ def test_choosing_a_model_fills_details_and_plan(qtbot, window) -> None:
     assert win.header.title.text() == "tiny-glm4moe-mtp-F32"
     assert "glm4moe" in win.header.subtitle.text()
     assert win.header.mtp_chip.isVisible()
-    assert "MTP head found" in win.speculation.decision.text()
+    assert "helper built in (an MTP head)" in win.speculation.decision.text()
     assert win.memory.bars.bars and win.memory.bars.bars[0].data.capacity > 0
     assert win.memory.fit_chip.text() == "Fits"
     assert win.memory.reasons.text().startswith("Why:")
@@ -188,7 +188,7 @@ def test_forced_fallback_shows_the_banner(qtbot, window, engine, tmp_path: Path)
         win.launch_card.launch_button.click()
     assert win.banner.isVisible()
     text = win.banner.text.text()
-    assert "Speculation was turned off" in text and "without speculation" in text
+    assert text == "The engine could not start with tiny-llama-draft.gguf, so it was started again without speculation."
     assert win.vm.launch.fallback_reason
     # Remembered: the next plan for this engine leaves the drafter out without crashing first.
     from draftwise.core.speculation.broken import BrokenDrafters

@@ -754,6 +754,7 @@
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/core/launch/crash.py" line="395" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
@@ -785,15 +786,23 @@
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="295" />
+=======
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="291" />
+>>>>>>> words
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="297" />
+=======
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="293" />
+>>>>>>> words
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="299" />
       <source>{what} made the engine stop while it was serving ({cause}); starting it again without speculation.</source>
       <translation>{what} が動作中のエンジンを止めました（{cause}）。投機的デコーディングなしで起動し直します。</translation>
@@ -805,11 +814,23 @@
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="331" />
+=======
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="296" />
+      <source>The engine could not start with {what}, so it was started again without speculation.</source>
+      <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="321" />
+>>>>>>> words
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="334" />
+=======
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="324" />
+>>>>>>> words
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1754,137 +1775,206 @@
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/advanced_card.py" line="117" />
+=======
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="540" />
+      <source>its vocabulary differs ({difference})</source>
+      <translation>語彙が違います（{difference}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="120" />
+>>>>>>> words
       <source>Advanced</source>
       <translation>詳細設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
       <source>Show advanced settings</source>
       <translation>詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="122" />
+      <source>Settings most people never need: engine arguments, profiles, port, language</source>
+      <translation>ふつうは不要な設定：エンジン引数、プロファイル、ポート、言語</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="123" />
+      <source>For people who know the engine: everything here is optional.</source>
+      <translation>エンジンに詳しい人向けです。ここの設定はすべて任意です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="124" />
+      <source>Flags passed to llama-server as they are (for experts)</source>
+      <translation>llama-server にそのまま渡すフラグ（上級者向け）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="125" />
+      <source>Named sets of these settings you can apply to any model</source>
+      <translation>どのモデルにも適用できる、名前付きの設定の組</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="126" />
+      <source>What you changed for this model; Reset goes back to automatic</source>
+      <translation>このモデルで変更した点。「自動に戻す」で元に戻ります</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="127" />
+      <source>The network port programs connect to; if it is taken, the engine uses a free one and says so</source>
+      <translation>プログラムが接続するネットワークポート。使用中なら空いているポートを使い、そのことを表示します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="129" />
+      <source>Exactly what Launch runs: the engine's own terms</source>
+      <translation>「起動」で実行される内容そのもの（エンジンの用語）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="130" />
       <source>Extra engine arguments</source>
       <translation>エンジンの追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="131" />
       <source>e.g. --spec-draft-n-max 4</source>
       <translation>例: --spec-draft-n-max 4</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="133" />
       <source>Profiles</source>
       <translation>プロファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="124" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="135" />
       <source>Apply</source>
       <translation>適用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="125" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="136" />
+      <source>Use this profile's settings for the chosen model</source>
+      <translation>このプロファイルの設定を選んだモデルに使う</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="137" />
       <source>Save as…</source>
       <translation>名前を付けて保存…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="126" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="138" />
+      <source>Keep the current settings under a name</source>
+      <translation>今の設定に名前を付けて保存</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="139" />
       <source>Delete</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="127" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="140" />
+      <source>Forget this profile</source>
+      <translation>このプロファイルを削除</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="142" />
       <source>This model</source>
       <translation>このモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="128" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="143" />
       <source>Reset to automatic</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="129" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="144" />
       <source>Reset this model's settings to automatic</source>
       <translation>このモデルの設定を自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="130" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="146" />
       <source>Language</source>
       <translation>言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="131" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="147" />
       <source>Port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="132" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="148" />
       <source>Port the engine listens on</source>
       <translation>エンジンが待ち受けるポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="133" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="149" />
       <source>Allow other computers on my network (with the API key)</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する（API キーが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="134" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="150" />
       <source>Allow other computers on my network</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="137" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="151" />
+      <source>Other computers on your network can use the model if they know the API key; off: only this computer</source>
+      <translation>API キーを知っていれば、ネットワーク上の他のコンピューターもモデルを使えます。オフ：このコンピューターだけ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="154" />
+      <source>The language of Draftwise's window</source>
+      <translation>Draftwise の画面の言語</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="156" />
       <source>Engine command (the API key is passed in the environment)</source>
       <translation>エンジンのコマンド（API キーは環境変数で渡されます）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="138" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="157" />
       <source>Engine command</source>
       <translation>エンジンのコマンド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="175" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="194" />
       <source>context {0}</source>
       <translation>コンテキスト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="177" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="196" />
       <source>KV {0}</source>
       <translation>KV {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="179" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="198" />
       <source>speculation {0}</source>
       <translation>投機的デコード {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="179" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="198" />
       <source>Off</source>
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="181" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="200" />
       <source>draft {0}</source>
       <translation>ドラフト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="183" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="202" />
       <source>extra arguments</source>
       <translation>追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="184" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="203" />
       <source>All automatic.</source>
       <translation>すべて自動です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="201" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="220" />
       <source>Save profile</source>
       <translation>プロファイルを保存</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="201" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="220" />
       <source>Name of the profile:</source>
       <translation>プロファイル名:</translation>
     </message>
@@ -2229,52 +2319,77 @@
       <translation>（{n} 分割）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="82" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="91" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="84" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="93" />
+      <source>The program that runs the model on this computer (llama.cpp's llama-server)</source>
+      <translation>このコンピューターでモデルを動かすプログラム（llama.cpp の llama-server）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="96" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="85" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="97" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="86" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="98" />
+      <source>Download and build the engine for this computer (once; 10–40 minutes)</source>
+      <translation>このコンピューター用のエンジンをダウンロードしてビルドします（初回のみ、10〜40 分）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="99" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="89" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="102" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="91" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="104" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="92" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="105" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="103" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <source>Stop and launch this one</source>
+      <translation>停止してこれを起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="107" />
+      <source>Stop the running model and launch the chosen one</source>
+      <translation>実行中のモデルを停止し、選んだモデルを起動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="108" />
+      <source>Stop the model that runs now, wait until it has ended, then launch this one</source>
+      <translation>今動いているモデルを停止し、終了を待ってからこのモデルを起動します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
@@ -2445,129 +2560,235 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="224" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="222" />
+>>>>>>> words
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="225" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="223" />
+>>>>>>> words
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
+>>>>>>> words
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
+>>>>>>> words
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+>>>>>>> words
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+>>>>>>> words
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="230" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+>>>>>>> words
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="231" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+>>>>>>> words
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="232" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
+>>>>>>> words
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
+>>>>>>> words
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
+>>>>>>> words
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="235" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+>>>>>>> words
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="236" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+>>>>>>> words
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="237" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
+>>>>>>> words
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="244" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="242" />
+>>>>>>> words
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="248" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
+>>>>>>> words
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="309" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="307" />
+>>>>>>> words
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="309" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="307" />
+>>>>>>> words
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="341" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="339" />
+>>>>>>> words
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="342" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="340" />
+>>>>>>> words
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="405" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="415" />
+>>>>>>> words
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="406" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/main_window.py" line="407" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="416" />
+>>>>>>> words
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="408" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
+      <source>The engine is still running. Stop it, or keep it running in the tray?</source>
+      <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="420" />
+>>>>>>> words
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/main_window.py" line="429" />
+=======
+      <location filename="../../app/draftwise/ui/main_window.py" line="422" />
+      <source>The engine is still running. Stop it and quit?</source>
+      <translation>エンジンはまだ動いています。停止して終了しますか？</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="437" />
+>>>>>>> words
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -2587,186 +2808,307 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>超過: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="85" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="29" />
+      <source>full quality</source>
+      <translation>品質そのまま</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="31" />
+      <source>full quality, twice the memory</source>
+      <translation>品質そのまま、メモリ 2 倍</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="32" />
+      <source>half the memory, nearly the same</source>
+      <translation>メモリ半分、品質はほぼ同じ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="33" />
+      <source>a quarter of the memory, lower quality</source>
+      <translation>メモリ 4 分の 1、品質はやや低下</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="100" />
       <source>Memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="87" />
-      <source>Context</source>
-      <translation>コンテキスト</translation>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="102" />
+      <source>How the model fits in this computer's memory. A longer conversation needs more room.</source>
+      <translation>このコンピューターのメモリにモデルがどう収まるか。会話が長いほど多くのメモリが要ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="88" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="103" />
+      <source>Planned before launch from the model file; once the engine runs, compared with the buffer sizes it reports.</source>
+      <translation>起動前にモデルファイルから見積もり、エンジンが動き出したら報告されたバッファサイズと比べます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="107" />
+      <source>Conversation length</source>
+      <translation>会話の長さ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="108" />
+      <source>How much text the model can keep in mind at once — your messages, its answers and any documents — counted in tokens (about ¾ of a word each). This is the context length.</source>
+      <translation>モデルが一度に覚えておける文章の量（あなたのメッセージ、回答、文書を含む）をトークン数で数えたものです。これがコンテキスト長です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="112" />
       <source>Context length</source>
       <translation>コンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="89" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="113" />
       <source>Reset to auto</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="90" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="114" />
       <source>Choose the context length automatically</source>
       <translation>コンテキスト長を自動で選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="91" />
-      <source>KV cache</source>
-      <translation>KV キャッシュ</translation>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="116" />
+      <source>Memory format</source>
+      <translation>メモリの形式</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="92" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="117" />
+      <source>How the engine stores the conversation it keeps in mind (the KV cache type). A smaller format fits a longer conversation in less memory, at some cost in quality.</source>
+      <translation>エンジンが覚えている会話の保存形式（KV キャッシュの型）。小さい形式ほど少ないメモリで長い会話を扱えますが、品質が少し下がります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="121" />
       <source>KV cache type</source>
       <translation>KV キャッシュの型</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="99" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="128" />
       <source>Auto</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="126" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="161" />
       <source>Auto ({0})</source>
       <translation>自動 ({0})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="147" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="182" />
       <source>Why: </source>
       <translation>理由: </translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="160" />
-      <source>Planned vs actual (the engine's own buffer sizes)</source>
-      <translation>計画と実際（エンジン自身が報告したバッファサイズ）</translation>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="195" />
+      <source>What the engine really uses</source>
+      <translation>エンジンが実際に使う量</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="163" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="197" />
+      <source>Planned: Draftwise's estimate before launch. Actual: the buffer sizes the engine reported in its log.</source>
+      <translation>見積もり：起動前の Draftwise の推定。実際：エンジンがログで報告したバッファサイズ。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/memory_card.py" line="200" />
       <source>planned</source>
       <translation>計画</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/memory_card.py" line="163" />
+      <location filename="../../app/draftwise/ui/memory_card.py" line="200" />
       <source>actual</source>
       <translation>実際</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/model_details.py" line="71" />
+      <location filename="../../app/draftwise/ui/model_details.py" line="56" />
+      <source>This model has its own helper built in (an MTP head): faster answers</source>
+      <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：回答が速くなります</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/model_details.py" line="81" />
       <source>Model details</source>
       <translation>モデルの詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/model_details.py" line="72" />
+      <location filename="../../app/draftwise/ui/model_details.py" line="82" />
       <source>Show model details</source>
       <translation>モデルの詳細を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="93" />
+      <location filename="../../app/draftwise/ui/model_details.py" line="83" />
+      <source>Everything the model file says about itself: size, layers, vocabulary, built-in helper</source>
+      <translation>モデルファイルが自分について記していること：サイズ、レイヤー、語彙、組み込みの補助役</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="96" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="94" />
-      <source>MTP / draft:</source>
-      <translation>MTP / ドラフト:</translation>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="98" />
+      <source>A small helper model guesses the next words and the big model checks them — same answers, faster.</source>
+      <translation>小さな補助モデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="96" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="99" />
+      <source>Speculative decoding: a draft model, or the model's own MTP head, proposes tokens and the model verifies them in one pass. The text is what the model alone would write.</source>
+      <translation>投機的デコーディング：ドラフトモデルまたはモデル自身の MTP ヘッドがトークンを提案し、モデルが一度に検証します。文章はモデル単独で書く場合と同じです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="102" />
+      <source>Speed-up:</source>
+      <translation>高速化：</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="103" />
+      <source>Auto: use the model's built-in helper (an MTP head) or a small draft model found beside it. Off: the big model works alone.</source>
+      <translation>自動：モデルに組み込まれた補助役（MTP ヘッド）か、隣にある小さなドラフトモデルを使います。オフ：大きなモデルだけで動かします。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
       <source>Speculation automatic</source>
       <translation>投機的デコードを自動にする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="98" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="110" />
       <source>Speculation off</source>
       <translation>投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="99" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="111" />
+      <source>Run the big model alone: a little slower, same answers</source>
+      <translation>大きなモデルだけで動かします：少し遅く、答えは同じです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="112" />
       <source>Draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="100" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="113" />
+      <source>The small helper model: one of the same family that guesses words for the big one. Leave empty and Draftwise looks for one.</source>
+      <translation>小さな補助モデル：同じファミリーのモデルで、大きなモデルのために言葉を予想します。空欄なら Draftwise が探します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="115" />
       <source>automatic</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="101" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="116" />
       <source>Draft model file</source>
       <translation>ドラフトモデルのファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="103" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="118" />
       <source>Choose a draft model file</source>
       <translation>ドラフトモデルのファイルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="104" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="120" />
       <source>Try it again</source>
       <translation>もう一度試す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="105" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="121" />
       <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
       <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="142" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="158" />
       <source>Choose a draft model</source>
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="98" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="105" />
       <source>URL copied</source>
       <translation>URL をコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="99" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="106" />
       <source>API key copied</source>
       <translation>API キーをコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="105" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="112" />
       <source>Copy the endpoint URL</source>
       <translation>エンドポイント URL をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="106" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="113" />
       <source>Open chat</source>
       <translation>チャットを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="107" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="114" />
       <source>Chat with the model in this window</source>
       <translation>このウィンドウでモデルとチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="109" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="116" />
       <source>Copy the API key</source>
       <translation>API キーをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="122" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="119" />
+      <source>Try a tiny model on this computer's engine and graphics card, and say what works</source>
+      <translation>このコンピューターのエンジンとグラフィックカードで小さなモデルを試し、何が動くかを表示します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="120" />
+      <source>Copy the address chat programs and scripts use to talk to the model</source>
+      <translation>チャットプログラムやスクリプトがモデルと話すためのアドレスをコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="121" />
+      <source>Copy the password (API key) programs need to use the model</source>
+      <translation>プログラムがモデルを使うのに必要なパスワード（API キー）をコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="133" />
+      <source>The address for chat programs and scripts (OpenAI-compatible API)</source>
+      <translation>チャットプログラムやスクリプト用のアドレス（OpenAI 互換 API）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="134" />
       <source>key {0}</source>
       <translation>キー {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="166" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="135" />
+      <source>The password (API key) programs send with each request</source>
+      <translation>プログラムがリクエストごとに送るパスワード（API キー）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="139" />
+      <source>port {0} was taken</source>
+      <translation>ポート {0} は使用中でした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="197" />
       <source>Dismiss</source>
       <translation>閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="167" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="198" />
       <source>Dismiss this notice</source>
       <translation>このお知らせを閉じる</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/status_bar.py" line="199" />
+      <source>Details</source>
+      <translation>詳細</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="200" />
+      <source>Show the details of this notice</source>
+      <translation>この通知の詳細を表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/status_bar.py" line="238" />
       <source>Show log</source>
       <translation>ログを表示</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/ui/workers_card.py" line="97" />
       <source>Other computers</source>
       <translation>他のコンピューター</translation>
@@ -2828,56 +3170,104 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/app.py" line="60" />
+=======
+      <location filename="../../app/draftwise/ui/status_bar.py" line="239" />
+      <source>Open the engine's log to see what it said before it stopped</source>
+      <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/app.py" line="58" />
+>>>>>>> words
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="210" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="205" />
+>>>>>>> words
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="212" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="207" />
+>>>>>>> words
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="302" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="297" />
+>>>>>>> words
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="371" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="365" />
+>>>>>>> words
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="372" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
+>>>>>>> words
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="374" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="368" />
+>>>>>>> words
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="370" />
+>>>>>>> words
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="388" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="382" />
+>>>>>>> words
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="396" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="390" />
+>>>>>>> words
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/app.py" line="475" />
+=======
+      <location filename="../../app/draftwise/viewmodels/app.py" line="483" />
+>>>>>>> words
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3002,267 +3392,247 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="90" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="97" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="91" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="98" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="179" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="237" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="239" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="241" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="244" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="246" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="248" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="250" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="252" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="236" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="253" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="260" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="252" />
-      <source>Speculation was turned off: {0}</source>
-      <translation>投機的デコードをオフにしました: {0}</translation>
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="282" />
+      <source>Why: {0}</source>
+      <translation>理由：{0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="33" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="40" />
       <source>Name</source>
       <translation>名前</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="34" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="41" />
       <source>Use</source>
       <translation>用途</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="35" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="42" />
       <source>Arch</source>
       <translation>アーキ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="36" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
       <source>Params</source>
       <translation>パラメータ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="37" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
       <source>Quant</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="40" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
+      <source>Context</source>
+      <translation>コンテキスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
       <source>Speed-up</source>
       <translation>高速化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="51" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="52" />
       <source>Parameters</source>
       <translation>パラメータ数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="53" />
       <source>Quantization</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="54" />
       <source>Size on disk</source>
       <translation>ディスク上のサイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
       <source>Trained context length</source>
       <translation>学習時のコンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="49" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
       <source>What makes answers faster: a built-in MTP head, or a small draft model beside it</source>
       <translation>答えを速くするもの: 内蔵の MTP ヘッド、または隣にある小さなドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="50" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="57" />
       <source>Whether it fits in this machine's memory</source>
       <translation>このマシンのメモリに収まるかどうか</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="66" />
       <source>✓ fits</source>
       <translation>✓ 収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="66" />
       <source>◐ partly</source>
       <translation>◐ 一部</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="66" />
       <source>✗ too big</source>
       <translation>✗ 大きすぎ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="60" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
       <source>draft</source>
       <translation>ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="60" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
       <source>+ drafter</source>
       <translation>＋ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="62" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
       <source>Has a built-in MTP head: it guesses several words at once, so answers come faster</source>
       <translation>MTP ヘッドを内蔵しています。一度に複数の言葉を予想するので、答えが速く出ます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="63" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="70" />
       <source>A small draft model of the same family sits beside it: it guesses the next words and this model checks them — same answers, faster</source>
       <translation>同じ系列の小さなドラフトモデルが隣にあります。次の言葉を予想し、このモデルが確かめます — 答えは同じで、より速くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="65" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="72" />
       <source>A draft model: it helps a bigger model of its family answer faster; it is not meant to be launched on its own</source>
       <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
-      <source>chat</source>
-      <translation>チャット</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
-      <source>continues text</source>
-      <translation>文章の続き</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
-      <source>helper</source>
-      <translation>補助</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
-      <source>A chat model: it answers what you ask</source>
-      <translation>チャットモデルです。質問に答えます</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="72" />
-      <source>Continues text — not for chat. This file has no chat template: it writes on from what you type instead of answering it</source>
-      <translation>文章の続きを書きます — チャット向けではありません。このファイルにはチャットテンプレートがないため、入力に答えるのではなく、その続きを書きます</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="157" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="162" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="158" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="163" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="159" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="180" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="176" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="378" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="374" />
       <source>Scanning… {0} model</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="378" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="374" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="380" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="376" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="382" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="378" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="385" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="381" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="386" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="382" />
       <source>{0} model</source>
       <translation>{0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="386" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="382" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>
@@ -3297,167 +3667,217 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>「{0}」で問題: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="62" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="15" />
+      <source>chat</source>
+      <translation>チャット</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="15" />
+      <source>continues text</source>
+      <translation>文章の続き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="15" />
+      <source>helper</source>
+      <translation>補助</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="17" />
+      <source>A chat model: it answers what you ask</source>
+      <translation>チャットモデルです。質問に答えます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="18" />
+      <source>Continues text — not for chat. This file has no chat template: it writes on from what you type instead of answering it</source>
+      <translation>文章の続きを書きます — チャット向けではありません。このファイルにはチャットテンプレートがないため、入力に答えるのではなく、その続きを書きます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="74" />
       <source>No model chosen</source>
       <translation>モデルが選ばれていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="70" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="82" />
       <source>This file cannot be used</source>
       <translation>このファイルは使えません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="73" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="85" />
       <source>Choose a model on the left, drop a .gguf file here, or press Ctrl+O.</source>
       <translation>左でモデルを選ぶか、.gguf ファイルをここにドロップするか、Ctrl+O を押してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="79" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="91" />
       <source>{0} ctx</source>
       <translation>コンテキスト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="91" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="101" />
+      <source>helper — not meant to run on its own</source>
+      <translation>補助モデル — 単独で動かすものではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="103" />
+      <source>continues text — not for chat</source>
+      <translation>文章の続きを書くモデル — チャット向きではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="115" />
       <source> in {0} files</source>
       <translation>（{0} ファイル）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="92" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="116" />
       <source>Layers</source>
       <translation>レイヤー数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="93" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="117" />
       <source>Trained context</source>
       <translation>学習時のコンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="93" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="117" />
       <source>{0} tokens</source>
       <translation>{0} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="96" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="120" />
       <source>Experts</source>
       <translation>エキスパート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="96" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="120" />
       <source>{0} ({1} used per token)</source>
       <translation>{0}（トークンごとに {1} 個を使用）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="122" />
       <source>MTP head</source>
       <translation>MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="122" />
       <source>yes, built in</source>
       <translation>あり（内蔵）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="98" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="122" />
       <source>declared, but not in this file</source>
       <translation>宣言されていますが、このファイルにはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="100" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="124" />
       <source>Sliding window</source>
       <translation>スライディングウィンドウ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="102" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="126" />
       <source>Vocabulary</source>
       <translation>語彙</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="104" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="128" />
       <source>Vision</source>
       <translation>ビジョン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="115" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="139" />
       <source>Missing part(s): {0}. Download them into the same folder.</source>
       <translation>欠けている部分: {0}。同じフォルダにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="117" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="141" />
       <source>This is a vision projector (mmproj), not a model; choose the model it belongs to.</source>
       <translation>これはビジョンプロジェクター (mmproj) でモデルではありません。対応するモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/model_details.py" line="119" />
+      <location filename="../../app/draftwise/viewmodels/model_details.py" line="143" />
       <source>This file only helps another model draft tokens ({0}); choose the main model and it is found automatically.</source>
       <translation>このファイルは別のモデルのドラフト用です ({0})。メインのモデルを選べば自動で見つかります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="30" />
-      <source>weights</source>
-      <translation>重み</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/viewmodels/plan.py" line="31" />
-      <source>context</source>
-      <translation>コンテキスト</translation>
+      <source>model</source>
+      <translation>モデル</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/plan.py" line="32" />
-      <source>drafter</source>
-      <translation>ドラフター</translation>
+      <source>conversation</source>
+      <translation>会話</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="33" />
-      <source>work</source>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="34" />
+      <source>working space</source>
       <translation>作業領域</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="104" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="37" />
+      <source>The model's weights: its learned numbers, loaded from the file</source>
+      <translation>モデルの重み：学習した数値で、ファイルから読み込まれます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="38" />
+      <source>Room for the conversation the model keeps in mind (the KV cache), set by the context length</source>
+      <translation>モデルが覚えている会話のための領域（KV キャッシュ）。コンテキスト長で決まります</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="39" />
+      <source>The helper model that guesses words (the draft model or MTP head) and its own context</source>
+      <translation>言葉を予想する補助モデル（ドラフトモデルまたは MTP ヘッド）とそのコンテキスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="40" />
+      <source>Scratch memory the engine needs while it works (compute and output buffers)</source>
+      <translation>エンジンが処理中に使う作業用メモリ（計算バッファと出力バッファ）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="111" />
       <source>RAM</source>
       <translation>RAM</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="247" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="246" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="253" />
       <source>Partly on the GPU</source>
       <translation>一部 GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="246" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="253" />
       <source>Does not fit</source>
       <translation>収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="263" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="270" />
       <source>Everything runs on {0} with {1} to spare.</source>
       <translation>すべて {0} で動き、{1} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="272" />
       <source>The model is split between the GPU and RAM, with {0} to spare.</source>
       <translation>モデルは GPU と RAM に分けて置かれ、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="267" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="274" />
       <source>Everything fits in RAM with {0} to spare.</source>
       <translation>すべて RAM に収まり、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="268" />
-      <source>{0} context, {1} KV cache.</source>
-      <translation>コンテキスト {0}、KV キャッシュ {1}。</translation>
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="275" />
+      <source>Room for a {0}-token conversation ({1} KV cache).</source>
+      <translation>{0} トークンの会話を保持できます（KV キャッシュ {1}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="278" />
       <source>The {0} fits as well.</source>
       <translation>{0} も収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="280" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="286" />
       <source>total</source>
       <translation>合計</translation>
     </message>
@@ -3497,61 +3917,107 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>n-gram 照合</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
       <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
       <translation>空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
+      <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
+      <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
+>>>>>>> words
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
+>>>>>>> words
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="156" />
+>>>>>>> words
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="158" />
+>>>>>>> words
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
+>>>>>>> words
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="162" />
+>>>>>>> words
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
+>>>>>>> words
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="177" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="186" />
+>>>>>>> words
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="181" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="190" />
+>>>>>>> words
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="184" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="193" />
+>>>>>>> words
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="187" />
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
@@ -3568,30 +4034,70 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="197" />
+      <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
+      <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
+      <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
+      <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
+      <source>No draft model found: the model runs without speculation.</source>
+      <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="206" />
+      <source>This model has its own helper built in (an MTP head): speculation on.</source>
+      <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="208" />
+>>>>>>> words
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="210" />
+>>>>>>> words
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="212" />
+>>>>>>> words
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
+>>>>>>> words
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="226" />
+=======
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="238" />
+>>>>>>> words
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/workers.py" line="163" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
@@ -3634,6 +4140,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>BOS token id</source>
       <translation type="vanished">BOS トークン ID</translation>
+=======
+      <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
+      <translation type="vanished">前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
+>>>>>>> words
     </message>
     <message>
       <source>Built-in MTP head (faster generation)</source>
@@ -3684,12 +4194,32 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">約 {0} 必要ですが、空きは {1} です。</translation>
     </message>
     <message>
+      <source>KV cache</source>
+      <translation type="vanished">KV キャッシュ</translation>
+    </message>
+    <message>
+      <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
+      <translation type="vanished">空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
+    </message>
+    <message>
       <source>MTP</source>
       <translation type="vanished">MTP</translation>
     </message>
     <message>
+      <source>MTP / draft:</source>
+      <translation type="vanished">MTP / ドラフト:</translation>
+    </message>
+    <message>
       <source>MTP auto works: the head drafted {drafted} tokens (random weights accept none; a real model accepts many)</source>
       <translation type="vanished">MTP の自動設定は動作しています: ヘッドが {drafted} トークンを下書きしました（ランダムな重みでは一つも採用されませんが、実際のモデルでは多くが採用されます）</translation>
+    </message>
+    <message>
+      <source>MTP head found in the model: speculation on.</source>
+      <translation type="vanished">モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <source>No drafter found: the model runs without speculation.</source>
+      <translation type="vanished">ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
     <message>
       <source>No models yet.
@@ -3710,8 +4240,24 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">ブラウザでチャットページを開く</translation>
     </message>
     <message>
+      <source>Open the engine's own chat page in your web browser</source>
+      <translation type="vanished">エンジン自身のチャットページをウェブブラウザーで開く</translation>
+    </message>
+    <message>
+      <source>Planned vs actual (the engine's own buffer sizes)</source>
+      <translation type="vanished">計画と実際（エンジン自身が報告したバッファサイズ）</translation>
+    </message>
+    <message>
+      <source>Speculation was turned off: {0}</source>
+      <translation type="vanished">投機的デコードをオフにしました: {0}</translation>
+    </message>
+    <message>
       <source>Test model</source>
       <translation type="vanished">テスト用モデル</translation>
+    </message>
+    <message>
+      <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
+      <translation type="vanished">{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
     </message>
     <message>
       <source>This build of Draftwise cannot start engines ({0}).</source>
@@ -3722,8 +4268,17 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">このコンピューターには大きすぎます</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <source>its vocabulary differs ({difference})</source>
       <translation type="vanished">語彙が違います（{difference}）</translation>
+=======
+      <source>context</source>
+      <translation type="vanished">コンテキスト</translation>
+    </message>
+    <message>
+      <source>drafter</source>
+      <translation type="vanished">ドラフター</translation>
+>>>>>>> words
     </message>
     <message>
       <source>llama.cpp {version} ({backend}, {source}) {binary}</source>
@@ -3758,6 +4313,7 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">{backend} 版ですが GPU を使いませんでした。ドライバーを確認してください</translation>
     </message>
     <message>
+<<<<<<< HEAD
       <source>token list (same size, different tokens)</source>
       <translation type="vanished">トークン一覧（数は同じでも中身が違います）</translation>
     </message>
@@ -3768,6 +4324,18 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>vocabulary size</source>
       <translation type="vanished">語彙数</translation>
+=======
+      <source>weights</source>
+      <translation type="vanished">重み</translation>
+    </message>
+    <message>
+      <source>work</source>
+      <translation type="vanished">作業領域</translation>
+    </message>
+    <message>
+      <source>{0} context, {1} KV cache.</source>
+      <translation type="vanished">コンテキスト {0}、KV キャッシュ {1}。</translation>
+>>>>>>> words
     </message>
     <message>
       <source>{arch}, {layers} layers, {kib} KiB at {path}</source>

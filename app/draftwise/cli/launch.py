@@ -171,6 +171,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             print(f"ready {action.url}  ({action.seconds:.2f} s)", flush=True)
         elif isinstance(action, lf.FellBack):
             print(f"fallback: {action.reason}", flush=True)
+            print(f"  because: {action.cause.sentence}", flush=True)
             print("  (once it is ready without it, `draftwise broken clear` lets auto try it again later)",
                   flush=True)
         elif isinstance(action, lf.Crashed):

@@ -7,13 +7,13 @@ MIB = 1024**2
 
 
 def human_bytes(n: int | float | None, *, digits: int = 1) -> str:
-    """Sizes as a file manager shows them: 1024-based, labelled KB/MB/GB like Windows and
-    LM Studio do (users compare them with what their system reports)."""
+    """Sizes counted in 1024s, labelled as what they are: KiB, MiB, GiB (a "MB" label on a
+    1024-based number is 5% off at GB sizes, and RAM and GPU memory are 1024-based)."""
     if n is None:
         return "?"
     size = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(size) < 1024 or unit == "TB":
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
             if unit == "B":
                 return f"{size:.0f} B"
             return f"{size:.{digits}f} {unit}"
@@ -22,14 +22,14 @@ def human_bytes(n: int | float | None, *, digits: int = 1) -> str:
 
 
 def human_gb_pair(used: int, total: int) -> str:
-    """"7.1 / 8.0 GB" — both in the unit of the total."""
-    unit, div = ("GB", GIB) if total >= GIB else ("MB", MIB)
+    """"7.1 / 8.0 GiB" — both in the unit of the total."""
+    unit, div = ("GiB", GIB) if total >= GIB else ("MiB", MIB)
     return f"{used / div:.1f} / {total / div:.1f} {unit}"
 
 
 def human_use(used: int, free_total: int) -> tuple[str, str]:
-    """("11.9 MB", "22.1 GB") — what the plan uses and what it may use, each in its own
-    unit (MB below 1 GB), for "11.9 MB of 22.1 GB free"."""
+    """("11.9 MiB", "22.1 GiB") — what the plan uses and what it may use, each in its own
+    unit (MiB below 1 GiB), for "11.9 MiB of 22.1 GiB free"."""
     return human_bytes(used), human_bytes(free_total)
 
 

@@ -52,7 +52,8 @@ class EngineProcess(QObject):
     log_batch = Signal(list)  # list[str], at most one per batch interval
     ready = Signal(str)  # the base URL
     crashed = Signal(object)  # crash.Cause
-    fell_back = Signal(object)  # why speculation was dropped (a core Message)
+    fell_back = Signal(object, object)  # why speculation was dropped (a core Message), the crash.Cause
+    fallback_note = Signal(object)  # more about this run's fallback (a core Message): for its details
     notice = Signal(object)  # running, but the user should know (a core Message: speculation off, GPU unused)
     stalled = Signal(float)  # seconds without output and not ready: offer to stop
     stopped = Signal()
@@ -183,12 +184,12 @@ class EngineProcess(QObject):
                 self._poll_timer.stop()
                 self.ready.emit(action.url)
             elif isinstance(action, launch_flow.FellBack):
-                self.fell_back.emit(action.reason)
+                self.fell_back.emit(action.reason, action.cause)
             elif isinstance(action, launch_flow.Crashed):
                 self._finish_timers()
                 self.crashed.emit(action.cause)
             elif isinstance(action, launch_flow.Notice):
-                self.notice.emit(action.text)
+                (self.fallback_note if action.about_fallback else self.notice).emit(action.text)
             elif isinstance(action, launch_flow.Stalled):
                 self.stalled.emit(action.seconds)
             elif isinstance(action, launch_flow.PollHealth):

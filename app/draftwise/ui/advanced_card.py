@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.ui.cards import DisclosedCard, muted, set_tone
+from draftwise.ui.cards import DisclosedCard, explain, muted, set_tone
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.i18n import LANGUAGE_NAMES, tr, tr_error
 
@@ -38,6 +38,9 @@ class AdvancedSection(DisclosedCard):
         self.profiles = app.profiles
         self.toggle.setObjectName("advancedToggle")
         al = self.card.body
+        self.explanation = muted(QLabel())
+        self.explanation.setObjectName("cardExplanation")
+        al.addWidget(self.explanation)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         self.extra_edit = QLineEdit()
@@ -116,23 +119,39 @@ class AdvancedSection(DisclosedCard):
     def retranslate(self) -> None:
         self.toggle.setText(tr("Advanced"))
         self.toggle.setAccessibleName(tr("Show advanced settings"))
+        self.toggle.setToolTip(tr("Settings most people never need: engine arguments, profiles, port, language"))
+        explain(self.explanation, tr("For people who know the engine: everything here is optional."))
+        self.extra_label.setToolTip(tr("Flags passed to llama-server as they are (for experts)"))
+        self.profile_label.setToolTip(tr("Named sets of these settings you can apply to any model"))
+        self.overrides_label.setToolTip(tr("What you changed for this model; Reset goes back to automatic"))
+        self.port_label.setToolTip(tr("The network port programs connect to; if it is taken, the engine uses a free "
+                                      "one and says so"))
+        self.command_label.setToolTip(tr("Exactly what Launch runs: the engine's own terms"))
         self.extra_label.setText(tr("Extra engine arguments"))
         self.extra_edit.setPlaceholderText(tr("e.g. --spec-draft-n-max 4"))
         self.extra_edit.setAccessibleName(tr("Extra engine arguments"))
         self.profile_label.setText(tr("Profiles"))
         self.profile_combo.setAccessibleName(tr("Profiles"))
         self.profile_apply.setText(tr("Apply"))
+        self.profile_apply.setToolTip(tr("Use this profile's settings for the chosen model"))
         self.profile_save.setText(tr("Save as…"))
+        self.profile_save.setToolTip(tr("Keep the current settings under a name"))
         self.profile_delete.setText(tr("Delete"))
+        self.profile_delete.setToolTip(tr("Forget this profile"))
+        self.profile_combo.setToolTip(self.profile_label.toolTip())
         self.overrides_label.setText(tr("This model"))
         self.reset_button.setText(tr("Reset to automatic"))
         self.reset_button.setAccessibleName(tr("Reset this model's settings to automatic"))
+        self.reset_button.setToolTip(tr("Reset this model's settings to automatic"))
         self.lang_label.setText(tr("Language"))
         self.port_label.setText(tr("Port"))
         self.port_spin.setAccessibleName(tr("Port the engine listens on"))
         self.network_check.setText(tr("Allow other computers on my network (with the API key)"))
         self.network_check.setAccessibleName(tr("Allow other computers on my network"))
+        self.network_check.setToolTip(tr("Other computers on your network can use the model if they know the API key; "
+                                         "off: only this computer"))
         self.lang_combo.setAccessibleName(tr("Language"))
+        self.lang_combo.setToolTip(tr("The language of Draftwise's window"))
         self.lang_combo.setItemText(0, tr(LANGUAGE_NAMES["system"]))
         self.command_label.setText(tr("Engine command (the API key is passed in the environment)"))
         self.command.setAccessibleName(tr("Engine command"))

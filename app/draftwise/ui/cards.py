@@ -3,9 +3,9 @@ coloured labels, and the "Advanced ▸" disclosure."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from draftwise.ui.theme import text_color
 
@@ -65,6 +65,43 @@ def set_tone(label: QLabel, kind: str) -> None:
     else:
         label.setStyleSheet("")
         label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+
+
+def explain(label: QLabel, text: str, tip: str = "") -> None:
+    """A card's one-line explanation under its title (muted, wrapped), with a tooltip that
+    may name the technical term."""
+    label.setText(text)
+    label.setToolTip(tip or text)
+
+
+class ElidedLabel(QLabel):
+    """One line that shrinks with "…" at its end instead of being cut mid-word; the whole
+    text is its tooltip. It asks for its full width but takes what the row leaves."""
+
+    MIN_WIDTH = 60
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:  # noqa: N802 — Qt override
+        super().setText(text)
+        self.setToolTip(text)
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 — Qt override
+        return QSize(min(self.MIN_WIDTH, super().sizeHint().width()), super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        """The text as drawn at the current width (with "…" when it does not fit)."""
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+
+    def paintEvent(self, event) -> None:  # noqa: N802 — Qt override
+        p = QPainter(self)
+        p.setPen(self.palette().color(self.foregroundRole()))
+        p.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
+                   self.shown_text())
+        p.end()
 
 
 class Disclosure(QToolButton):

@@ -51,6 +51,10 @@ class LaunchCard(Card):
         self.figures = QVBoxLayout()
         self.figures.setContentsMargins(0, 0, 0, 0)
         el.addLayout(self.figures)
+        # The port move: a client set up for the chosen port would talk to another program.
+        self.port_note = muted(QLabel())
+        self.port_note.setObjectName("portNote")
+        el.addWidget(self.port_note)
         lrow = QHBoxLayout()
         self.block_reason = muted(QLabel())
         self.block_reason.setObjectName("launchBlockReason")
@@ -59,8 +63,12 @@ class LaunchCard(Card):
         self.launch_button.setDefault(True)
         self.stop_button = QPushButton()
         self.stop_button.setObjectName("stopButton")
+        # Another model is chosen while one runs: one click stops it and launches this one.
+        self.switch_button = QPushButton()
+        self.switch_button.setObjectName("switchButton")
         lrow.addWidget(self.block_reason, 1)
         lrow.addWidget(self.stop_button)
+        lrow.addWidget(self.switch_button)
         lrow.addWidget(self.launch_button)
         el.addLayout(lrow)
 
@@ -69,6 +77,7 @@ class LaunchCard(Card):
         self.install_button.clicked.connect(lambda: engine.install())
         self.launch_button.clicked.connect(app.do_launch)
         self.stop_button.clicked.connect(app.do_stop)
+        self.switch_button.clicked.connect(app.switch_to_chosen)
         engine.changed.connect(self.refresh_engine)
         engine.engines_changed.connect(self.refresh_engine)
         engine.install_progress.connect(lambda *_: self.refresh_engine())
@@ -81,8 +90,12 @@ class LaunchCard(Card):
     def retranslate(self) -> None:
         self.engine_label.setText(tr("Engine"))
         self.engine_combo.setAccessibleName(tr("Engine"))
+        tip = tr("The program that runs the model on this computer (llama.cpp's llama-server)")
+        self.engine_label.setToolTip(tip)
+        self.engine_combo.setToolTip(tip)
         self.install_button.setText(tr("Install engine"))
         self.install_button.setAccessibleName(tr("Install the llama.cpp engine"))
+        self.install_button.setToolTip(tr("Download and build the engine for this computer (once; 10–40 minutes)"))
         self.install_bar.setAccessibleName(tr("Engine installation progress"))
         self.launch_button.setText(tr("Launch"))
         self.launch_button.setAccessibleName(tr("Launch the model"))
@@ -90,6 +103,9 @@ class LaunchCard(Card):
         self.stop_button.setText(tr("Stop"))
         self.stop_button.setAccessibleName(tr("Stop the engine"))
         self.stop_button.setToolTip(tr("Stop the engine (Ctrl+.)"))
+        self.switch_button.setText(tr("Stop and launch this one"))
+        self.switch_button.setAccessibleName(tr("Stop the running model and launch the chosen one"))
+        self.switch_button.setToolTip(tr("Stop the model that runs now, wait until it has ended, then launch this one"))
 
     def refresh(self) -> None:
         self.refresh_engine()
@@ -128,6 +144,13 @@ class LaunchCard(Card):
         self.stop_button.setEnabled(vm.can_stop())
         self.stop_button.setVisible(vm.launch.running)
         other = vm.running_model_path() not in (None, vm.model_path)
+        self.switch_button.setVisible(other or vm.switching)
+        self.switch_button.setEnabled(vm.can_switch())
+        self.launch_button.setVisible(not self.switch_button.isVisible())
+        note = vm.launch.port_note()
+        self.port_note.setText("⚠ " + note if note else "")
+        self.port_note.setVisible(bool(note))
+        set_tone(self.port_note, "warn" if note else "")
         show_why = why if (why and (not vm.launch.running or other)) else ""
         self.block_reason.setText(show_why)
         set_tone(self.block_reason, "error" if (vm.speculation.blocks_launch() and show_why) else "")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QSystemTrayIcon,
     QTabWidget,
@@ -400,13 +401,7 @@ class MainWindow(QMainWindow):
         pref = self.vm.settings.close_action
         if pref == "stop" or (pref == "tray" and self.tray is not None):
             return pref
-        box = QMessageBox(self)
-        box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle(tr("The engine is running"))
-        box.setText(tr("The engine is still running. Stop it, or keep it running in the tray?"))
-        stop = box.addButton(tr("Stop the engine and quit"), QMessageBox.ButtonRole.AcceptRole)
-        tray = box.addButton(tr("Keep running in the tray"), QMessageBox.ButtonRole.ActionRole) if self.tray else None
-        box.addButton(QMessageBox.StandardButton.Cancel)
+        box, stop, tray = self.close_box()
         box.exec()
         clicked = box.clickedButton()
         if clicked is stop:
@@ -414,6 +409,22 @@ class MainWindow(QMainWindow):
         if tray is not None and clicked is tray:
             return "tray"
         return "cancel"
+
+    def close_box(self) -> tuple[QMessageBox, QPushButton, QPushButton | None]:
+        """The close question and its buttons; it offers the tray only where there is one,
+        and says only what the buttons do."""
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(tr("The engine is running"))
+        stop = box.addButton(tr("Stop the engine and quit"), QMessageBox.ButtonRole.AcceptRole)
+        tray = None
+        if self.tray is not None and QSystemTrayIcon.isSystemTrayAvailable():
+            box.setText(tr("The engine is still running. Stop it, or keep it running in the tray?"))
+            tray = box.addButton(tr("Keep running in the tray"), QMessageBox.ButtonRole.ActionRole)
+        else:
+            box.setText(tr("The engine is still running. Stop it and quit?"))
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        return box, stop, tray
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 — Qt override
         self._store_geometry()

@@ -29,7 +29,7 @@ class BarData:
 
 
 def use_text(used: int, capacity: int) -> str:
-    """"11.9 MB of 22.1 GB free": the capacity is what is free for the model (free memory
+    """"11.9 MiB of 22.1 GiB free": the capacity is what is free for the model (free memory
     less a safety margin), not the machine's total."""
     u, c = human_use(used, capacity)
     return tr("{0} of {1} free").format(u, c)
@@ -114,7 +114,7 @@ class Swatch(QWidget):
 
 
 class MemoryBars(QWidget):
-    """A column of device rows ("GPU 0 ███▒▒░ 7.1 / 8.0 GB") and the legend under them."""
+    """A column of device rows ("GPU 0 ███▒▒░ 7.1 / 8.0 GiB") and the legend under them."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -140,10 +140,11 @@ class MemoryBars(QWidget):
         self.bars: list[MemoryBar] = []
         self._widgets: list[QWidget] = []
 
-    def set_legend(self, labels: dict[str, str]) -> None:
+    def set_legend(self, labels: dict[str, str], tips: dict[str, str] | None = None) -> None:
         for key, text in labels.items():
             if key in self._legend_labels:
                 self._legend_labels[key].setText(text)
+                self._legend_labels[key].setToolTip((tips or {}).get(key, ""))
 
     def set_devices(self, devices: Sequence[BarData]) -> None:
         for w in self._widgets:

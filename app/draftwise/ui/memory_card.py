@@ -17,12 +17,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.ui.cards import Card, muted
+from draftwise.ui.cards import Card, explain, muted
 from draftwise.ui.memory_bar import BarData, MemoryBars
 from draftwise.ui.theme import tinted
-from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.i18n import N_, tr
 from draftwise.viewmodels.model_details import ModelDetailsViewModel
-from draftwise.viewmodels.plan import FITS, NO_FIT, SEGMENTS, PlanViewModel
+from draftwise.viewmodels.plan import FITS, NO_FIT, SEGMENT_TIPS, SEGMENTS, PlanViewModel
+
+# The KV cache types in words (the engine's names stay in the list, in brackets).
+KV_WORDS = {
+    "f16": N_("full quality"),
+    "bf16": N_("full quality"),
+    "f32": N_("full quality, twice the memory"),
+    "q8_0": N_("half the memory, nearly the same"),
+    "q4_0": N_("a quarter of the memory, lower quality"),
+}
 
 FIT_COLORS = {"ok": "#34a853", "warn": "#f4b400", "error": "#ea4335"}
 
@@ -41,6 +50,9 @@ class MemoryCard(Card):
         self.fit_chip = QLabel()
         top.addWidget(self.fit_chip)
         ml.addLayout(top)
+        self.explanation = muted(QLabel())
+        self.explanation.setObjectName("cardExplanation")
+        ml.addWidget(self.explanation)
         self.bars = MemoryBars()
         ml.addWidget(self.bars)
         crow = QHBoxLayout()
@@ -60,10 +72,13 @@ class MemoryCard(Card):
         crow.addWidget(self.ctx_slider, 1)
         crow.addWidget(self.ctx_value)
         crow.addWidget(self.ctx_auto)
-        crow.addSpacing(12)
-        crow.addWidget(self.kv_label)
-        crow.addWidget(self.kv_combo)
         ml.addLayout(crow)
+        # Its own row: the formats are named in words, wider than the engine's names.
+        krow = QHBoxLayout()
+        krow.addWidget(self.kv_label)
+        krow.addWidget(self.kv_combo)
+        krow.addStretch(1)
+        ml.addLayout(krow)
         self.reasons = QLabel()
         self.reasons.setObjectName("planReasons")
         self.reasons.setWordWrap(True)
@@ -83,12 +98,26 @@ class MemoryCard(Card):
 
     def retranslate(self) -> None:
         self.title.setText(tr("Memory"))
-        self.bars.set_legend({k: tr(label) for k, label in SEGMENTS})
-        self.ctx_label.setText(tr("Context"))
+        explain(self.explanation,
+                tr("How the model fits in this computer's memory. A longer conversation needs more room."),
+                tr("Planned before launch from the model file; once the engine runs, compared with the buffer "
+                   "sizes it reports."))
+        self.title.setToolTip(self.explanation.toolTip())
+        self.bars.set_legend({k: tr(label) for k, label in SEGMENTS}, {k: tr(t) for k, t in SEGMENT_TIPS.items()})
+        self.ctx_label.setText(tr("Conversation length"))
+        ctx_tip = tr("How much text the model can keep in mind at once — your messages, its answers and any "
+                     "documents — counted in tokens (about ¾ of a word each). This is the context length.")
+        self.ctx_label.setToolTip(ctx_tip)
+        self.ctx_slider.setToolTip(ctx_tip)
         self.ctx_slider.setAccessibleName(tr("Context length"))
         self.ctx_auto.setText(tr("Reset to auto"))
         self.ctx_auto.setAccessibleName(tr("Choose the context length automatically"))
-        self.kv_label.setText(tr("KV cache"))
+        self.ctx_auto.setToolTip(tr("Choose the context length automatically"))
+        self.kv_label.setText(tr("Memory format"))
+        kv_tip = tr("How the engine stores the conversation it keeps in mind (the KV cache type). A smaller "
+                    "format fits a longer conversation in less memory, at some cost in quality.")
+        self.kv_label.setToolTip(kv_tip)
+        self.kv_combo.setToolTip(kv_tip)
         self.kv_combo.setAccessibleName(tr("KV cache type"))
         self._fill_kv_combo()
 
@@ -98,8 +127,14 @@ class MemoryCard(Card):
         self.kv_combo.clear()
         self.kv_combo.addItem(tr("Auto"), None)
         for t in self.vm.kv_types:
-            self.kv_combo.addItem(t, t)
+            self.kv_combo.addItem(self.kv_words(t), t)
         self.kv_combo.blockSignals(False)
+
+    @staticmethod
+    def kv_words(kv_type: str) -> str:
+        """"q8_0 — half the memory, nearly the same": the engine's name, then what it means."""
+        words = KV_WORDS.get(kv_type)
+        return f"{kv_type} — {tr(words)}" if words else kv_type
 
     def _refresh_enabled(self) -> None:
         has = self.details.path is not None
@@ -123,7 +158,7 @@ class MemoryCard(Card):
         self.kv_combo.blockSignals(True)
         self.kv_combo.setCurrentIndex(max(0, self.kv_combo.findData(p.kv_type)) if p.kv_type else 0)
         if p.kv_type is None and r is not None:
-            self.kv_combo.setItemText(0, tr("Auto ({0})").format(r.kv_type))
+            self.kv_combo.setItemText(0, tr("Auto ({0})").format(tr(KV_WORDS.get(r.kv_type, r.kv_type))))
         else:
             self.kv_combo.setItemText(0, tr("Auto"))
         self.kv_combo.blockSignals(False)
@@ -157,8 +192,10 @@ class MemoryCard(Card):
         self.actual_box.setVisible(bool(rows))
         if not rows:
             return
-        head = QLabel(tr("Planned vs actual (the engine's own buffer sizes)"))
+        head = QLabel(tr("What the engine really uses"))
         head.setObjectName("cardTitle")
+        head.setToolTip(tr("Planned: Draftwise's estimate before launch. Actual: the buffer sizes the engine "
+                           "reported in its log."))
         self.actual_grid.addWidget(head, 0, 0, 1, 4)
         for col, text in enumerate(("", tr("planned"), tr("actual"))):
             self.actual_grid.addWidget(muted(QLabel(text)), 1, col)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.ui.cards import Card, muted, set_tone
+from draftwise.ui.cards import Card, explain, muted, set_tone
 from draftwise.ui.theme import ERROR_COLOR
 from draftwise.viewmodels.i18n import tr
 from draftwise.viewmodels.launch import LaunchViewModel
@@ -39,6 +39,9 @@ class SpeculationCard(Card):
         self.details = details
         self.launch = launch
         cl = self.body
+        self.explanation = muted(QLabel())
+        self.explanation.setObjectName("cardExplanation")
+        cl.addWidget(self.explanation)
         self.mtp_auto = QRadioButton()
         self.mtp_off = QRadioButton()
         self.mtp_group = QButtonGroup(self)
@@ -91,16 +94,29 @@ class SpeculationCard(Card):
 
     def retranslate(self) -> None:
         self.title.setText(tr("Speculation"))
-        self.mtp_label.setText(tr("MTP / draft:"))
+        explain(self.explanation,
+                tr("A small helper model guesses the next words and the big model checks them — same answers, faster."),
+                tr("Speculative decoding: a draft model, or the model's own MTP head, proposes tokens and the "
+                   "model verifies them in one pass. The text is what the model alone would write."))
+        self.title.setToolTip(self.explanation.toolTip())
+        self.mtp_label.setText(tr("Speed-up:"))
+        helper_tip = tr("Auto: use the model's built-in helper (an MTP head) or a small draft model found beside it. "
+                        "Off: the big model works alone.")
+        self.mtp_label.setToolTip(helper_tip)
         self.mtp_auto.setText(tr("Auto"))
         self.mtp_auto.setAccessibleName(tr("Speculation automatic"))
+        self.mtp_auto.setToolTip(helper_tip)
         self.mtp_off.setText(tr("Off"))
         self.mtp_off.setAccessibleName(tr("Speculation off"))
+        self.mtp_off.setToolTip(tr("Run the big model alone: a little slower, same answers"))
         self.draft_label.setText(tr("Draft model"))
+        self.draft_label.setToolTip(tr("The small helper model: one of the same family that guesses words for the "
+                                       "big one. Leave empty and Draftwise looks for one."))
         self.draft_edit.setPlaceholderText(tr("automatic"))
         self.draft_edit.setAccessibleName(tr("Draft model file"))
         self.draft_browse.setText(tr("Browse…"))
         self.draft_browse.setAccessibleName(tr("Choose a draft model file"))
+        self.draft_browse.setToolTip(tr("Choose a draft model file"))
         self.retry_drafter.setText(tr("Try it again"))
         self.retry_drafter.setToolTip(tr("Forget that this drafter made the engine fail, and use it at the next Launch"))
 
@@ -123,7 +139,7 @@ class SpeculationCard(Card):
         self.notes.setVisible(bool(notes))
         self.draft_msg.setText(s.draft_message())
         self.draft_msg.setVisible(bool(self.draft_msg.text()))
-        self.draft_edit.setToolTip(s.draft_tooltip())
+        self.draft_edit.setToolTip(s.draft_tooltip() or self.draft_label.toolTip())
         self.draft_msg.setToolTip(s.draft_tooltip())
         has = self.details.path is not None
         self.mtp_auto.setEnabled(has)

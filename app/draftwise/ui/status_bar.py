@@ -17,10 +17,11 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
-from draftwise.ui.cards import muted
+from draftwise.ui.cards import Disclosure, ElidedLabel, muted, set_tone
 from draftwise.ui.theme import ERROR_COLOR, STATE_COLORS, WARN_COLOR, tinted, title_font
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.i18n import tr
@@ -60,11 +61,16 @@ class StatusStrip(QWidget):
         h.setContentsMargins(8, 2, 4, 2)
         h.setSpacing(8)
         self.dot = StatusDot()
-        self.status_text = QLabel()
+        # The state shrinks with "…"; the URL (what a person copies) never does.
+        self.status_text = ElidedLabel()
         self.status_text.setObjectName("statusText")
         self.url_label = QLabel()
         self.url_label.setObjectName("urlLabel")
         self.url_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.url_label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        self.port_flag = QLabel()  # "⚠ port 8080 was taken": the engine listens elsewhere
+        self.port_flag.setObjectName("portFlag")
+        self.port_flag.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         self.copy_url = QPushButton()
         self.open_chat = QPushButton()
         self.key_label = QLabel()
@@ -82,6 +88,7 @@ class StatusStrip(QWidget):
         h.addWidget(self.dot)
         h.addWidget(self.status_text)
         h.addWidget(self.url_label)
+        h.addWidget(self.port_flag)
         h.addWidget(self.copy_url)
         h.addWidget(self.open_chat)
         h.addSpacing(6)
@@ -109,6 +116,10 @@ class StatusStrip(QWidget):
         self.copy_key.setAccessibleName(tr("Copy the API key"))
         self.check_button.setText(tr("Check this machine"))
         self.check_button.setAccessibleName(tr("Check this machine"))
+        self.check_button.setToolTip(tr("Try a tiny model on this computer's engine and graphics card, and say what works"))
+        self.copy_url.setToolTip(tr("Copy the address chat programs and scripts use to talk to the model"))
+        self.copy_key.setToolTip(tr("Copy the password (API key) programs need to use the model"))
+        self.open_chat.setToolTip(tr("Chat with the model in this window"))
 
     def refresh(self) -> None:
         launch = self.vm
@@ -119,7 +130,15 @@ class StatusStrip(QWidget):
             w.setVisible(ready)
         if ready:
             self.url_label.setText(f"— {launch.api_url()}")
+            self.url_label.setToolTip(tr("The address for chat programs and scripts (OpenAI-compatible API)"))
             self.key_label.setText(tr("key {0}").format("••••" + launch.api_key()[-4:]))
+            self.key_label.setToolTip(tr("The password (API key) programs send with each request"))
+        moved = launch.port_moved()
+        self.port_flag.setVisible(moved is not None)
+        if moved is not None:
+            self.port_flag.setText("⚠ " + tr("port {0} was taken").format(moved[0]))
+            self.port_flag.setToolTip(launch.port_note())
+            set_tone(self.port_flag, "warn")
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -152,8 +171,20 @@ class Banner(QFrame):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.dismiss = QPushButton()
         self.dismiss.setObjectName("bannerDismiss")
+        # "Details ▸": the cause in the engine's terms, kept out of the one-line sentence.
+        self.details = QLabel()
+        self.details.setObjectName("bannerDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_toggle = Disclosure(self.details)
+        self.details_toggle.setObjectName("bannerDetailsToggle")
+        column = QVBoxLayout()
+        column.setSpacing(2)
+        column.addWidget(self.text)
+        column.addWidget(self.details_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        column.addWidget(self.details)
         h.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
-        h.addWidget(self.text, 1)
+        h.addLayout(column, 1)
         h.addWidget(self.dismiss, 0, Qt.AlignmentFlag.AlignTop)
         self.setVisible(False)
         self.dismiss.clicked.connect(app.dismiss_settings_problem)
@@ -165,12 +196,20 @@ class Banner(QFrame):
     def retranslate(self) -> None:
         self.dismiss.setText(tr("Dismiss"))
         self.dismiss.setAccessibleName(tr("Dismiss this notice"))
+        self.details_toggle.setText(tr("Details"))
+        self.details_toggle.setAccessibleName(tr("Show the details of this notice"))
 
     def refresh(self) -> None:
         banner = self.vm.banner_text()
         self.setVisible(bool(banner))
         self.text.setText(banner)
         self.dismiss.setVisible(bool(self.vm.settings_problem_text))
+        details = self.vm.launch.fallback_details()
+        self.details.setText(details)
+        self.details_toggle.setVisible(bool(details))
+        if not details:
+            self.details_toggle.setChecked(False)
+        self.details.setVisible(bool(details) and self.details_toggle.isChecked())
 
 
 class FailureStrip(QFrame):
@@ -197,6 +236,7 @@ class FailureStrip(QFrame):
 
     def retranslate(self) -> None:
         self.show_log.setText(tr("Show log"))
+        self.show_log.setToolTip(tr("Open the engine's log to see what it said before it stopped"))
 
     def refresh(self) -> None:
         failure = self.vm.failure_text()

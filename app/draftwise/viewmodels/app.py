@@ -42,6 +42,7 @@ from draftwise.viewmodels.plan import KV_TYPES, NO_FIT, PlanViewModel, probe_mac
 from draftwise.viewmodels.profiles import ProfilesViewModel
 from draftwise.viewmodels.replan import Inputs, Outcome, Replanner
 from draftwise.viewmodels.speculation import SpeculationViewModel
+from draftwise.viewmodels.switch import ModelSwitch
 from draftwise.viewmodels.workers import WorkersViewModel
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,9 @@ class AppViewModel(QObject):
         self.launch.log_lines.connect(self.plan.feed_log)
         self.launch.changed.connect(self.launch_state_changed)
         self.launch.ended.connect(lambda _how: self.workers.explain_crash(self.launch))
+        self.launch.changed.connect(lambda: self.speculation.set_fell_back_in_this_run(
+            self.launch.running and bool(self.launch.fallback_reason)))
+        self.switcher = ModelSwitch(self)
         # Ready after a fallback: the drafter is now on the broken record, so re-plan and the
         # shown command and the next Launch leave it out instead of crashing the same way.
         self.launch.became_ready.connect(
@@ -436,11 +440,25 @@ class AppViewModel(QObject):
         self.logs.clear()
         self.plan.set_launched(out.plan)
         self.logs.append([f"$ {command_line(spec.argv)}"])
-        self.launch.start(spec, notes, model_name=self.details.title() or self.model.path.stem)
+        self.launch.start(spec, notes, model_name=self.details.title() or self.model.path.stem,
+                          wanted_port=self.settings.port)
         return True
 
     def do_stop(self) -> None:
+        self.switcher.pending = None
         self.launch.stop()
+
+    # ---------------------------------------------------------------- switch models
+    def can_switch(self) -> bool:
+        return self.switcher.can_switch()
+
+    @property
+    def switching(self) -> bool:
+        return self.switcher.pending is not None
+
+    def switch_to_chosen(self) -> bool:
+        """"Stop and launch this one": stop the running engine, launch the chosen model once it exited."""
+        return self.switcher.switch()
 
     def engine_running(self) -> bool:
         return self.launch.state in RUNNING

@@ -51,10 +51,13 @@ class LaunchViewModel(QObject):
         self.process: Any = None
         self.cause: crash.Cause | None = None
         self.fallback_reason: Text | None = None
+        self.fallback_cause: crash.Cause | None = None  # why the first start failed (for "Details")
+        self.fallback_notes: list[Text] = []  # what was remembered about it
         self.notices: list[Text] = []
         self.stalled_seconds: float | None = None
         self.ready_seconds: float | None = None
         self.launch_notes: list[Text] = []
+        self.wanted_port: int | None = None  # the port the user chose (the engine may get another)
         self.model_name = ""  # the running model, as the window names it
         self._clock = QElapsedTimer()
         self._tick = QTimer(self)
@@ -66,7 +69,8 @@ class LaunchViewModel(QObject):
     def running(self) -> bool:
         return self.state in RUNNING
 
-    def start(self, spec: LaunchSpec, notes: list[Text] | None = None, model_name: str = "") -> None:
+    def start(self, spec: LaunchSpec, notes: list[Text] | None = None, model_name: str = "",
+              wanted_port: int | None = None) -> None:
         if self.running:
             raise RuntimeError("an engine is already running")
         self._drop_process()
@@ -74,12 +78,15 @@ class LaunchViewModel(QObject):
         self.model_name = model_name or getattr(getattr(spec, "model_path", None), "stem", "")
         self.cause = None
         self.fallback_reason = None
+        self.fallback_cause = None
+        self.fallback_notes = []
         # Launch warnings that are not about speculation (those show with the decision),
         # e.g. "other computers can connect".
         self.notices = [w for w in spec.warnings if w not in spec.spec.warnings]
         self.stalled_seconds = None
         self.ready_seconds = None
         self.launch_notes = list(notes or [])
+        self.wanted_port = wanted_port
         self._clock.start()
         self._set_state(STARTING)
         self._tick.start()
@@ -98,6 +105,7 @@ class LaunchViewModel(QObject):
             ("crashed", self._on_crashed),
             ("fell_back", self._on_fell_back),
             ("notice", self._on_notice),
+            ("fallback_note", self._on_fallback_note),
             ("stalled", self._on_stalled),
             ("stopped", self._on_stopped),
         ):
@@ -117,7 +125,10 @@ class LaunchViewModel(QObject):
             self._drop_process()
             self.cause = None
             self.fallback_reason = None
+            self.fallback_cause = None
+            self.fallback_notes = []
             self.notices = []
+            self.launch_notes = []
             self._set_state(IDLE)
 
     def _drop_process(self) -> None:
@@ -175,8 +186,9 @@ class LaunchViewModel(QObject):
         if was != FAILED:
             self.ended.emit(FAILED)
 
-    def _on_fell_back(self, reason: Any, *args: Any) -> None:
+    def _on_fell_back(self, reason: Any, cause: Any = None) -> None:
         self.fallback_reason = reason
+        self.fallback_cause = cause if isinstance(cause, crash.Cause) else None
         if self.state not in (STARTING, LOADING):
             self._set_state(STARTING)
             self._tick.start()
@@ -186,6 +198,11 @@ class LaunchViewModel(QObject):
     def _on_notice(self, text: Text) -> None:
         if text not in self.notices:
             self.notices.append(text)
+            self.changed.emit()
+
+    def _on_fallback_note(self, text: Text) -> None:
+        if text not in self.fallback_notes:
+            self.fallback_notes.append(text)
             self.changed.emit()
 
     def _on_stalled(self, seconds: float) -> None:
@@ -246,9 +263,38 @@ class LaunchViewModel(QObject):
         return text
 
     def banner_text(self) -> str:
-        """Why speculation was turned off (or another warning while serving), else ""."""
-        parts = []
-        if self.fallback_reason:
-            parts.append(tr("Speculation was turned off: {0}").format(tr_message(self.fallback_reason)))
+        """Why speculation was turned off (one short sentence), and other warnings about the
+        running engine; "" once it stops: they describe a run that is over."""
+        if not self.running:
+            return ""
+        parts = [tr_message(self.fallback_reason)] if self.fallback_reason else []
         parts += [tr_message(n) for n in self.notices]
         return "\n".join(parts)
+
+    def fallback_details(self) -> str:
+        """The banner's "Details": why the first start failed, the engine's own line, and
+        what was remembered. The engine's words stay here, not in the sentence."""
+        if not self.running or not self.fallback_reason:
+            return ""
+        lines = []
+        c = self.fallback_cause
+        if c is not None:
+            lines.append(tr("Why: {0}").format(tr_message(c.sentence)))
+            if c.evidence:
+                lines.append(tr("From the log: {0}").format(c.evidence))
+        lines += [tr_message(n) for n in self.fallback_notes]
+        return "\n".join(lines)
+
+    def port_note(self) -> str:
+        """The port move ("Port 8080 is in use; the engine listens on 8081 instead") while
+        the engine runs: a client set up for the old port would talk to another program."""
+        if not self.running:
+            return ""
+        return " ".join(tr_message(n) for n in self.launch_notes)
+
+    def port_moved(self) -> tuple[int, int] | None:
+        """(wanted, actual) when the engine listens on another port than the one chosen."""
+        spec = self.spec
+        if not self.running or spec is None or self.wanted_port is None or spec.port == self.wanted_port:
+            return None
+        return self.wanted_port, spec.port

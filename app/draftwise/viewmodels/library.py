@@ -26,7 +26,14 @@ from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.core.speculation import tags
 from draftwise.services.library_scan import LibraryScanner, ScanEntry, TaskRunner
 from draftwise.viewmodels.i18n import N_, tr, tr_message
-from draftwise.viewmodels.model_details import display_name, mtp_badge
+from draftwise.viewmodels.model_details import (
+    CHAT_KIND,
+    DRAFT_KIND,
+    KIND_TIPS,
+    TEXT_KIND,
+    display_name,
+    mtp_badge,
+)
 from draftwise.viewmodels.plan import FITS, NO_FIT, PARTIAL, assess_fit
 
 COLUMNS = (
@@ -65,17 +72,6 @@ TAG_TIPS = {
     DRAFT_TAG: N_("A draft model: it helps a bigger model of its family answer faster; it is not "
                   "meant to be launched on its own"),
 }
-# Short words in the column; the tooltip says the rest ("… — not for chat").
-CHAT_KIND, TEXT_KIND, DRAFT_KIND = N_("chat"), N_("continues text"), N_("helper")
-KIND_TIPS = {
-    CHAT_KIND: N_("A chat model: it answers what you ask"),
-    TEXT_KIND: N_("Continues text — not for chat. This file has no chat template: it writes on "
-                  "from what you type instead of answering it"),
-    DRAFT_KIND: N_("A draft model: it helps a bigger model of its family answer faster; it is not "
-                   "meant to be launched on its own"),
-}
-
-
 @dataclass(frozen=True)
 class LibraryRow:
     path: Path

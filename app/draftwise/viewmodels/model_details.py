@@ -8,7 +8,19 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.readable import human_bytes, human_ctx, human_params
-from draftwise.viewmodels.i18n import tr
+from draftwise.core.speculation import tags
+from draftwise.viewmodels.i18n import N_, tr
+
+# Short words in the column; the tooltip says the rest ("… — not for chat").
+CHAT_KIND, TEXT_KIND, DRAFT_KIND = N_("chat"), N_("continues text"), N_("helper")
+KIND_TIPS = {
+    CHAT_KIND: N_("A chat model: it answers what you ask"),
+    TEXT_KIND: N_("Continues text — not for chat. This file has no chat template: it writes on "
+                  "from what you type instead of answering it"),
+    DRAFT_KIND: N_("A draft model: it helps a bigger model of its family answer faster; it is not "
+                   "meant to be launched on its own"),
+}
+
 
 
 def display_name(info: gguf.ModelInfo | None, path: Path | None = None) -> str:
@@ -78,6 +90,18 @@ class ModelDetailsViewModel(QObject):
         if i.context_length:
             parts.append(tr("{0} ctx").format(human_ctx(i.context_length)))
         return " · ".join(parts)
+
+    def use_note(self) -> tuple[str, str]:
+        """(words, tooltip) for a file that is not a chat model — a base model ("continues
+        text — not for chat") or a draft model — else ("", "")."""
+        i = self.info
+        if i is None or self.loading or self.error:
+            return "", ""
+        if tags.is_drafter(i):
+            return tr("helper — not meant to run on its own"), tr(KIND_TIPS[DRAFT_KIND])
+        if not i.has_chat_template:
+            return tr("continues text — not for chat"), tr(KIND_TIPS[TEXT_KIND])
+        return "", ""
 
     def facts(self) -> list[tuple[str, str]]:
         i = self.info

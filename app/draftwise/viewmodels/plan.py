@@ -26,12 +26,19 @@ from draftwise.viewmodels.i18n import N_, tr, tr_message
 
 KV_TYPES = ("f16", "q8_0", "q4_0")
 CONTEXT_FLOOR = planner.CTX_FLOOR
+# The bar's parts in plain words; SEGMENT_TIPS names what the engine calls them.
 SEGMENTS = (
-    ("weights", N_("weights")),
-    ("kv", N_("context")),
-    ("drafter", N_("drafter")),
-    ("compute", N_("work")),
+    ("weights", N_("model")),
+    ("kv", N_("conversation")),
+    ("drafter", N_("helper")),
+    ("compute", N_("working space")),
 )
+SEGMENT_TIPS = {
+    "weights": N_("The model's weights: its learned numbers, loaded from the file"),
+    "kv": N_("Room for the conversation the model keeps in mind (the KV cache), set by the context length"),
+    "drafter": N_("The helper model that guesses words (the draft model or MTP head) and its own context"),
+    "compute": N_("Scratch memory the engine needs while it works (compute and output buffers)"),
+}
 FITS, PARTIAL, NO_FIT = planner.FITS, planner.PARTIAL, planner.NO_FIT
 # Log lines the planned-vs-actual comparison needs (logparse reads buffer sizes, and the
 # lines that say a draft context or the fit step's dry runs begin).
@@ -265,7 +272,7 @@ class PlanViewModel(QObject):
             text = tr("The model is split between the GPU and RAM, with {0} to spare.").format(spare)
         else:
             text = tr("Everything fits in RAM with {0} to spare.").format(spare)
-        text += " " + tr("{0} context, {1} KV cache.").format(human_ctx(r.context), r.kv_type)
+        text += " " + tr("Room for a {0}-token conversation ({1} KV cache).").format(human_ctx(r.context), r.kv_type)
         drafter = getattr(r.raw, "drafter", None)
         if drafter:
             text += " " + tr("The {0} fits as well.").format(tr_message(drafter))
@@ -276,8 +283,7 @@ class PlanViewModel(QObject):
         plan = self.launched
         if self.actual is None or plan is None or plan.raw is None:
             return []
-        labels = {"weights": tr("weights"), "kv": tr("context"), "drafter": tr("drafter"),
-                  "compute": tr("work"), "total": tr("total")}
+        labels = {**{k: tr(label) for k, label in SEGMENTS}, "total": tr("total")}
         rows = []
         for row in planner.compare(plan.raw, self.actual):
             key, planned, actual = row["component"], row["planned"], row["actual"]

@@ -85,8 +85,16 @@ class SpeculationViewModel(QObject):
         self.decision: resolver.SpecDecision | None = None
         self.error: resolver.ResolveError | None = None
         self.pending = False
+        # The drafter was left out because it failed in the run going on now (the app
+        # sets this): the card says "just now", not "last time".
+        self.fell_back_in_this_run = False
 
     # ---------------------------------------------------------------- input
+    def set_fell_back_in_this_run(self, on: bool) -> None:
+        if on != self.fell_back_in_this_run:
+            self.fell_back_in_this_run = on
+            self.changed.emit()
+
     def set_mtp(self, mode: str) -> None:
         if mode not in ("auto", "off"):
             raise ValueError(mode)
@@ -138,7 +146,7 @@ class SpeculationViewModel(QObject):
         if c is None or c.state == EMPTY:
             if self.mtp == "off":
                 return ""
-            return tr("Leave empty: Draftwise looks for an MTP head or a draft model beside the model.")
+            return tr("Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.")
         if c.state == MISSING:
             return tr("Missing: {0}").format(c.message)
         if c.state == FOLDER:
@@ -184,14 +192,17 @@ class SpeculationViewModel(QObject):
                 return tr("Speculation is off, as you chose.")
             last = d.notes[-1] if d.notes else ""
             if self.left_out_broken():
-                return tr("A drafter was left out because the engine could not start with it last time: "
+                if self.fell_back_in_this_run:
+                    return tr("The engine could not start with the helper model just now, so it runs without "
+                              "speculation.")
+                return tr("A helper model was left out because the engine could not start with it last time: "
                           "the model runs without speculation.")
             if not last or last.startswith("No drafter found"):
-                return tr("No drafter found: the model runs without speculation.")
+                return tr("No draft model found: the model runs without speculation.")
             return tr_message(last)  # e.g. another backend, or the planner left the drafter out
         words = tr(TYPE_WORDS.get(d.spec_type, d.spec_type))
         if d.source == resolver.AUTO_MTP:
-            return tr("MTP head found in the model: speculation on.")
+            return tr("This model has its own helper built in (an MTP head): speculation on.")
         if d.source == resolver.AUTO_COMPANION:
             return tr("Found {0} beside the model: speculation on ({1}).").format(d.draft.name if d.draft else "?", words)
         if d.source == resolver.EXPLICIT:

@@ -30,7 +30,7 @@ from enum import StrEnum
 
 from draftwise.core.launch import crash
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.messages import Message, Text, clause, msg
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
@@ -101,9 +101,11 @@ class FellBack:
 
 @dataclass(frozen=True)
 class Notice:
-    """Something the user should know; the engine keeps running."""
+    """Something the user should know; the engine keeps running. `about_fallback`: it
+    tells more about this run's fallback (what is remembered), not news of its own."""
 
     text: Message
+    about_fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -295,12 +297,14 @@ class LaunchFlow:
         what: Text = self.spec.spec.draft.name if self.spec.spec.draft else msg("the model's MTP head")
         if self.spec.spec.spec_type and self.spec.spec.spec_type.startswith("ngram"):
             what = msg("{type} speculation", type=self.spec.spec.spec_type)
+        # One short sentence for the banner; the cause (which may quote the engine's own
+        # words) travels beside it in FellBack.cause, for a "Details" disclosure.
         if while_serving:
-            reason = msg("{what} made the engine stop while it was serving ({cause}); starting it again "
-                         "without speculation.", what=what, cause=clause(cause.sentence))
+            reason = msg("{what} made the engine stop while it was serving, so it was started again "
+                         "without speculation.", what=what)
         else:
-            reason = msg("The engine failed to start with {what} ({cause}); starting it again without speculation.",
-                         what=what, cause=clause(cause.sentence))
+            reason = msg("The engine could not start with {what}, so it was started again without speculation.",
+                         what=what)
         self.fallback_reason = reason
         actions: list[Action] = [FellBack(reason, cause)]
         # Blame the drafter only once the engine starts without it: when the second start
@@ -330,10 +334,11 @@ class LaunchFlow:
         except OSError as exc:
             return [self._notice(msg(
                 "Could not remember the broken drafter ({error}); the next launch will try it again.",
-                error=exc.strerror or str(exc)))]
-        return [self._notice(msg("The engine started without {what}, so it will be left out from now on.", what=what))]
+                error=exc.strerror or str(exc)), about_fallback=True)]
+        return [self._notice(msg("The engine started without {what}, so it will be left out from now on.", what=what),
+                             about_fallback=True)]
 
-    def _notice(self, text: Message) -> Notice:
+    def _notice(self, text: Message, *, about_fallback: bool = False) -> Notice:
         self.notices.append(text)
         log.warning("%s", text)
-        return Notice(text)
+        return Notice(text, about_fallback)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from draftwise.core import readable
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, METAL, Gpu, Machine
@@ -187,9 +188,8 @@ class Plan:
 
 # ------------------------------------------------------------------ words
 def human_bytes(n: int) -> str:
-    if n >= GB:
-        return f"{n / GB:.1f} GB"
-    return f"{max(n, 0) / MiB:.0f} MB"
+    """The planner's sizes: whole MiB below a GiB (readable's units, one rule)."""
+    return readable.human_bytes(max(n, 0), digits=1 if n >= GB else 0)
 
 
 # ------------------------------------------------------------------ inputs

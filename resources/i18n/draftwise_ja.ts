@@ -754,7 +754,6 @@
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-<<<<<<< HEAD
       <location filename="../../app/draftwise/core/launch/crash.py" line="395" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
@@ -785,52 +784,32 @@
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="295" />
-=======
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="291" />
->>>>>>> words
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="297" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="297" />
-=======
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="293" />
->>>>>>> words
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="299" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="299" />
-      <source>{what} made the engine stop while it was serving ({cause}); starting it again without speculation.</source>
-      <translation>{what} が動作中のエンジンを止めました（{cause}）。投機的デコーディングなしで起動し直します。</translation>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="303" />
+      <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
+      <translation type="unfinished" />
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="302" />
-      <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
-      <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="331" />
-=======
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="296" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="306" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="321" />
->>>>>>> words
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="335" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="334" />
-=======
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="324" />
->>>>>>> words
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="338" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1775,16 +1754,7 @@
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="117" />
-=======
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="540" />
-      <source>its vocabulary differs ({difference})</source>
-      <translation>語彙が違います（{difference}）</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="120" />
->>>>>>> words
       <source>Advanced</source>
       <translation>詳細設定</translation>
     </message>
@@ -2560,235 +2530,134 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="222" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="223" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="224" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="242" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="248" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="249" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="309" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="307" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="310" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="309" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="307" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="310" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="341" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="339" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="342" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="342" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="340" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="343" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="405" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="415" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="418" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="406" />
-      <source>The engine is still running. Stop it, or keep it running in the tray?</source>
-      <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="407" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="416" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="408" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="422" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="420" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="423" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/ui/main_window.py" line="429" />
-=======
-      <location filename="../../app/draftwise/ui/main_window.py" line="422" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="425" />
       <source>The engine is still running. Stop it and quit?</source>
       <translation>エンジンはまだ動いています。停止して終了しますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="437" />
->>>>>>> words
+      <location filename="../../app/draftwise/ui/main_window.py" line="440" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -3108,7 +2977,11 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ログを表示</translation>
     </message>
     <message>
-<<<<<<< HEAD
+      <location filename="../../app/draftwise/ui/status_bar.py" line="239" />
+      <source>Open the engine's log to see what it said before it stopped</source>
+      <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/workers_card.py" line="97" />
       <source>Other computers</source>
       <translation>他のコンピューター</translation>
@@ -3169,105 +3042,57 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="60" />
-=======
-      <location filename="../../app/draftwise/ui/status_bar.py" line="239" />
-      <source>Open the engine's log to see what it said before it stopped</source>
-      <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="58" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="61" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="210" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="205" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="214" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="212" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="207" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="216" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="302" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="297" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="371" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="365" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="375" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="372" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="374" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="368" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="370" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="388" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="382" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="392" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="396" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="390" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="400" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/app.py" line="475" />
-=======
-      <location filename="../../app/draftwise/viewmodels/app.py" line="483" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/app.py" line="493" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3917,187 +3742,106 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>n-gram 照合</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
-      <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
-      <translation>空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="156" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="158" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="157" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="162" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="177" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="186" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="185" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="181" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="190" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="189" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="184" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="193" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="192" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="187" />
-      <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
-      <translation>前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="190" />
-      <source>No drafter found: the model runs without speculation.</source>
-      <translation>ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="194" />
-      <source>MTP head found in the model: speculation on.</source>
-      <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="197" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="205" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="208" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="210" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="209" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="212" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="211" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="212" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="226" />
-=======
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="238" />
->>>>>>> words
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="237" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
-<<<<<<< HEAD
       <location filename="../../app/draftwise/viewmodels/workers.py" line="163" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
@@ -4138,12 +3882,12 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有に失敗しました: {why}</translation>
     </message>
     <message>
-      <source>BOS token id</source>
-      <translation type="vanished">BOS トークン ID</translation>
-=======
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation type="vanished">前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
->>>>>>> words
+    </message>
+    <message>
+      <source>BOS token id</source>
+      <translation type="vanished">BOS トークン ID</translation>
     </message>
     <message>
       <source>Built-in MTP head (faster generation)</source>
@@ -4240,10 +3984,6 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">ブラウザでチャットページを開く</translation>
     </message>
     <message>
-      <source>Open the engine's own chat page in your web browser</source>
-      <translation type="vanished">エンジン自身のチャットページをウェブブラウザーで開く</translation>
-    </message>
-    <message>
       <source>Planned vs actual (the engine's own buffer sizes)</source>
       <translation type="vanished">計画と実際（エンジン自身が報告したバッファサイズ）</translation>
     </message>
@@ -4268,17 +4008,16 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">このコンピューターには大きすぎます</translation>
     </message>
     <message>
-<<<<<<< HEAD
-      <source>its vocabulary differs ({difference})</source>
-      <translation type="vanished">語彙が違います（{difference}）</translation>
-=======
       <source>context</source>
       <translation type="vanished">コンテキスト</translation>
     </message>
     <message>
       <source>drafter</source>
       <translation type="vanished">ドラフター</translation>
->>>>>>> words
+    </message>
+    <message>
+      <source>its vocabulary differs ({difference})</source>
+      <translation type="vanished">語彙が違います（{difference}）</translation>
     </message>
     <message>
       <source>llama.cpp {version} ({backend}, {source}) {binary}</source>
@@ -4313,7 +4052,6 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">{backend} 版ですが GPU を使いませんでした。ドライバーを確認してください</translation>
     </message>
     <message>
-<<<<<<< HEAD
       <source>token list (same size, different tokens)</source>
       <translation type="vanished">トークン一覧（数は同じでも中身が違います）</translation>
     </message>
@@ -4324,7 +4062,8 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>vocabulary size</source>
       <translation type="vanished">語彙数</translation>
-=======
+    </message>
+    <message>
       <source>weights</source>
       <translation type="vanished">重み</translation>
     </message>
@@ -4335,7 +4074,6 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>{0} context, {1} KV cache.</source>
       <translation type="vanished">コンテキスト {0}、KV キャッシュ {1}。</translation>
->>>>>>> words
     </message>
     <message>
       <source>{arch}, {layers} layers, {kib} KiB at {path}</source>
@@ -4356,6 +4094,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>{tokens} tokens at {speed} tokens/s (random weights: the words are nonsense)</source>
       <translation type="vanished">{tokens} トークン、毎秒 {speed} トークン（ランダムな重みなので文章は意味をなしません）</translation>
+    </message>
+    <message>
+      <source>{what} made the engine stop while it was serving ({cause}); starting it again without speculation.</source>
+      <translation type="vanished">{what} が動作中のエンジンを止めました（{cause}）。投機的デコーディングなしで起動し直します。</translation>
     </message>
   </context>
 </TS>

@@ -15,13 +15,14 @@ from draftwise.core.launch import crash
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
 from draftwise.viewmodels import speculation as spec_vm
-from draftwise.viewmodels.app import AppViewModel, split_args
+from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.launch import LaunchViewModel
 from draftwise.viewmodels.library import COL, FitRole, LibraryViewModel
 from draftwise.viewmodels.logs import LogsViewModel, line_level
 from draftwise.viewmodels.machine_check import MachineCheckViewModel
 from draftwise.viewmodels.plan import context_steps, probe_machine
+from draftwise.viewmodels.replan import split_args
 
 pytestmark = pytest.mark.timeout(60)
 

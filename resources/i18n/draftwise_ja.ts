@@ -796,7 +796,7 @@
     <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="303" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
-      <translation type="unfinished" />
+      <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="306" />

@@ -10,8 +10,6 @@ loaded here and saved shortly after each change; profiles are `viewmodels.profil
 from __future__ import annotations
 
 import logging
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,6 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import launch_spec, orphans
 from draftwise.core.machine import workers as workers_mod
-from draftwise.core.planning import planner
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation import resolver
@@ -38,27 +35,14 @@ from draftwise.viewmodels.library import LibraryViewModel
 from draftwise.viewmodels.logs import LogsViewModel
 from draftwise.viewmodels.machine_check import MachineCheckViewModel
 from draftwise.viewmodels.model_details import ModelDetailsViewModel
-from draftwise.viewmodels.plan import KV_TYPES, NO_FIT, PlanViewModel, probe_machine
+from draftwise.viewmodels.plan import KV_TYPES, NO_FIT, PlanViewModel, kv_types_for, probe_machine
 from draftwise.viewmodels.profiles import ProfilesViewModel
-from draftwise.viewmodels.replan import Inputs, Outcome, Replanner
+from draftwise.viewmodels.replan import Inputs, Outcome, Replanner, split_args
 from draftwise.viewmodels.speculation import SpeculationViewModel
 from draftwise.viewmodels.switch import ModelSwitch
 from draftwise.viewmodels.workers import WorkersViewModel
 
 log = logging.getLogger(__name__)
-
-
-def kv_types_for(model: gguf.ModelInfo) -> list[str]:
-    """The KV cache types this model can use (`planner.kv_types_for`)."""
-    return [t for t in planner.kv_types_for(model) if t in KV_TYPES]
-
-
-def split_args(text: str) -> tuple[tuple[str, ...], str | None]:
-    """Extra engine arguments as typed; (tokens, error in words)."""
-    try:
-        return tuple(shlex.split(text, posix=sys.platform != "win32")), None
-    except ValueError as exc:
-        return (), tr("The extra arguments cannot be read: {0}.").format(exc)
 
 
 # ------------------------------------------------------------------ the app

@@ -291,3 +291,8 @@ class PlanViewModel(QObject):
                 continue
             rows.append((labels.get(key, key), human_bytes(planned), human_bytes(actual) if actual else "—"))
         return rows
+
+
+def kv_types_for(model: gguf.ModelInfo) -> list[str]:
+    """The KV cache types this model can use (`planner.kv_types_for`) that the window offers."""
+    return [t for t in planner.kv_types_for(model) if t in KV_TYPES]

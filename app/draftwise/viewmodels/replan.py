@@ -9,6 +9,8 @@ feeds the speculation and plan view-models and holds the command Launch would ru
 from __future__ import annotations
 
 import logging
+import shlex
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,3 +200,11 @@ class Replanner(QObject):
         self.plan.set_result(None, tr("Could not plan: {0}").format(tr_error(exc)))
         self.speculation.set_result(None, None, resolver.ResolveError("model", getattr(exc, "message", None) or str(exc)))
         self.outcome_changed.emit()
+
+
+def split_args(text: str) -> tuple[tuple[str, ...], str | None]:
+    """Extra engine arguments as typed; (tokens, error in words)."""
+    try:
+        return tuple(shlex.split(text, posix=sys.platform != "win32")), None
+    except ValueError as exc:
+        return (), tr("The extra arguments cannot be read: {0}.").format(exc)

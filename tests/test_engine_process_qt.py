@@ -121,19 +121,24 @@ def test_drafter_that_kills_the_serving_engine_relaunches_in_the_window(qtbot, e
                                        port=launch_spec.any_free_port(), plan_args=("-c", "512"))
     proc = EngineProcess(spec, broken=BrokenDrafters())
     reasons: list[str] = []
-    proc.fell_back.connect(reasons.append)
-    with qtbot.waitSignal(proc.ready, timeout=30_000):
-        proc.start()
-    prompt = {"prompt": [1, 850, 300, 400], "n_predict": 8, "temperature": 0}
-    with qtbot.waitSignal(proc.ready, timeout=60_000):
-        with pytest.raises(OSError):
-            headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
-    assert len(reasons) == 1 and "extra-draft.gguf made the engine stop while it was serving" in reasons[0]
-    assert len(proc.pids) == 2 and BrokenDrafters().broken_for(engine.binary) == {key}
-    status, _ = headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
-    assert status == 200
-    with qtbot.waitSignal(proc.stopped, timeout=15_000):
-        proc.stop()
+    causes: list[crash.Cause] = []
+    proc.fell_back.connect(lambda reason, cause: (reasons.append(str(reason)), causes.append(cause)))
+    try:
+        with qtbot.waitSignal(proc.ready, timeout=30_000):
+            proc.start()
+        prompt = {"prompt": [1, 850, 300, 400], "n_predict": 8, "temperature": 0}
+        with qtbot.waitSignal(proc.ready, timeout=60_000):
+            with pytest.raises(OSError):
+                headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+        assert len(reasons) == 1 and "extra-draft.gguf made the engine stop while it was serving" in reasons[0]
+        assert causes[0].kind == crash.DRAFTER_CRASH
+        assert len(proc.pids) == 2 and BrokenDrafters().broken_for(engine.binary) == {key}
+        status, _ = headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+        assert status == 200
+    finally:
+        if proc.running:
+            with qtbot.waitSignal(proc.stopped, timeout=15_000):
+                proc.stop()
 
 
 def test_missing_binary_is_a_failure_not_a_hang(qtbot, tmp_path):

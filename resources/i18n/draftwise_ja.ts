@@ -474,292 +474,292 @@
       <translation>{sentence}{next_step}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="214" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
       <source>The engine stopped while writing a reply: the model wrote token {id}, which the draft's vocabulary lacks.</source>
       <translation>応答の生成中にエンジンが止まりました: モデルがトークン {id} を出力しましたが、ドラフトモデルの語彙にはこのトークンがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="217" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="222" />
       <source>The engine stopped while writing a reply, inside its speculative decoding (the drafter).</source>
       <translation>応答の生成中に、投機的デコーディング（ドラフター）の処理の中でエンジンが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="224" />
       <source>Start without this drafter, or choose a draft model whose vocabulary covers the model's.</source>
       <translation>このドラフターなしで起動するか、モデルの語彙をすべて含むドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="228" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="233" />
       <source>The engine cannot start: the shared library {name} is missing.</source>
       <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="234" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="235" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="235" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="235" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="236" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="241" />
       <source>The engine could not listen on {where}: another program uses it.</source>
       <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="237" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="242" />
       <source>Choose another port, or stop the program that uses it.</source>
       <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="243" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="248" />
       <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
       <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="244" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="249" />
       <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
       <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="248" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="256" />
       <source>The engine could not load the draft model {name} because memory ran out.</source>
       <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
       <source>The engine could not load the draft model {name} ({detail}).</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="256" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="261" />
       <source>The engine could not load the draft model {name}.</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="257" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
       <source>Choose another draft model from the same family, or start without one.</source>
       <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="265" />
       <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
       <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="261" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
       <source>Download the model again, or a different quantization of it.</source>
       <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="269" />
       <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
       <source>The compressed KV cache does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
       <source>Set the KV cache back to Auto (or f16) and start again.</source>
       <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="282" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="282" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="272" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="284" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="273" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="285" />
       <source>The engine ran out of {where} while loading.</source>
       <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="286" />
       <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
       <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="278" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
       <source>A worker computer went away: the engine lost its connection to one of the other computers it was using.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンが使っていた他のコンピューターとの接続が切れました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="280" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="292" />
       <source>Start ggml-rpc-server there again, or launch without that computer.</source>
       <translation>そのコンピューターで ggml-rpc-server をもう一度起動するか、そのコンピューターなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="284" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
       <source>The worker {worker} did not answer when the engine started.</source>
       <translation>エンジンの起動時にワーカー {worker} が応答しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="301" />
       <source>The engine stopped on an internal check ({what}).</source>
       <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="302" />
       <source>The engine stopped on an internal check.</source>
       <translation>エンジンが内部チェックで停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="292" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="304" />
       <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
       <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="298" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="310" />
       <source>The engine could not load the model: {why}.</source>
       <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="299" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="311" />
       <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
       <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="305" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="317" />
       <source>The engine ended for an unknown reason.</source>
       <translation>エンジンが不明な理由で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="311" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="323" />
       <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
       <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="312" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="324" />
       <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
       <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="327" />
       <source>The engine cannot start: a library it needs is missing.</source>
       <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="318" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="330" />
       <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
       <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="320" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
       <source>If memory is short, use a smaller context or model; then start it again.</source>
       <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="322" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="334" />
       <source>The engine crashed (segmentation fault).</source>
       <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="323" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="335" />
       <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
       <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="327" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
       <source>The engine exited on its own.</source>
       <translation>エンジンが自分で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="340" />
       <source>Start it again; look at the log if it keeps exiting.</source>
       <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="330" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="342" />
       <source>Try without speculation or extra engine arguments; the log has the details.</source>
       <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="343" />
       <source>Try without extra engine arguments; the log has the details.</source>
       <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="344" />
       <source>The engine stopped unexpectedly ({status}): {last}.</source>
       <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="345" />
       <source>The engine stopped unexpectedly ({status}).</source>
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="351" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="341" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="353" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="347" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="359" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="384" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="396" />
       <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="386" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="398" />
       <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="395" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="407" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="397" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="409" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -784,32 +784,157 @@
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="80" />
+      <source>no automatic drafter</source>
+      <translation>自動ドラフターなし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="90" />
+      <source>{n} layers on the GPU</source>
+      <translation>GPU に {n} 層</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="97" />
+      <source>the full settings</source>
+      <translation>本来の設定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="100" />
+      <source>{first}, {rest}</source>
+      <translation>{first}、{rest}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="184" />
+      <source>the automatic drafter off</source>
+      <translation>自動ドラフターをオフにした設定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="186" />
+      <source>a {kv} KV cache</source>
+      <translation>{kv} の KV キャッシュ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="188" />
+      <source>a {ctx} context</source>
+      <translation>{ctx} のコンテキスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="191" />
+      <source>the experts in RAM</source>
+      <translation>エキスパートを RAM に置いた設定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
+      <source>{n} of {total} layers on the GPU</source>
+      <translation>{total} 層中 {n} 層を GPU に置いた設定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
+      <source>the CPU only</source>
+      <translation>CPU のみ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="228" />
+      <source>The start with {change} failed for another reason, so Draftwise stopped lowering the settings; the cause is below.</source>
+      <translation>{change}での起動はメモリ以外の理由で失敗したため、Draftwise は設定を下げるのをやめました。原因は下にあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="252" />
+      <source>{cause} Starting it again with {change}.</source>
+      <translation>{cause}{change}でもう一度起動します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="259" />
+      <source>Draftwise has no lower setting to try for this model.</source>
+      <translation>このモデルで試せる、より低い設定はありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
+      <source>Draftwise has no lower setting left to try: it ran out of memory even with {change}.</source>
+      <translation>試せる低い設定はもうありません: {change}でもメモリが足りませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="267" />
+      <source>out of memory</source>
+      <translation>メモリ不足</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="289" />
+      <source>The engine ran out of memory with the drafter you chose. To let Draftwise lower the settings, clear the Draft model field (or remove --spec-type from the extra arguments), or choose a smaller drafter.</source>
+      <translation>あなたが選んだドラフターでエンジンのメモリが足りなくなりました。Draftwise に設定を下げさせるには、ドラフトモデル欄を空にする（または追加引数から --spec-type を外す）か、より小さなドラフターを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="297" />
+      <source>The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache to Auto (or q8_0) to let Draftwise lower it.</source>
+      <translation>あなたが選んだ {kv} の KV キャッシュでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、KV キャッシュを「自動」（または q8_0）にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="305" />
+      <source>The engine ran out of memory with the {ctx} context you chose. Set the context to Auto (or smaller) to let Draftwise lower it.</source>
+      <translation>あなたが選んだ {ctx} のコンテキストでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、コンテキストを「自動」（またはより小さく）にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="316" />
+      <source>The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). Remove them from the extra arguments to let Draftwise move layers to the CPU.</source>
+      <translation>あなたが指定した GPU 層（-ngl / --n-cpu-moe）でエンジンのメモリが足りなくなりました。Draftwise に層を CPU へ移させるには、追加引数から外してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="358" />
+      <source>Starting with {given_up}, the settings that worked after this model ran out of memory last time (Try full settings again, or `draftwise launch --full`, goes back to the full settings).</source>
+      <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="85" />
+      <source>Could not read the record of lowered settings {path}: {error}.</source>
+      <translation>下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="107" />
+      <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>
+      <translation>下げた設定の記録が壊れていました（{error}）。{name} として退避し、次の起動は本来の設定で始めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="110" />
+      <source>The record of lowered settings {path} is damaged ({error}) and could not be moved: {move_error}.</source>
+      <translation>下げた設定の記録 {path} が壊れていて（{error}）、移動できませんでした: {move_error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="160" />
+      <source>Could not remember the lowered settings ({error}); the next launch will try the full settings first.</source>
+      <translation>下げた設定を記録できませんでした（{error}）。次の起動はまず本来の設定で試します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="162" />
+      <source>The engine started with {given_up}; the next launch of this model starts there (Try full settings again undoes it).</source>
+      <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="350" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="299" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="352" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="303" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="356" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="306" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="359" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="335" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="388" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="391" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -2289,77 +2414,87 @@
       <translation>（{n} 分割）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="91" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="102" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="93" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="104" />
       <source>The program that runs the model on this computer (llama.cpp's llama-server)</source>
       <translation>このコンピューターでモデルを動かすプログラム（llama.cpp の llama-server）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="96" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="107" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="97" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="108" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="98" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="109" />
       <source>Download and build the engine for this computer (once; 10–40 minutes)</source>
       <translation>このコンピューター用のエンジンをダウンロードしてビルドします（初回のみ、10〜40 分）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="99" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="110" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="102" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="113" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="104" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="114" />
+      <source>Try full settings again</source>
+      <translation>本来の設定でもう一度試す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="115" />
+      <source>Forget the lower settings this model needed after running out of memory</source>
+      <translation>メモリ不足の後にこのモデルで使った低い設定を忘れます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/launch_card.py" line="117" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="105" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="118" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
       <source>Stop and launch this one</source>
       <translation>停止してこれを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="107" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="120" />
       <source>Stop the running model and launch the chosen one</source>
       <translation>実行中のモデルを停止し、選んだモデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="108" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="121" />
       <source>Stop the model that runs now, wait until it has ended, then launch this one</source>
       <translation>今動いているモデルを停止し、終了を待ってからこのモデルを起動します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="132" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="135" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="135" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
@@ -3042,57 +3177,52 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="61" />
-      <source>The extra arguments cannot be read: {0}.</source>
-      <translation>追加引数を読み取れません: {0}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="200" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="202" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="292" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="375" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="361" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="362" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="392" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="400" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="386" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="493" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="481" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3217,82 +3347,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="97" />
+      <location filename="../../app/draftwise/viewmodels/ladder.py" line="74" />
+      <source>Could not clear the record of lowered settings.</source>
+      <translation>下げた設定の記録を消せませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="105" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="98" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="106" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="179" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="188" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="253" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="255" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="239" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="257" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="259" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="244" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="246" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="264" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="248" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="266" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="268" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="252" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="270" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="253" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="260" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="278" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="280" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="282" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="287" />
+      <source>Lowered to fit in memory: {0}.</source>
+      <translation>メモリに収まるよう下げました: {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="309" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -3707,14 +3847,19 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="99" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="108" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="207" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="217" />
+      <source>The extra arguments cannot be read: {0}.</source>
+      <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="27" />

@@ -43,6 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--engine", default=None, help="path of the llama-server to use")
     p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
     p.add_argument("--verbose", action="store_true", help="print the engine's log lines")
+    p.add_argument("--full", action="store_true",
+                   help="try the full settings again: forget the lowered settings remembered after running "
+                        "out of memory")
     p.set_defaults(engine_args=[])
     p.set_defaults(func=cmd_launch)
     return p
@@ -57,7 +60,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace):
     from draftwise.core import paths
     from draftwise.core.engines import discovery
-    from draftwise.core.launch import headless, launch_spec, measure, orphans, prepare
+    from draftwise.core.launch import headless, ladder, launch_spec, measure, orphans, prepare
+    from draftwise.core.launch.ladder_record import LadderRecord, remember
     from draftwise.core.machine import hardware
     from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -84,8 +88,18 @@ def _prepare(args: argparse.Namespace):
     from draftwise.core.speculation.measured import MeasuredRecords
 
     records = MeasuredRecords()
+    record = LadderRecord()
+    if getattr(args, "full", False):
+        record.forget(request.model, machine, engine.binary)
+    start = record.lookup(request.model, machine, engine.binary)
+    if record.problem:
+        print(f"warning: {record.problem}", flush=True)
+    if not start.empty:
+        print(f"lowered: {ladder.started_lower(start)}", flush=True)
+    broken_keys = broken.broken_for(engine.binary)
     try:
-        prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary),
+        # A rung remembered after running out of memory is a new request, planned as usual.
+        prepared = prepare.prepare(ladder.apply(request, start), caps, machine, broken=broken_keys,
                                    measured=records, engine=engine.binary)
         if records.problem:
             print(f"warning: {records.problem}", flush=True)
@@ -102,7 +116,10 @@ def _prepare(args: argparse.Namespace):
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
-    run = headless.HeadlessLaunch(launch, broken=broken, log_path=log_path)
+    climber = ladder.for_launch(request, prepared, launch, caps=caps, machine=machine, broken=broken_keys,
+                                start=start, on_success=remember(record, request.model, machine, engine.binary),
+                                measured=records, engine=engine.binary)
+    run = headless.HeadlessLaunch(launch, broken=broken, ladder=climber, log_path=log_path)
     run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
     return run, measure.watch_for(prepared)
 
@@ -174,6 +191,8 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             print(f"  because: {action.cause.sentence}", flush=True)
             print("  (once it is ready without it, `draftwise broken clear` lets auto try it again later)",
                   flush=True)
+        elif isinstance(action, lf.Climbed):
+            print(f"ladder: {action.reason}", flush=True)
         elif isinstance(action, lf.Crashed):
             cause = action.cause
             offer = None

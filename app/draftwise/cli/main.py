@@ -98,7 +98,8 @@ def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from draftwise.core.launch import launch_spec, prepare
+    from draftwise.core.launch import ladder, launch_spec, prepare
+    from draftwise.core.launch.ladder_record import LadderRecord
     from draftwise.core.speculation.broken import BrokenDrafters
 
     binary, caps, backend = _engine_caps(getattr(args, "engine", None))
@@ -110,8 +111,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     # And the same speed measurements: a drafter measured slower is left out here too.
     engine = Path(binary) if Path(binary).is_file() else None
+    # The rung `launch` would start at after running out of memory before (docs/ladder.md).
+    start = LadderRecord().lookup(request.model, machine, Path(binary))
+    if not start.empty and not args.json:
+        print(f"lowered: {ladder.started_lower(start)}")
     try:
-        prepared = prepare.prepare(request, caps, machine, broken=broken, measured=MeasuredRecords(), engine=engine)
+        prepared = prepare.prepare(ladder.apply(request, start), caps, machine, broken=broken,
+                                   measured=MeasuredRecords(), engine=engine)
         # The LaunchSpec `launch` and the window would start for this request (on the port
         # asked for: whether it is free is decided at launch time).
         spec = prepared.launch(binary, engine_backend=backend, gpus=machine.gpus)

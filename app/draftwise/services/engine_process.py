@@ -35,6 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkReply, QNetworkRequest
 
 from draftwise.core.launch import crash, headless, launch_flow, orphans
+from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -54,6 +55,7 @@ class EngineProcess(QObject):
     crashed = Signal(object)  # crash.Cause
     fell_back = Signal(object, object)  # why speculation was dropped (a core Message), the crash.Cause
     fallback_note = Signal(object)  # more about this run's fallback (a core Message): for its details
+    climbed = Signal(object, object)  # out of memory: the ladder's sentence (Message) and Concessions
     notice = Signal(object)  # running, but the user should know (a core Message: speculation off, GPU unused)
     stalled = Signal(float)  # seconds without output and not ready: offer to stop
     stopped = Signal()
@@ -63,6 +65,7 @@ class EngineProcess(QObject):
         spec: LaunchSpec,
         *,
         broken: BrokenDrafters | None = None,
+        ladder: Ladder | None = None,
         parent: QObject | None = None,
         log_lines: int = 5000,
         batch_ms: int = 50,
@@ -73,8 +76,7 @@ class EngineProcess(QObject):
         record_run: bool = True,
     ) -> None:
         super().__init__(parent)
-        self.spec = spec
-        self.flow = launch_flow.LaunchFlow(spec, broken=broken, startup_window=startup_window,
+        self.flow = launch_flow.LaunchFlow(spec, broken=broken, ladder=ladder, startup_window=startup_window,
                                            stall_after=stall_after)
         self._log: deque[str] = deque(maxlen=log_lines)
         self._pending: deque[str] = deque(maxlen=max_batch)
@@ -114,6 +116,11 @@ class EngineProcess(QObject):
             app.aboutToQuit.connect(self.shutdown)
 
     # ------------------------------------------------------------ properties for view-models
+    @property
+    def spec(self) -> LaunchSpec:
+        """The running start's spec (a ladder rung replaces the first one)."""
+        return self.flow.spec
+
     def _get_stage(self) -> str:
         return self.flow.stage
 
@@ -185,6 +192,8 @@ class EngineProcess(QObject):
                 self.ready.emit(action.url)
             elif isinstance(action, launch_flow.FellBack):
                 self.fell_back.emit(action.reason, action.cause)
+            elif isinstance(action, launch_flow.Climbed):
+                self.climbed.emit(action.reason, action.concessions)
             elif isinstance(action, launch_flow.Crashed):
                 self._finish_timers()
                 self.crashed.emit(action.cause)

@@ -29,6 +29,7 @@ from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.drafting import DraftingViewModel
 from draftwise.viewmodels.engine import EngineViewModel
 from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
+from draftwise.viewmodels.ladder import LadderActions, ladder_for
 from draftwise.viewmodels.latest import Latest
 from draftwise.viewmodels.launch import RUNNING, EngineFactory, LaunchViewModel
 from draftwise.viewmodels.library import LibraryViewModel
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------ the app
-class AppViewModel(QObject):
+class AppViewModel(LadderActions, QObject):
     model_changed = Signal()  # another model was chosen
     outcome_changed = Signal()  # decision, plan and command are up to date (or failed)
     launch_state_changed = Signal()  # can Launch/Stop now, and why not
@@ -129,7 +130,8 @@ class AppViewModel(QObject):
         # Ready after a fallback: the drafter is now on the broken record, so re-plan and the
         # shown command and the next Launch leave it out instead of crashing the same way.
         self.launch.became_ready.connect(
-            lambda _url: self.schedule_replan() if self.launch.fallback_reason else None)
+            lambda _url: self.schedule_replan() if self.launch.fallback_reason or self.launch.ladder_reason else None)
+        self.replanner.outcome_changed.connect(self._show_record_problem)
         self.replanner.outcome_changed.connect(self.outcome_changed)
         self.replanner.outcome_changed.connect(self.launch_state_changed)
         self.language.language_changed.connect(self._on_language_changed)
@@ -424,9 +426,11 @@ class AppViewModel(QObject):
         self.logs.clear()
         self.plan.set_launched(out.plan)
         self.logs.append([f"$ {command_line(spec.argv)}"])
+        climber = ladder_for(out, spec, self.engine.caps(), self.machine, engine.binary)
         self.launch.start(spec, notes, model_name=self.details.title() or self.model.path.stem,
-                          wanted_port=self.settings.port)
+                          wanted_port=self.settings.port, ladder=climber)
         return True
+
 
     def do_stop(self) -> None:
         self.switcher.pending = None

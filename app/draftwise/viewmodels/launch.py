@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from draftwise.core.launch import crash
+from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_duration
@@ -31,8 +32,9 @@ def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
     from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
 
-    # The record makes the next launch leave out a drafter that killed this one's start.
-    return EngineProcess(spec, broken=BrokenDrafters(), parent=parent)
+    # The record makes the next launch leave out a drafter that killed this one's start; the
+    # ladder (set by LaunchViewModel.start) climbs after an out-of-memory start.
+    return EngineProcess(spec, broken=BrokenDrafters(), ladder=getattr(parent, "ladder", None), parent=parent)
 
 
 class LaunchViewModel(QObject):
@@ -53,6 +55,9 @@ class LaunchViewModel(QObject):
         self.fallback_reason: Text | None = None
         self.fallback_cause: crash.Cause | None = None  # why the first start failed (for "Details")
         self.fallback_notes: list[Text] = []  # what was remembered about it
+        self.ladder: Ladder | None = None  # the out-of-memory ladder of the running launch
+        self.lowered: Concessions = Concessions()  # what the running start gave up (docs/ladder.md)
+        self.ladder_reason: Text | None = None  # the last rung's sentence
         self.notices: list[Text] = []
         self.stalled_seconds: float | None = None
         self.ready_seconds: float | None = None
@@ -70,11 +75,14 @@ class LaunchViewModel(QObject):
         return self.state in RUNNING
 
     def start(self, spec: LaunchSpec, notes: list[Text] | None = None, model_name: str = "",
-              wanted_port: int | None = None) -> None:
+              wanted_port: int | None = None, ladder: Ladder | None = None) -> None:
         if self.running:
             raise RuntimeError("an engine is already running")
         self._drop_process()
         self.spec = spec
+        self.ladder = ladder
+        self.lowered = ladder.start if ladder is not None else Concessions()
+        self.ladder_reason = None
         self.model_name = model_name or getattr(getattr(spec, "model_path", None), "stem", "")
         self.cause = None
         self.fallback_reason = None
@@ -104,6 +112,7 @@ class LaunchViewModel(QObject):
             ("ready", self._on_ready),
             ("crashed", self._on_crashed),
             ("fell_back", self._on_fell_back),
+            ("climbed", self._on_climbed),
             ("notice", self._on_notice),
             ("fallback_note", self._on_fallback_note),
             ("stalled", self._on_stalled),
@@ -195,6 +204,15 @@ class LaunchViewModel(QObject):
         self.changed.emit()
         self.fell_back.emit(self.fallback_reason)
 
+    def _on_climbed(self, reason: Any, concessions: Any) -> None:
+        self.ladder_reason = reason
+        if isinstance(concessions, Concessions):
+            self.lowered = concessions
+        if self.state not in (STARTING, LOADING):
+            self._set_state(STARTING)
+            self._tick.start()
+        self.changed.emit()
+
     def _on_notice(self, text: Text) -> None:
         if text not in self.notices:
             self.notices.append(text)
@@ -260,6 +278,15 @@ class LaunchViewModel(QObject):
         text = f"{tr_message(c.sentence)}\n" + tr("Next step: {0}").format(tr_message(c.next_step))
         if c.evidence:
             text += "\n" + tr("From the log: {0}").format(c.evidence)
+        return text
+
+    def lowered_text(self) -> str:
+        """What the launch gave up to fit in memory (the ladder, or a remembered rung), else ""."""
+        if self.lowered.empty or self.state == IDLE:
+            return ""
+        text = tr("Lowered to fit in memory: {0}.").format(tr_message(self.lowered.summary()))
+        if self.ladder_reason:
+            text += " " + tr_message(self.ladder_reason)
         return text
 
     def banner_text(self) -> str:

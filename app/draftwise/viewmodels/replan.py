@@ -21,7 +21,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import prepare
+from draftwise.core.launch import ladder, prepare
+from draftwise.core.launch.ladder import Concessions
+from draftwise.core.messages import Text
 from draftwise.core.readable import command_line
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -29,6 +31,7 @@ from draftwise.core.speculation.measured import MeasuredRecords
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.i18n import tr, tr_error
+from draftwise.viewmodels.ladder import remembered_rung
 from draftwise.viewmodels.latest import Latest
 from draftwise.viewmodels.plan import PlanView, PlanViewModel, make_plan, prefs_for, view_of
 from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
@@ -63,6 +66,9 @@ class Outcome:
     launch_decision: resolver.SpecDecision  # what Launch runs (the planner may drop a drafter)
     argv: tuple[str, ...]  # the command Launch would run (core's one builder; key in the env)
     prepared: prepare.Prepared | None = None  # what Launch turns into a LaunchSpec
+    request: prepare.Request | None = None  # the user's request, before a remembered ladder rung
+    start: Concessions = Concessions()  # the rung remembered after running out of memory (docs/ladder.md)
+    start_problem: Text | None = None  # the rung record could not be read
 
 
 def replan(inp: Inputs) -> Outcome:
@@ -80,6 +86,7 @@ def replan(inp: Inputs) -> Outcome:
         broken = BrokenDrafters().broken_for(engine.binary)
         measured = MeasuredRecords()  # a slower auto drafter left out, the tuned draft length
     request = request_of(inp)
+    start, start_problem = remembered_rung(inp.model.path, inp.machine, engine, kind)
     decision: resolver.SpecDecision | None = None
     error: FieldError | None = None
     plan: PlanView | None = None
@@ -88,7 +95,7 @@ def replan(inp: Inputs) -> Outcome:
     prepared: prepare.Prepared | None = None
     argv: tuple[str, ...] = ()
     try:
-        prepared = prepare.prepare(request, inp.caps, inp.machine, broken=broken, model=model,
+        prepared = prepare.prepare(ladder.apply(request, start), inp.caps, inp.machine, broken=broken, model=model,
                                    measured=measured, engine=engine.binary if engine is not None else None)
         decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
         argv = prepared.launch(binary, engine_backend=engine.backend if engine is not None else "cpu",
@@ -105,7 +112,7 @@ def replan(inp: Inputs) -> Outcome:
         except (OSError, ValueError) as exc:
             plan_error = tr("Could not plan memory: {0}").format(exc)
     return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, tuple(argv),
-                   prepared)
+                   prepared, request, start, start_problem)
 
 
 def request_of(inp: Inputs) -> prepare.Request:

@@ -128,10 +128,15 @@ _PATTERNS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     (OUT_OF_MEMORY, ("out of memory", "ErrorOutOfDeviceMemory", "ErrorOutOfHostMemory",
                      "cudaMalloc failed", "hipMalloc failed", "Device memory allocation of size",
                      "failed to allocate", "unable to allocate", "std::bad_alloc",
+                     # ggml_aligned_malloc (ggml/src/ggml.c) when posix_memalign says ENOMEM; the
+                     # GGML_ASSERT(ctx->mem_buffer != NULL) that follows must not read as a bug.
+                     "insufficient memory (attempted to allocate",
                      "Cannot allocate memory", "kIOGPUCommandBufferCallbackErrorOutOfMemory"), False),
     (ASSERT, ("GGML_ASSERT(", "GGML_ABORT"), False),
     (MODEL_LOAD, ("error loading model", "failed to load model"), False),
 )
+
+_OOM_INDEX = next(i for i, p in enumerate(_PATTERNS) if p[0] == OUT_OF_MEMORY)
 
 # ROCm first: HIP builds run ggml's CUDA code, so their lines say "cuda" too.
 _OOM_DEVICE = (
@@ -267,6 +272,13 @@ def _cause(kind: str, status: ExitStatus | None, lines: Sequence[str], line: str
     if kind == OUT_OF_MEMORY:
         lower = line.lower()
         device = next((name for name, keys in _OOM_DEVICE if any(k.lower() in lower for k in keys)), None)
+        if device is None:
+            # The last failure ("failed to allocate buffer for kv cache") often names no device;
+            # the backend's own line before it does ("failed to allocate Vulkan0 buffer",
+            # "ggml_vulkan: Device memory allocation ... failed").
+            oom_lines = [x.lower() for x in lines[-50:] if any(n in x for n in _PATTERNS[_OOM_INDEX][1])]
+            device = next((name for name, keys in _OOM_DEVICE
+                           if any(k.lower() in x for x in oom_lines for k in keys)), None)
         where = msg("{device} GPU memory", device=device) if device else msg("memory")
         if device is None and any(k in line for k in ("std::bad_alloc", "Cannot allocate memory", "ErrorOutOfHostMemory")):
             where = msg("system memory (RAM)")

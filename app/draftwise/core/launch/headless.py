@@ -35,6 +35,7 @@ from typing import IO
 
 from draftwise.core.address import LOOPBACK
 from draftwise.core.launch import crash, launch_flow, launch_spec, orphans
+from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -200,6 +201,7 @@ class HeadlessLaunch:
         spec: LaunchSpec,
         *,
         broken: BrokenDrafters | None = None,
+        ladder: Ladder | None = None,
         on_action: ActionSink | None = None,
         on_lines: Callable[[list[str]], None] | None = None,
         log_path: Path | None = None,
@@ -209,8 +211,7 @@ class HeadlessLaunch:
         stop_timeout: float = STOP_TIMEOUT_S,
         record_run: bool = True,
     ) -> None:
-        self.spec = spec
-        self.flow = launch_flow.LaunchFlow(spec, broken=broken, startup_window=startup_window,
+        self.flow = launch_flow.LaunchFlow(spec, broken=broken, ladder=ladder, startup_window=startup_window,
                                            stall_after=stall_after)
         self.on_action = on_action
         self.on_lines = on_lines
@@ -235,6 +236,11 @@ class HeadlessLaunch:
         self._log_file: IO[str] | None = None
 
     # ------------------------------------------------------------ public
+    @property
+    def spec(self) -> LaunchSpec:
+        """The running start's spec (a ladder rung replaces the first one)."""
+        return self.flow.spec
+
     @property
     def stage(self) -> str:
         return self.flow.stage

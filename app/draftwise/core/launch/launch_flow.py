@@ -16,6 +16,9 @@ out the actions returned. So the rules live once:
   ready (crash.DRAFTER_CRASH: the missing-token abort, a backtrace through speculative
   code) gets the same single relaunch without speculation, and is recorded as broken at
   once (the crash itself is the evidence). Any other crash after readiness is reported;
+- the out-of-memory ladder (core/launch/ladder.py, docs/ladder.md): an out-of-memory exit
+  before ready, within the startup window, relaunches with the ladder's next rung (a spec
+  re-planned from scratch), once per rung; a rung that fails for another reason ends it;
 - warnings while serving: speculation silently off, GPU build running on the CPU;
 - a stall watchdog: no output and not ready for a long time.
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from draftwise.core.launch import crash
+from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -74,7 +78,7 @@ class Spawn:
     """Start the engine with this argv (the spec's env and address are unchanged)."""
 
     argv: tuple[str, ...]
-    attempt: int  # 0 first start, 1 the fallback
+    attempt: int  # 0 first start, 1 the fallback, then one per ladder rung
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,16 @@ class Crashed:
 class FellBack:
     reason: Message
     cause: crash.Cause
+
+
+@dataclass(frozen=True)
+class Climbed:
+    """Out of memory before ready: relaunching on the ladder's next rung (`LaunchFlow.spec`
+    is now that rung's; same binary, port, key and environment)."""
+
+    reason: Message
+    cause: crash.Cause
+    concessions: Concessions
 
 
 @dataclass(frozen=True)
@@ -128,7 +142,7 @@ class Stopped:
     pass
 
 
-Action = Spawn | StageChanged | Ready | Crashed | FellBack | Notice | Stalled | Terminate | PollHealth | Stopped
+Action = Spawn | StageChanged | Ready | Crashed | FellBack | Climbed | Notice | Stalled | Terminate | PollHealth | Stopped
 
 
 class LaunchFlow:
@@ -139,11 +153,15 @@ class LaunchFlow:
         spec: LaunchSpec,
         *,
         broken: BrokenDrafters | None = None,
+        ladder: Ladder | None = None,
         startup_window: float = STARTUP_WINDOW_S,
         stall_after: float = STALL_AFTER_S,
     ) -> None:
         self.spec = spec
         self.broken = broken
+        self.ladder = ladder
+        self.ladder_reason: Message | None = None  # the last rung's sentence
+        self._argv: tuple[str, ...] | None = None  # a ladder rung's command
         self.startup_window = startup_window
         self.stall_after = stall_after
         self.stage = ""
@@ -178,10 +196,17 @@ class LaunchFlow:
     @property
     def speculating(self) -> bool:
         """Whether the running attempt carries speculative flags."""
-        return self.attempt == 0 and bool(self.spec.spec.argv)
+        return (self.attempt == 0 or self._argv is not None) and bool(self.spec.spec.argv)
+
+    @property
+    def concessions(self) -> Concessions:
+        """What the running start gave up to the ladder (a remembered rung included)."""
+        return self.ladder.current if self.ladder is not None else Concessions()
 
     @property
     def current_argv(self) -> tuple[str, ...]:
+        if self._argv is not None:
+            return self._argv
         if self.attempt == 0 or self.spec.fallback_argv is None:
             return self.spec.argv
         return self.spec.fallback_argv
@@ -238,6 +263,8 @@ class LaunchFlow:
         actions.append(Ready(self.spec.url, now - self._first_start))
         if self.attempt == 1:
             actions += self._record_broken()
+        if self.ladder is not None and self._argv is not None:
+            actions += [self._notice(m) for m in self.ladder.succeeded()]
         verdict = crash.gpu_verdict(self.spec.backend, self._gpu_lines)
         if verdict:
             actions.append(self._notice(verdict))
@@ -250,6 +277,14 @@ class LaunchFlow:
             return [*self._stage(STOPPED), Stopped()]
         after_ready = self.stage == READY
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
+        if not after_ready and self._may_climb(status, now):
+            assert self.ladder is not None
+            step = self.ladder.climb(cause, self.current_argv)
+            if isinstance(step, Climb):
+                return self._climb(step, cause, now)
+            if isinstance(step, Halt):
+                self.cause = cause
+                return [self._notice(step.reason), Crashed(cause), *self._stage(FAILED)]
         if not after_ready and self._may_fall_back(status, now):
             return self._fall_back(cause, now)
         if after_ready and cause.kind == crash.DRAFTER_CRASH and self.spec.fallback_eligible and self.attempt == 0:
@@ -292,6 +327,24 @@ class LaunchFlow:
             and status.failed
             and now - self._attempt_start <= self.startup_window
         )
+
+    def _may_climb(self, status: crash.ExitStatus, now: float) -> bool:
+        return self.ladder is not None and status.failed and now - self._attempt_start <= self.startup_window
+
+    def _climb(self, step: Climb, cause: crash.Cause, now: float) -> list[Action]:
+        """Relaunch on the ladder's next rung: a spec planned from scratch, never an edit."""
+        self.ladder_reason = step.reason
+        log.warning("%s", step.reason)
+        self.spec = step.spec
+        self._argv = tuple(step.spec.argv)
+        self._blame = None  # a drafter is blamed only by the fallback's own proof
+        self.attempt += 1
+        self.tail.clear()
+        self._gpu_lines.clear()
+        self._attempt_start = self._last_activity = now
+        self._stall_reported = False
+        self.stage = STARTING
+        return [Climbed(step.reason, cause, step.concessions), StageChanged(STARTING), Spawn(self._argv, self.attempt)]
 
     def _fall_back(self, cause: crash.Cause, now: float, *, while_serving: bool = False) -> list[Action]:
         what: Text = self.spec.spec.draft.name if self.spec.spec.draft else msg("the model's MTP head")

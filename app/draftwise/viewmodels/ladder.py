@@ -1,0 +1,81 @@
+"""The window's side of the out-of-memory ladder (docs/ladder.md): the rung remembered for a
+model (read while re-planning), the ladder handed to a Launch, what the launch card says was
+given up, and "Try full settings again". Mixed into `AppViewModel`, which owns the outcome,
+the launch, the engine and the machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from draftwise.core.launch import ladder
+from draftwise.core.launch.ladder import Concessions, Ladder
+from draftwise.core.launch.ladder_record import LadderRecord, remember
+from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.messages import Text
+from draftwise.core.speculation import resolver
+from draftwise.viewmodels.i18n import tr, tr_message
+
+
+def remembered_rung(model: Path, machine: Any, engine: Any, kind: str) -> tuple[Concessions, Text | None]:
+    """The ladder rung remembered for this model, machine and engine (docs/ladder.md), and a
+    problem with the record to show; nothing for other engines or an unknown machine."""
+    if engine is None or kind != resolver.LLAMA_CPP or machine is None:
+        return Concessions(), None
+    record = LadderRecord()
+    start = record.lookup(model, machine, engine.binary)
+    return start, record.problem
+
+
+def forget_rung(model: Path, machine: Any, binary: Path) -> bool:
+    try:
+        LadderRecord().forget(model, machine, binary)
+    except OSError:
+        return False
+    return True
+
+
+def ladder_for(out: Any, spec: LaunchSpec, caps: Any, machine: Any, binary: Path) -> Ladder | None:
+    """The out-of-memory ladder for a Launch of the outcome `out` (its request and remembered rung)."""
+    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.speculation.measured import MeasuredRecords
+
+    if out is None or out.prepared is None or out.request is None or caps is None or machine is None:
+        return None
+    return ladder.for_launch(out.request, out.prepared, spec, caps=caps, machine=machine,
+                             broken=BrokenDrafters().broken_for(binary), start=out.start,
+                             on_success=remember(LadderRecord(), out.request.model, machine, binary),
+                             measured=MeasuredRecords(), engine=binary)  # as replan() planned the first start
+
+
+
+class LadderActions:
+    """Methods of AppViewModel (self.outcome, self.launch, self.engine, self.machine...)."""
+
+    def lowered_text(self) -> str:
+        """What the launch gave up to fit in memory, or (before Launch) what the remembered
+        rung will give up; "" at full settings (docs/ladder.md)."""
+        text = self.launch.lowered_text()
+        out = self.outcome
+        if not text and out is not None and not out.start.empty and not self.launch.running:
+            text = tr_message(ladder.started_lower(out.start))
+        return text
+
+    def can_try_full_settings(self) -> bool:
+        """A remembered lower rung that "Try full settings again" undoes."""
+        out = self.outcome
+        return not self.launch.running and out is not None and not out.start.empty
+
+    def try_full_settings(self) -> None:
+        """Forget the rung remembered for this model, machine and engine; re-plan at full settings."""
+        engine = self.engine.selected
+        if self.model_path is not None and engine is not None and self.machine is not None:
+            if not forget_rung(self.model_path, self.machine, engine.binary):
+                self.message.emit(tr("Could not clear the record of lowered settings."))
+        self.schedule_replan()
+
+    def _show_record_problem(self) -> None:
+        out = self.outcome
+        if out is not None and out.start_problem and out.start_problem != self.settings_problem_text:
+            self.settings_problem_text = out.start_problem
+            self.banner_changed.emit()

@@ -729,14 +729,14 @@
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="369" />
-      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
-      <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="393" />
+      <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
+      <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="371" />
-      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
-      <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="397" />
+      <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr), and this model keeps them off.</source>
+      <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このモデルでは今後も使いません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/drafting.py" line="98" />
@@ -759,32 +759,77 @@
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="295" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="104" />
+      <source>GPU not used: this engine build has no {backend} backend, so {device} is out of its reach; the model runs on the CPU. Install the {backend} engine (`draftwise engine install --backend {backend_id}`) and choose it with --engine or in the engine list.</source>
+      <translation>GPU は使われていません: このエンジンには {backend} バックエンドがないため {device} を使えず、モデルは CPU で動いています。{backend} 版のエンジンを入れ（`draftwise engine install --backend {backend_id}`）、--engine かエンジン一覧で選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="114" />
+      <source>GPU not used: the engine said "{line}", so the model runs on the CPU (much slower). Check the GPU driver, or choose the device explicitly.</source>
+      <translation>GPU は使われていません: エンジンが「{line}」と報告したため、モデルは CPU で動いています（とても遅くなります）。GPU ドライバーを確かめるか、デバイスを明示して選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="118" />
+      <source>GPU not used: the engine opened {devices} but offloaded 0 of {m} layers to it.</source>
+      <translation>GPU は使われていません: エンジンは {devices} を開きましたが、{m} 層のうち 1 層も載せていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="121" />
+      <source>GPU not used: the engine did not open {devices}; the model runs on the CPU.</source>
+      <translation>GPU は使われていません: エンジンは {devices} を開かず、モデルは CPU で動いています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="128" />
+      <source>{n} of {m} layers on {devices}.</source>
+      <translation>{m} 層のうち {n} 層が {devices} にあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="133" />
+      <source>This Vulkan engine runs on the CPU (the engine said "{line}"): it found no GPU it uses by itself. A software device (such as llvmpipe) is used only when you choose it (--device).</source>
+      <translation>この Vulkan エンジンは CPU で動いています（エンジンの報告:「{line}」）: 自分から使う GPU が見つかりませんでした。ソフトウェアのデバイス（llvmpipe など）は、選んだとき（--device）だけ使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="137" />
+      <source>This Vulkan engine runs on the CPU: it found no GPU it uses by itself. A software device (such as llvmpipe) is used only when you choose it (--device).</source>
+      <translation>この Vulkan エンジンは CPU で動いています: 自分から使う GPU が見つかりませんでした。ソフトウェアのデバイス（llvmpipe など）は、選んだとき（--device）だけ使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="141" />
+      <source>This {backend} engine runs on the CPU (the engine said "{line}"), which is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>この {backend} エンジンは CPU で動いています（エンジンの報告:「{line}」）。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="144" />
+      <source>This {backend} engine runs on the CPU, which is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="331" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="333" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="299" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="335" />
       <source>{what} made the engine stop while it was serving ({cause}); starting it again without speculation.</source>
       <translation>{what} が動作中のエンジンを止めました（{cause}）。投機的デコーディングなしで起動し直します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="302" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="338" />
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
       <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="393" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="396" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -804,82 +849,82 @@
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="110" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="113" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="116" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="119" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="121" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="124" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="126" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="129" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="160" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="163" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="179" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="182" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="208" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="211" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="214" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="217" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="217" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="220" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="246" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="249" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="253" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="323" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="330" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="338" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="367" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="374" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="424" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="432" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="64" />
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="67" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
@@ -1074,12 +1119,12 @@
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="129" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="139" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="136" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="146" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
@@ -1089,197 +1134,207 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="391" />
+      <location filename="../../app/draftwise/core/machine/hardware.py" line="683" />
+      <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
+      <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/memory.py" line="507" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="234" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="247" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="265" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="250" />
+      <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
+      <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="282" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="270" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="287" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="444" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="509" />
       <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
       <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="494" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="559" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="496" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="561" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="507" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="572" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="511" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="576" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="516" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="581" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="522" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="587" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="525" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="590" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="580" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="645" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="582" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="647" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="588" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="653" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="591" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="656" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="594" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="659" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="597" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="662" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="666" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="730" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="697" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="768" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="698" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="769" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="702" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="773" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="704" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="775" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="707" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="778" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="709" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="780" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="712" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="783" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="714" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="785" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="717" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="788" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="719" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="790" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="813" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="758" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="829" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="760" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="765" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="836" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="769" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="840" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="266" />
+      <location filename="../../app/draftwise/core/settings.py" line="279" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="274" />
+      <location filename="../../app/draftwise/core/settings.py" line="287" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="283" />
+      <location filename="../../app/draftwise/core/settings.py" line="296" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="290" />
+      <location filename="../../app/draftwise/core/settings.py" line="303" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="293" />
+      <location filename="../../app/draftwise/core/settings.py" line="306" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -1914,6 +1969,21 @@
       <translation>チェックの手順</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/device_picker.py" line="40" />
+      <source>Device</source>
+      <translation>デバイス</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/device_picker.py" line="41" />
+      <source>Keep free</source>
+      <translation>空けておく量</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/device_picker.py" line="43" />
+      <source>Memory this GPU keeps free for other programs (default 1 GB)</source>
+      <translation>この GPU でほかのプログラムのために空けておくメモリー（既定は 1 GB）</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/drafting_card.py" line="74" />
       <source>Measure speed</source>
       <translation>速度を測定</translation>
@@ -2084,52 +2154,52 @@
       <translation>（{n} 分割）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="82" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="86" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="84" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="88" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="85" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="89" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="86" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="90" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="89" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="93" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="91" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="95" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="92" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="96" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="103" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="107" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="110" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="110" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
@@ -2622,57 +2692,57 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="58" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="60" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="217" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="219" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="295" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="309" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="363" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="377" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="368" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="382" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="394" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="388" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="402" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="467" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="484" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -2685,6 +2755,16 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/chat.py" line="173" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/devices.py" line="53" />
+      <source>Automatic</source>
+      <translation>自動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/devices.py" line="55" />
+      <source>software, slow</source>
+      <translation>ソフトウェア、低速</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/drafting.py" line="77" />
@@ -2797,82 +2877,82 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="90" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="92" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="91" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="93" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="170" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="220" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="222" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="224" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="226" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="229" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="231" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="237" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="236" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="238" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="245" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="247" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="252" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="254" />
       <source>Speculation was turned off: {0}</source>
       <translation>投機的デコードをオフにしました: {0}</translation>
     </message>
@@ -3257,12 +3337,12 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="99" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="101" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="211" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
@@ -3471,6 +3551,14 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>This build of Draftwise cannot start engines ({0}).</source>
       <translation type="vanished">この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
+    </message>
+    <message>
+      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation type="vanished">これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation type="vanished">これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
       <source>Too big for this computer</source>

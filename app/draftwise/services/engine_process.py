@@ -35,6 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkReply, QNetworkRequest
 
 from draftwise.core.launch import crash, headless, launch_flow, orphans
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -62,6 +63,7 @@ class EngineProcess(QObject):
         spec: LaunchSpec,
         *,
         broken: BrokenDrafters | None = None,
+        fixes: EngineFixes | None = None,
         parent: QObject | None = None,
         log_lines: int = 5000,
         batch_ms: int = 50,
@@ -73,7 +75,7 @@ class EngineProcess(QObject):
     ) -> None:
         super().__init__(parent)
         self.spec = spec
-        self.flow = launch_flow.LaunchFlow(spec, broken=broken, startup_window=startup_window,
+        self.flow = launch_flow.LaunchFlow(spec, broken=broken, fixes=fixes, startup_window=startup_window,
                                            stall_after=stall_after)
         self._log: deque[str] = deque(maxlen=log_lines)
         self._pending: deque[str] = deque(maxlen=max_batch)
@@ -189,6 +191,9 @@ class EngineProcess(QObject):
                 self.crashed.emit(action.cause)
             elif isinstance(action, launch_flow.Notice):
                 self.notice.emit(action.text)
+            elif isinstance(action, launch_flow.GpuChecked) and action.verdict.used:
+                # "18 of 18 layers on Vulkan0 (llvmpipe)": shown beside the other notices.
+                self.notice.emit(str(action.verdict.message))
             elif isinstance(action, launch_flow.Stalled):
                 self.stalled.emit(action.seconds)
             elif isinstance(action, launch_flow.PollHealth):

@@ -28,11 +28,13 @@ EngineFactory = Callable[[LaunchSpec, QObject], Any]
 
 
 def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
+    from draftwise.core.launch.fixes import EngineFixes
     from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
 
-    # The record makes the next launch leave out a drafter that killed this one's start.
-    return EngineProcess(spec, broken=BrokenDrafters(), parent=parent)
+    # The records make the next launch leave out a drafter that killed this one's start, and
+    # a feature (flash attention, AMX) that crashed this model on this device.
+    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(), parent=parent)
 
 
 class LaunchViewModel(QObject):

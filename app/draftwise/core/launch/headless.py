@@ -35,6 +35,7 @@ from typing import IO
 
 from draftwise.core.address import LOOPBACK
 from draftwise.core.launch import crash, launch_flow, launch_spec, orphans
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -200,6 +201,7 @@ class HeadlessLaunch:
         spec: LaunchSpec,
         *,
         broken: BrokenDrafters | None = None,
+        fixes: EngineFixes | None = None,
         on_action: ActionSink | None = None,
         on_lines: Callable[[list[str]], None] | None = None,
         log_path: Path | None = None,
@@ -210,7 +212,7 @@ class HeadlessLaunch:
         record_run: bool = True,
     ) -> None:
         self.spec = spec
-        self.flow = launch_flow.LaunchFlow(spec, broken=broken, startup_window=startup_window,
+        self.flow = launch_flow.LaunchFlow(spec, broken=broken, fixes=fixes, startup_window=startup_window,
                                            stall_after=stall_after)
         self.on_action = on_action
         self.on_lines = on_lines

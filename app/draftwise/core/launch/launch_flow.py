@@ -28,7 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from draftwise.core.launch import crash
+from draftwise.core.launch import crash, gpu_check
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message, Text, clause, msg
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -107,6 +108,21 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class GpuChecked:
+    """What the engine did with the GPU, once ready ("18 of 18 layers on Vulkan0 (llvmpipe)")."""
+
+    verdict: gpu_check.Verdict
+
+
+@dataclass(frozen=True)
+class Relaunched:
+    """The engine crashed on a feature and starts again without it (crash.FeatureFix)."""
+
+    fix: crash.FeatureFix
+    cause: crash.Cause
+
+
+@dataclass(frozen=True)
 class Stalled:
     seconds: float
 
@@ -126,7 +142,8 @@ class Stopped:
     pass
 
 
-Action = Spawn | StageChanged | Ready | Crashed | FellBack | Notice | Stalled | Terminate | PollHealth | Stopped
+Action = (Spawn | StageChanged | Ready | Crashed | FellBack | Notice | Stalled | Terminate | PollHealth | Stopped
+          | GpuChecked | Relaunched)
 
 
 class LaunchFlow:
@@ -137,11 +154,17 @@ class LaunchFlow:
         spec: LaunchSpec,
         *,
         broken: BrokenDrafters | None = None,
+        fixes: EngineFixes | None = None,
         startup_window: float = STARTUP_WINDOW_S,
         stall_after: float = STALL_AFTER_S,
     ) -> None:
         self.spec = spec
         self.broken = broken
+        self.fixes = fixes
+        self.gpu_verdict: gpu_check.Verdict | None = None
+        self.fix: crash.FeatureFix | None = None  # the feature switched off after a crash
+        self._fixed_args: tuple[str, ...] = ()
+        self._fix_pending = False
         self.startup_window = startup_window
         self.stall_after = stall_after
         self.stage = ""
@@ -158,6 +181,7 @@ class LaunchFlow:
         self._blame: tuple[str | None, Text, str] | None = None  # the drafter a fallback suspects
         self._stop_requested = False
         self._spec_warned = False
+        self._blame_recorded = False
 
     # ------------------------------------------------------------ state
     @property
@@ -176,13 +200,13 @@ class LaunchFlow:
     @property
     def speculating(self) -> bool:
         """Whether the running attempt carries speculative flags."""
-        return self.attempt == 0 and bool(self.spec.spec.argv)
+        return self._blame is None and bool(self.spec.spec.argv)
 
     @property
     def current_argv(self) -> tuple[str, ...]:
-        if self.attempt == 0 or self.spec.fallback_argv is None:
-            return self.spec.argv
-        return self.spec.fallback_argv
+        if self._blame is None or self.spec.fallback_argv is None:
+            return (*self.spec.argv, *self._fixed_args)
+        return (*self.spec.fallback_argv, *self._fixed_args)
 
     def _stage(self, stage: str) -> list[Action]:
         if stage == self.stage:
@@ -214,9 +238,10 @@ class LaunchFlow:
             actions += self._stage(LOADING)
         if self.polling and any(m in text for m in _LISTENING_MARKERS):
             actions.append(PollHealth())
-        if "using device" in text or "failed to initialize" in text or "No devices found" in text:
-            self._gpu_lines += [x for x in lines if crash.is_gpu_line(x)][:50]
-            del self._gpu_lines[100:]
+        if any(m in text for m in gpu_check.MARKERS) or "loaded CPU backend" in text:
+            self._gpu_lines += [x for x in lines if any(m in x for m in gpu_check.MARKERS)
+                                or "loaded CPU backend" in x][:200]
+            del self._gpu_lines[400:]
         if not self._spec_warned and self.speculating and (
             crash.VOCAB_MISMATCH in text or crash.SPEC_INIT_FAILED in text
         ):
@@ -234,11 +259,18 @@ class LaunchFlow:
             return []
         actions = self._stage(READY)
         actions.append(Ready(self.spec.url, now - self._first_start))
-        if self.attempt == 1:
+        if self._blame is not None and self.attempt >= 1 and not self._blame_recorded:
+            self._blame_recorded = True
             actions += self._record_broken()
-        verdict = crash.gpu_verdict(self.spec.backend, self._gpu_lines)
-        if verdict:
-            actions.append(self._notice(verdict))
+        if self._fix_pending:
+            self._fix_pending = False
+            actions += self._record_fix()
+        verdict = gpu_check.check(self.spec.backend, self.spec.expected_devices, self._gpu_lines)
+        self.gpu_verdict = verdict
+        if verdict is not None:
+            actions.append(GpuChecked(verdict))
+            if not verdict.used:
+                actions.append(self._notice(str(verdict.message)))
         return actions
 
     def exited(self, status: crash.ExitStatus, now: float) -> list[Action]:
@@ -248,6 +280,10 @@ class LaunchFlow:
             return [*self._stage(STOPPED), Stopped()]
         after_ready = self.stage == READY
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
+        fix = None if self.fix is not None else crash.feature_fix(
+            status, [*self._gpu_lines, *self.tail], self.current_argv, after_ready=after_ready)
+        if fix is not None:
+            return self._relaunch(fix, cause, now)
         if not after_ready and self._may_fall_back(status, now):
             return self._fall_back(cause, now)
         if after_ready and cause.kind == crash.DRAFTER_CRASH and self.spec.fallback_eligible and self.attempt == 0:
@@ -286,7 +322,7 @@ class LaunchFlow:
     def _may_fall_back(self, status: crash.ExitStatus, now: float) -> bool:
         return (
             self.spec.fallback_eligible
-            and self.attempt == 0
+            and self._blame is None
             and status.failed
             and now - self._attempt_start <= self.startup_window
         )
@@ -310,7 +346,7 @@ class LaunchFlow:
         if while_serving:
             actions += self._record_broken()
             self._blame = None
-        self.attempt = 1
+        self.attempt += 1
         self.tail.clear()
         self._gpu_lines.clear()
         self._attempt_start = self._last_activity = now
@@ -318,6 +354,32 @@ class LaunchFlow:
         self.stage = STARTING
         actions += [StageChanged(STARTING), Spawn(self.current_argv, 1)]
         return actions
+
+    def _relaunch(self, fix: crash.FeatureFix, cause: crash.Cause, now: float) -> list[Action]:
+        """Start again, once, without the feature that crashed; the same port and flags."""
+        self.fix = fix
+        self._fix_pending = True
+        self._fixed_args = fix.args
+        self.attempt += 1
+        self.tail.clear()
+        self._gpu_lines.clear()
+        self._attempt_start = self._last_activity = now
+        self._stall_reported = False
+        self.stage = STARTING
+        actions: list[Action] = [Relaunched(fix, cause), self._notice(str(fix.message)),
+                                 StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
+        return actions
+
+    def _record_fix(self) -> list[Action]:
+        if self.fixes is None or self.fix is None:
+            return []
+        try:
+            self.fixes.record(self.spec.binary, self.spec.model_path, self.spec.expected_devices,
+                              self.fix.args, str(self.fix.message))
+        except OSError as exc:
+            return [self._notice(f"Could not remember the engine fix ({exc.strerror or exc}); "
+                                 "the next launch may crash once more.")]
+        return []
 
     def _record_broken(self) -> list[Action]:
         """The start without speculation worked: remember the drafter so the next launch

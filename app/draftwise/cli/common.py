@@ -55,12 +55,13 @@ def caps_of(binary: Path):
         raise UserError(f"Could not ask {binary} what it supports: {exc}") from exc
 
 
-def add_device_options(p: argparse.ArgumentParser) -> None:
+def add_device_options(p: argparse.ArgumentParser, *, engine: bool = True) -> None:
     """--device, --engine and the per-device memory limit, shared by `plan` and `launch`."""
     p.add_argument("--device", action="append", default=None, metavar="NAME",
                    help="the GPU to use, as the engine names it (e.g. Vulkan0); repeat or separate with "
                         "commas for several. Default: Draftwise chooses (never a software device)")
-    p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    if engine:
+        p.add_argument("--engine", default=None, help="path of the llama-server to use")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--keep-free", type=float, default=None, metavar="GB",
                        help="keep this much memory free on each GPU used (default: 1 GB)")

@@ -277,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--network", action="store_true", help="plan a launch open to other computers")
     pl.add_argument("--engine", default=None, help="path of the llama-server to plan for")
     pl.add_argument("--json", action="store_true")
-    add_device_options(pl)
+    add_device_options(pl, engine=False)
     pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)
 

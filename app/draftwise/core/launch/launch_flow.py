@@ -182,6 +182,7 @@ class LaunchFlow:
         self._stop_requested = False
         self._spec_warned = False
         self._blame_recorded = False
+        self._fell_back = False  # the fallback start (without speculation) happened
 
     # ------------------------------------------------------------ state
     @property
@@ -200,11 +201,11 @@ class LaunchFlow:
     @property
     def speculating(self) -> bool:
         """Whether the running attempt carries speculative flags."""
-        return self._blame is None and bool(self.spec.spec.argv)
+        return not self._fell_back and bool(self.spec.spec.argv)
 
     @property
     def current_argv(self) -> tuple[str, ...]:
-        if self._blame is None or self.spec.fallback_argv is None:
+        if not self._fell_back or self.spec.fallback_argv is None:
             return (*self.spec.argv, *self._fixed_args)
         return (*self.spec.fallback_argv, *self._fixed_args)
 
@@ -322,7 +323,7 @@ class LaunchFlow:
     def _may_fall_back(self, status: crash.ExitStatus, now: float) -> bool:
         return (
             self.spec.fallback_eligible
-            and self._blame is None
+            and not self._fell_back
             and status.failed
             and now - self._attempt_start <= self.startup_window
         )
@@ -342,6 +343,7 @@ class LaunchFlow:
         # Blame the drafter only once the engine starts without it: when the second start
         # fails too, the cause was something else (an argument, memory, a library). A crash
         # while serving inside the drafter's code is evidence enough by itself.
+        self._fell_back = True
         self._blame = (self.spec.drafter_key, what, str(cause.sentence))
         if while_serving:
             actions += self._record_broken()

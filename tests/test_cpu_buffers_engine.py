@@ -14,7 +14,7 @@ from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
-pytestmark = pytest.mark.engine
+pytestmark = [pytest.mark.engine, pytest.mark.real_machine]
 
 G = dict(ta.BENCH_GEOMETRY, n_ctx_train=4096)
 

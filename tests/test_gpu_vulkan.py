@@ -21,7 +21,7 @@ from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
-pytestmark = [pytest.mark.gpu, pytest.mark.engine]
+pytestmark = [pytest.mark.gpu, pytest.mark.engine, pytest.mark.real_machine]
 
 MiB = 1 << 20
 LIMIT = 40 * MiB  # "use at most 40 MB of this GPU": about a third of the dense model below

@@ -804,32 +804,37 @@
       <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="332" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="334" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="335" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="336" />
       <source>{what} made the engine stop while it was serving ({cause}); starting it again without speculation.</source>
       <translation>{what} が動作中のエンジンを止めました（{cause}）。投機的デコーディングなしで起動し直します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="339" />
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
       <translation>{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="393" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="382" />
+      <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
+      <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="395" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="396" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="398" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>

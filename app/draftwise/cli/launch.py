@@ -189,9 +189,9 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             if action.cause.evidence:
                 print(f"  engine said: {action.cause.evidence}", flush=True)
         elif isinstance(action, lf.Notice):
-            if run.flow.gpu_verdict is not None and action.text == str(run.flow.gpu_verdict.message):
+            if run.flow.gpu_verdict is not None and str(action.text) == str(run.flow.gpu_verdict.message):
                 return  # printed as the gpu: line
-            if run.flow.fix is not None and action.text == str(run.flow.fix.message):
+            if run.flow.fix is not None and str(action.text) == str(run.flow.fix.message):
                 return  # printed as the relaunch: line
             print(f"warning: {action.text}", flush=True)
         elif isinstance(action, lf.Stalled):

@@ -193,7 +193,7 @@ class EngineProcess(QObject):
                 self.notice.emit(action.text)
             elif isinstance(action, launch_flow.GpuChecked) and action.verdict.used:
                 # "18 of 18 layers on Vulkan0 (llvmpipe)": shown beside the other notices.
-                self.notice.emit(str(action.verdict.message))
+                self.notice.emit(action.verdict.message)
             elif isinstance(action, launch_flow.Stalled):
                 self.stalled.emit(action.seconds)
             elif isinstance(action, launch_flow.PollHealth):

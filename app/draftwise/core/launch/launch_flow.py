@@ -271,7 +271,7 @@ class LaunchFlow:
         if verdict is not None:
             actions.append(GpuChecked(verdict))
             if not verdict.used:
-                actions.append(self._notice(str(verdict.message)))
+                actions.append(self._notice(verdict.message))
         return actions
 
     def exited(self, status: crash.ExitStatus, now: float) -> list[Action]:
@@ -368,7 +368,7 @@ class LaunchFlow:
         self._attempt_start = self._last_activity = now
         self._stall_reported = False
         self.stage = STARTING
-        actions: list[Action] = [Relaunched(fix, cause), self._notice(str(fix.message)),
+        actions: list[Action] = [Relaunched(fix, cause), self._notice(fix.message),
                                  StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
         return actions
 
@@ -379,8 +379,8 @@ class LaunchFlow:
             self.fixes.record(self.spec.binary, self.spec.model_path, self.spec.expected_devices,
                               self.fix.args, str(self.fix.message))
         except OSError as exc:
-            return [self._notice(f"Could not remember the engine fix ({exc.strerror or exc}); "
-                                 "the next launch may crash once more.")]
+            return [self._notice(msg("Could not remember the engine fix ({error}); the next launch may "
+                                     "crash once more.", error=str(exc.strerror or exc)))]
         return []
 
     def _record_broken(self) -> list[Action]:

@@ -29,10 +29,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import headless
+from draftwise.core.launch import crash, headless
+from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, cpu_only
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import logparse, memory, planner
 from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
+from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, draft_model
 
@@ -57,6 +59,8 @@ class Case:
     slots: int = 1
     spec: str | None = None  # None | "mtp" | "draft"
     swa_full: bool = False
+    dtype: str | None = None  # the 2-D weights' type (None: the geometry's F16)
+    variant: str | None = None  # run on a copy of the engine with only this CPU module
 
 
 def _cases() -> list[Case]:
@@ -94,12 +98,23 @@ def _cases() -> list[Case]:
         Case("llama-wide 24k q8_0", "llama", llama_w, 24576, "q8_0"),
         Case("qwen3moe-wide 8k f16", "qwen3moe", moe_w, 8192),
         Case("granitehybrid-wide 8k f16", "granitehybrid", hybrid_w, 8192),
+        # Quantized weights: the CPU re-lays some for its kernels (CPU_REPACK on AVX2, AMX on
+        # sapphirerapids), beside the mapped file. Each on the engine's own CPU module and on
+        # the haswell one (AVX2, no AMX).
+        Case("llama 4k Q4_0", "llama", llama, 4096, dtype="Q4_0"),
+        Case("llama 4k Q8_0", "llama", llama, 4096, dtype="Q8_0"),
+        Case("qwen3moe 4k Q4_0", "qwen3moe", moe, 4096, dtype="Q4_0"),
+        Case("llama 4k Q4_0 haswell", "llama", llama, 4096, dtype="Q4_0", variant="haswell"),
+        Case("llama 4k Q8_0 haswell", "llama", llama, 4096, dtype="Q8_0", variant="haswell"),
+        Case("qwen3moe 4k Q4_0 haswell", "qwen3moe", moe, 4096, dtype="Q4_0", variant="haswell"),
     ]
 
 
 def _write(case: Case, folder: Path) -> tuple[Path, Path | None]:
     m = case.model()
-    path = folder / f"{m.name}-{m.arch}.gguf"
+    if case.dtype:
+        m = replace(m, dtype=case.dtype)
+    path = folder / f"{m.name}-{m.arch}-{m.dtype}.gguf"
     if not path.exists():
         ta.write_arch(path, m)
     draft = None
@@ -134,21 +149,46 @@ def _without_ctx(args: tuple[str, ...]) -> list[str]:
     return out
 
 
+_variants: dict[Path, str | None] = {}
+
+
+def _variant_of(binary: Path) -> str | None:
+    """The CPU module this engine loads (the planner models its extra buffers)."""
+    if binary not in _variants:
+        _variants[binary] = hardware.probe_engine_devices(binary, timeout=30).cpu_variant
+    return _variants[binary]
+
+
 def run_case(case: Case, binary: Path, folder: Path) -> dict:
     path, draft_path = _write(case, folder)
+    if case.variant:
+        binary = gpu_launch.engine_with_cpu_variant(binary, folder / f"engine-{case.variant}", case.variant)
     info = gguf.read_model(path)
     spec = _spec(case, draft_path)
-    prefs = planner.PlanPrefs(ctx=case.ctx, kv_type=case.kv, slots=case.slots, swa_full=case.swa_full)
-    plan = planner.plan(info, spec, MACHINE, prefs)
-    assert plan.fits and plan.ctx == case.ctx, (case.name, plan.reasons)
-    server = headless.start_server(
-        binary, path, ctx=plan.n_ctx, extra_args=[*_without_ctx(plan.plan_args), *spec.argv, "-lv", "4"],
-        log_dir=folder,
-    )
-    try:
-        server.wait_ready(60)
-    finally:
-        server.stop()
+    machine = replace(MACHINE, cpu_variant=_variant_of(binary))
+    note = ""
+    for no_repack in (False, True):
+        prefs = planner.PlanPrefs(ctx=case.ctx, kv_type=case.kv, slots=case.slots, swa_full=case.swa_full,
+                                  no_repack=no_repack)  # fmt: skip
+        plan = planner.plan(info, spec, machine, prefs)
+        assert plan.fits and plan.ctx == case.ctx, (case.name, plan.reasons)
+        server = headless.start_server(
+            binary, path, ctx=plan.n_ctx, log_dir=folder,
+            extra_args=[*_without_ctx(plan.plan_args), *spec.argv, "-lv", "4", *(["-nr"] if no_repack else [])],
+        )  # fmt: skip
+        try:
+            server.wait_ready(60)
+            break
+        except headless.EngineError:
+            status = crash.ExitStatus.from_returncode(server.process.returncode or 0)
+            amx = machine.cpu_variant in memory.AMX_VARIANTS
+            if no_repack or not (amx and status.effective_signal == crash.SIGILL):
+                raise
+            # The AMX kernels stop with an illegal instruction on this machine: what the
+            # launcher does next (crash.feature_fix) is measured instead.
+            note = " (AMX stopped: -nr)"
+        finally:
+            server.stop()
     actual = logparse.parse_log(server.log_text())
     a = actual.summary()
     t = actual.by_component(logparse.TARGET)
@@ -172,8 +212,10 @@ def run_case(case: Case, binary: Path, folder: Path) -> dict:
         mtp_w = sum(plan_weights_nextn(info))
         planned["weights"] += mtp_w
         planned["drafter"] -= mtp_w
-    return {"case": case.name, "arch": case.arch, "ctx": case.ctx, "kv": case.kv,
-            "slots": case.slots, "planned": planned, "actual": real}  # fmt: skip
+    return {"case": case.name + note, "arch": case.arch, "ctx": case.ctx, "kv": case.kv,
+            "slots": case.slots, "planned": planned, "actual": real, "cpu_variant": machine.cpu_variant,
+            "cpu_extra": {"planned": plan.bytes.cpu_extra, "actual": {
+                b: n for b, n in actual.by_buffer().items() if b in ("AMX", "CPU_REPACK")}}}  # fmt: skip
 
 
 def plan_weights_nextn(info: gguf.ModelInfo) -> tuple[int, ...]:
@@ -228,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             misses = check(row)
             failed += bool(misses)
             errs = [_fmt(_err(p[k], a[k])) for k in ("weights", "kv", "compute", "drafter", "total")]
-            print(f"{case.name:28} " + " ".join(f"{e:>8}" for e in errs)
+            print(f"{row['case']:28} " + " ".join(f"{e:>8}" for e in errs)
                   + f"  {p['total'] / 2**20:7.2f}/{a['total'] / 2**20:7.2f}"
                   + (f"  MISS: {', '.join(misses)}" if misses else ""), flush=True)  # fmt: skip
     print("-" * len(hdr))

@@ -104,3 +104,31 @@ def tiny_llama(tmp_path: Path) -> Path:
     from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
     return write_tiny_model(tmp_path / "tiny-llama-F32.gguf", TinyModel())[0]
+
+
+@pytest.fixture(scope="session")
+def vulkan_engine():
+    """The provisioned Vulkan llama-server (`make engine-gpu`) and a Vulkan device for it
+    (on these machines lavapipe, a software device the engine shows only when named).
+
+    DRAFTWISE_REQUIRE_GPU=1 turns a missing engine or device into a failure.
+    """
+    from draftwise.core.engines import discovery, provision
+    from draftwise.core.machine import hardware
+
+    def missing(why: str):
+        if os.environ.get("DRAFTWISE_REQUIRE_GPU") == "1":
+            pytest.fail(f"the GPU tier is required here but {why}")
+        pytest.skip(why)
+
+    build = provision.installed("vulkan")
+    if build is None:
+        missing("no Vulkan engine is installed; run `make engine-gpu`")
+    info = next((e for e in discovery.find_engines() if e.binary == build.binary), None)
+    if info is None or not info.usable:
+        missing(f"the Vulkan engine is not usable ({info.problem if info else 'not found'})")
+    found = hardware.probe_engine_devices(info.binary, timeout=30)
+    if not any(g.backend == hardware.VULKAN for g in found.gpus):
+        missing("the Vulkan engine lists no Vulkan device (install mesa-vulkan-drivers for lavapipe)")
+    return info
+

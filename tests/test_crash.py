@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.launch import crash, launch_flow
+from draftwise.core.launch import crash, gpu_check, launch_flow
 from draftwise.core.launch.crash import ExitStatus, classify
 from draftwise.core.launch.launch_flow import (
     FAILED,
@@ -151,20 +151,23 @@ def test_speculation_silently_off_is_a_warning_not_a_crash():
 @pytest.mark.parametrize(
     ("backend", "lines", "unused"),
     [
-        ("cuda", ["I ggml_cuda_init: found 1 CUDA devices", "I load_tensors: using device CUDA0 (RTX 4090)"], False),
+        ("cuda", ["I ggml_cuda_init: found 1 CUDA devices",
+                  "I llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) (0000:01:00.0) - 23712 MiB free",
+                  "I load_tensors: offloaded 33/33 layers to GPU"], False),
         ("cuda", ["W ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected"], True),
         ("rocm", ["W ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected"], True),
         ("vulkan", ["W ggml_vulkan: No devices found."], True),
         ("vulkan", [], True),
         ("cpu", [], False),
-        ("metal", ["I using device MTL0 (Apple M2)"], False),
+        ("metal", ["I using device MTL0 (Apple M2) (unknown id) - 21845 MiB free",
+                   "I load_tensors: offloaded 29/29 layers to GPU"], False),
     ],
 )
 def test_gpu_unused_verdict(backend, lines, unused):
-    verdict = crash.gpu_verdict(backend, lines)
-    assert (verdict is not None) == unused
-    if verdict and lines:
-        assert "runs on the CPU" in verdict and lines[0].split(": ", 1)[1][:20] in verdict
+    verdict = gpu_check.check(backend, [], lines)
+    assert (verdict is not None and not verdict.used) == unused
+    if unused and lines:
+        assert "runs on the CPU" in str(verdict) and lines[0].split(": ", 1)[1][:20] in str(verdict)
 
 
 # ------------------------------------------------------------------ the launch state machine
@@ -323,7 +326,7 @@ def test_vocab_mismatch_and_unused_gpu_are_notices_once():
     assert not any(isinstance(a, Notice) for a in flow.output(lines, 0.2))
     ready = flow.health(200, 0.3)
     notices = [a.text for a in ready if isinstance(a, Notice)]
-    assert len(notices) == 1 and "cuda build" in notices[0] and "failed to initialize CUDA" in notices[0]
+    assert len(notices) == 1 and "CUDA engine runs on the CPU" in notices[0] and "failed to initialize CUDA" in notices[0]
 
 
 def test_listening_line_asks_for_health_at_once():

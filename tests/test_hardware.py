@@ -177,19 +177,23 @@ def test_engine_list_devices_from_a_fake_binary(tmp_path):
     fake = tmp_path / "llama-server"
     fake.write_text("#!/bin/sh\ncat <<'EOF'\n" + LIST_ROCM + "EOF\n")
     fake.chmod(0o755)
-    gpus, note = hardware.probe_engine_devices(fake)
-    assert note is None and [g.device for g in gpus] == ["ROCm0", "ROCm1"]
+    found = hardware.probe_engine_devices(fake)
+    assert found.note is None and [g.device for g in found.gpus] == ["ROCm0", "ROCm1"]
     slow = tmp_path / "slow"
     slow.write_text("#!/bin/sh\nexec sleep 5\n")
     slow.chmod(0o755)
-    assert hardware.probe_engine_devices(slow, timeout=0.2) == ([], "the engine did not list its devices within 0 s")
-    assert "could not be asked" in hardware.probe_engine_devices(tmp_path / "missing")[1]
+    late = hardware.probe_engine_devices(slow, timeout=0.2)
+    assert (late.gpus, late.note) == ([], "the engine did not list its devices within 0 s")
+    assert "could not be asked" in hardware.probe_engine_devices(tmp_path / "missing").note
 
 
 @pytest.mark.engine
 def test_cpu_engine_sees_no_gpu(engine):
-    gpus, note = hardware.probe_engine_devices(engine.binary)
-    assert gpus == [] and "no GPU" in note
+    found = hardware.probe_engine_devices(engine.binary)
+    assert found.gpus == [] and "no GPU" in found.note and not found.vulkan_build
+    # A build with one CPU module per level says which one it loaded.
+    if any(p.name.startswith("libggml-cpu-") for p in engine.binary.parent.iterdir()):
+        assert found.cpu_variant
 
 
 @pytest.mark.real_machine
@@ -213,10 +217,11 @@ def test_gpus_a_cpu_engine_cannot_use_are_not_planned_for(monkeypatch, tmp_path)
     monkeypatch.setattr(hardware.platform, "system", lambda: "Linux")
     monkeypatch.setattr(hardware, "probe_nvidia", lambda: (hardware.parse_nvidia_smi(NVIDIA_SMI_2X), None))
     monkeypatch.setattr(hardware, "probe_amd", lambda: ([], "no AMD GPU found"))
-    monkeypatch.setattr(hardware, "probe_engine_devices", lambda b: ([], hardware.NO_ENGINE_GPU))
+    monkeypatch.setattr(hardware, "probe_engine_devices", lambda b: hardware.EngineDevices([], hardware.NO_ENGINE_GPU))
     m = hardware.probe(tmp_path / "llama-server")
     assert m.gpus == [] and any("cannot use NVIDIA GeForce RTX 3090" in n for n in m.notes)
-    monkeypatch.setattr(hardware, "probe_engine_devices", lambda b: ([], "the engine did not list its devices"))
+    monkeypatch.setattr(hardware, "probe_engine_devices",
+                        lambda b: hardware.EngineDevices([], "the engine did not list its devices"))
     assert len(hardware.probe(tmp_path / "llama-server").gpus) == 2  # unknown: trust the driver
 
 

@@ -744,22 +744,22 @@
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="396" />
-      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
-      <translation>これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="420" />
+      <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
+      <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="398" />
-      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
-      <translation>これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="424" />
+      <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr), and this model keeps them off.</source>
+      <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このモデルでは今後も使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="407" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="435" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="409" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="437" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -782,6 +782,51 @@
       <location filename="../../app/draftwise/core/launch/drafting.py" line="140" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="104" />
+      <source>GPU not used: this engine build has no {backend} backend, so {device} is out of its reach; the model runs on the CPU. Install the {backend} engine (`draftwise engine install --backend {backend_id}`) and choose it with --engine or in the engine list.</source>
+      <translation>GPU は使われていません: このエンジンには {backend} バックエンドがないため {device} を使えず、モデルは CPU で動いています。{backend} 版のエンジンを入れ（`draftwise engine install --backend {backend_id}`）、--engine かエンジン一覧で選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="114" />
+      <source>GPU not used: the engine said "{line}", so the model runs on the CPU (much slower). Check the GPU driver, or choose the device explicitly.</source>
+      <translation>GPU は使われていません: エンジンが「{line}」と報告したため、モデルは CPU で動いています（とても遅くなります）。GPU ドライバーを確かめるか、デバイスを明示して選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="118" />
+      <source>GPU not used: the engine opened {devices} but offloaded 0 of {m} layers to it.</source>
+      <translation>GPU は使われていません: エンジンは {devices} を開きましたが、{m} 層のうち 1 層も載せていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="121" />
+      <source>GPU not used: the engine did not open {devices}; the model runs on the CPU.</source>
+      <translation>GPU は使われていません: エンジンは {devices} を開かず、モデルは CPU で動いています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="128" />
+      <source>{n} of {m} layers on {devices}.</source>
+      <translation>{m} 層のうち {n} 層が {devices} にあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="133" />
+      <source>This Vulkan engine runs on the CPU (the engine said "{line}"): it found no GPU it uses by itself. A software device (such as llvmpipe) is used only when you choose it (--device).</source>
+      <translation>この Vulkan エンジンは CPU で動いています（エンジンの報告:「{line}」）: 自分から使う GPU が見つかりませんでした。ソフトウェアのデバイス（llvmpipe など）は、選んだとき（--device）だけ使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="137" />
+      <source>This Vulkan engine runs on the CPU: it found no GPU it uses by itself. A software device (such as llvmpipe) is used only when you choose it (--device).</source>
+      <translation>この Vulkan エンジンは CPU で動いています: 自分から使う GPU が見つかりませんでした。ソフトウェアのデバイス（llvmpipe など）は、選んだとき（--device）だけ使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="141" />
+      <source>This {backend} engine runs on the CPU (the engine said "{line}"), which is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>この {backend} エンジンは CPU で動いています（エンジンの報告:「{line}」）。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="144" />
+      <source>This {backend} engine runs on the CPU, which is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/ladder.py" line="80" />
@@ -909,32 +954,37 @@
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="350" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="389" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="352" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="391" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="356" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="395" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="359" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="398" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="388" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="441" />
+      <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
+      <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="454" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="391" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="457" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -954,82 +1004,82 @@
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="110" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="113" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="116" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="119" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="121" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="124" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="126" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="129" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="160" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="163" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="179" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="182" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="208" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="211" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="214" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="217" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="217" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="220" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="246" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="249" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="253" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="323" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="330" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="338" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="367" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="374" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="424" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="432" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="64" />
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="67" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
@@ -1234,12 +1284,12 @@
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="130" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="140" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="137" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="147" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
@@ -1282,6 +1332,11 @@
       <location filename="../../app/draftwise/core/launch/vllm.py" line="115" />
       <source>An engine open to the network needs an API key.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/hardware.py" line="701" />
+      <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
+      <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
@@ -1354,202 +1409,207 @@
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="391" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="507" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="237" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="244" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="245" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="262" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="283" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="265" />
+      <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
+      <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="288" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="310" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="465" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="536" />
       <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
       <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="515" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="586" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="517" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="588" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="528" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="599" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="532" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="603" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="537" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="608" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="543" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="614" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="546" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="617" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="601" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="672" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="603" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="674" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="609" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="680" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="612" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="683" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="615" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="686" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="618" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="689" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="694" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="725" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="802" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="726" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="803" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="730" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="807" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="732" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="809" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="735" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="812" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="737" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="814" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="740" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="817" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="819" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="745" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="822" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="747" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="824" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="847" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="786" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="863" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="788" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="865" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="793" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="870" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="797" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="874" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="282" />
+      <location filename="../../app/draftwise/core/settings.py" line="295" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="290" />
+      <location filename="../../app/draftwise/core/settings.py" line="303" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="299" />
+      <location filename="../../app/draftwise/core/settings.py" line="312" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="306" />
+      <location filename="../../app/draftwise/core/settings.py" line="319" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="309" />
+      <location filename="../../app/draftwise/core/settings.py" line="322" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -2244,6 +2304,21 @@
       <translation>チェックの手順</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/device_picker.py" line="40" />
+      <source>Device</source>
+      <translation>デバイス</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/device_picker.py" line="41" />
+      <source>Keep free</source>
+      <translation>空けておく量</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/device_picker.py" line="43" />
+      <source>Memory this GPU keeps free for other programs (default 1 GB)</source>
+      <translation>この GPU でほかのプログラムのために空けておくメモリー（既定は 1 GB）</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/drafting_card.py" line="74" />
       <source>Measure speed</source>
       <translation>速度を測定</translation>
@@ -2414,87 +2489,87 @@
       <translation>（{n} 分割）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="102" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="104" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="108" />
       <source>The program that runs the model on this computer (llama.cpp's llama-server)</source>
       <translation>このコンピューターでモデルを動かすプログラム（llama.cpp の llama-server）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="107" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="111" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="108" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="112" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="109" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="113" />
       <source>Download and build the engine for this computer (once; 10–40 minutes)</source>
       <translation>このコンピューター用のエンジンをダウンロードしてビルドします（初回のみ、10〜40 分）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="110" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="114" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="113" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="117" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="114" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="118" />
       <source>Try full settings again</source>
       <translation>本来の設定でもう一度試す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="115" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
       <source>Forget the lower settings this model needed after running out of memory</source>
       <translation>メモリ不足の後にこのモデルで使った低い設定を忘れます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="117" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="121" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="123" />
       <source>Stop and launch this one</source>
       <translation>停止してこれを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="124" />
       <source>Stop the running model and launch the chosen one</source>
       <translation>実行中のモデルを停止し、選んだモデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="125" />
       <source>Stop the model that runs now, wait until it has ended, then launch this one</source>
       <translation>今動いているモデルを停止し、終了を待ってからこのモデルを起動します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="132" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="136" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="135" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="139" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="135" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="139" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
@@ -3177,52 +3252,52 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="214" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="216" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="292" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="361" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="375" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="362" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="364" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="366" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="392" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="386" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="400" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="481" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="498" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3235,6 +3310,16 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/chat.py" line="173" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/devices.py" line="53" />
+      <source>Automatic</source>
+      <translation>自動</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/devices.py" line="55" />
+      <source>software, slow</source>
+      <translation>ソフトウェア、低速</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/drafting.py" line="77" />
@@ -3352,87 +3437,87 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="105" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="108" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="106" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="109" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="191" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="253" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="256" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="255" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="258" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="257" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="260" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="265" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="264" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="266" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="268" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="270" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="274" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="278" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="281" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="280" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="283" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="287" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="290" />
       <source>Lowered to fit in memory: {0}.</source>
       <translation>メモリに収まるよう下げました: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="309" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="312" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -3847,17 +3932,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="108" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="110" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="220" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="230" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -4147,6 +4232,14 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>This build of Draftwise cannot start engines ({0}).</source>
       <translation type="vanished">この Draftwise のビルドはエンジンを起動できません ({0})。</translation>
+    </message>
+    <message>
+      <source>This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation type="vanished">これは {backend} 版ですが、エンジンは CPU で動いています（{failure}）: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
+      <translation type="vanished">これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
       <source>Too big for this computer</source>

@@ -77,3 +77,48 @@ def with_workers(machine, rpc: str | None, binary: Path | str | None):
 
 
 RPC_HELP = "other computers' ggml-rpc-server workers to split the model across (host:port,...)"
+def add_device_options(p: argparse.ArgumentParser, *, engine: bool = True) -> None:
+    """--device, --engine and the per-device memory limit, shared by `plan` and `launch`."""
+    p.add_argument("--device", action="append", default=None, metavar="NAME",
+                   help="the GPU to use, as the engine names it (e.g. Vulkan0); repeat or separate with "
+                        "commas for several. Default: Draftwise chooses (never a software device)")
+    if engine:
+        p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--keep-free", type=float, default=None, metavar="GB",
+                       help="keep this much memory free on each GPU used (default: 1 GB)")
+    limit.add_argument("--use-at-most", type=float, default=None, metavar="GB",
+                       help="use at most this much memory of each GPU used")
+
+
+def devices_of(args: argparse.Namespace) -> list[str]:
+    return [d.strip() for item in (getattr(args, "device", None) or []) for d in item.split(",") if d.strip()]
+
+
+def select_machine(args: argparse.Namespace, machine):
+    """The machine one launch sees: the chosen devices (--device, else the settings' choice),
+    and the memory limits (--keep-free / --use-at-most for the GPUs used, over the ones
+    stored in the settings)."""
+    from draftwise.core import settings as settings_mod
+    from draftwise.core.machine import hardware
+
+    stored = settings_mod.load().settings
+    limits = hardware.limits_from(stored.device_limits)
+    devices = devices_of(args) or ([stored.device] if stored.device else [])
+    cli_limit = None
+    try:
+        if getattr(args, "keep_free", None) is not None:
+            cli_limit = hardware.DeviceLimit(keep_free=int(args.keep_free * hardware.GB))
+        elif getattr(args, "use_at_most", None) is not None:
+            cli_limit = hardware.DeviceLimit(at_most=int(args.use_at_most * hardware.GB))
+    except ValueError as exc:
+        raise UserError(f"--keep-free/--use-at-most: {exc}") from exc
+    if cli_limit is not None:
+        limits.update({g.key: cli_limit for g in machine.gpus})
+    try:
+        return hardware.select(machine, devices, limits)
+    except hardware.DeviceChoiceError as exc:
+        if devices_of(args):
+            raise UserError(f"--device: {exc}") from exc
+        # The window's stored choice is not on this engine: let Draftwise choose.
+        return hardware.select(machine, None, limits)

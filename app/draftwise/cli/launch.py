@@ -16,8 +16,10 @@ from draftwise.cli.common import (
     API_KEY_VARIABLE,
     RPC_HELP,
     UserError,
+    add_device_options,
     caps_of,
     request_from,
+    select_machine,
     with_workers,
 )
 from draftwise.core.address import DEFAULT_PORT, LOOPBACK
@@ -40,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--kv", default=None, help="KV cache type (default: planned)")
     p.add_argument("--network", action="store_true",
                    help="accept connections from other computers (an API key is always required)")
-    p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    add_device_options(p)
     p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
     p.add_argument("--verbose", action="store_true", help="print the engine's log lines")
     p.add_argument("--full", action="store_true",
@@ -58,9 +60,12 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace):
+    from dataclasses import replace
+
     from draftwise.core import paths
     from draftwise.core.engines import discovery
     from draftwise.core.launch import headless, ladder, launch_spec, measure, orphans, prepare
+    from draftwise.core.launch.fixes import EngineFixes
     from draftwise.core.launch.ladder_record import LadderRecord, remember
     from draftwise.core.machine import hardware
     from draftwise.core.speculation.broken import BrokenDrafters
@@ -84,7 +89,16 @@ def _prepare(args: argparse.Namespace):
     if broken.problem:
         print(f"warning: {broken.problem}", flush=True)
     request = request_from(args)
-    machine = with_workers(hardware.inventory(engine.binary), args.rpc, engine.binary)
+    machine = with_workers(select_machine(args, hardware.inventory(engine.binary)), args.rpc, engine.binary)
+    fixes = EngineFixes()
+    remembered = fixes.applicable(fixes.args_for(engine.binary, request.model, machine_devices(machine)),
+                                  request.extra_args)
+    request = replace(request, extra_args=(*request.extra_args, *remembered))
+    if machine.cpu_variant:
+        print(f"  - CPU module: {machine.cpu_variant} (the best of this engine's CPU variants for this CPU)",
+              flush=True)
+    if remembered:
+        print(f"  - after an earlier crash on this model and device: {' '.join(remembered)}", flush=True)
     from draftwise.core.speculation.measured import MeasuredRecords
 
     records = MeasuredRecords()
@@ -111,6 +125,7 @@ def _prepare(args: argparse.Namespace):
         )
         launch = prepared.launch(
             engine.binary, port=port, engine_backend=engine.backend, gpus=machine.gpus,
+            chosen_gpus=hardware.visible_for(machine, engine.backend), requested=machine.requested,
             notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())),
         )
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
@@ -119,9 +134,15 @@ def _prepare(args: argparse.Namespace):
     climber = ladder.for_launch(request, prepared, launch, caps=caps, machine=machine, broken=broken_keys,
                                 start=start, on_success=remember(record, request.model, machine, engine.binary),
                                 measured=records, engine=engine.binary)
-    run = headless.HeadlessLaunch(launch, broken=broken, ladder=climber, log_path=log_path)
+    run = headless.HeadlessLaunch(launch, broken=broken, ladder=climber, fixes=fixes, log_path=log_path)
     run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
     return run, measure.watch_for(prepared)
+
+
+def machine_devices(machine) -> tuple[str, ...]:
+    """The device names a remembered engine fix is filed under (the plan's GPUs, or the
+    ones asked for)."""
+    return tuple(g.engine_name for g in machine.gpus) or machine.requested
 
 
 FIGURES_EVERY_S = 3.0  # how often /metrics is read while the engine serves
@@ -208,7 +229,17 @@ def _run(run, watch=None, *, verbose: bool) -> int:
                 print(f"  relaunch without it: {offer}", flush=True)
             if action.cause.evidence:
                 print(f"  engine said: {action.cause.evidence}", flush=True)
+        elif isinstance(action, lf.GpuChecked):
+            print(f"gpu: {action.verdict.message}", flush=True)
+        elif isinstance(action, lf.Relaunched):
+            print(f"relaunch: {action.fix.message}", flush=True)
+            if action.cause.evidence:
+                print(f"  engine said: {action.cause.evidence}", flush=True)
         elif isinstance(action, lf.Notice):
+            if run.flow.gpu_verdict is not None and str(action.text) == str(run.flow.gpu_verdict.message):
+                return  # printed as the gpu: line
+            if run.flow.fix is not None and str(action.text) == str(run.flow.fix.message):
+                return  # printed as the relaunch: line
             print(f"warning: {action.text}", flush=True)
         elif isinstance(action, lf.Stalled):
             print(f"warning: no output for {action.seconds:.0f} s and not ready yet; press Ctrl-C to stop.",

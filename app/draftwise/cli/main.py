@@ -16,8 +16,10 @@ from draftwise.cli.common import (
     EXIT_USER_ERROR,
     RPC_HELP,
     UserError,
+    add_device_options,
     caps_of,
     request_from,
+    select_machine,
     with_workers,
 )
 from draftwise.core.readable import command_line, human_bytes, human_ctx, human_params
@@ -74,10 +76,15 @@ def render_model(d: dict) -> str:
 
 # ---------------------------------------------------------------- plan
 def _engine_caps(configured: str | None = None):
-    """(binary, caps, GPU backend) of the best engine here, or the pinned engine's facts when
-    none is (a CPU build named llama-server)."""
+    """(binary, caps, GPU backend) of the best engine here (the named one with --engine), or
+    the pinned engine's facts when none is (a CPU build named llama-server)."""
     from draftwise.core.engines import capabilities, discovery
 
+    if configured:
+        named = discovery.find_engines(configured)[0]
+        if not named.usable:
+            raise UserError(f"--engine: {named.problem}")
+        return named.binary, caps_of(named.binary), named.backend
     engine = discovery.best_engine(configured)
     if engine is None:
         return "llama-server", capabilities.pinned_caps(), "cpu"
@@ -100,13 +107,14 @@ def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
 def cmd_plan(args: argparse.Namespace) -> int:
     from draftwise.core.launch import ladder, launch_spec, prepare
     from draftwise.core.launch.ladder_record import LadderRecord
+    from draftwise.core.machine import hardware
     from draftwise.core.speculation.broken import BrokenDrafters
 
     binary, caps, backend = _engine_caps(getattr(args, "engine", None))
     request = request_from(args)
     # The same broken-drafter record as `launch`, so plan never promises what launch skips.
     broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
-    machine = with_workers(machine_for(args, binary), args.rpc, binary)
+    machine = with_workers(select_machine(args, machine_for(args, binary)), args.rpc, binary)
     from draftwise.core.speculation.measured import MeasuredRecords
 
     # And the same speed measurements: a drafter measured slower is left out here too.
@@ -120,7 +128,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                                    measured=MeasuredRecords(), engine=engine)
         # The LaunchSpec `launch` and the window would start for this request (on the port
         # asked for: whether it is free is decided at launch time).
-        spec = prepared.launch(binary, engine_backend=backend, gpus=machine.gpus)
+        spec = prepared.launch(binary, engine_backend=backend, gpus=machine.gpus,
+                               chosen_gpus=hardware.visible_for(machine, backend), requested=machine.requested)
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     argv = list(spec.argv)
@@ -128,11 +137,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(json.dumps({**prepared.to_json(), "argv": argv, "launch": spec.to_json()}, indent=2,
                          default=str))
         return 0
-    print(render_plan(prepared, argv))
+    print(render_plan(prepared, argv, cpu_variant=machine.cpu_variant))
     return 0
 
 
-def render_plan(prepared, argv: list[str]) -> str:
+def render_plan(prepared, argv: list[str], cpu_variant: str | None = None) -> str:
     """The plan in words, as the window's "why" lines say it."""
 
     model, spec, plan = prepared.model, prepared.spec, prepared.plan
@@ -157,6 +166,9 @@ def render_plan(prepared, argv: list[str]) -> str:
                          + f", work {human_bytes(dev.compute + dev.output)})")
     lines += [f"  - {reason}" for reason in plan.reasons]
     lines += [f"  ! {warning}" for warning in plan.warnings]
+    if cpu_variant:
+        # A build with one CPU module per x86-64 level loads the best this CPU runs.
+        lines.append(f"CPU module: {cpu_variant} (libggml-cpu-{cpu_variant})")
     lines.append("Engine command:")
     lines.append("  " + command_line(argv))
     return "\n".join(lines)
@@ -274,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--engine", default=None, help="path of the llama-server to plan for")
     pl.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
     pl.add_argument("--json", action="store_true")
+    add_device_options(pl, engine=False)
     pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)
 

@@ -140,6 +140,10 @@ class Settings:
     # Measure the speed-up after the first launch of a new (model, drafter, engine, machine)
     # without asking first.
     measure_automatically: bool = False
+    # The GPU the user chose (its engine name, "Vulkan0"); None: Draftwise chooses.
+    device: str | None = None
+    # Per GPU (hardware.Gpu.key): {"keep_free_gb": N} or {"max_gb": N}, the user's limit.
+    device_limits: dict[str, dict[str, float]] = field(default_factory=dict)
     # Keys this version does not know, kept so they survive a round trip.
     unknown: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -207,6 +211,8 @@ class Settings:
                 "advanced_visible": self.advanced_visible,
                 "chat_save": self.chat_save,
                 "measure_automatically": self.measure_automatically,
+                "device": self.device,
+                "device_limits": {k: dict(v) for k, v in sorted(self.device_limits.items())},
             }
         )
         return data
@@ -250,6 +256,13 @@ class Settings:
             s.close_action = data["close_action"]
         for name in ("geometry", "window_state", "splitter"):
             setattr(s, name, _str_or_none(data.get(name)))
+        s.device = _str_or_none(data.get("device"))
+        limits = data.get("device_limits")
+        if isinstance(limits, dict):
+            for k, v in limits.items():
+                limit = _limit(v)
+                if isinstance(k, str) and limit is not None:
+                    s.device_limits[k] = limit
         for name in ("logs_visible", "advanced_visible", "network", "chat_save", "measure_automatically"):
             if isinstance(data.get(name), bool):
                 setattr(s, name, data[name])
@@ -364,6 +377,17 @@ def _key(model_path: str | Path) -> str:
         return str(Path(model_path).expanduser().resolve())
     except OSError:
         return str(model_path)
+
+
+def _limit(v: Any) -> dict[str, float] | None:
+    """One device limit as stored: exactly one of keep_free_gb / max_gb, a positive number."""
+    if not isinstance(v, dict):
+        return None
+    good = {k: float(x) for k, x in v.items() if k in ("keep_free_gb", "max_gb")
+            and isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0}  # fmt: skip
+    if len(good) != 1 or good.get("max_gb", 1) <= 0:
+        return None
+    return good
 
 
 def _str_or_none(v: Any) -> str | None:

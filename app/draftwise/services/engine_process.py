@@ -35,6 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkReply, QNetworkRequest
 
 from draftwise.core.launch import crash, headless, launch_flow, orphans
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message
@@ -66,6 +67,7 @@ class EngineProcess(QObject):
         *,
         broken: BrokenDrafters | None = None,
         ladder: Ladder | None = None,
+        fixes: EngineFixes | None = None,
         parent: QObject | None = None,
         log_lines: int = 5000,
         batch_ms: int = 50,
@@ -76,7 +78,7 @@ class EngineProcess(QObject):
         record_run: bool = True,
     ) -> None:
         super().__init__(parent)
-        self.flow = launch_flow.LaunchFlow(spec, broken=broken, ladder=ladder, startup_window=startup_window,
+        self.flow = launch_flow.LaunchFlow(spec, broken=broken, ladder=ladder, fixes=fixes, startup_window=startup_window,
                                            stall_after=stall_after)
         self._log: deque[str] = deque(maxlen=log_lines)
         self._pending: deque[str] = deque(maxlen=max_batch)
@@ -199,6 +201,9 @@ class EngineProcess(QObject):
                 self.crashed.emit(action.cause)
             elif isinstance(action, launch_flow.Notice):
                 (self.fallback_note if action.about_fallback else self.notice).emit(action.text)
+            elif isinstance(action, launch_flow.GpuChecked) and action.verdict.used:
+                # "18 of 18 layers on Vulkan0 (llvmpipe)": shown beside the other notices.
+                self.notice.emit(action.verdict.message)
             elif isinstance(action, launch_flow.Stalled):
                 self.stalled.emit(action.seconds)
             elif isinstance(action, launch_flow.PollHealth):

@@ -50,7 +50,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     from draftwise.core import settings
     from draftwise.core.engines import capabilities
     from draftwise.core.gguf import reader as gguf
-    from draftwise.core.launch import crash, launch_flow, launch_spec, mlx, prepare, vllm
+    from draftwise.core.launch import crash, gpu_check, launch_flow, launch_spec, mlx, prepare, vllm
     from draftwise.core.machine.hardware import GB, Gpu, Machine
     from draftwise.core.planning import memory as mem
     from draftwise.core.planning import planner
@@ -177,8 +177,8 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
                 out += [c.sentence, c.next_step]
     c = crash.failed_to_start("/opt/llama-server", "No such file or directory")
     out += [c.sentence, c.next_step, crash.SPECULATION_OFF_WARNING,
-            crash.gpu_verdict("cuda", ["failed to initialize CUDA: no device"]) or "",
-            crash.gpu_verdict("vulkan", []) or ""]
+            gpu_check.check("cuda", [], ["failed to initialize CUDA: no device"]).message,
+            gpu_check.check("vulkan", [], []).message]
 
     # The launch flow: fallback, the broken-drafter notice, the record that cannot be written.
     binary = Path("/opt/engine/llama-server")

@@ -51,7 +51,7 @@ class TinyModel:
     # The vocabulary's identity: models with the same `vocab` string share a token list.
     vocab: str = "base"
     n_pieces: int = 64  # word pieces on top of the 3 specials and 256 byte tokens
-    dtype: str = "F32"  # F32, F16 or Q8_0 for the 2-D weights
+    dtype: str = "F32"  # F32, F16, Q8_0 or Q4_0 for the 2-D weights
     sliding_window: int | None = None
     n_expert: int = 0
     n_expert_used: int = 0
@@ -176,14 +176,15 @@ def _store(writer: Any, name: str, data: np.ndarray, dtype: str) -> None:
         writer.add_tensor(name, data)
     elif dtype == "F16":
         writer.add_tensor(name, data.astype(np.float16))
-    elif dtype == "Q8_0":
-        q = gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
-        writer.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    elif dtype in ("Q8_0", "Q4_0"):
+        qtype = getattr(gguf.GGMLQuantizationType, dtype)
+        q = gguf.quants.quantize(data, qtype)
+        writer.add_tensor(name, q, raw_dtype=qtype)
     else:
         raise ValueError(f"unsupported dtype {dtype!r}")
 
 
-_FILE_TYPE = {"F32": 0, "F16": 1, "Q8_0": 7}
+_FILE_TYPE = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 7}
 
 
 def _attention(t: dict[str, np.ndarray], rng: np.random.Generator, model: TinyModel, p: str) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from draftwise.ui.cards import Card, muted, set_tone
+from draftwise.ui.device_picker import DevicePicker
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.i18n import tr
 
@@ -41,6 +42,8 @@ class LaunchCard(Card):
         erow.addWidget(self.engine_combo, 1)
         erow.addWidget(self.install_button)
         el.addLayout(erow)
+        self.device_picker = DevicePicker(app.devices)
+        el.addWidget(self.device_picker)
         self.install_bar = QProgressBar()
         self.install_bar.setRange(0, 1000)
         self.install_bar.setTextVisible(True)
@@ -99,6 +102,7 @@ class LaunchCard(Card):
         app.speculation.changed.connect(self.refresh_launch)
 
     def retranslate(self) -> None:
+        self.device_picker.retranslate()
         self.engine_label.setText(tr("Engine"))
         self.engine_combo.setAccessibleName(tr("Engine"))
         tip = tr("The program that runs the model on this computer (llama.cpp's llama-server)")

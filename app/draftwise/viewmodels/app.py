@@ -19,6 +19,7 @@ from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import launch_spec, orphans
+from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
@@ -26,6 +27,7 @@ from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.chat import ChatViewModel
+from draftwise.viewmodels.devices import DevicesViewModel
 from draftwise.viewmodels.drafting import DraftingViewModel
 from draftwise.viewmodels.engine import EngineViewModel
 from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
@@ -87,6 +89,7 @@ class AppViewModel(LadderActions, QObject):
         self.chat = ChatViewModel(self.launch, self.settings, parent=self)
         self.chat.settings_changed.connect(self.schedule_save)
         self.drafting = DraftingViewModel(self)
+        self.devices = DevicesViewModel(self.settings, self)
         self.language = language or LanguageManager(parent=self)
         # Other computers / share this computer (docs/rpc.md); asked once the machine is known.
         self.workers = WorkersViewModel.from_settings(self.settings, lambda: self.engine.selected, self)
@@ -135,6 +138,7 @@ class AppViewModel(LadderActions, QObject):
         self.replanner.outcome_changed.connect(self.outcome_changed)
         self.replanner.outcome_changed.connect(self.launch_state_changed)
         self.language.language_changed.connect(self._on_language_changed)
+        self.devices.changed.connect(self._on_devices_changed)
 
     # ---------------------------------------------------------------- start-up
     def start(self, *, detect_engines: bool = True, probe: bool = True, scan: bool = True,
@@ -175,11 +179,21 @@ class AppViewModel(LadderActions, QObject):
         self._use_machine(machine)
 
     def _use_machine(self, machine: Any) -> None:
-        self.machine = machine
+        self.devices.set_probed(machine)
         self.workers.probe_once()
-        self.library.set_machine(machine)
+        self._apply_devices()
+
+    def _apply_devices(self) -> None:
+        # The plan and the launch see the chosen device and the user's limit (devices.py).
+        self.machine = self.devices.machine if isinstance(self.devices.probed, hardware.Machine) else \
+            self.devices.probed
+        self.library.set_machine(self.machine)
         self.machine_known.emit()
         self.schedule_replan()
+
+    def _on_devices_changed(self) -> None:
+        self._apply_devices()
+        self.schedule_save()
 
     # ---------------------------------------------------------------- library
     def add_folder(self, folder: str | Path) -> bool:
@@ -413,9 +427,12 @@ class AppViewModel(LadderActions, QObject):
                 self.schedule_save()
             # The same builder as the shown command and `draftwise plan`/`launch`.
             self.chat.base_model = not self.model.has_chat_template
+            machine = self.machine if isinstance(self.machine, hardware.Machine) else None
             spec = out.prepared.launch(
                 engine.binary, engine_backend=engine.backend, port=port, api_key=self.settings.api_key,
                 gpus=self.machine.gpus if self.machine is not None else (), notes=notes,
+                chosen_gpus=hardware.visible_for(machine, engine.backend) if machine is not None else None,
+                requested=machine.requested if machine is not None else (),
             )
         except (FieldError, OSError) as exc:
             self.launch_error = tr_error(exc)

@@ -29,12 +29,15 @@ EngineFactory = Callable[[LaunchSpec, QObject], Any]
 
 
 def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
+    from draftwise.core.launch.fixes import EngineFixes
     from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
 
-    # The record makes the next launch leave out a drafter that killed this one's start; the
-    # ladder (set by LaunchViewModel.start) climbs after an out-of-memory start.
-    return EngineProcess(spec, broken=BrokenDrafters(), ladder=getattr(parent, "ladder", None), parent=parent)
+    # The records make the next launch leave out a drafter that killed this one's start, and
+    # a feature (flash attention, AMX) that crashed this model on this device; the ladder
+    # (set by LaunchViewModel.start) climbs after an out-of-memory start.
+    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(),
+                         ladder=getattr(parent, "ladder", None), parent=parent)
 
 
 class LaunchViewModel(QObject):

@@ -22,7 +22,9 @@ from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import ladder, prepare
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions
+from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.readable import command_line
 from draftwise.core.speculation import resolver
@@ -121,9 +123,20 @@ def request_of(inp: Inputs) -> prepare.Request:
     return prepare.Request(
         model=inp.model.path, mtp=inp.mtp, draft=draft,
         backend=inp.engine.kind if inp.engine is not None else resolver.LLAMA_CPP,
-        extra_args=inp.extra_args, prefs=prefs_for(inp.context, inp.kv_type), port=inp.port,
-        network=inp.network,
+        extra_args=(*inp.extra_args, *remembered_fixes(inp)), prefs=prefs_for(inp.context, inp.kv_type),
+        port=inp.port, network=inp.network,
     )
+
+
+def remembered_fixes(inp: Inputs) -> tuple[str, ...]:
+    """Arguments that switch off a feature which crashed this model on these devices with this
+    engine before (core/launch/fixes.py), unless the user set that option."""
+    engine, machine = inp.engine, inp.machine
+    if engine is None or engine.kind != resolver.LLAMA_CPP or not isinstance(machine, hardware.Machine):
+        return ()
+    devices = tuple(g.engine_name for g in machine.gpus) or machine.requested
+    store = EngineFixes()
+    return store.applicable(store.args_for(engine.binary, inp.model.path, devices), inp.extra_args)
 
 
 # ------------------------------------------------------------------ the view-model

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -458,19 +458,22 @@ def library_env(folder: Path) -> dict[str, str]:
     return {var: os.pathsep.join(p for p in (str(folder), current) if p)}
 
 
-def ask_engine(binary: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+def ask_engine(binary: Path, *args: str, timeout: float = 30.0,
+               env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
     """Run `binary args` to read what it prints (--version, --help, --list-devices).
 
     With the engine folder's libraries on the search path and no console window on
-    Windows; raises OSError or subprocess.TimeoutExpired like subprocess.run.
+    Windows; `env` adds to (an empty value removes from) the environment. Raises OSError or
+    subprocess.TimeoutExpired like subprocess.run.
     """
+    full = {**os.environ, **library_env(binary.parent), **(env or {})}
     return subprocess.run(
         [str(binary), *args],
         capture_output=True,
         text=True,
         errors="replace",
         timeout=timeout,
-        env={**os.environ, **library_env(binary.parent)},
+        env={k: v for k, v in full.items() if v != "" or k not in (env or {})},
         creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
     )
 

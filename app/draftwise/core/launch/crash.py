@@ -361,11 +361,6 @@ SPECULATION_OFF_WARNING = msg(
     "speculation although it was asked for it. Choose a draft model from the same family."
 )
 
-_DEVICE_LINE = re.compile(r"using device (\w+)")
-_GPU_INIT_FAILURES = ("failed to initialize CUDA", "failed to initialize ROCm", "ggml_vulkan: No devices found",
-                      "no CUDA-capable device", "no ROCm-capable device")
-
-
 def speculation_warning(line: str) -> Message | None:
     """The warning for a line that says speculation was silently switched off."""
     if VOCAB_MISMATCH in line or SPEC_INIT_FAILED in line:
@@ -373,30 +368,63 @@ def speculation_warning(line: str) -> Message | None:
     return None
 
 
-def is_gpu_line(line: str) -> bool:
-    """Lines the GPU verdict needs (cheap pre-filter for the log reader)."""
-    return "using device" in line or any(f in line for f in _GPU_INIT_FAILURES)
+
+# ------------------------------------------------------------------ features that crash
+FA_OFF = ("-fa", "off")
+NO_REPACK = ("-nr",)
+_FA_FLAGS = ("-fa", "--flash-attn")
+_NR_FLAGS = ("-nr", "--no-repack")
+_GPU_DEVICE_LINE = re.compile(r"using device (?:Vulkan|CUDA|ROCm|MTL)\d+")
+_AMX_VARIANT = re.compile(r"loaded CPU backend from \S*ggml-cpu-sapphirerapids")
 
 
-def gpu_verdict(backend: str, lines: Iterable[str]) -> Message | None:
-    """A warning when a GPU build is serving without a GPU, else None."""
-    if backend in ("cpu", "unknown", ""):
+@dataclass(frozen=True)
+class FeatureFix:
+    """Arguments that switch off the feature that crashed, and the sentence for the user."""
+
+    args: tuple[str, ...]
+    message: Message
+
+
+def _has_flag(argv: Sequence[str], names: Sequence[str], value: str | None = None) -> bool:
+    for i, token in enumerate(argv):
+        name, _, inline = token.partition("=")
+        if name in names:
+            if value is None:
+                return True
+            got = inline or (argv[i + 1] if i + 1 < len(argv) else "")
+            if got == value:
+                return True
+    return False
+
+
+def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[str], *,
+                after_ready: bool) -> FeatureFix | None:  # fmt: skip
+    """The one relaunch that may save a crash the model file is not to blame for.
+
+    - A GPU driver fault after ready (a segfault or an abort on a GPU device) with flash
+      attention not already off: lavapipe segfaults so on the first request of Gemma-like
+      models. Relaunch with `-fa off`.
+    - An illegal instruction from the AMX CPU variant (sapphirerapids): some virtual machines
+      report AMX but do not run it. Relaunch with `-nr` (no re-laid weights, so no AMX
+      kernels).
+    """
+    if status is None:
         return None
-    devices: list[str] = []
-    failure = None
-    for line in lines:
-        m = _DEVICE_LINE.search(line)
-        if m:
-            devices.append(m.group(1))
-        elif failure is None and any(f in line for f in _GPU_INIT_FAILURES):
-            failure = _short(line.strip())
-    if devices:
-        return None
-    if failure:
-        return msg("This is a {backend} build but the engine runs on the CPU ({failure}): it is much slower. "
-                   "Check the GPU driver, or choose which GPUs to use.", backend=backend, failure=failure)
-    return msg("This is a {backend} build but the engine runs on the CPU: it is much slower. "
-               "Check the GPU driver, or choose which GPUs to use.", backend=backend)
+    sig = status.effective_signal
+    code = status.code
+    segfault = sig in (SIGSEGV, SIGABRT) or code == _WIN_ACCESS_VIOLATION
+    illegal = sig == SIGILL or code == _WIN_ILLEGAL_INSTRUCTION
+    on_gpu = any(_GPU_DEVICE_LINE.search(x) for x in lines)
+    if segfault and after_ready and on_gpu and not _has_flag(argv, _FA_FLAGS, "off"):
+        return FeatureFix(FA_OFF, msg(
+            "The GPU driver crashed while answering with flash attention on; the engine starts again "
+            "with flash attention off, and this model keeps it off on this device."))
+    if illegal and any(_AMX_VARIANT.search(x) for x in lines) and not _has_flag(argv, _NR_FLAGS):
+        return FeatureFix(NO_REPACK, msg(
+            "The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine "
+            "starts again without them (-nr), and this model keeps them off."))
+    return None
 
 
 def name_gone_workers(cause: Cause, gone: Sequence[str]) -> Cause:

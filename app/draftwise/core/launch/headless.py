@@ -35,6 +35,7 @@ from typing import IO
 
 from draftwise.core.address import LOOPBACK
 from draftwise.core.launch import crash, launch_flow, launch_spec, orphans
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -202,6 +203,7 @@ class HeadlessLaunch:
         *,
         broken: BrokenDrafters | None = None,
         ladder: Ladder | None = None,
+        fixes: EngineFixes | None = None,
         on_action: ActionSink | None = None,
         on_lines: Callable[[list[str]], None] | None = None,
         log_path: Path | None = None,
@@ -211,7 +213,7 @@ class HeadlessLaunch:
         stop_timeout: float = STOP_TIMEOUT_S,
         record_run: bool = True,
     ) -> None:
-        self.flow = launch_flow.LaunchFlow(spec, broken=broken, ladder=ladder, startup_window=startup_window,
+        self.flow = launch_flow.LaunchFlow(spec, broken=broken, ladder=ladder, fixes=fixes, startup_window=startup_window,
                                            stall_after=stall_after)
         self.on_action = on_action
         self.on_lines = on_lines

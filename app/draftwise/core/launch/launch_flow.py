@@ -31,7 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from draftwise.core.launch import crash
+from draftwise.core.launch import crash, gpu_check
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message, Text, msg
@@ -123,6 +124,21 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class GpuChecked:
+    """What the engine did with the GPU, once ready ("18 of 18 layers on Vulkan0 (llvmpipe)")."""
+
+    verdict: gpu_check.Verdict
+
+
+@dataclass(frozen=True)
+class Relaunched:
+    """The engine crashed on a feature and starts again without it (crash.FeatureFix)."""
+
+    fix: crash.FeatureFix
+    cause: crash.Cause
+
+
+@dataclass(frozen=True)
 class Stalled:
     seconds: float
 
@@ -142,7 +158,8 @@ class Stopped:
     pass
 
 
-Action = Spawn | StageChanged | Ready | Crashed | FellBack | Climbed | Notice | Stalled | Terminate | PollHealth | Stopped
+Action = (Spawn | StageChanged | Ready | Crashed | FellBack | Climbed | Notice | Stalled | Terminate | PollHealth
+          | Stopped | GpuChecked | Relaunched)
 
 
 class LaunchFlow:
@@ -154,6 +171,7 @@ class LaunchFlow:
         *,
         broken: BrokenDrafters | None = None,
         ladder: Ladder | None = None,
+        fixes: EngineFixes | None = None,
         startup_window: float = STARTUP_WINDOW_S,
         stall_after: float = STALL_AFTER_S,
     ) -> None:
@@ -162,6 +180,11 @@ class LaunchFlow:
         self.ladder = ladder
         self.ladder_reason: Message | None = None  # the last rung's sentence
         self._argv: tuple[str, ...] | None = None  # a ladder rung's command
+        self.fixes = fixes
+        self.gpu_verdict: gpu_check.Verdict | None = None
+        self.fix: crash.FeatureFix | None = None  # the feature switched off after a crash
+        self._fixed_args: tuple[str, ...] = ()
+        self._fix_pending = False
         self.startup_window = startup_window
         self.stall_after = stall_after
         self.stage = ""
@@ -178,6 +201,8 @@ class LaunchFlow:
         self._blame: tuple[str | None, Text, str] | None = None  # the drafter a fallback suspects
         self._stop_requested = False
         self._spec_warned = False
+        self._blame_recorded = False
+        self._fell_back = False  # the fallback start (without speculation) happened
 
     # ------------------------------------------------------------ state
     @property
@@ -196,7 +221,7 @@ class LaunchFlow:
     @property
     def speculating(self) -> bool:
         """Whether the running attempt carries speculative flags."""
-        return (self.attempt == 0 or self._argv is not None) and bool(self.spec.spec.argv)
+        return not self._fell_back and bool(self.spec.spec.argv)
 
     @property
     def concessions(self) -> Concessions:
@@ -205,11 +230,13 @@ class LaunchFlow:
 
     @property
     def current_argv(self) -> tuple[str, ...]:
+        # A ladder rung is a spec planned from scratch; a feature fix (-fa off, -nr) rides on
+        # whichever command runs.
         if self._argv is not None:
-            return self._argv
-        if self.attempt == 0 or self.spec.fallback_argv is None:
-            return self.spec.argv
-        return self.spec.fallback_argv
+            return (*self._argv, *self._fixed_args)
+        if not self._fell_back or self.spec.fallback_argv is None:
+            return (*self.spec.argv, *self._fixed_args)
+        return (*self.spec.fallback_argv, *self._fixed_args)
 
     def _stage(self, stage: str) -> list[Action]:
         if stage == self.stage:
@@ -241,9 +268,10 @@ class LaunchFlow:
             actions += self._stage(LOADING)
         if self.polling and any(m in text for m in _LISTENING_MARKERS):
             actions.append(PollHealth())
-        if "using device" in text or "failed to initialize" in text or "No devices found" in text:
-            self._gpu_lines += [x for x in lines if crash.is_gpu_line(x)][:50]
-            del self._gpu_lines[100:]
+        if any(m in text for m in gpu_check.MARKERS) or "loaded CPU backend" in text:
+            self._gpu_lines += [x for x in lines if any(m in x for m in gpu_check.MARKERS)
+                                or "loaded CPU backend" in x][:200]
+            del self._gpu_lines[400:]
         if not self._spec_warned and self.speculating and (
             crash.VOCAB_MISMATCH in text or crash.SPEC_INIT_FAILED in text
         ):
@@ -261,13 +289,20 @@ class LaunchFlow:
             return []
         actions = self._stage(READY)
         actions.append(Ready(self.spec.url, now - self._first_start))
-        if self.attempt == 1:
+        if self._blame is not None and self.attempt >= 1 and not self._blame_recorded:
+            self._blame_recorded = True
             actions += self._record_broken()
         if self.ladder is not None and self._argv is not None:
             actions += [self._notice(m) for m in self.ladder.succeeded()]
-        verdict = crash.gpu_verdict(self.spec.backend, self._gpu_lines)
-        if verdict:
-            actions.append(self._notice(verdict))
+        if self._fix_pending:
+            self._fix_pending = False
+            actions += self._record_fix()
+        verdict = gpu_check.check(self.spec.backend, self.spec.expected_devices, self._gpu_lines)
+        self.gpu_verdict = verdict
+        if verdict is not None:
+            actions.append(GpuChecked(verdict))
+            if not verdict.used:
+                actions.append(self._notice(verdict.message))
         return actions
 
     def exited(self, status: crash.ExitStatus, now: float) -> list[Action]:
@@ -285,9 +320,13 @@ class LaunchFlow:
             if isinstance(step, Halt):
                 self.cause = cause
                 return [self._notice(step.reason), Crashed(cause), *self._stage(FAILED)]
+        fix = None if self.fix is not None else crash.feature_fix(
+            status, [*self._gpu_lines, *self.tail], self.current_argv, after_ready=after_ready)
+        if fix is not None:
+            return self._relaunch(fix, cause, now)
         if not after_ready and self._may_fall_back(status, now):
             return self._fall_back(cause, now)
-        if after_ready and cause.kind == crash.DRAFTER_CRASH and self.spec.fallback_eligible and self.attempt == 0:
+        if after_ready and cause.kind == crash.DRAFTER_CRASH and self.spec.fallback_eligible and not self._fell_back:
             return self._fall_back(cause, now, while_serving=True)
         self.cause = cause
         return [Crashed(cause), *self._stage(FAILED)]
@@ -323,7 +362,7 @@ class LaunchFlow:
     def _may_fall_back(self, status: crash.ExitStatus, now: float) -> bool:
         return (
             self.spec.fallback_eligible
-            and self.attempt == 0
+            and not self._fell_back
             and status.failed
             and now - self._attempt_start <= self.startup_window
         )
@@ -344,7 +383,7 @@ class LaunchFlow:
         self._attempt_start = self._last_activity = now
         self._stall_reported = False
         self.stage = STARTING
-        return [Climbed(step.reason, cause, step.concessions), StageChanged(STARTING), Spawn(self._argv, self.attempt)]
+        return [Climbed(step.reason, cause, step.concessions), StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
 
     def _fall_back(self, cause: crash.Cause, now: float, *, while_serving: bool = False) -> list[Action]:
         what: Text = self.spec.spec.draft.name if self.spec.spec.draft else msg("the model's MTP head")
@@ -363,11 +402,12 @@ class LaunchFlow:
         # Blame the drafter only once the engine starts without it: when the second start
         # fails too, the cause was something else (an argument, memory, a library). A crash
         # while serving inside the drafter's code is evidence enough by itself.
+        self._fell_back = True
         self._blame = (self.spec.drafter_key, what, str(cause.sentence))
         if while_serving:
             actions += self._record_broken()
             self._blame = None
-        self.attempt = 1
+        self.attempt += 1
         self.tail.clear()
         self._gpu_lines.clear()
         self._attempt_start = self._last_activity = now
@@ -375,6 +415,32 @@ class LaunchFlow:
         self.stage = STARTING
         actions += [StageChanged(STARTING), Spawn(self.current_argv, 1)]
         return actions
+
+    def _relaunch(self, fix: crash.FeatureFix, cause: crash.Cause, now: float) -> list[Action]:
+        """Start again, once, without the feature that crashed; the same port and flags."""
+        self.fix = fix
+        self._fix_pending = True
+        self._fixed_args = fix.args
+        self.attempt += 1
+        self.tail.clear()
+        self._gpu_lines.clear()
+        self._attempt_start = self._last_activity = now
+        self._stall_reported = False
+        self.stage = STARTING
+        actions: list[Action] = [Relaunched(fix, cause), self._notice(fix.message),
+                                 StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
+        return actions
+
+    def _record_fix(self) -> list[Action]:
+        if self.fixes is None or self.fix is None:
+            return []
+        try:
+            self.fixes.record(self.spec.binary, self.spec.model_path, self.spec.expected_devices,
+                              self.fix.args, str(self.fix.message))
+        except OSError as exc:
+            return [self._notice(msg("Could not remember the engine fix ({error}); the next launch may "
+                                     "crash once more.", error=str(exc.strerror or exc)))]
+        return []
 
     def _record_broken(self) -> list[Action]:
         """The start without speculation worked: remember the drafter so the next launch

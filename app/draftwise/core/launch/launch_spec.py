@@ -91,7 +91,10 @@ def gpu_env(
         return _rocm_env(gpus, chosen, kernel_targets, platform)
     if backend == "vulkan":
         visible, notes = _visible(gpus, chosen, lambda g: True)
-        if visible is None:
+        if not visible:
+            # Nothing chosen (only software devices, which only a person picks): the engine's
+            # own choice skips them the same way and says "No devices found"; an empty
+            # variable would silence that line.
             return GpuEnv({}, notes)
         return GpuEnv({"GGML_VK_VISIBLE_DEVICES": ",".join(str(g.index) for g in visible)}, notes)
     # Metal shares memory with the CPU and needs nothing; a CPU build uses no GPU.
@@ -275,6 +278,9 @@ class LaunchSpec:
     health_path: str = "/health"
     notes: tuple[Text, ...] = ()
     warnings: tuple[Text, ...] = field(default=())
+    # Engine devices the plan put layers on, or the user asked for (`Vulkan0`): what the
+    # GPU verdict checks the engine's own lines against.
+    expected_devices: tuple[str, ...] = ()
 
     @property
     def fallback_eligible(self) -> bool:
@@ -314,6 +320,7 @@ class LaunchSpec:
             "speculative": self.spec.to_json(),
             "notes": [str(n) for n in self.notes],
             "warnings": [str(w) for w in self.warnings],
+            "expected_devices": list(self.expected_devices),
         }
 
 
@@ -413,6 +420,7 @@ def llamacpp_launch(
     kernel_targets: Collection[str] | None = None,
     pinned_port: bool = False,
     notes: Sequence[Text] = (),
+    expected_devices: Sequence[str] = (),
 ) -> LaunchSpec:
     """The llama-server launch for a resolved decision and (later) the planner's args.
 
@@ -450,4 +458,5 @@ def llamacpp_launch(
         argv=tuple(argv), env=env,
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
+        expected_devices=tuple(expected_devices),
     )

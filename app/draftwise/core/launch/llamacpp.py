@@ -41,14 +41,17 @@ def build_argv(
     path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
     argv = [str(binary), "-m", str(path), "--host", host, "--port", str(port)]
     argv += [] if engine_args.sets(extra_args, "--metrics") else ["--metrics"]  # live figures (core/launch/drafting.py)
+    user = engine_args.engine_form(extra_args)
+    if not any(engine_args.canonical(t) in _VERBOSITY_OPTIONS for t in [*user, *plan_args]):
+        # First: the engine loads its backends while it parses some options (-ngl all,
+        # --fit-target), and only what it prints after -lv says which CPU variant and which
+        # GPU it found ("ggml_vulkan: No devices found") — the GPU verdict reads those lines.
+        argv += VERBOSITY
     argv += list(plan_args)
     argv += list(spec.argv)
     # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.
     if spec.spec_type == DRAFT_MTP and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
         argv += ["-np", "1"]
-    user = engine_args.engine_form(extra_args)
-    if not any(engine_args.canonical(t) in _VERBOSITY_OPTIONS for t in [*user, *plan_args]):
-        argv += VERBOSITY
     # The user's arguments last, in the only form the engine reads (`--flag value`).
     argv += user
     check_no_duplicates(argv)

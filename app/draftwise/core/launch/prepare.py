@@ -22,7 +22,7 @@ from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
-from draftwise.core.planning import planner
+from draftwise.core.planning import memory, planner
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import engine_identity
@@ -67,6 +67,11 @@ class Prepared:
     def notes(self) -> tuple[str, ...]:
         return self.spec.notes
 
+    @property
+    def gpu_devices(self) -> tuple[str, ...]:
+        """Engine devices the plan puts layers on (`Vulkan0`): what the GPU verdict checks."""
+        return tuple(d.device for d in self.plan.per_device if d.kind != "cpu" and d.layers and d.device)
+
     def launch(
         self,
         binary: Path | str,
@@ -77,12 +82,16 @@ class Prepared:
         api_key: str | None = None,
         notes: Sequence[str] = (),
         kernel_targets: Collection[str] | None = None,
+        chosen_gpus: Sequence[int] | None = None,
+        requested: Sequence[str] = (),
     ) -> launch_spec.LaunchSpec:
         """The LaunchSpec (argv, environment, key, fallback argv) for this decision.
 
         `engine_backend`: the build's GPU backend (cpu, cuda, rocm, vulkan, metal); `gpus`:
         the machine's inventory; `port`: the port chosen for this start (default: the
-        request's); `api_key`: default the request's, else a fresh one."""
+        request's); `api_key`: default the request's, else a fresh one. `chosen_gpus`: the
+        physical indexes to show the engine (`hardware.visible_for`); `requested`: the devices
+        the user asked for, checked after the start when the plan has none."""
         request = self.request or Request(model=self.model.path)
         port = request.port if port is None else port
         key = request.api_key if api_key is None else api_key
@@ -100,6 +109,7 @@ class Prepared:
             fallback_plan_args=self.plan.fallback_plan_args or self.plan.plan_args,
             network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
             kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
+            chosen_gpus=chosen_gpus, expected_devices=self.gpu_devices or tuple(requested),
         )
         # Settings outside the argv that still reach the engine (a system-wide config.ini):
         # said where `draftwise launch` and the window's banner show launch warnings.
@@ -165,6 +175,9 @@ def prepare(
         except FieldError as exc:
             raise PrepareError(exc.field, exc.message) from exc
         extra, prefs = inputs.rest, inputs.prefs
+        if engine_args.sets(extra, *memory.NO_REPACK_FLAGS) and not prefs.no_repack:
+            # -nr keeps every CPU weight in the mapped file: no re-laid copies to plan.
+            prefs = replace(prefs, no_repack=True)
     options = resolver.SpecOptions(
         mtp=request.mtp,
         draft=request.draft,

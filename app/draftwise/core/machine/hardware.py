@@ -26,11 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.engines import provision
+from draftwise.core.messages import Text, msg
 
 MiB = 1 << 20
 GB = 1 << 30  # "GB" for people is GiB here: it is how GPUs and RAM are sold and shown
 
 PROBE_TIMEOUT = 5.0
+# The engine loads every backend (Vulkan compiles nothing yet, but enumerates devices) before
+# it lists them: seconds on a busy 2-core machine.
+ENGINE_PROBE_TIMEOUT = 20.0
 NO_ENGINE_GPU = "the engine sees no GPU (a CPU build, or no usable GPU driver)"
 CACHE_SECONDS = 5.0
 
@@ -40,12 +44,67 @@ BACKENDS = (CUDA, ROCM, VULKAN, METAL)
 # Device name prefixes of `--list-devices` (ggml backend names) -> backend.
 _DEVICE_PREFIX = {"CUDA": CUDA, "ROCm": ROCM, "HIP": ROCM, "Vulkan": VULKAN, "MTL": METAL,
                   "Metal": METAL}  # fmt: skip
+_PREFIX = {CUDA: "CUDA", ROCM: "ROCm", VULKAN: "Vulkan", METAL: "MTL"}
+# Vulkan drivers that run on the CPU, for when no vulkaninfo tells the device type.
+_SOFTWARE_NAMES = re.compile(r"\b(llvmpipe|lavapipe|SwiftShader)\b", re.IGNORECASE)
 # Words that mark an integrated GPU in a device description.
 _INTEGRATED = re.compile(
     r"\b(Radeon\(TM\) Graphics|Radeon Graphics|Vega \d+ Graphics|780M|760M|740M|680M|660M|"
     r"890M|880M|8060S|Intel\(R\) (UHD|Iris|Arc\(TM\) Graphics)|UHD Graphics|Iris|Apple)\b",
     re.IGNORECASE,
 )
+
+
+@dataclass(frozen=True)
+class DeviceLimit:
+    """How much of one GPU the user lets Draftwise use: keep `keep_free` bytes free on it,
+    or use at most `at_most` bytes of it (one of the two)."""
+
+    keep_free: int | None = None
+    at_most: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.keep_free is None) == (self.at_most is None):
+            raise ValueError("a device limit is either 'keep N GB free' or 'use at most N GB'")
+        if (self.keep_free or 0) < 0 or (self.at_most is not None and self.at_most <= 0):
+            raise ValueError("a device limit must be a positive size")
+
+    def capacity(self, free: int, default_margin: int) -> int:
+        """The bytes the plan may place on a device with `free` bytes free."""
+        if self.keep_free is not None:
+            return max(free - self.keep_free, 0)
+        assert self.at_most is not None
+        return max(min(self.at_most, free - default_margin if free > default_margin else free), 0)
+
+    def margin(self, free: int) -> int:
+        """What the engine's --fit leaves free on the device (its --fit-target)."""
+        if self.keep_free is not None:
+            return self.keep_free
+        assert self.at_most is not None
+        return max(free - self.at_most, 0)
+
+    def to_json(self) -> dict[str, float]:
+        if self.keep_free is not None:
+            return {"keep_free_gb": round(self.keep_free / GB, 3)}
+        assert self.at_most is not None
+        return {"max_gb": round(self.at_most / GB, 3)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeviceLimit | None:
+        """`{"keep_free_gb": 2}` or `{"max_gb": 6}`; None when neither is there.
+        ValueError names the field that is wrong."""
+        keep, most = data.get("keep_free_gb"), data.get("max_gb")
+        if keep is None and most is None:
+            return None
+        if keep is not None and most is not None:
+            raise ValueError("give keep_free_gb or max_gb, not both")
+        for key, v in (("keep_free_gb", keep), ("max_gb", most)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+                raise ValueError(f"{key} must be a number of GB (got {v!r})")
+        if most is not None and most <= 0:
+            raise ValueError("max_gb must be more than 0")
+        return cls(keep_free=None if keep is None else int(float(keep) * GB),
+                   at_most=None if most is None else int(float(most) * GB))
 
 
 @dataclass(frozen=True)
@@ -61,10 +120,24 @@ class Gpu:
     device: str | None = None  # the engine's name for it: CUDA0, ROCm1, Vulkan0, MTL0, RPC0
     endpoint: str | None = None  # an RPC worker's host:port
     remote_index: int = 0  # an RPC device's number on its own worker (its buffers: RPC<i>[host:port])
+    # A device that runs on the CPU (Vulkan deviceType CPU: lavapipe/llvmpipe, SwiftShader):
+    # slower than the engine's own CPU backend, so only an explicit choice takes it.
+    software: bool = False
+    limit: DeviceLimit | None = None  # the user's memory limit for it
+
+    @property
+    def key(self) -> str:
+        """A stable name for settings: the UUID, else backend, index and description."""
+        return self.uuid or f"{self.backend}:{self.index}:{self.name}"
 
     @property
     def label(self) -> str:
         return f"{self.device or f'{self.backend.upper()}{self.index}'} ({self.name})"
+
+    @property
+    def engine_name(self) -> str:
+        """The name the engine gives it (`--list-devices`, buffer lines): Vulkan0."""
+        return self.device or f"{_PREFIX.get(self.backend, self.backend.upper())}{self.index}"
 
 
 @dataclass(frozen=True)
@@ -74,15 +147,34 @@ class Machine:
     gpus: list[Gpu] = field(default_factory=list)
     os: str = ""
     unified_memory: bool = False
-    notes: list[str] = field(default_factory=list)
+    notes: list[Text] = field(default_factory=list)
     described: bool = False  # from a --machine file, not probed
     # Other computers' devices (RPC workers, probed with the engine), in the engine's order:
     # it puts them before this machine's GPUs.
     workers: list[Gpu] = field(default_factory=list)
+    # The user chose these GPUs (`--device`, the window's picker): plan on exactly them,
+    # software devices included. False: Draftwise chooses (never a software device).
+    pinned: bool = False
+    # The CPU backend variant the engine loads (`libggml-cpu-haswell.so` -> "haswell"),
+    # when its build has one per CPU level; None when unknown or a single build.
+    cpu_variant: str | None = None
+    # Physical indexes the launch must make visible (GGML_VK_VISIBLE_DEVICES, ...), so the
+    # engine sees exactly the GPUs planned on; None: leave the engine's own choice alone.
+    visible: tuple[int, ...] | None = None
+    requested: tuple[str, ...] = ()  # the device names the user asked for (`--device`)
 
     @property
     def discrete_gpus(self) -> list[Gpu]:
-        return [g for g in self.gpus if not g.integrated]
+        return [g for g in self.gpus if not g.integrated and not g.software]
+
+    @property
+    def automatic_gpus(self) -> list[Gpu]:
+        """What an automatic choice may use: the discrete GPUs, else the integrated ones;
+        never a software device."""
+        if self.pinned:
+            return list(self.gpus)
+        hardware_gpus = [g for g in self.gpus if not g.software]
+        return [g for g in hardware_gpus if not g.integrated] or hardware_gpus
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,8 +183,10 @@ class Machine:
             "gpus": [asdict(g) for g in self.gpus],
             "os": self.os,
             "unified_memory": self.unified_memory,
-            "notes": list(self.notes),
+            "notes": [str(n) for n in self.notes],
             "workers": [asdict(g) for g in self.workers],
+            "pinned": self.pinned,
+            "cpu_variant": self.cpu_variant,
         }
 
     @classmethod
@@ -126,6 +220,8 @@ class Machine:
                 uuid=g.get("uuid"), total_bytes=total, free_bytes=size(g, "free_gb", "free_bytes", total),
                 integrated=bool(g.get("integrated", backend == METAL)),
                 gfx_target=g.get("gfx_target"), device=g.get("device"),
+                software=bool(g.get("software", False)),
+                limit=_limit_of(g, i),
             ))  # fmt: skip
         workers = []
         for i, w in enumerate(data.get("workers") or []):
@@ -139,7 +235,94 @@ class Machine:
                                free_bytes=size(w, "free_gb", "free_bytes", total), device=f"RPC{i}",
                                endpoint=endpoint, remote_index=int(w.get("remote_index", 0))))  # fmt: skip
         return cls(ram_total, ram_available, gpus, str(data.get("os", "")), unified,
-                   list(data.get("notes") or []), described=True, workers=workers)  # fmt: skip
+                   list(data.get("notes") or []), described=True, workers=workers,
+                   cpu_variant=data.get("cpu_variant"))  # fmt: skip
+
+
+def _limit_of(g: Mapping[str, Any], i: int) -> DeviceLimit | None:
+    try:
+        return DeviceLimit.from_json(g)
+    except ValueError as exc:
+        raise ValueError(f"GPU {i}: {exc}") from exc
+
+
+class DeviceChoiceError(ValueError):
+    """A device name that matches no device of this machine."""
+
+
+def _matches(g: Gpu, name: str) -> bool:
+    n = name.strip().lower()
+    return n in (g.engine_name.lower(), g.key.lower(), g.name.lower())
+
+
+def select(machine: Machine, devices: Sequence[str] | None = None,
+           limits: Mapping[str, DeviceLimit] | None = None) -> Machine:  # fmt: skip
+    """The machine as one launch will see it.
+
+    `devices`: engine device names the user chose (`Vulkan0`; also a GPU's key or its
+    description); None or empty lets Draftwise choose (never a software device).
+    `limits`: the user's memory limits by `Gpu.key`. GPUs the engine will not see are
+    dropped, and the rest renamed the way the engine numbers what it is shown (CUDA0,
+    Vulkan0, ... in physical order), so the plan's device names are the engine's.
+
+    A name that matches nothing raises DeviceChoiceError, unless the machine has no GPU of
+    that kind at all (a CPU build asked for Vulkan0): then the launch runs without it and
+    the GPU verdict says why.
+    """
+    gpus = [replace(g, limit=limits[g.key]) if limits and g.key in limits else g for g in machine.gpus]
+    requested = tuple(d for d in (devices or ()) if d.strip())
+    notes = list(machine.notes)
+    if requested:
+        chosen: list[Gpu] = []
+        for name in requested:
+            hit = next((g for g in gpus if _matches(g, name)), None)
+            if hit is None:
+                prefix = re.match(r"[A-Za-z]+", name.strip())
+                backend = _DEVICE_PREFIX.get(prefix.group(0) if prefix else "", None)
+                if backend is not None and not any(g.backend == backend for g in gpus):
+                    continue  # this build has no such backend: the verdict reports it
+                known = ", ".join(g.engine_name for g in gpus) or "none"
+                raise DeviceChoiceError(f"there is no device {name!r} (devices: {known})")
+            if hit not in chosen:
+                chosen.append(hit)
+        pinned = True
+    else:
+        chosen = Machine(0, 0, gpus).automatic_gpus
+        pinned = False
+    dropped = len(chosen) != len(gpus)
+    chosen.sort(key=lambda g: (g.backend, g.index))
+    visible = tuple(g.index for g in chosen) if (pinned or dropped) else None
+    if visible is not None:
+        counts: dict[str, int] = {}
+        renamed = []
+        for g in chosen:
+            k = counts.get(g.backend, 0)
+            counts[g.backend] = k + 1
+            renamed.append(replace(g, device=f"{_PREFIX.get(g.backend, g.backend.upper())}{k}"))
+        chosen = renamed
+    return replace(machine, gpus=chosen, notes=notes, pinned=pinned, visible=visible, requested=requested)
+
+
+def limits_from(stored: Mapping[str, Mapping[str, Any]]) -> dict[str, DeviceLimit]:
+    """The user's limits as settings store them (`{key: {"keep_free_gb": 2}}`); entries that
+    do not read as a limit are left out."""
+    out = {}
+    for k, v in stored.items():
+        try:
+            limit = DeviceLimit.from_json(v)
+        except ValueError:
+            continue
+        if limit is not None:
+            out[k] = limit
+    return out
+
+
+def visible_for(machine: Machine, backend: str) -> list[int] | None:
+    """The physical indexes of `backend`'s GPUs a launch shows the engine, or None to
+    leave its own choice alone."""
+    if machine.visible is None:
+        return None
+    return [g.index for g in machine.gpus if g.backend == backend]
 
 
 def load_machine(path: str | Path) -> Machine:
@@ -178,6 +361,68 @@ def parse_list_devices(text: str) -> list[Gpu]:
             integrated=backend == METAL or bool(_INTEGRATED.search(desc)),
         ))  # fmt: skip
     return gpus
+
+
+@dataclass(frozen=True)
+class VulkanDevice:
+    """One physical device from `vulkaninfo --summary` (its index is the one
+    GGML_VK_VISIBLE_DEVICES takes)."""
+
+    index: int
+    name: str
+    device_type: str  # PHYSICAL_DEVICE_TYPE_CPU | ..._DISCRETE_GPU | ..._INTEGRATED_GPU | ...
+
+    @property
+    def software(self) -> bool:
+        return self.device_type.endswith("_CPU")
+
+
+_VK_GPU = re.compile(r"^GPU(?P<idx>\d+):\s*$")
+_VK_FIELD = re.compile(r"^\s+(?P<key>deviceType|deviceName)\s*=\s*(?P<value>.*?)\s*$")
+
+
+def parse_vulkaninfo(text: str) -> list[VulkanDevice]:
+    """The `Devices:` section of `vulkaninfo --summary`: `GPU0:` then indented
+    `deviceType = PHYSICAL_DEVICE_TYPE_CPU`, `deviceName = llvmpipe (...)`."""
+    found: dict[int, dict[str, str]] = {}
+    current: int | None = None
+    for line in text.splitlines():
+        m = _VK_GPU.match(line)
+        if m:
+            current = int(m["idx"])
+            found[current] = {}
+            continue
+        m = _VK_FIELD.match(line)
+        if m and current is not None:
+            found[current][m["key"]] = m["value"]
+    return [VulkanDevice(i, d.get("deviceName", ""), d.get("deviceType", "")) for i, d in sorted(found.items())]
+
+
+# `load_backend: loaded CPU backend from /path/libggml-cpu-haswell.so` (ggml-backend-reg.cpp),
+# printed by a build whose CPU backend is one module per CPU level.
+_CPU_VARIANT = re.compile(r"loaded CPU backend from \S*?ggml-cpu-(?P<variant>[\w.]+?)\.(?:so|dll|dylib)\b")
+
+
+def parse_cpu_variant(text: str) -> str | None:
+    """The CPU variant an engine loaded ("haswell", "sapphirerapids"), or None."""
+    m = _CPU_VARIANT.search(text)
+    return m["variant"] if m else None
+
+
+def mark_software(gpus: Sequence[Gpu], vulkan: Sequence[VulkanDevice]) -> list[Gpu]:
+    """Vulkan GPUs marked as software devices: by vulkaninfo's deviceType (matched on the
+    physical index, which is the engine's when every device is visible), else by the
+    driver's name."""
+    by_index = {d.index: d for d in vulkan}
+    out = []
+    for g in gpus:
+        if g.backend != VULKAN:
+            out.append(g)
+            continue
+        d = by_index.get(g.index)
+        software = d.software if d is not None else bool(_SOFTWARE_NAMES.search(g.name))
+        out.append(replace(g, software=software, integrated=g.integrated and not software))
+    return out
 
 
 def parse_nvidia_smi(text: str) -> list[Gpu]:
@@ -281,20 +526,86 @@ def _run(argv: Sequence[str], timeout: float) -> str:
     return out.stdout + out.stderr
 
 
-def probe_engine_devices(binary: Path, timeout: float = PROBE_TIMEOUT) -> tuple[list[Gpu], str | None]:
+VK_VISIBLE = "GGML_VK_VISIBLE_DEVICES"
+_VISIBLE_VARS = (VK_VISIBLE, "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+@dataclass(frozen=True)
+class EngineDevices:
+    """What one engine build reports about the devices it can use."""
+
+    gpus: list[Gpu]
+    note: str | None = None
+    cpu_variant: str | None = None
+    vulkan_build: bool = False
+
+
+def _list_devices(binary: Path, timeout: float, env: Mapping[str, str]) -> tuple[str | None, str | None]:
     try:
-        out = provision.ask_engine(binary, "--list-devices", timeout=timeout)
+        # At -lv 4 the engine also says which CPU variant it loaded.
+        out = provision.ask_engine(binary, "-lv", "4", "--list-devices", timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return [], f"the engine did not list its devices within {timeout:.0f} s"
+        return None, f"the engine did not list its devices within {timeout:.0f} s"
     except OSError as exc:
-        return [], f"the engine could not be asked for its devices ({exc.strerror or exc})"
-    text = out.stdout + out.stderr
+        return None, f"the engine could not be asked for its devices ({exc.strerror or exc})"
+    return out.stdout + out.stderr, None
+
+
+def vulkan_build(binary: Path) -> bool:
+    """Whether the engine beside `binary` carries the Vulkan backend (module or library)."""
+    folder = binary.parent
+    return folder.is_dir() and any("ggml-vulkan" in p.name for p in folder.iterdir())
+
+
+def probe_engine_devices(binary: Path, timeout: float = ENGINE_PROBE_TIMEOUT,
+                         vulkan: Sequence[VulkanDevice] | None = None) -> EngineDevices:  # fmt: skip
+    """The engine's own `--list-devices`, started the way a launch starts it (no inherited
+    visible-devices variable). A Vulkan build is asked a second time with every physical
+    device visible: started plainly it hides software devices (and an integrated GPU
+    beside a discrete one), which a person may still choose."""
+    plain = {v: "" for v in _VISIBLE_VARS}  # an inherited filter would hide devices from us
+    text, note = _list_devices(binary, timeout, plain)
+    if text is None:
+        return EngineDevices([], note)
+    variant = parse_cpu_variant(text)
+    modules = binary.parent.is_dir() and any(p.name.startswith(("libggml-cpu-", "ggml-cpu-"))
+                                             for p in binary.parent.iterdir())  # fmt: skip
+    for _ in range(2 if modules and variant is None else 0):
+        # The engine logs from a worker thread and --list-devices exits at once: the load
+        # lines are sometimes lost. Asking again costs a fraction of a second.
+        again, _note = _list_devices(binary, timeout, plain)
+        variant = parse_cpu_variant(again or "")
+        if variant is not None:
+            break
     if "Available devices" not in text:
-        return [], "the engine did not list its devices"
+        return EngineDevices([], "the engine did not list its devices", variant)
     gpus = parse_list_devices(text)
+    is_vulkan = vulkan_build(binary)
+    if is_vulkan:
+        if vulkan is None:
+            vulkan = probe_vulkaninfo()
+        count = len(vulkan) or 1  # without vulkaninfo: at least the first device
+        every = ",".join(str(i) for i in range(count))
+        all_text, _ = _list_devices(binary, timeout, {**plain, VK_VISIBLE: every})
+        every_gpu = parse_list_devices(all_text or "")
+        vk = [g for g in every_gpu if g.backend == VULKAN]
+        if vk:
+            gpus = [g for g in gpus if g.backend != VULKAN] + mark_software(vk, vulkan)
     if not gpus:
-        return [], NO_ENGINE_GPU
-    return gpus, None
+        return EngineDevices([], NO_ENGINE_GPU, variant, is_vulkan)
+    return EngineDevices(gpus, None, variant, is_vulkan)
+
+
+def probe_vulkaninfo(run: Runner | None = None, timeout: float = PROBE_TIMEOUT) -> list[VulkanDevice]:
+    """Physical Vulkan devices from `vulkaninfo --summary`; [] when it is missing or fails."""
+    if run is None:
+        if shutil.which("vulkaninfo") is None:
+            return []
+        run = _run
+    try:
+        return parse_vulkaninfo(run(["vulkaninfo", "--summary"], timeout))
+    except (OSError, subprocess.SubprocessError):
+        return []
 
 
 def probe_nvidia(run: Runner = _run, timeout: float = PROBE_TIMEOUT) -> tuple[list[Gpu], str | None]:
@@ -371,18 +682,25 @@ def _short(exc: BaseException) -> str:
 
 def probe(engine_binary: Path | None = None) -> Machine:
     """Ask everything once (no cache): RAM, the engine's devices, vendor tools."""
-    notes: list[str] = []
+    notes: list[Text] = []
     ram_total, ram_available, note = probe_ram()
     if note:
         notes.append(note)
     system = platform.system()
     engine_gpus: list[Gpu] = []
     engine_sees_none = False
+    cpu_variant = None
     if engine_binary is not None:
-        engine_gpus, note = probe_engine_devices(engine_binary)
+        found = probe_engine_devices(engine_binary)
+        engine_gpus, note, cpu_variant = found.gpus, found.note, found.cpu_variant
         if note:
             notes.append(note)
         engine_sees_none = note == NO_ENGINE_GPU
+        software = [g for g in engine_gpus if g.software]
+        if software and len(software) == len(engine_gpus):
+            notes.append(msg("Only a software Vulkan device was found ({name}); it runs on the CPU "
+                             "and is slower than the CPU engine, so it is used only when you choose it.",
+                             name=software[0].name))
     vendor: list[Gpu] = []
     unified = False
     if system == "Darwin":
@@ -412,9 +730,10 @@ def probe(engine_binary: Path | None = None) -> Machine:
         notes.append("this engine build cannot use " + ", ".join(g.name for g in gpus)
                      + "; install a GPU build of the engine to use it")  # fmt: skip
         gpus = []
-    if gpus and all(g.integrated for g in gpus) and system != "Darwin":
+    hardware_gpus = [g for g in gpus if not g.software]
+    if hardware_gpus and all(g.integrated for g in hardware_gpus) and system != "Darwin":
         notes.append("only an integrated GPU was found; it shares the system RAM")
-    return Machine(ram_total, ram_available, gpus, system, unified, notes)
+    return Machine(ram_total, ram_available, gpus, system, unified, notes, cpu_variant=cpu_variant)
 
 
 _cache: dict[str | None, tuple[float, Machine]] = {}

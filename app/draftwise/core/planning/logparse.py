@@ -108,6 +108,17 @@ class ActualMemory:
     def by_component(self, context: str | None = None) -> dict[str, int]:
         return {c: self.component(c, context) for c in COMPONENTS}
 
+    def by_device(self, context: str | None = TARGET) -> dict[str, dict[str, int]]:
+        """Bytes per device and component: `Vulkan0`/`CUDA0` buffers are that device's;
+        host buffers (CPU, CPU_Mapped, CPU_REPACK, AMX, `<GPU>_Host`) are the CPU's."""
+        out: dict[str, dict[str, int]] = {}
+        for ln in self._held(context):
+            dev = device_of(ln.buffer)
+            comp = "kv" if ln.component == "rs" else ln.component
+            d = out.setdefault(dev, {})
+            d[comp] = d.get(comp, 0) + ln.bytes
+        return out
+
     def by_buffer(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for ln in self._held():
@@ -162,6 +173,15 @@ class ActualMemory:
             "devices_used": list(self.devices_used),
             "warnings": list(self.warnings),
         }
+
+
+_GPU_BUFFER = re.compile(r"^(?P<dev>(?:CUDA|ROCm|Vulkan|MTL|RPC)\d+)(?:\[.*\])?$")
+
+
+def device_of(buffer: str) -> str:
+    """The device a buffer type lives on: "Vulkan0" for Vulkan0, "CPU" for host memory."""
+    m = _GPU_BUFFER.match(buffer)
+    return m["dev"] if m else "CPU"
 
 
 def _mib(text: str) -> int:

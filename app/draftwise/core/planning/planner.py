@@ -75,6 +75,7 @@ class PlanPrefs:
     n_cpu_moe: int | None = None  # --n-cpu-moe N (--cpu-moe: ALL_LAYERS)
     batch: int | None = None  # -b
     ubatch: int | None = None  # -ub
+    no_repack: bool = False  # -nr: the CPU keeps every weight in the mapped file
 
 
 ALL_LAYERS = 1 << 30  # "every layer" for PlanPrefs.gpu_layers / n_cpu_moe
@@ -98,6 +99,7 @@ class DeviceUse:
     output: int = 0
     projector: int = 0
     layers: int = 0  # blocks placed here
+    device: str = ""  # the engine's name for it: Vulkan0, CUDA0; "CPU" for RAM
 
     @property
     def total(self) -> int:
@@ -113,6 +115,7 @@ class DeviceUse:
             "weights": self.weights, "kv": self.kv, "drafter": self.drafter,
             "compute": self.compute, "output": self.output, "projector": self.projector,
             "total": self.total, "layers": self.layers, "buffer": self.buffer, "worker": self.worker,
+            "device": self.device,
         }  # fmt: skip
 
 
@@ -128,6 +131,8 @@ class PlanBytes:
     # The part of `drafter` that is an embedded MTP head's blocks: the engine loads them
     # with the model, so its own lines count them as model weights.
     embedded_head: int = 0
+    # CPU extra buffers inside `weights` (AMX, CPU_REPACK: weights re-laid for the CPU).
+    cpu_extra: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -137,7 +142,7 @@ class PlanBytes:
         return {
             "weights": self.weights, "kv": self.kv, "recurrent": self.recurrent,
             "drafter": self.drafter, "compute": self.compute, "output": self.output,
-            "projector": self.projector, "total": self.total,
+            "projector": self.projector, "total": self.total, "cpu_extra": dict(self.cpu_extra),
         }  # fmt: skip
 
 
@@ -207,6 +212,8 @@ class _Device:
     kind: str  # gpu | cpu | unified
     capacity: int
     share: float = 1.0  # layer split weight among GPUs (their free memory)
+    margin: int = GPU_MARGIN  # what the engine's --fit leaves free here (--fit-target)
+    engine_name: str = ""  # Vulkan0, CUDA0: the engine's name for it
     buffer: str = ""  # the engine's buffer name (DeviceUse.buffer)
     worker: str | None = None  # an RPC worker's host:port
 
@@ -228,7 +235,7 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
     ram = _Device("RAM", "cpu", max(machine.ram_available - margin_ram, 0), buffer="CPU")
     if prefs.cpu_only:
         return [], ram, []
-    gpus: list[Gpu] = machine.discrete_gpus or list(machine.gpus)
+    gpus: list[Gpu] = machine.automatic_gpus
     if machine.unified_memory or any(g.backend == METAL for g in gpus):
         g = gpus[0] if gpus else None
         cap = g.free_bytes or g.total_bytes if g else int(machine.ram_total * METAL_SHARE)
@@ -237,13 +244,28 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
         notes = [msg("Other computers are not used with unified memory: the model is planned for this computer "
                      "alone.")] if machine.workers else []
         return [_Device(name, "unified", max(cap - margin_gpu, 0), buffer=(g.device or "") if g else "")], ram, notes
+    devs: list[_Device] = []
+    notes: list[Message] = []
     # The engine puts RPC devices first (llama.cpp `llama_model_load_from_file_impl`) and splits
     # the layers in proportion to every device's free memory, workers included.
-    devs = [_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1),
-                    buffer=_buffer_name(g), worker=g.endpoint)
-            for g in [*machine.workers, *gpus] if g.free_bytes > margin_gpu]  # fmt: skip
-    notes = [msg("{gpu} is left out: only {free} of it is free.", gpu=g.label, free=human_bytes(g.free_bytes))
-             for g in gpus if g.free_bytes <= margin_gpu]  # fmt: skip
+    for g in machine.workers:
+        if g.free_bytes > margin_gpu:
+            devs.append(_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1),
+                                margin_gpu, g.engine_name, buffer=_buffer_name(g), worker=g.endpoint))
+    for g in gpus:
+        if g.limit is not None:
+            # The user's limit replaces the default margin on this device.
+            cap, margin = g.limit.capacity(g.free_bytes, margin_gpu), g.limit.margin(g.free_bytes)
+        else:
+            cap, margin = max(g.free_bytes - margin_gpu, 0), margin_gpu
+        if cap <= 0:
+            notes.append(msg("{gpu} is left out: only {free} of it is free.", gpu=g.label,
+                             free=human_bytes(g.free_bytes))
+                         if g.limit is None else
+                         msg("{gpu} is left out: your limit leaves nothing of it to use.", gpu=g.label))
+            continue
+        devs.append(_Device(g.label, "gpu", cap, max(g.free_bytes, 1), margin, g.engine_name,
+                            buffer=_buffer_name(g)))
     return devs, ram, notes
 
 
@@ -335,7 +357,32 @@ class _Planner:
         # This machine's own GPUs (index into self.gpus): a draft model stays on them.
         self.local = [i for i, d in enumerate(gpus) if d.worker is None]
         self.workers = [d.worker for d in gpus if d.worker is not None]
+        # The CPU variant whose extra buffers apply (None: none, as with any GPU device).
+        self.cpu_variant: str | None = None
+        # The CPU variant whose extra buffers may take a tied head kept on the CPU.
+        self.head_variant: str | None = None
 
+    def _on_cpu(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool):
+        """Which tensors stay in RAM for this placement (the loader's rules)."""
+        n_all = self.n_all
+
+        def on_cpu(t: gguf.TensorInfo) -> bool:
+            name = t.name
+            if name.startswith("blk."):
+                try:
+                    il = int(name.split(".", 2)[1])
+                except ValueError:
+                    return True
+                if il >= n_all:
+                    return True
+                if ("_exps." in name or name.endswith("_exps")) and il < n_cpu_moe:
+                    return True
+                return where[il] < 0
+            if name.startswith("output"):
+                return head_on_cpu
+            return True  # token_embd and the rest stay on the host
+
+        return on_cpu
     @property
     def full_ngl(self) -> int:
         return self.n_all + 1
@@ -366,8 +413,9 @@ class _Planner:
         c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
                     batch=self.prefs.batch, ubatch=self.prefs.ubatch)
         tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type)
-        gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker) for d in self.gpus]
-        ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity, buffer=self.ram.buffer)
+        gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker, device=d.engine_name)
+                    for d in self.gpus]
+        ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity, buffer=self.ram.buffer, device="CPU")
         if self.unified:
             ram = gpu_uses[0]  # one pool: "RAM" lines land in the same device
 
@@ -397,8 +445,31 @@ class _Planner:
         head_dev = dev(where[self.n_all])
         ram.weights += wt.input + wt.other
         head = wt.head(on_gpu=head_dev is not ram)
+        tied_on_cpu = wt.tied and head_dev is not ram and wt.tensors
+        if tied_on_cpu:
+            # Measured on Vulkan (Gemma 3): a head that is token_embd itself stays with the
+            # input on the CPU, as a second copy only where a CPU extra buffer takes it
+            # (below); the mapped file already holds the first. Its norm goes to the GPU.
+            head = wt.output
         head_dev.weights += head
         b.weights += wt.input + wt.other + head
+        if tied_on_cpu and self.head_variant is not None:
+            embd = next((t for _fi, t in wt.tensors if t.name == "token_embd.weight"), None)
+            moved = mem.extra_buffer(replace(embd, name="output.weight"), self.head_variant) if embd else None
+            if moved is not None:
+                ram.weights += moved[1]
+                b.weights += moved[1]
+                b.cpu_extra = {**b.cpu_extra, moved[0]: b.cpu_extra.get(moved[0], 0) + moved[1]}
+        if wt.tensors and not self.unified:
+            # What the CPU really holds: the mapped range over its tensors (holes included)
+            # and, without a GPU device, the re-laid copies in the CPU's extra buffers.
+            cw = mem.cpu_weights(wt, self.cpu_variant, skip_nextn=not self.mtp,
+                                 on_cpu=self._on_cpu(where, s.n_cpu_moe, head_dev is ram))  # fmt: skip
+            if cw is not None:
+                delta = cw.total - cw.summed
+                ram.weights += delta
+                b.weights += delta
+                b.cpu_extra = {**b.cpu_extra, **cw.extra}
         # Compute: every device running blocks reserves the graph; a GPU-only model still
         # keeps a small host buffer (inputs, the embedding lookup).
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
@@ -638,8 +709,7 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
     if partial and prefs.engine_fit and not fixed:
         # The engine measures exactly and splits layers/experts itself; our margin is its
         # target. -c is set, so it will not touch the context.
-        margin = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
-        targets = ",".join(str(margin // MiB) for _ in p.gpus)
+        targets = ",".join(str(d.margin // MiB) for d in p.gpus)
         args += ["--fit", "on", "--fit-target", targets]
     else:
         args += ["-ngl", "all" if r.ngl >= p.full_ngl else str(r.ngl)]
@@ -694,8 +764,15 @@ def plan(
         notes.append(msg("MTP runs with one slot: more were unreliable in this engine."))
         slots = 1
 
+    # The CPU's extra buffers exist only when the engine sees no GPU at all (mmap on).
+    cpu_variant = None
+    if not machine.gpus and not machine.unified_memory and not prefs.no_repack:
+        cpu_variant = machine.cpu_variant
+
     def run(d: _Drafter | None) -> tuple[_Planner, _Result]:
         pl = _Planner(model, shape, wt, d, gpus, ram, prefs, spec.spec_type, projector)
+        pl.cpu_variant = cpu_variant
+        pl.head_variant = None if prefs.no_repack else machine.cpu_variant
         return pl, _search(pl, kv_choices, want, floor, slots)
 
     p_with, r_with = run(drafter)
@@ -873,4 +950,22 @@ def compare_devices(p: Plan, actual: ActualMemory) -> list[dict[str, Any]]:
         row["error"] = {k: None if not real.get(k) else round((planned[k] - real[k]) / real[k], 4)
                         for k in ("weights", "kv", "compute", "total")}  # fmt: skip
         rows.append(row)
+    return rows
+
+
+def compare_device_components(p: Plan, actual: ActualMemory) -> list[dict[str, Any]]:
+    """Planned and actual weights and KV per device (the engine's device names; RAM is
+    "CPU"), for the GPU tier and bench/gpu_path.py. `error` is (planned - actual) / actual."""
+    seen = actual.by_device()
+    rows = []
+    for d in p.per_device:
+        name = d.device or ("CPU" if d.kind == "cpu" else d.name)
+        got = seen.get(name, {})
+        for comp, planned in (("weights", d.weights), ("kv", d.kv)):
+            real = got.get(comp, 0)
+            if not planned and not real:
+                continue
+            err = (planned - real) / real if real else None
+            rows.append({"device": name, "component": comp, "planned": planned, "actual": real,
+                         "error": None if err is None else round(err, 4)})  # fmt: skip
     return rows

@@ -3252,39 +3252,19 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="215" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="217" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="306" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="307" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="375" />
-      <source>Stop {0} to launch this model.</source>
-      <translation>このモデルを起動するには {0} を停止してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="376" />
-      <source>The engine is running.</source>
-      <translation>エンジンは実行中です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="378" />
-      <source>Choose a model first.</source>
-      <translation>先にモデルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="380" />
-      <source>Reading the model…</source>
-      <translation>モデルを読み込み中…</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/app.py" line="392" />
@@ -3292,12 +3272,7 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="400" />
-      <source>The model does not fit in this machine's memory.</source>
-      <translation>このモデルはこのマシンのメモリに収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="498" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="470" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3520,6 +3495,31 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/launch.py" line="312" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="17" />
+      <source>Stop {0} to launch this model.</source>
+      <translation>このモデルを起動するには {0} を停止してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="18" />
+      <source>The engine is running.</source>
+      <translation>エンジンは実行中です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="20" />
+      <source>Choose a model first.</source>
+      <translation>先にモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="22" />
+      <source>Reading the model…</source>
+      <translation>モデルを読み込み中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="42" />
+      <source>The model does not fit in this machine's memory.</source>
+      <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/library.py" line="40" />

@@ -26,6 +26,7 @@ from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
+from draftwise.viewmodels import launch_gate
 from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.devices import DevicesViewModel
 from draftwise.viewmodels.drafting import DraftingViewModel
@@ -38,7 +39,7 @@ from draftwise.viewmodels.library import LibraryViewModel
 from draftwise.viewmodels.logs import LogsViewModel
 from draftwise.viewmodels.machine_check import MachineCheckViewModel
 from draftwise.viewmodels.model_details import ModelDetailsViewModel
-from draftwise.viewmodels.plan import KV_TYPES, NO_FIT, PlanViewModel, kv_types_for, probe_machine
+from draftwise.viewmodels.plan import KV_TYPES, PlanViewModel, kv_types_for, probe_machine
 from draftwise.viewmodels.profiles import ProfilesViewModel
 from draftwise.viewmodels.replan import Inputs, Outcome, Replanner, split_args
 from draftwise.viewmodels.speculation import SpeculationViewModel
@@ -369,36 +370,7 @@ class AppViewModel(LadderActions, QObject):
         return spec.model_path if self.launch.running and spec is not None else None
 
     def launch_block_reason(self) -> str | None:
-        if self.launch.running:
-            running = self.running_model_path()
-            if running is not None and self.model_path is not None and running != self.model_path:
-                return tr("Stop {0} to launch this model.").format(self.launch.model_name or running.stem)
-            return tr("The engine is running.")
-        if self.model_path is None:
-            return tr("Choose a model first.")
-        if self.details.loading:
-            return tr("Reading the model…")
-        problems = self.details.problems()
-        if problems:
-            return problems[0]
-        if self.model is None:
-            return tr("Choose a model first.")
-        blocked = self.engine.blocks_launch()
-        if blocked:
-            return blocked
-        if self.extra_args_error:
-            return self.extra_args_error
-        if self.replanning:
-            return tr("Planning…")
-        spec_block = self.speculation.blocks_launch()
-        if spec_block:
-            return spec_block
-        out = self.outcome
-        if out is None:
-            return tr("Planning…")
-        if out.plan is not None and out.plan.fit == NO_FIT:
-            return tr_message(out.plan.reasons[-1]) if out.plan.reasons else tr("The model does not fit in this machine's memory.")
-        return None
+        return launch_gate.block_reason(self)
 
     def can_launch(self) -> bool:
         return self.launch_block_reason() is None

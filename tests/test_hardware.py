@@ -256,3 +256,15 @@ def test_load_machine(tmp_path):
         hardware.load_machine(p)
     with pytest.raises(ValueError, match="could not read"):
         hardware.load_machine(tmp_path / "none.json")
+
+
+def test_a_machine_reads_back_what_it_wrote():
+    """--machine files and the plan's JSON: a pinned software device and a limit survive."""
+    from draftwise.core.machine.hardware import GB, DeviceLimit, Gpu, Machine
+
+    gpu = Gpu(0, "vulkan", "llvmpipe", total_bytes=2 * GB, free_bytes=2 * GB, software=True,
+              device="Vulkan0", limit=DeviceLimit(keep_free=GB))
+    again = Machine.from_json(Machine(16 * GB, 12 * GB, [gpu], pinned=True, cpu_variant="haswell").to_json())
+    assert again.pinned and again.cpu_variant == "haswell"
+    assert again.gpus[0].limit == DeviceLimit(keep_free=GB) and again.gpus[0].software
+    assert [g.name for g in again.automatic_gpus] == ["llvmpipe"]

@@ -36,6 +36,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.launch import crash, owned_args
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.prepare import Prepared, Request, prepare
+from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import planner
@@ -346,8 +347,11 @@ def for_launch(
     gpus = machine.gpus
 
     def build(p: Prepared) -> LaunchSpec:
+        # The devices the user chose stay the ones the engine sees, and the verdict's.
         return p.launch(spec.binary, engine_backend=spec.backend, gpus=gpus, port=spec.port,
-                        api_key=spec.api_key, notes=tuple(p.plan.reasons))
+                        api_key=spec.api_key, notes=tuple(p.plan.reasons),
+                        chosen_gpus=hardware.visible_for(machine, spec.backend),
+                        requested=machine.requested)
 
     return Ladder(request, caps, machine, build, broken=broken, start=start or Concessions(),
                   prepared=prepared, on_success=on_success, measured=measured, engine=engine)

@@ -230,10 +230,8 @@ class LaunchFlow:
 
     @property
     def current_argv(self) -> tuple[str, ...]:
-        # A ladder rung is a spec planned from scratch; a feature fix (-fa off, -nr) rides on
-        # whichever command runs.
-        if self._argv is not None:
-            return (*self._argv, *self._fixed_args)
+        # A ladder rung replaced self.spec (planned from scratch); a feature fix (-fa off, -nr)
+        # rides on whichever command runs.
         if not self._fell_back or self.spec.fallback_argv is None:
             return (*self.spec.argv, *self._fixed_args)
         return (*self.spec.fallback_argv, *self._fixed_args)
@@ -314,7 +312,9 @@ class LaunchFlow:
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
         if not after_ready and self._may_climb(status, now):
             assert self.ladder is not None
-            step = self.ladder.climb(cause, self.current_argv)
+            # The rung is compared with the planned command, not with a feature fix riding on it.
+            planned = self.current_argv[: len(self.current_argv) - len(self._fixed_args)]
+            step = self.ladder.climb(cause, planned)
             if isinstance(step, Climb):
                 return self._climb(step, cause, now)
             if isinstance(step, Halt):
@@ -413,7 +413,7 @@ class LaunchFlow:
         self._attempt_start = self._last_activity = now
         self._stall_reported = False
         self.stage = STARTING
-        actions += [StageChanged(STARTING), Spawn(self.current_argv, 1)]
+        actions += [StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
         return actions
 
     def _relaunch(self, fix: crash.FeatureFix, cause: crash.Cause, now: float) -> list[Action]:

@@ -69,8 +69,11 @@ class Prepared:
 
     @property
     def gpu_devices(self) -> tuple[str, ...]:
-        """Engine devices the plan puts layers on (`Vulkan0`): what the GPU verdict checks."""
-        return tuple(d.device for d in self.plan.per_device if d.kind != "cpu" and d.layers and d.device)
+        """This computer's engine devices the plan puts layers on (`Vulkan0`): what the GPU
+        verdict checks and engine fixes are filed under. RPC workers' devices are not this
+        computer's GPUs (their buffer lines name `RPC0[host:port]`)."""
+        return tuple(d.device for d in self.plan.per_device
+                     if d.kind != "cpu" and d.layers and d.device and d.worker is None)
 
     def launch(
         self,

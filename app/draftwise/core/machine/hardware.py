@@ -92,7 +92,10 @@ class DeviceLimit:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DeviceLimit | None:
         """`{"keep_free_gb": 2}` or `{"max_gb": 6}`; None when neither is there.
-        ValueError names the field that is wrong."""
+        ValueError names the field that is wrong. `Machine.to_json()`'s bytes
+        (`{"keep_free": …}` / `{"at_most": …}`) read back too."""
+        if data.get("keep_free") is not None or data.get("at_most") is not None:
+            return cls(keep_free=data.get("keep_free"), at_most=data.get("at_most"))
         keep, most = data.get("keep_free_gb"), data.get("max_gb")
         if keep is None and most is None:
             return None
@@ -221,7 +224,8 @@ class Machine:
                 integrated=bool(g.get("integrated", backend == METAL)),
                 gfx_target=g.get("gfx_target"), device=g.get("device"),
                 software=bool(g.get("software", False)),
-                limit=_limit_of(g, i),
+                # People write keep_free_gb / max_gb; to_json() writes the limit in bytes.
+                limit=_limit_of(g.get("limit") or g, i),
             ))  # fmt: skip
         workers = []
         for i, w in enumerate(data.get("workers") or []):
@@ -231,12 +235,12 @@ class Machine:
             total = size(w, "memory_gb", "total_bytes")
             if total <= 0:
                 raise ValueError(f"worker {endpoint} needs memory_gb (its memory in GB)")
-            workers.append(Gpu(index=i, backend=RPC, name=endpoint, total_bytes=total,
+            workers.append(Gpu(index=i, backend=RPC, name=str(w.get("name") or endpoint), total_bytes=total,
                                free_bytes=size(w, "free_gb", "free_bytes", total), device=f"RPC{i}",
                                endpoint=endpoint, remote_index=int(w.get("remote_index", 0))))  # fmt: skip
         return cls(ram_total, ram_available, gpus, str(data.get("os", "")), unified,
                    list(data.get("notes") or []), described=True, workers=workers,
-                   cpu_variant=data.get("cpu_variant"))  # fmt: skip
+                   pinned=bool(data.get("pinned", False)), cpu_variant=data.get("cpu_variant"))  # fmt: skip
 
 
 def _limit_of(g: Mapping[str, Any], i: int) -> DeviceLimit | None:

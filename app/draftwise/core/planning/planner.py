@@ -766,7 +766,7 @@ def plan(
 
     # The CPU's extra buffers exist only when the engine sees no GPU at all (mmap on).
     cpu_variant = None
-    if not machine.gpus and not machine.unified_memory and not prefs.no_repack:
+    if not machine.gpus and not machine.workers and not machine.unified_memory and not prefs.no_repack:
         cpu_variant = machine.cpu_variant
 
     def run(d: _Drafter | None) -> tuple[_Planner, _Result]:

@@ -247,6 +247,23 @@ def test_the_flow_reports_a_halt_as_a_notice_with_the_crash(files):
     assert flow.cause is not None and flow.cause.kind == crash.OUT_OF_MEMORY
 
 
+def test_a_rung_that_dies_of_a_feature_gets_its_fix_and_a_fallback_drops_the_rungs_flags(files):
+    """After a climb: an AMX illegal instruction gets its one -nr relaunch rather than a halt,
+    and the command then carries the fix on the rung's own argv."""
+    lad, first = _ladder(prepare.Request(model=files["dense"], mtp="off"))
+    flow = launch_flow.LaunchFlow(first.launch(BINARY, port=18080), ladder=lad)
+    flow.start(0.0)
+    flow.spawned(0.1)
+    flow.output(KV_OOM, 0.5)
+    rung = [a for a in flow.exited(crash.ExitStatus(1), 1.0) if isinstance(a, launch_flow.Spawn)][0]
+    flow.spawned(1.1)
+    flow.output(["load_backend: loaded CPU backend from /e/libggml-cpu-sapphirerapids.so"], 1.2)
+    actions = flow.exited(crash.ExitStatus(None, 4), 2.0)  # SIGILL
+    spawn = [a for a in actions if isinstance(a, launch_flow.Spawn)]
+    assert any(isinstance(a, launch_flow.Relaunched) for a in actions), [type(a).__name__ for a in actions]
+    assert spawn and spawn[0].argv == (*rung.argv, "-nr") and flow.current_argv == spawn[0].argv
+
+
 # ------------------------------------------------------------------ the record
 def test_the_record_is_per_model_machine_and_engine(files, tmp_path):
     record = LadderRecord()

@@ -310,6 +310,8 @@ class LaunchFlow:
             return [*self._stage(STOPPED), Stopped()]
         after_ready = self.stage == READY
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
+        fix = None if self.fix is not None else crash.feature_fix(
+            status, [*self._gpu_lines, *self.tail], self.current_argv, after_ready=after_ready)
         if not after_ready and self._may_climb(status, now):
             assert self.ladder is not None
             # The rung is compared with the planned command, not with a feature fix riding on it.
@@ -317,11 +319,10 @@ class LaunchFlow:
             step = self.ladder.climb(cause, planned)
             if isinstance(step, Climb):
                 return self._climb(step, cause, now)
-            if isinstance(step, Halt):
+            # A rung that died of a feature (AMX, a GPU driver fault) still gets its one fix.
+            if isinstance(step, Halt) and fix is None:
                 self.cause = cause
                 return [self._notice(step.reason), Crashed(cause), *self._stage(FAILED)]
-        fix = None if self.fix is not None else crash.feature_fix(
-            status, [*self._gpu_lines, *self.tail], self.current_argv, after_ready=after_ready)
         if fix is not None:
             return self._relaunch(fix, cause, now)
         if not after_ready and self._may_fall_back(status, now):

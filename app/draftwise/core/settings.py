@@ -328,21 +328,27 @@ def load(path: Path | None = None, *, now: float | None = None) -> LoadResult:
     )
 
 
-def set_aside(path: Path, now: float | None = None) -> Path | None:
-    """Move an unreadable file out of the way as `NAME.corrupt-<timestamp>` (never
-    overwrite what the user may want back); None when it could not be moved."""
+def move_aside(path: Path, now: float | None = None) -> Path:
+    """Move an unreadable file out of the way as `NAME.corrupt-<timestamp>` (a `-2`, `-3`…
+    suffix rather than overwrite an earlier one the user may want back). Raises OSError when
+    it cannot be moved. Every record in the data folder sets its damaged files aside so."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1
     while target.exists():
         n += 1
         target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    path.replace(target)
+    return target
+
+
+def set_aside(path: Path, now: float | None = None) -> Path | None:
+    """`move_aside`, or None when the file could not be moved (logged)."""
     try:
-        path.replace(target)
+        return move_aside(path, now)
     except OSError as exc:
         log.warning("could not set aside %s: %s", path, exc)
         return None
-    return target
 
 
 def save(settings: Settings, path: Path | None = None) -> Path:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.engines import args as engine_args
+from draftwise.core.settings import move_aside, write_atomic
 from draftwise.core.speculation.broken import engine_identity
 
 log = logging.getLogger(__name__)
@@ -64,9 +64,8 @@ class EngineFixes:
         except FileNotFoundError:
             return []
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
             try:
-                self.path.replace(aside)
+                move_aside(self.path)
             except OSError:
                 log.warning("could not set aside %s", self.path)
             self.problem = f"The record of engine fixes was damaged ({exc}); a new one is started."
@@ -97,14 +96,8 @@ class EngineFixes:
         k = key(binary, model, devices)
         entries = [e for e in self.entries() if not (e.key == k and e.args == tuple(args))]
         entries.append(Fix(k, tuple(args), reason, time.strftime("%Y-%m-%dT%H:%M:%S")))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            json.dump({"version": VERSION, "entries": [{**e.__dict__, "args": list(e.args)} for e in entries]}, f,
-                      indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps(
+            {"version": VERSION, "entries": [{**e.__dict__, "args": list(e.args)} for e in entries]}, indent=1))
 
     def forget(self) -> int:
         n = len(self.entries())

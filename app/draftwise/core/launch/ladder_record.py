@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from draftwise.core import paths
 from draftwise.core.launch.ladder import Concessions
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg
+from draftwise.core.settings import move_aside, write_atomic
 from draftwise.core.speculation.broken import engine_identity
 
 log = logging.getLogger(__name__)
@@ -101,9 +101,8 @@ class LadderRecord:
             return []
 
     def _set_aside(self, exc: Exception) -> None:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
-            self.path.replace(aside)
+            aside = move_aside(self.path)
             self.problem = msg("The record of lowered settings was damaged ({error}); it was set aside as {name}, "
                                "and the next launch starts with the full settings.", error=str(exc), name=aside.name)
         except OSError as move_exc:
@@ -139,14 +138,8 @@ class LadderRecord:
         return len(old) - len(keep)
 
     def _write(self, entries: list[RungEntry]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": VERSION, "entries": [e.to_json() for e in entries]}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)  # readers see the old file or the new one, never half of one
+        # Readers see the old file or the new one, never half of one.
+        write_atomic(self.path, json.dumps({"version": VERSION, "entries": [e.to_json() for e in entries]}, indent=1))
 
 
 def remember(record: LadderRecord, model: Path, machine: Machine,

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.messages import Message, msg
+from draftwise.core.settings import move_aside, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +74,8 @@ class BrokenDrafters:
             return []
 
     def _set_aside(self, exc: Exception) -> None:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
-            self.path.replace(aside)
+            aside = move_aside(self.path)
             self.problem = msg("The broken-drafter record was damaged ({error}); it was set aside as {name} and a "
                                "new one is started.", error=str(exc), name=aside.name)
         except OSError as move_exc:
@@ -106,12 +105,5 @@ class BrokenDrafters:
         return len(old) - len(keep)
 
     def _write(self, entries: list[BrokenDrafter]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": VERSION, "entries": [e.__dict__ for e in entries]}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
         # Readers see the old file or the new one, never half of one.
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps({"version": VERSION, "entries": [e.__dict__ for e in entries]}, indent=1))

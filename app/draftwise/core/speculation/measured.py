@@ -20,14 +20,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.messages import Message, msg
+from draftwise.core.settings import move_aside, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -259,9 +258,8 @@ class MeasuredRecords:
         return len(old) - len(keep)
 
     def _set_aside(self, exc: Exception) -> None:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
-            self.path.replace(aside)
+            aside = move_aside(self.path)
             self.problem = (f"The speed measurements file was damaged ({exc}); it was set aside as {aside.name} "
                             "and the models will be measured again.")
         except OSError as move_exc:
@@ -269,16 +267,5 @@ class MeasuredRecords:
         log.warning("%s", self.problem)
 
     def _write(self, entries: list[Measurement]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": VERSION, "entries": [e.to_json() for e in entries]}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            with tmp.open("w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1)
-                f.flush()
-                os.fsync(f.fileno())
-            # Readers see the old file or the new one, never half of one.
-            tmp.replace(self.path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        # Readers see the old file or the new one, never half of one.
+        write_atomic(self.path, json.dumps({"version": VERSION, "entries": [e.to_json() for e in entries]}, indent=1))

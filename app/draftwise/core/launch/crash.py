@@ -346,6 +346,14 @@ def _by_status(status: ExitStatus | None, lines: Sequence[str], speculation: boo
     return Cause(UNKNOWN, sentence, hint, status, last, speculation and not after_ready)
 
 
+def port_taken(port: int) -> Cause:
+    """Another program already listens on the engine's port (found before the start: its
+    answers to /health would otherwise pass for the engine's)."""
+    return Cause(PORT_IN_USE, msg("The engine could not listen on {where}: another program uses it.",
+                                  where=msg("port {port}", port=port)),
+                 msg("Choose another port, or stop the program that uses it."))
+
+
 def failed_to_start(program: str, reason: str) -> Cause:
     """The program could not be started at all (missing, not executable)."""
     return Cause(FAILED_TO_START, msg("The engine {program} could not be started: {reason}.", program=program,

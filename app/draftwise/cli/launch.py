@@ -90,7 +90,7 @@ def _prepare(args: argparse.Namespace):
         print(f"warning: {broken.problem}", flush=True)
     request = request_from(args)
     machine = with_workers(select_machine(args, hardware.inventory(engine.binary)), args.rpc, engine.binary)
-    fixes = EngineFixes()
+    fixes = EngineFixes(machine=machine)
     remembered = fixes.applicable(fixes.args_for(engine.binary, request.model, machine_devices(machine)),
                                   request.extra_args)
     request = replace(request, extra_args=(*request.extra_args, *remembered))
@@ -98,7 +98,7 @@ def _prepare(args: argparse.Namespace):
         print(f"  - CPU module: {machine.cpu_variant} (the best of this engine's CPU variants for this CPU)",
               flush=True)
     if remembered:
-        print(f"  - after an earlier crash on this model and device: {' '.join(remembered)}", flush=True)
+        print(f"  - after an earlier crash with this engine: {' '.join(remembered)}", flush=True)
     from draftwise.core.speculation.measured import MeasuredRecords
 
     records = MeasuredRecords()
@@ -140,8 +140,8 @@ def _prepare(args: argparse.Namespace):
 
 
 def machine_devices(machine) -> tuple[str, ...]:
-    """The device names a remembered engine fix is filed under (the plan's GPUs, or the
-    ones asked for)."""
+    """The device names a remembered per-model engine fix is filed under (the plan's GPUs,
+    or the ones asked for); a machine-wide one (the CPU's) is found without them."""
     return tuple(g.engine_name for g in machine.gpus) or machine.requested
 
 

@@ -34,10 +34,12 @@ def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
     from draftwise.services.engine_process import EngineProcess
 
     # The records make the next launch leave out a drafter that killed this one's start, and
-    # a feature (flash attention, AMX) that crashed this model on this device; the ladder
-    # (set by LaunchViewModel.start) climbs after an out-of-memory start.
-    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(),
-                         ladder=getattr(parent, "ladder", None), parent=parent)
+    # a feature that crashed (flash attention for this model on this device, the AMX kernels on
+    # this machine); the ladder (set by LaunchViewModel.start) climbs after an out-of-memory
+    # start, and knows the machine the fixes are filed under.
+    ladder = getattr(parent, "ladder", None)
+    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(machine=getattr(ladder, "machine", None)),
+                         ladder=ladder, parent=parent)
 
 
 class LaunchViewModel(QObject):

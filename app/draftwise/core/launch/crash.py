@@ -415,7 +415,7 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
       models. Relaunch with `-fa off`.
     - An illegal instruction from the AMX CPU variant (sapphirerapids): some virtual machines
       report AMX but do not run it. Relaunch with `-nr` (no re-laid weights, so no AMX
-      kernels).
+      kernels); remembered for the machine, not the model (core/launch/fixes.py).
     """
     if status is None:
         return None
@@ -431,7 +431,7 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
     if illegal and any(_AMX_VARIANT.search(x) for x in lines) and not _has_flag(argv, _NR_FLAGS):
         return FeatureFix(NO_REPACK, msg(
             "The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine "
-            "starts again without them (-nr), and this model keeps them off."))
+            "starts again without them (-nr) and keeps them off on this computer, for every model."))
     return None
 
 

@@ -425,10 +425,18 @@ class LaunchFlow:
         return actions
 
     def _relaunch(self, fix: crash.FeatureFix, cause: crash.Cause, now: float) -> list[Action]:
-        """Start again, once, without the feature that crashed; the same port and flags."""
+        """Start again, once, without the feature that crashed; the same port and flags.
+
+        With a ladder the running rung is planned again with the fix (Ladder.with_fix): the
+        plan then matches what runs, and the later rungs keep the fix. Otherwise the fix
+        rides on the command as it is."""
         self.fix = fix
         self._fix_pending = True
-        self._fixed_args = fix.args
+        refit = self.ladder.with_fix(fix.args) if self.ladder is not None else None
+        if refit is not None:
+            self.spec, self._fixed_args = refit, ()
+        else:
+            self._fixed_args = fix.args
         self.attempt += 1
         self.tail.clear()
         self._gpu_lines.clear()

@@ -17,8 +17,10 @@ Why not the alternatives:
 - PR_SET_PDEATHSIG (Linux only) must be set in the child between fork and exec. PySide6
   6.11 does not bind `QProcess.setChildProcessModifier` (only `failChildProcessModifier`),
   `subprocess`'s `preexec_fn` is unsafe in a process with threads, and the signal fires when
-  the forking *thread* ends: the measurement and drafting runners start engines from worker
-  threads that end long before the engine should.
+  the forking *thread* ends, not the process: QProcess forks from the thread that calls
+  `start()` (the GUI thread), the headless runner from whichever thread drives it (the
+  window's speed measurement runs on a pool thread), so each engine would be tied to a thread
+  rather than to Draftwise, and macOS has no such signal at all.
 - An exec wrapper in front of the engine would add a process start to every launch (the
   request-to-ready budget is about a millisecond) and change the pid the run files verify.
 

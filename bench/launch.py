@@ -46,7 +46,7 @@ os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
 from draftwise.core.engines import capabilities  # noqa: E402
-from draftwise.core.launch import headless, launch_spec, prepare  # noqa: E402
+from draftwise.core.launch import headless, launch_spec, prepare, process_group  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.planning import planner  # noqa: E402
 from draftwise.core.speculation.broken import BrokenDrafters  # noqa: E402
@@ -96,7 +96,7 @@ def bare_ready(model_path: Path) -> float:
                 pass  # not listening yet
             time.sleep(0.002)
     finally:
-        headless.stop_popen(proc)
+        process_group.stop_popen(proc)
 
 
 def draftwise_ready(model_path: Path) -> float:

@@ -15,18 +15,23 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.gguf import writer as gguf_write
 from draftwise.core.gguf.writer import TensorSpec, Typed
 
-CASES = ["llama", "mtp"]
+CASES = ["llama", "mtp", "q4_0"]
 
 
 def _ours(kind: str, path):
-    write = check_models.write_mtp if kind == "mtp" else check_models.write_llama
-    return write(path, name="draftwise-check-" + kind)
+    name = "draftwise-check-" + kind
+    if kind == "mtp":
+        return check_models.write_mtp(path, name=name)
+    return check_models.write_llama(path, name=name, dtype="Q4_0" if kind == "q4_0" else "F32")
 
 
 def _reference(kind: str, path):
     tm = pytest.importorskip("draftwise.testing.tinymodels")
     name = "draftwise-check-" + kind
-    model = tm.mtp_model(name=name) if kind == "mtp" else tm.TinyModel(name=name)
+    if kind == "mtp":
+        model = tm.mtp_model(name=name)
+    else:
+        model = tm.TinyModel(name=name, dtype="Q4_0" if kind == "q4_0" else "F32")
     return tm.write_tiny_model(path, model)[0]
 
 
@@ -65,13 +70,14 @@ def test_gguf_py_reads_the_stdlib_file(kind, tmp_path):
     for t in ref.tensors:
         mine = by_name[t.name]
         assert (mine.data.shape, mine.tensor_type) == (t.data.shape, t.tensor_type), t.name
+        values = gguf_py.quants.dequantize(mine.data, mine.tensor_type)  # F32 as it is
         if t.name.endswith("norm.weight"):
-            assert np.all(mine.data == 1.0), t.name
+            assert np.all(values == 1.0), t.name
         elif t.name.endswith(".bias"):
-            assert np.all(mine.data == 0.0), t.name
+            assert np.all(values == 0.0), t.name
         else:
-            assert 0.015 < float(mine.data.std()) < 0.025, t.name
-            assert abs(float(mine.data.mean())) < 0.005, t.name
+            assert 0.015 < float(values.std()) < 0.025, t.name
+            assert abs(float(values.mean())) < 0.005, t.name
 
 
 def test_vocabulary_is_tinymodels(tmp_path):
@@ -121,6 +127,10 @@ def test_writer_refuses_what_it_cannot_type(tmp_path):
         Typed(1, "u128")
     with pytest.raises(ValueError):
         TensorSpec("t", (4,), "twos")
+    with pytest.raises(ValueError, match="multiple of 32"):
+        TensorSpec("t", (48, 2), dtype="Q4_0")
+    with pytest.raises(ValueError, match="dtype"):
+        TensorSpec("t", (32, 2), dtype="Q8_0")
     assert not (tmp_path / "x.gguf").exists()
 
 
@@ -141,6 +151,16 @@ def _serve(engine, path, tmp_path, *args):
 def test_engine_runs_the_llama(engine, tmp_path):
     result, log = _serve(engine, check_models.write_llama(tmp_path / "l.gguf"), tmp_path)
     assert result["tokens_predicted"] == 8, log[-2000:]
+
+
+@pytest.mark.engine
+def test_engine_runs_the_quantized_llama(engine, tmp_path):
+    """The machine check's quantized model: the CPU's own kernels for Q4_0 run on it (the
+    re-laid CPU_REPACK ones, or AMX where the engine loads the sapphirerapids module)."""
+    path = check_models.write_llama(tmp_path / "q.gguf", dtype="Q4_0")
+    result, log = _serve(engine, path, tmp_path, "-nr")  # -nr: whatever this CPU's fault
+    assert result["tokens_predicted"] == 8, log[-2000:]
+    assert "type q4_0:   16 tensors" in log, log[-3000:]
 
 
 @pytest.mark.engine

@@ -67,7 +67,7 @@ def test_the_engines_own_cpu_module_and_a_failing_amx(engine, quantized, isolate
     assert o.ready and o.completion is not None, o.log[-15:]
     if any(type(a).__name__ == "Relaunched" for a in o.actions):
         assert o.machine.cpu_variant == "sapphirerapids"
-        assert fixes.args_for(engine.binary, quantized[name], ()) == crash.NO_REPACK
+        assert fixes.for_machine(o.machine).args_for(engine.binary, quantized[name], ()) == crash.NO_REPACK
         o = gpu_launch.run(engine.binary, "cpu", quantized[name], log_dir=isolated, fixes=fixes,
                            prefs=planner.PlanPrefs(ctx=512), n_predict=2)  # fmt: skip
         assert o.ready and "-nr" in o.argv and o.prepared.plan.bytes.cpu_extra == {}

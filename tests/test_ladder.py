@@ -264,6 +264,29 @@ def test_a_rung_that_dies_of_a_feature_gets_its_fix_and_a_fallback_drops_the_run
     assert spawn and spawn[0].argv == (*rung.argv, "-nr") and flow.current_argv == spawn[0].argv
 
 
+def test_a_fix_made_during_the_launch_is_kept_by_the_rungs_after_it(files):
+    """Issue 19 item 10: after a -fa off fix the q8_0 rung is skipped (the engine refuses a
+    quantized V cache without flash attention) and the ladder goes on to the context; the fix
+    is in the re-planned command itself, not appended to it."""
+    lad, first = _ladder(prepare.Request(model=files["dense"], mtp="off"), machine=GPU_BOX)
+    flow = launch_flow.LaunchFlow(first.launch(BINARY, gpus=GPU_BOX.gpus, port=18080), ladder=lad)
+    flow.start(0.0)
+    flow.spawned(0.1)
+    flow.output(["llama_model_load_from_file_impl: using device CUDA0 (RTX Test) - 8192 MiB free"], 0.2)
+    flow.health(200, 0.5)
+    actions = flow.exited(crash.ExitStatus(None, 11), 3.0)  # a driver segfault on the first request
+    assert [type(a).__name__ for a in actions][:1] == ["Relaunched"] and flow.fix.args == crash.FA_OFF
+    assert flow.current_argv == flow.spec.argv and ("-fa", "off") == tuple(
+        flow.spec.argv[flow.spec.argv.index("-fa"):flow.spec.argv.index("-fa") + 2])
+    assert lad.prepared is not None and lad.prepared.plan.plan_args.count("-fa") == 1
+    flow.spawned(3.1)
+    flow.output(KV_OOM, 3.5)
+    climb = [a for a in flow.exited(crash.ExitStatus(1), 4.0) if isinstance(a, launch_flow.Climbed)]
+    assert [c.concessions.rung for c in climb] == [ladder.CTX_HALF]
+    argv = flow.current_argv
+    assert argv.count("-fa") == 1 and argv[argv.index("-fa") + 1] == "off" and "q8_0" not in argv
+
+
 # ------------------------------------------------------------------ the record
 def test_the_record_is_per_model_machine_and_engine(files, tmp_path):
     record = LadderRecord()

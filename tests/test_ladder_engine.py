@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 import urllib.request
 from dataclasses import replace
 from pathlib import Path
@@ -97,17 +98,7 @@ def cap(engine, kv_heavy, tmp_path_factory) -> int:
     """Half-way between what the q8_0 start and the halved-context start need, from the
     planner's totals on top of the engine's own measured footprint at the floor context."""
     caps = capabilities.capabilities(engine.binary)
-    floor_req = prepare.Request(model=kv_heavy, mtp="off", prefs=planner.PlanPrefs(ctx=planner.CTX_FLOOR))
-    base_dir = tmp_path_factory.mktemp("base")
-    uncapped = _wrapper(base_dir / "uncapped", engine.binary, None)
-    spec = prepare.prepare(floor_req, caps, MACHINE).launch(uncapped, port=launch_spec.any_free_port())
-    run = headless.HeadlessLaunch(spec, record_run=False, log_path=base_dir / "base.log")
-    run.start()
-    try:
-        assert run.wait_ready(timeout=120), run.log_text()[-2000:]
-        base = _vm_peak(run.pids[-1])
-    finally:
-        run.stop()
+    base = _base_peak(engine, kv_heavy, caps, tmp_path_factory.mktemp("base"))
     floor = _planned(kv_heavy, caps, ctx=planner.CTX_FLOOR)
     q8 = _planned(kv_heavy, caps, kv_type="q8_0")
     half = _planned(kv_heavy, caps, kv_type="q8_0", ctx=16384)
@@ -206,6 +197,90 @@ def test_the_window_service_climbs_the_same_ladder(qtbot, engine, kv_heavy, cap,
     finally:
         with qtbot.waitSignal(proc.stopped, timeout=15_000):
             proc.stop()
+
+
+# ------------------------------------------------------------------ after a flash-attention fix
+def _fa_fault_then_capped(folder: Path, real: Path, cap: int) -> Path:
+    """A llama-server that meets a GPU driver fault with flash attention (as lavapipe does on
+    Gemma-like models): a start without `-fa off` prints a Vulkan device line, runs the real
+    engine until it has loaded and /health has said ready, then dies of SIGSEGV. With `-fa off`
+    (the fix's relaunch and the rungs after it) it is the real engine under `prlimit --as=cap`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "llama-server"
+    script.write_text(f"""#!/bin/sh
+export MALLOC_ARENA_MAX=1
+case " $* " in *" -fa off "*) exec prlimit --as={cap} -- '{real}' "$@" ;; esac
+case " $* " in *" -m "*) ;; *) exec '{real}' "$@" ;; esac
+ulimit -c 0
+echo "0.00.020.000 I llama_model_load_from_file_impl: using device Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)) - 2048 MiB free"
+fifo="${{TMPDIR:-/tmp}}/draftwise-fa-$$.fifo"
+rm -f "$fifo"; mkfifo "$fifo" || exit 70
+'{real}' "$@" > "$fifo" 2>&1 &
+engine=$!
+loaded="$fifo.loaded"
+( while [ ! -e "$loaded" ]; do sleep 0.05; done; sleep 1.5; kill -s KILL $engine ) &
+while IFS= read -r line; do
+  printf '%s\n' "$line"
+  case $line in *"model loaded"*) : > "$loaded" ;; esac
+done < "$fifo"
+wait $engine 2>/dev/null
+rm -f "$fifo" "$loaded"
+kill -s SEGV $$
+""", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_after_a_flash_attention_fix_the_ladder_skips_the_q8_0_rung(engine, kv_heavy, tmp_path):
+    """Issue 19 item 10: the fix's relaunch runs out of memory. The q8_0 rung would be refused
+    by the engine (a quantized V cache needs flash attention), so the ladder goes on to the
+    context instead of halting; the fix and the rung that worked are both in the last command."""
+    caps = capabilities.capabilities(engine.binary)
+    off = prepare.Request(model=kv_heavy, mtp="off", extra_args=("-fa", "off"))
+    full, half = _planned_with(off, caps), _planned_with(off, caps, ctx=16384)
+    assert full - half > 900 * MiB  # an f16 cache: 2 GiB at 32k, 1 GiB at 16k
+    base = _base_peak(engine, kv_heavy, caps, tmp_path)
+    cap = base - _planned(kv_heavy, caps, ctx=planner.CTX_FLOOR) + (full + half) // 2
+    binary = _fa_fault_then_capped(tmp_path / "fa-fault", engine.binary, cap)
+    record = LadderRecord()
+    run, actions, _ = _launch(binary, prepare.Request(model=kv_heavy, mtp="off"), caps, record, tmp_path, "fa")
+    run.start()
+    try:
+        assert run.wait_ready(timeout=120), run.log_text()[-2000:]  # the first start, before its fault
+        deadline = time.monotonic() + 60
+        while run.flow.fix is None and not run.flow.ended and time.monotonic() < deadline:
+            run.pump(0.1)
+        assert run.flow.fix is not None and run.flow.fix.args == crash.FA_OFF, run.log_text()[-2000:]
+        assert run.wait_ready(timeout=180), run.log_text()[-3000:]
+        n_ctx = _n_ctx(run)
+    finally:
+        run.stop()
+    climbed = [a for a in actions if isinstance(a, launch_flow.Climbed)]
+    notices = [str(a.text) for a in actions if isinstance(a, launch_flow.Notice)]
+    assert [c.concessions.rung for c in climbed] == [ladder.CTX_HALF], notices
+    assert climbed[0].cause.kind == crash.OUT_OF_MEMORY
+    assert not any("failed for another reason" in n for n in notices), notices
+    argv = run.spec.argv
+    assert n_ctx == 16384 and argv[argv.index("-fa") + 1] == "off" and "q8_0" not in argv
+    assert len(run.pids) == 3  # the start that faulted, the fix's (out of memory), the rung
+
+
+def _planned_with(request: prepare.Request, caps, **prefs) -> int:
+    return prepare.prepare(replace(request, prefs=planner.PlanPrefs(**prefs)), caps, MACHINE).plan.bytes.total
+
+
+def _base_peak(engine, model: Path, caps, tmp_path: Path) -> int:
+    """The engine's own measured footprint at the floor context (VmPeak), one malloc arena."""
+    uncapped = _wrapper(tmp_path / "uncapped", engine.binary, None)
+    floor_req = prepare.Request(model=model, mtp="off", prefs=planner.PlanPrefs(ctx=planner.CTX_FLOOR))
+    spec = prepare.prepare(floor_req, caps, MACHINE).launch(uncapped, port=launch_spec.any_free_port())
+    run = headless.HeadlessLaunch(spec, record_run=False, log_path=tmp_path / "base.log")
+    run.start()
+    try:
+        assert run.wait_ready(timeout=120), run.log_text()[-2000:]
+        return _vm_peak(run.pids[-1])
+    finally:
+        run.stop()
 
 
 # ------------------------------------------------------------------ a GPU-layer rung on Vulkan

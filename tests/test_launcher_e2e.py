@@ -26,7 +26,7 @@ import pytest
 from draftwise.cli.launch import EXIT_NOT_READY
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import crash, headless, launch_flow, launch_spec, orphans
+from draftwise.core.launch import crash, headless, launch_flow, launch_spec, lifeline, orphans
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
@@ -347,18 +347,26 @@ def test_cli_reports_fallback_and_a_crash_that_never_got_ready(engine, family):
             proc.kill()
 
 
-def test_app_killed_leaves_an_orphan_that_the_next_start_stops(engine, lone_model):
+def test_app_killed_with_its_lifeline_leaves_an_orphan_that_the_next_start_stops(engine, lone_model):
+    """The run files are the last net: when the lifeline watcher dies with the app (both
+    SIGKILLed; tests/test_process_groups.py has the app alone), the engine outlives them in
+    its own session, and the next start stops it."""
     proc, lines = _spawn_cli(engine, lone_model, "--mtp", "off")
     try:
         lines.wait_for("ready")
         record = json.loads(_run_files()[0].read_text())
+        [watcher] = [p for p in psutil.Process(proc.pid).children()
+                     if lifeline.WATCHER_NAME in " ".join(p.cmdline())]
+        watcher.kill()
+        psutil.wait_procs([watcher], timeout=0.2)  # a zombie of the app's until the app dies too
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
         if proc.poll() is None:
             proc.kill()
     engine_pid = record["pid"]
-    assert not _gone(engine_pid), "the engine should outlive the killed app (own session)"
+    time.sleep(0.5)  # what the lifeline would have needed
+    assert not _gone(engine_pid), "the engine should outlive the killed app and watcher (own session)"
     reports = orphans.stop_orphans()
     assert [(r.pid, r.stopped) for r in reports] == [(engine_pid, True)]
     assert _gone(engine_pid) and _group_empty(engine_pid)

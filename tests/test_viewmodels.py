@@ -562,6 +562,16 @@ def test_context_steps_and_planned_vs_actual(qtbot, models) -> None:
     # 1024-based sizes carry 1024-based units.
     assert rows["model"][1] == "450.6 KiB" and rows["conversation"][1] == "1.0 MiB"
     assert set(rows) >= {"model", "conversation", "working space", "total"}
+    # A relaunch (the start crashed after allocating): its own lines, never added to the last.
+    with qtbot.waitSignal(vm.changed, timeout=1000):
+        vm.new_attempt()
+    assert vm.actual is None and vm.launched is view
+    vm.feed_log(["0.00.009.719 I load_tensors:   CPU_Mapped model buffer size =     0.44 MiB"])
+    assert vm.actual.summary()["weights"] == round(0.44 * (1 << 20)) and vm.actual.summary()["kv"] == 0
+    # A rung or a fix re-planned: compared with the plan that start runs.
+    other = make_plan(gguf.read_model(models["llama"]), NO_SPECULATION, probe_machine(), 2048, "f16")
+    vm.new_attempt(other.raw)
+    assert vm.launched.context == 2048
 
 
 # ------------------------------------------------------------------ language

@@ -159,127 +159,152 @@
       <translation>チャットを {path} に保存できませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="61" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="67" />
       <source>A tiny test model</source>
       <translation>小さなテスト用モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="62" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="68" />
       <source>written ({size}): it only proves the engine works, its words are nonsense</source>
       <translation>作成しました（{size}）。エンジンが動くことを確かめるためだけのもので、出てくる言葉に意味はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="68" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="74" />
       <source>none installed</source>
       <translation>インストールされていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="70" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="76" />
       <source>not installed or not working ({why}). Press Install engine, or run `draftwise engine install` (10–40 minutes, once).</source>
       <translation>インストールされていないか動きません（{why}）。「エンジンをインストール」を押すか、`draftwise engine install` を実行してください（初回のみ 10〜40 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="73" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="79" />
       <source>The engine that runs models</source>
       <translation>モデルを動かすエンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="85" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="91" />
       <source>Stopping it</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="86" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="92" />
       <source>stopped; nothing is left running</source>
       <translation>停止しました。動いたまま残っているものはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="87" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="93" />
       <source>stopped (exit code {code}); nothing is left running</source>
       <translation>停止しました（終了コード {code}）。動いたまま残っているものはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="93" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="100" />
       <source>installed; it runs models on the processor</source>
       <translation>インストール済み。モデルをプロセッサーで動かします</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="94" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="101" />
       <source>installed; it can use a graphics card ({backend})</source>
       <translation>インストール済み。グラフィックスカードを使えます（{backend}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="124" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="134" />
       <source>Starting a model</source>
       <translation>モデルの起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="124" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="134" />
       <source>ready in {seconds} s</source>
       <translation>{seconds} 秒で準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="134" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="144" />
       <source>{tokens} word pieces at {speed} per second</source>
       <translation>{tokens} 個の語片を毎秒 {speed} 個の速さで</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="136" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="146" />
       <source>{tokens} word pieces</source>
       <translation>{tokens} 個の語片</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="137" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="147" />
       <source>Writing text</source>
       <translation>文章の生成</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="140" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="150" />
       <source>Graphics card</source>
       <translation>グラフィックスカード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="140" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="150" />
       <source>used: {devices}</source>
       <translation>使用中: {devices}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="143" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="153" />
       <source>not used: this engine runs models on the processor</source>
       <translation>使用していません。このエンジンはモデルをプロセッサーで動かします</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="146" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="156" />
       <source>not used, although this engine could use one ({backend}); check the graphics driver</source>
       <translation>このエンジンは使えるはずですが（{backend}）、使われていません。グラフィックスドライバーを確認してください</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="159" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="168" />
+      <source>Quantized models</source>
+      <translation>量子化モデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="188" />
+      <source>it was not ready in time</source>
+      <translation>時間内に準備ができませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="189" />
+      <source>a small quantized model did not run: {why}</source>
+      <translation>小さな量子化モデルが動きませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="193" />
+      <source>{fix} Then a small quantized model ran ({tokens} word pieces).</source>
+      <translation>{fix} その後、小さな量子化モデルが動きました（{tokens} 個の語片）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="196" />
+      <source>a small quantized model runs ({tokens} word pieces)</source>
+      <translation>小さな量子化モデルが動きます（{tokens} 個の語片）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="208" />
       <source>could not prepare the MTP test: {error}</source>
       <translation>MTP のテストを準備できませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="162" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="211" />
       <source>Faster answers (speculation)</source>
       <translation>回答の高速化（投機的デコード）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="162" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="211" />
       <source>the engine does not run MTP: {notes}</source>
       <translation>エンジンが MTP を実行しません: {notes}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="168" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="217" />
       <source>MTP did not start: {error}</source>
       <translation>MTP が起動しませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="181" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="230" />
       <source>works: the model's built-in helper guessed {drafted} word pieces ahead (a real model gets many of them right)</source>
       <translation>動作しています。モデル内蔵の補助が {drafted} 個の語片を先読みしました（実際のモデルでは多くが当たります）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="184" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="233" />
       <source>the engine started with MTP but drafted nothing</source>
       <translation>エンジンは MTP 付きで起動しましたが、何も下書きしませんでした</translation>
     </message>
@@ -514,16 +539,6 @@
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="241" />
-      <source>The engine could not listen on {where}: another program uses it.</source>
-      <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="242" />
-      <source>Choose another port, or stop the program that uses it.</source>
-      <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
@@ -729,37 +744,47 @@
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="351" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="352" />
+      <source>The engine could not listen on {where}: another program uses it.</source>
+      <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="354" />
+      <source>Choose another port, or stop the program that uses it.</source>
+      <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="359" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="353" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="361" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="359" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="367" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="420" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="428" />
       <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
       <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="424" />
-      <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr), and this model keeps them off.</source>
-      <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このモデルでは今後も使いません。</translation>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="432" />
+      <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr) and keeps them off on this computer, for every model.</source>
+      <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="435" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="443" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="437" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="445" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -829,102 +854,102 @@
       <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="80" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="81" />
       <source>no automatic drafter</source>
       <translation>自動ドラフターなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="90" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="91" />
       <source>{n} layers on the GPU</source>
       <translation>GPU に {n} 層</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="97" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="98" />
       <source>the full settings</source>
       <translation>本来の設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="100" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="101" />
       <source>{first}, {rest}</source>
       <translation>{first}、{rest}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="185" />
       <source>the automatic drafter off</source>
       <translation>自動ドラフターをオフにした設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="186" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="187" />
       <source>a {kv} KV cache</source>
       <translation>{kv} の KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="188" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="189" />
       <source>a {ctx} context</source>
       <translation>{ctx} のコンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="191" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
       <source>the experts in RAM</source>
       <translation>エキスパートを RAM に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
       <source>{n} of {total} layers on the GPU</source>
       <translation>{total} 層中 {n} 層を GPU に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="194" />
       <source>the CPU only</source>
       <translation>CPU のみ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="228" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="229" />
       <source>The start with {change} failed for another reason, so Draftwise stopped lowering the settings; the cause is below.</source>
       <translation>{change}での起動はメモリ以外の理由で失敗したため、Draftwise は設定を下げるのをやめました。原因は下にあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="253" />
       <source>{cause} Starting it again with {change}.</source>
       <translation>{cause}{change}でもう一度起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="259" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
       <source>Draftwise has no lower setting to try for this model.</source>
       <translation>このモデルで試せる、より低い設定はありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="261" />
       <source>Draftwise has no lower setting left to try: it ran out of memory even with {change}.</source>
       <translation>試せる低い設定はもうありません: {change}でもメモリが足りませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="284" />
       <source>out of memory</source>
       <translation>メモリ不足</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="306" />
       <source>The engine ran out of memory with the drafter you chose. To let Draftwise lower the settings, clear the Draft model field (or remove --spec-type from the extra arguments), or choose a smaller drafter.</source>
       <translation>あなたが選んだドラフターでエンジンのメモリが足りなくなりました。Draftwise に設定を下げさせるには、ドラフトモデル欄を空にする（または追加引数から --spec-type を外す）か、より小さなドラフターを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="314" />
       <source>The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache to Auto (or q8_0) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {kv} の KV キャッシュでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、KV キャッシュを「自動」（または q8_0）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="305" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="324" />
       <source>The engine ran out of memory with the {ctx} context you chose. Set the context to Auto (or smaller) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {ctx} のコンテキストでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、コンテキストを「自動」（またはより小さく）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="316" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="335" />
       <source>The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). Remove them from the extra arguments to let Draftwise move layers to the CPU.</source>
       <translation>あなたが指定した GPU 層（-ngl / --n-cpu-moe）でエンジンのメモリが足りなくなりました。Draftwise に層を CPU へ移させるには、追加引数から外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="358" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="380" />
       <source>Starting with {given_up}, the settings that worked after this model ran out of memory last time (Try full settings again, or `draftwise launch --full`, goes back to the full settings).</source>
       <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
     </message>
@@ -934,57 +959,57 @@
       <translation>下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="107" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="106" />
       <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>
       <translation>下げた設定の記録が壊れていました（{error}）。{name} として退避し、次の起動は本来の設定で始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="110" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="109" />
       <source>The record of lowered settings {path} is damaged ({error}) and could not be moved: {move_error}.</source>
       <translation>下げた設定の記録 {path} が壊れていて（{error}）、移動できませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="160" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="153" />
       <source>Could not remember the lowered settings ({error}); the next launch will try the full settings first.</source>
       <translation>下げた設定を記録できませんでした（{error}）。次の起動はまず本来の設定で試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="162" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="155" />
       <source>The engine started with {given_up}; the next launch of this model starts there (Try full settings again undoes it).</source>
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="389" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="397" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="391" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="399" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="395" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="403" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="398" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="406" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="441" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="457" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="454" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="470" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="457" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="473" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1084,72 +1109,72 @@
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="210" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="215" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="214" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="219" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="244" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="251" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="247" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="254" />
       <source>with {what}</source>
       <translation>{what}あり</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="248" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="255" />
       <source>with {what}, draft length {n}</source>
       <translation>{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="261" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="268" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="279" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="288" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="285" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="294" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="296" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="307" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="300" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="311" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="316" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="327" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="318" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="329" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="351" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="362" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="354" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="365" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1284,47 +1309,47 @@
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="140" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="143" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="147" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="150" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="32" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="31" />
       <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
       <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="50" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="49" />
       <source>The sharing port must be from 1 to 65535, not {port}.</source>
       <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="55" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="54" />
       <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
       <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="108" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="104" />
       <source>Port {port} is already in use on {host}; choose another sharing port.</source>
       <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="117" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="113" />
       <source>The worker {program} could not be started: {reason}.</source>
       <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="126" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="121" />
       <source>The worker stopped at once: {line}</source>
       <translation>ワーカーはすぐに停止しました: {line}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="131" />
+      <location filename="../../app/draftwise/core/launch/share.py" line="126" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
@@ -1334,7 +1359,7 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/hardware.py" line="701" />
+      <location filename="../../app/draftwise/core/machine/hardware.py" line="705" />
       <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
@@ -1619,42 +1644,42 @@
       <translation>動かなかったドラフターの記録 {path} を読み込めませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="80" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="79" />
       <source>The broken-drafter record was damaged ({error}); it was set aside as {name} and a new one is started.</source>
       <translation>動かなかったドラフターの記録が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="83" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="82" />
       <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="120" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="119" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="161" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="160" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="166" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="165" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="169" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="168" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="171" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="170" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="206" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="205" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
@@ -3412,87 +3437,87 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="108" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="110" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="109" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="111" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="193" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="256" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="258" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="258" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="260" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="260" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="264" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="275" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="274" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="276" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="281" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="283" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="283" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="285" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="290" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="292" />
       <source>Lowered to fit in memory: {0}.</source>
       <translation>メモリに収まるよう下げました: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="312" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="314" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -3937,12 +3962,12 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="221" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="231" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -4072,42 +4097,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="163" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="164" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="166" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="167" />
       <source>Checking…</source>
       <translation>確認中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="192" />
       <source>{free} free</source>
       <translation>空き {free}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="202" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="239" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="249" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="250" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="264" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="265" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="270" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>
@@ -4224,6 +4249,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>Test model</source>
       <translation type="vanished">テスト用モデル</translation>
+    </message>
+    <message>
+      <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr), and this model keeps them off.</source>
+      <translation type="vanished">このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このモデルでは今後も使いません。</translation>
     </message>
     <message>
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>

@@ -1,6 +1,8 @@
 """`draftwise launch MODEL`: run the engine headless on the same core as the window.
 
-Prints the stages, a `ready http://127.0.0.1:PORT` line, fallback and crash messages.
+Prints the stages, a `ready http://127.0.0.1:PORT` line, fallback and crash messages; with
+`--verbose` the engine's lines and, once ready, the plan beside what the engine allocated
+(the buffer lines of the start that became ready, never a sum over relaunches).
 Ctrl-C or SIGTERM stops the engine (its whole process group) and exits 0; a launch that
 never became ready exits 1; bad input exits 2 with one line, like the other commands.
 """
@@ -44,7 +46,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="accept connections from other computers (an API key is always required)")
     add_device_options(p)
     p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
-    p.add_argument("--verbose", action="store_true", help="print the engine's log lines")
+    p.add_argument("--verbose", action="store_true",
+                   help="print the engine's log lines, and the planned memory beside what it allocated")
     p.add_argument("--full", action="store_true",
                    help="try the full settings again: forget the lowered settings remembered after running "
                         "out of memory")
@@ -90,7 +93,7 @@ def _prepare(args: argparse.Namespace):
         print(f"warning: {broken.problem}", flush=True)
     request = request_from(args)
     machine = with_workers(select_machine(args, hardware.inventory(engine.binary)), args.rpc, engine.binary)
-    fixes = EngineFixes()
+    fixes = EngineFixes(machine=machine)
     remembered = fixes.applicable(fixes.args_for(engine.binary, request.model, machine_devices(machine)),
                                   request.extra_args)
     request = replace(request, extra_args=(*request.extra_args, *remembered))
@@ -98,7 +101,7 @@ def _prepare(args: argparse.Namespace):
         print(f"  - CPU module: {machine.cpu_variant} (the best of this engine's CPU variants for this CPU)",
               flush=True)
     if remembered:
-        print(f"  - after an earlier crash on this model and device: {' '.join(remembered)}", flush=True)
+        print(f"  - after an earlier crash with this engine: {' '.join(remembered)}", flush=True)
     from draftwise.core.speculation.measured import MeasuredRecords
 
     records = MeasuredRecords()
@@ -140,8 +143,8 @@ def _prepare(args: argparse.Namespace):
 
 
 def machine_devices(machine) -> tuple[str, ...]:
-    """The device names a remembered engine fix is filed under (the plan's GPUs, or the
-    ones asked for)."""
+    """The device names a remembered per-model engine fix is filed under (the plan's GPUs,
+    or the ones asked for); a machine-wide one (the CPU's) is found without them."""
     return tuple(g.engine_name for g in machine.gpus) or machine.requested
 
 
@@ -182,6 +185,22 @@ def _without(model: str, used: list[str], lost: list[str], engine_args: tuple[st
                          *(["--", *engine_args] if engine_args else [])])
 
 
+def _print_memory(run, lines: list[str]) -> None:
+    """The plan of the start that became ready beside the buffers it allocated."""
+    from draftwise.core.planning import logparse, planner
+    from draftwise.core.readable import human_bytes
+
+    prepared = run.flow.ladder.prepared if run.flow.ladder is not None else None
+    actual = logparse.parse_lines(lines)
+    if prepared is None or not actual.lines:
+        return
+    print("memory: planned / allocated by the engine", flush=True)
+    for row in planner.compare(prepared.plan, actual):
+        if row["planned"] or row["actual"]:
+            got = human_bytes(row["actual"]) if row["actual"] else "-"
+            print(f"  {row['component']:<8} {human_bytes(row['planned']):>10} / {got}", flush=True)
+
+
 def _run(run, watch=None, *, verbose: bool) -> int:
     import time
 
@@ -200,13 +219,18 @@ def _run(run, watch=None, *, verbose: bool) -> int:
               flush=True)
 
     outcome = {"ready": False, "stopped_by_user": False}
+    attempt_lines: list[str] = []  # the running start's lines until it is ready (--verbose)
 
     def show(action: lf.Action) -> None:
+        if isinstance(action, lf.Spawn):
+            attempt_lines.clear()  # a relaunch: what it allocates is its own, not added to the last
         if isinstance(action, lf.StageChanged) and action.stage not in (lf.READY,):
             print(f"stage: {action.stage}", flush=True)
         elif isinstance(action, lf.Ready):
             outcome["ready"] = True
             print(f"ready {action.url}  ({action.seconds:.2f} s)", flush=True)
+            if verbose:
+                _print_memory(run, attempt_lines)
         elif isinstance(action, lf.FellBack):
             print(f"fallback: {action.reason}", flush=True)
             print(f"  because: {action.cause.sentence}", flush=True)
@@ -247,7 +271,12 @@ def _run(run, watch=None, *, verbose: bool) -> int:
 
     run.on_action = show
     if verbose:
-        run.on_lines = lambda lines: print("\n".join(f"  | {x}" for x in lines), flush=True)
+        def on_lines(lines: list[str]) -> None:
+            if not outcome["ready"]:
+                attempt_lines.extend(lines)
+            print("\n".join(f"  | {x}" for x in lines), flush=True)
+
+        run.on_lines = on_lines
 
     stop = threading.Event()
 

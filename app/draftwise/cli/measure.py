@@ -15,6 +15,7 @@ import signal
 import threading
 
 from draftwise.cli.common import UserError, caps_of, request_from
+from draftwise.cli.launch import machine_devices
 
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -60,9 +61,11 @@ def _engine(args: argparse.Namespace):
 
 def cmd_measure(args: argparse.Namespace) -> int:
     import json
+    from dataclasses import replace
     from pathlib import Path
 
     from draftwise.core.launch import measure, orphans, prepare
+    from draftwise.core.launch.fixes import EngineFixes
     from draftwise.core.machine import hardware
     from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.core.speculation.measured import MeasuredRecords
@@ -90,6 +93,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
     broken = BrokenDrafters()
     request = request_from(args)
     machine = hardware.inventory(engine.binary)
+    # Remembered engine fixes apply as on every launch path (-nr after the AMX fault), and one
+    # found here is recorded: the arms would otherwise crash the same way every time.
+    fixes = EngineFixes(machine=machine)
+    remembered = fixes.applicable(fixes.args_for(engine.binary, request.model, machine_devices(machine)),
+                                  request.extra_args)
+    request = replace(request, extra_args=(*request.extra_args, *remembered))
+    if remembered:
+        print(f"  - after an earlier crash with this engine: {' '.join(remembered)}", flush=True)
     try:
         # No `measured=`: a measurement measures the drafter even where an old record left it out.
         prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
@@ -119,7 +130,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
     try:
         result = measure.measure(prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
-                                 settings=settings, cancel=cancel, report=show)
+                                 settings=settings, cancel=cancel, report=show, fixes=fixes)
     except measure.Cancelled:
         print("Measurement stopped; nothing was recorded.", flush=True)
         return EXIT_INTERRUPTED

@@ -17,6 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.launch import headless, measure, prepare
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.speculation.measured import MeasuredRecords, Measurement
 from draftwise.services.library_scan import Task, TaskRunner
@@ -98,10 +99,11 @@ def prepare_measure_and_record(
     request: prepare.Request, caps, machine: Machine, broken: frozenset[str], binary: Path, backend: str,
     gpus: Sequence[Gpu], settings: measure.Settings, *, report: Callable, cancel: threading.Event,
 ) -> Measurement:
-    """The whole measurement on a worker thread; the record is written after the last arm."""
+    """The whole measurement on a worker thread; the record is written after the last arm (an
+    engine fix found on the way, at once: the window's request already carries the remembered ones)."""
     prepared = prepare.prepare(request, caps, machine, broken=broken)
     result = measure.measure(prepared, binary, machine, backend=backend, gpus=gpus, settings=settings,
-                             cancel=cancel, report=report)
+                             cancel=cancel, report=report, fixes=EngineFixes(machine=machine))
     if not cancel.is_set():
         MeasuredRecords().record(result)
     return result

@@ -4,8 +4,9 @@ A thin owner in the manner of qutebrowser's guiprocess: every decision (stages, 
 crash causes, warnings) is core/launch/launch_flow.py's, shared with the headless CLI runner.
 What lives here is the Qt side of it:
 
-- the process leads its own session (Unix: CreateNewSession) so a stop signals the whole
-  group; on Windows a kill-on-close Job Object holds the tree;
+- the process group is services/group_process.py's: the port checked before each start,
+  its own session, the Windows Job, the lifeline (it stops with a Draftwise that dies), the
+  run file, and the stop's escalation to SIGKILL;
 - output is read as it comes, kept in a bounded ring, and handed to the UI at most once
   per `batch_ms` (a widget updated per line freezes the window: docs/architecture.md,
   "Measured facts about Qt");
@@ -16,8 +17,7 @@ What lives here is the Qt side of it:
 from __future__ import annotations
 
 import logging
-import signal
-import sys
+import os
 import time
 from collections import deque
 
@@ -26,20 +26,19 @@ from PySide6.QtCore import (
     QByteArray,
     QCoreApplication,
     QObject,
-    QProcess,
-    QProcessEnvironment,
     QTimer,
     QUrl,
     Signal,
 )
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkReply, QNetworkRequest
 
-from draftwise.core.launch import crash, headless, launch_flow, orphans
+from draftwise.core.launch import crash, launch_flow
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message
 from draftwise.core.speculation.broken import BrokenDrafters
+from draftwise.services.group_process import GroupProcess
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +58,7 @@ class EngineProcess(QObject):
     climbed = Signal(object, object)  # out of memory: the ladder's sentence (Message) and Concessions
     notice = Signal(object)  # running, but the user should know (a core Message: speculation off, GPU unused)
     stalled = Signal(float)  # seconds without output and not ready: offer to stop
+    attempt_started = Signal(int)  # a start (0) or relaunch (fallback, fix, ladder rung) begins; its lines follow
     stopped = Signal()
 
     def __init__(
@@ -84,9 +84,7 @@ class EngineProcess(QObject):
         self._pending: deque[str] = deque(maxlen=max_batch)
         self._dropped = 0  # lines that overflowed `_pending` since the last batch
         self._partial = b""
-        self._proc: QProcess | None = None
-        self._job: headless.WindowsJob | None = None
-        self._run_file = None
+        self._proc: GroupProcess | None = None
         self._record_run = record_run
         self._stop_timeout_ms = int(stop_timeout * 1000)
         self.pids: list[int] = []
@@ -106,12 +104,6 @@ class EngineProcess(QObject):
         self._net = QNetworkAccessManager(self)
         # Never send loopback health checks through a proxy from the environment.
         self._net.setProxy(QNetworkProxy(QNetworkProxy.ProxyType.NoProxy))
-        self._term_again = QTimer(self)
-        self._term_again.setSingleShot(True)
-        self._term_again.timeout.connect(lambda: self._signal(signal.SIGTERM))
-        self._kill_timer = QTimer(self)
-        self._kill_timer.setSingleShot(True)
-        self._kill_timer.timeout.connect(lambda: self._signal(getattr(signal, "SIGKILL", signal.SIGTERM)))
 
         app = QCoreApplication.instance()
         if app is not None:
@@ -150,7 +142,7 @@ class EngineProcess(QObject):
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        return self._proc is not None and self._proc.running
 
     @property
     def pid(self) -> int | None:
@@ -174,19 +166,15 @@ class EngineProcess(QObject):
         """Stop and wait (the application is quitting: there is no later)."""
         if self.flow.ended:
             return
-        self.stop()
-        proc = self._proc
-        if proc is not None and not proc.waitForFinished(min(timeout_ms, int(launch_flow.TERM_AGAIN_S * 1000))):
-            self._signal(signal.SIGTERM)
-            if not proc.waitForFinished(timeout_ms):
-                self._signal(getattr(signal, "SIGKILL", signal.SIGTERM))
-                proc.waitForFinished(timeout_ms)
+        self._do(self.flow.stop())
+        if self._proc is not None:
+            self._proc.shutdown(timeout_ms)
 
     # ------------------------------------------------------------ actions
     def _do(self, actions: list[launch_flow.Action]) -> None:
         for action in actions:
             if isinstance(action, launch_flow.Spawn):
-                self._spawn(action.argv)
+                self._spawn(action.argv, action.attempt)
             elif isinstance(action, launch_flow.StageChanged):
                 self.stage_changed.emit(action.stage)
             elif isinstance(action, launch_flow.Ready):
@@ -211,76 +199,56 @@ class EngineProcess(QObject):
                     self._poll_timer.start(0)
             elif isinstance(action, launch_flow.Terminate):
                 self._poll_timer.stop()
-                self._signal(signal.SIGTERM)
-                self._term_again.start(int(launch_flow.TERM_AGAIN_S * 1000))
-                self._kill_timer.start(self._stop_timeout_ms)
+                if self._proc is not None:
+                    self._proc.stop()
             elif isinstance(action, launch_flow.Stopped):
                 self._finish_timers()
                 self.stopped.emit()
 
-    def _spawn(self, argv: tuple[str, ...]) -> None:
-        proc = QProcess(self)
-        proc.setProgram(argv[0])
-        proc.setArguments(list(argv[1:]))
-        # The whole environment from core (the engine's option variables left out), not the
-        # system's plus additions: nothing outside the argv may change what runs.
-        env = QProcessEnvironment()
-        for key, value in headless.engine_environment(self.spec).items():
-            env.insert(key, value)
-        proc.setProcessEnvironment(env)
-        proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
-        proc.setStandardInputFile(QProcess.nullDevice())
-        if sys.platform != "win32":
-            flags = QProcess.UnixProcessFlag
-            # Own session: a stop signals the whole group. Default signal handlers: Python
-            # ignores SIGPIPE, and an ignored signal would stay ignored in the engine.
-            proc.setUnixProcessParameters(flags.CreateNewSession | flags.ResetSignalHandlers)
-        proc.readyReadStandardOutput.connect(self._read)
+    def _spawn(self, argv: tuple[str, ...], attempt: int = 0) -> None:
+        if attempt:
+            # The lines so far were the previous start's: hand them over before saying that a
+            # new start begins, so a reader of attempt_started never mixes two starts' lines.
+            self._flush()
+            self.attempt_started.emit(attempt)
+        proc = GroupProcess(stop_timeout_ms=self._stop_timeout_ms, record_run=self._record_run, parent=self)
+        proc.output.connect(self._read)
         proc.started.connect(self._started)
-        proc.finished.connect(self._finished)
-        proc.errorOccurred.connect(self._error)
+        proc.exited.connect(self._exited)
+        proc.failed_to_start.connect(self._failed_to_start)
+        proc.port_busy.connect(self._port_busy)
         self._proc = proc
         self._partial = b""
         self._poll_delay = POLL_FIRST_MS
-        proc.start()
-
-    def _signal(self, sig: int) -> None:
-        proc = self._proc
-        if proc is None or proc.state() == QProcess.ProcessState.NotRunning:
-            return
-        pid = int(proc.processId())
-        if sys.platform == "win32" or pid <= 0:
-            # Windows: see headless.signal_group, llama-server ignores anything softer.
-            # No pid yet (still starting): only QProcess can end it.
-            proc.kill()
-            return
-        headless.signal_group(pid, sig)
+        # The whole environment from core (the engine's option variables left out), not the
+        # system's plus additions: nothing outside the argv may change what runs.
+        proc.start(argv, self.spec.environment(os.environ), binary=self.spec.binary, host=self.spec.host,
+                   port=self.spec.port)
 
     def _finish_timers(self) -> None:
-        for timer in (self._poll_timer, self._term_again, self._kill_timer, self._watchdog):
+        for timer in (self._poll_timer, self._watchdog):
             timer.stop()
         self._flush()
         self._flush_timer.stop()
 
     # ------------------------------------------------------------ process events
-    def _started(self) -> None:
+    def _current(self) -> GroupProcess | None:
+        """The group that sent this signal, if it is the running start's (not an old one's)."""
         proc = self.sender()
-        if not isinstance(proc, QProcess) or proc is not self._proc:
+        return proc if isinstance(proc, GroupProcess) and proc is self._proc else None
+
+    def _started(self, pid: int) -> None:
+        if self._current() is None:
             return
-        pid = int(proc.processId())
         self.pids.append(pid)
         self.flow.spawned(time.monotonic())
-        self._job = headless.kill_on_close_job(pid)
-        if self._record_run:
-            self._run_file = orphans.register(pid, self.spec.binary, self.flow.current_argv, self.spec.port)
         if self.flow.polling:
             self._poll_timer.start(0)
 
-    def _read(self) -> None:
-        proc = self._proc
-        if proc is None:
+    def _read(self, chunk: bytes) -> None:
+        if self._current() is None:
             return
-        data = self._partial + bytes(proc.readAllStandardOutput().data())
+        data = self._partial + chunk
         cut = data.rfind(b"\n")
         if cut < 0:
             self._partial = data
@@ -307,43 +275,32 @@ class EngineProcess(QObject):
             self._dropped = 0
         self.log_batch.emit(batch)
 
-    def _finished(self, code: int, status: QProcess.ExitStatus) -> None:
-        proc = self.sender()
-        if not isinstance(proc, QProcess) or proc is not self._proc:
+    def _exited(self, status: crash.ExitStatus) -> None:
+        proc = self._current()
+        if proc is None:
             return
-        self._read()
         if self._partial:
             self._take([self._partial.decode("utf-8", "replace")])
             self._partial = b""
-        pid = self.pids[-1] if self.pids else None
-        if sys.platform != "win32" and pid is not None:
-            headless.signal_group(pid, signal.SIGKILL)  # anything the engine left in its group
-        self._release()
-        self._term_again.stop()
-        self._kill_timer.stop()
         self._proc = None
         proc.deleteLater()
-        exit_status = crash.ExitStatus(None, int(code)) if status == QProcess.ExitStatus.CrashExit \
-            else crash.ExitStatus(int(code), None)
-        self._do(self.flow.exited(exit_status, time.monotonic()))
+        self._do(self.flow.exited(status, time.monotonic()))
 
-    def _error(self, error: QProcess.ProcessError) -> None:
-        proc = self.sender()
-        if not isinstance(proc, QProcess) or proc is not self._proc:
+    def _failed_to_start(self, reason: str) -> None:
+        proc = self._current()
+        if proc is None:
             return
-        if error != QProcess.ProcessError.FailedToStart:
-            return  # crashes arrive through finished(); this only adds noise
-        reason = proc.errorString()
         self._proc = None
         proc.deleteLater()
         self._do(self.flow.spawn_failed(reason, time.monotonic()))
 
-    def _release(self) -> None:
-        orphans.release(self._run_file)
-        self._run_file = None
-        if self._job is not None:
-            self._job.close()
-            self._job = None
+    def _port_busy(self, _port: int) -> None:
+        proc = self._current()
+        if proc is None:
+            return
+        self._proc = None
+        proc.deleteLater()
+        self._do(self.flow.port_taken(time.monotonic()))
 
     # ------------------------------------------------------------ readiness
     def _poll_health(self) -> None:

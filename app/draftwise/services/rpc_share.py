@@ -1,21 +1,23 @@
-"""Share this computer from the window: `ggml-rpc-server` as a QProcess the app owns.
+"""Share this computer from the window: `ggml-rpc-server` as a process group the app owns.
 
 The decisions are core/launch/share.py's (the argv, the environment, whether the address
-needs the warning); this is the Qt side: start it in its own session, say when it listens,
-stop it with the app (`shutdown` from aboutToQuit), and keep a run file while it runs so a
-Draftwise that died has it stopped at the next start (core/launch/orphans.py).
+needs the warning); the process group is services/group_process.py's, as the engine's is:
+the port checked before the start (another program already listening there is a failure,
+never "listening"), its own session, the Windows Job, the lifeline (it stops with a
+Draftwise that dies), the run file, and a stop that escalates to SIGKILL. What is left here:
+say when it listens, and why it failed — as core Messages, translated by the view-model.
 """
 
 from __future__ import annotations
 
-import signal
-import sys
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.address import LOOPBACK, RPC_PORT
-from draftwise.core.launch import headless, orphans, share
+from draftwise.core.launch import crash, share
+from draftwise.core.messages import Message, msg
+from draftwise.services.group_process import GroupProcess
 
 READY_POLL_MS = 100
 READY_TIMEOUT_MS = 10_000
@@ -26,7 +28,7 @@ class ShareProcess(QObject):
     """One shared worker. `start()`, then `listening` or `failed`; `stop()` -> `stopped`."""
 
     listening = Signal(str)  # host:port
-    failed = Signal(str)  # the last line it printed, or why it could not start
+    failed = Signal(object)  # a core Message: why it could not start or stopped before listening
     stopped = Signal()
 
     def __init__(self, binary: Path, host: str = LOOPBACK, port: int = RPC_PORT,
@@ -34,8 +36,12 @@ class ShareProcess(QObject):
         super().__init__(parent)
         self.binary, self.host, self.port = Path(binary), host, port
         self.argv = share.worker_argv(self.binary, host, port)
-        self._proc: QProcess | None = None
-        self._run_file: Path | None = None
+        self._group = GroupProcess(stop_timeout_ms=STOP_TIMEOUT_MS, parent=self)
+        self._group.output.connect(self._read)
+        self._group.started.connect(self._started)
+        self._group.exited.connect(self._exited)
+        self._group.port_busy.connect(self._port_busy)
+        self._group.failed_to_start.connect(self._failed_to_start)
         self._tail = ""
         self._waited_ms = 0
         self._poll = QTimer(self)
@@ -48,90 +54,63 @@ class ShareProcess(QObject):
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        return self._group.running
 
     @property
     def pid(self) -> int | None:
-        return int(self._proc.processId()) if self._proc is not None else None
+        return self._group.pid if self._group.running else None
 
     def start(self) -> None:
-        proc = QProcess(self)
-        proc.setProgram(self.argv[0])
-        proc.setArguments(self.argv[1:])
-        env = QProcessEnvironment()
-        for key, value in share.worker_env(self.binary).items():
-            env.insert(key, value)
-        proc.setProcessEnvironment(env)
-        proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
-        proc.setStandardInputFile(QProcess.nullDevice())
-        if sys.platform != "win32":
-            flags = QProcess.UnixProcessFlag
-            proc.setUnixProcessParameters(flags.CreateNewSession | flags.ResetSignalHandlers)
-        proc.readyReadStandardOutput.connect(self._read)
-        proc.started.connect(self._started)
-        proc.finished.connect(self._finished)
-        proc.errorOccurred.connect(self._error)
-        self._proc = proc
-        proc.start()
+        self._group.start(self.argv, share.worker_env(self.binary), binary=self.binary, host=self.host, port=self.port)
 
     def stop(self) -> None:
-        proc = self._proc
-        if proc is None or proc.state() == QProcess.ProcessState.NotRunning:
-            return
-        pid = int(proc.processId())
-        if sys.platform == "win32" or pid <= 0:
-            proc.kill()
-        else:
-            headless.signal_group(pid, signal.SIGTERM)
+        self._group.stop()
 
     def shutdown(self, timeout_ms: int = STOP_TIMEOUT_MS) -> None:
         """Stop and wait (the application is quitting)."""
-        proc = self._proc
-        if proc is None or proc.state() == QProcess.ProcessState.NotRunning:
-            return
-        self.stop()
-        if not proc.waitForFinished(timeout_ms):
-            proc.kill()
-            proc.waitForFinished(timeout_ms)
-        self._release()
+        self._group.shutdown(timeout_ms)
 
     # ------------------------------------------------------------ events
-    def _started(self) -> None:
-        if self._proc is not None:
-            self._run_file = orphans.register(int(self._proc.processId()), self.binary, self.argv, self.port)
+    def _started(self, _pid: int) -> None:
         self._waited_ms = 0
         self._poll.start()
 
     def _check_listening(self) -> None:
         self._waited_ms += READY_POLL_MS
+        if not self._group.running:
+            return  # its exit is on the way (exited says why)
         if share.listening(self.host, self.port):
+            # The port was free before the start, and the worker still runs: it is ours.
             self._poll.stop()
             self.listening.emit(self.endpoint)
         elif self._waited_ms >= READY_TIMEOUT_MS:
             self._poll.stop()
-            self.failed.emit(f"not listening on {self.endpoint} after {READY_TIMEOUT_MS // 1000} s")
+            self._fail(msg("The worker did not start listening on {endpoint} within {seconds} s.",
+                           endpoint=self.endpoint, seconds=f"{READY_TIMEOUT_MS // 1000}"))
             self.stop()
 
-    def _read(self) -> None:
-        if self._proc is not None:
-            text = bytes(self._proc.readAllStandardOutput().data()).decode(errors="replace")
-            lines = [ln for ln in text.splitlines() if ln.strip()]
-            if lines:
-                self._tail = lines[-1]
+    def _read(self, chunk: bytes) -> None:
+        lines = [ln for ln in chunk.decode(errors="replace").splitlines() if ln.strip()]
+        if lines:
+            self._tail = lines[-1]
 
-    def _finished(self, *_args: object) -> None:
+    def _exited(self, status: crash.ExitStatus) -> None:
         was_polling = self._poll.isActive()
         self._poll.stop()
-        self._release()
         if was_polling:
-            self.failed.emit(self._tail or "the worker exited")
+            self._fail(msg("The worker stopped at once: {line}", line=self._tail or status.words()))
         self.stopped.emit()
 
-    def _error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            self._poll.stop()
-            self.failed.emit(self._proc.errorString() if self._proc is not None else "failed to start")
+    def _port_busy(self, port: int) -> None:
+        self._fail(msg("Port {port} is already in use on {host}; choose another sharing port.",
+                       port=port, host=self.host))
+        self.stopped.emit()
 
-    def _release(self) -> None:
-        orphans.release(self._run_file)
-        self._run_file = None
+    def _failed_to_start(self, reason: str) -> None:
+        self._poll.stop()
+        self._fail(msg("The worker {program} could not be started: {reason}.", program=str(self.binary),
+                       reason=reason))
+        self.stopped.emit()
+
+    def _fail(self, why: Message) -> None:
+        self.failed.emit(why)

@@ -57,6 +57,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
         ready_timeout: float = 180.0) -> Outcome:  # fmt: skip
     machine = hardware.select(hardware.inventory(binary, max_age=0), devices, limits)
     caps = capabilities.capabilities(binary)
+    fixes = fixes.for_machine(machine) if fixes is not None else None
     remembered = fixes.args_for(binary, model, tuple(g.engine_name for g in machine.gpus) or machine.requested) \
         if fixes is not None else ()
     request = prepare.Request(model=model, mtp="off", extra_args=(*extra_args, *remembered),

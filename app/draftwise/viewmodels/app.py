@@ -126,6 +126,7 @@ class AppViewModel(LadderActions, QObject):
         self.library.folders_changed.connect(self._on_folders_changed)
         self.launch.log_lines.connect(self.logs.append)
         self.launch.log_lines.connect(self.plan.feed_log)
+        self.launch.attempt_started.connect(self.plan.new_attempt)  # each start's buffers, its own plan
         self.launch.changed.connect(self.launch_state_changed)
         self.launch.ended.connect(lambda _how: self.workers.explain_crash(self.launch))
         self.launch.changed.connect(lambda: self.speculation.set_fell_back_in_this_run(

@@ -34,10 +34,12 @@ def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
     from draftwise.services.engine_process import EngineProcess
 
     # The records make the next launch leave out a drafter that killed this one's start, and
-    # a feature (flash attention, AMX) that crashed this model on this device; the ladder
-    # (set by LaunchViewModel.start) climbs after an out-of-memory start.
-    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(),
-                         ladder=getattr(parent, "ladder", None), parent=parent)
+    # a feature that crashed (flash attention for this model on this device, the AMX kernels on
+    # this machine); the ladder (set by LaunchViewModel.start) climbs after an out-of-memory
+    # start, and knows the machine the fixes are filed under.
+    ladder = getattr(parent, "ladder", None)
+    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(machine=getattr(ladder, "machine", None)),
+                         ladder=ladder, parent=parent)
 
 
 class LaunchViewModel(QObject):
@@ -47,6 +49,9 @@ class LaunchViewModel(QObject):
     became_ready = Signal(str)  # the API URL
     ended = Signal(str)  # stopped | failed
     fell_back = Signal(object)  # the engine was restarted without the automatic drafter (a core Message)
+    # A relaunch (fallback, feature fix, ladder rung) begins: the plan it runs (planner.Plan; None:
+    # the launch's own), its buffer lines to follow. What the engine really uses is that start's.
+    attempt_started = Signal(object)
 
     def __init__(self, factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -119,6 +124,7 @@ class LaunchViewModel(QObject):
             ("notice", self._on_notice),
             ("fallback_note", self._on_fallback_note),
             ("stalled", self._on_stalled),
+            ("attempt_started", self._on_attempt),
             ("stopped", self._on_stopped),
         ):
             sig = getattr(proc, name, None)
@@ -215,6 +221,11 @@ class LaunchViewModel(QObject):
             self._set_state(STARTING)
             self._tick.start()
         self.changed.emit()
+
+    def _on_attempt(self, _attempt: int) -> None:
+        # A feature fix or a rung re-planned the ladder's Prepared (Ladder.with_fix, climb).
+        prepared = self.ladder.prepared if self.ladder is not None else None
+        self.attempt_started.emit(prepared.plan if prepared is not None else None)
 
     def _on_notice(self, text: Text) -> None:
         if text not in self.notices:

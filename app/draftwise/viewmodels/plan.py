@@ -224,6 +224,18 @@ class PlanViewModel(QObject):
         self.clear_actual()
         self.launched = view
 
+    def new_attempt(self, plan: planner.Plan | None = None) -> None:
+        """A relaunch of the running launch begins (fallback, feature fix, ladder rung): what the
+        engine uses is read from its lines alone, never summed with the start before it, and
+        compared with the plan it runs (`plan`; None: the same plan)."""
+        if self.launched is None:
+            return
+        if plan is not None:
+            self.launched = view_of(plan)
+        self.actual = None
+        self._actual_lines = []
+        self.changed.emit()
+
     def feed_log(self, lines: Sequence[str]) -> None:
         relevant = [x for x in lines if any(m in x for m in _ACTUAL_MARKERS)]
         if relevant and self.launched is not None and len(self._actual_lines) < 5000:

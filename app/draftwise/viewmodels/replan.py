@@ -129,13 +129,14 @@ def request_of(inp: Inputs) -> prepare.Request:
 
 
 def remembered_fixes(inp: Inputs) -> tuple[str, ...]:
-    """Arguments that switch off a feature which crashed this model on these devices with this
-    engine before (core/launch/fixes.py), unless the user set that option."""
+    """Arguments that switch off a feature which crashed this model on these devices, or any
+    model on this machine, with this engine before (core/launch/fixes.py), unless the user set
+    that option."""
     engine, machine = inp.engine, inp.machine
     if engine is None or engine.kind != resolver.LLAMA_CPP or not isinstance(machine, hardware.Machine):
         return ()
     devices = tuple(g.engine_name for g in machine.gpus) or machine.requested
-    store = EngineFixes()
+    store = EngineFixes(machine=machine)
     return store.applicable(store.args_for(engine.binary, inp.model.path, devices), inp.extra_args)
 
 

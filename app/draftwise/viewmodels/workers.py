@@ -24,6 +24,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.launch import crash, share
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu
+from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
 from draftwise.core.settings import Settings
 from draftwise.core.speculation.resolver import LLAMA_CPP
@@ -264,9 +265,9 @@ class WorkersViewModel(QObject):
         self.share_status = tr("Sharing on {endpoint}").format(endpoint=endpoint)
         self.share_changed.emit()
 
-    def _on_share_failed(self, why: str) -> None:
+    def _on_share_failed(self, why: Message) -> None:
         self._share_failed = True
-        self.share_status = tr("Sharing failed: {why}").format(why=why)
+        self.share_status = tr("Sharing failed: {why}").format(why=tr_message(why))
         self.share_changed.emit()
 
     def _on_share_stopped(self) -> None:

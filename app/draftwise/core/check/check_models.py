@@ -6,7 +6,9 @@ which stays the layouts' single source of truth: tests/test_check_models.py bind
 it (same metadata, token list, tensor names, shapes and types; only the random weights
 differ) and loads both files in the real engine.
 
-- `write_llama`: `tinymodels.TinyModel(name=...)`, a 2-block llama.
+- `write_llama`: `tinymodels.TinyModel(name=...)`, a 2-block llama; with `dtype="Q4_0"`,
+  `TinyModel(name=..., dtype="Q4_0")`: every matrix quantized (the CPU's re-laid and AMX
+  kernels run on those, so the machine check meets their faults before a user's model does).
 - `write_mtp`: `tinymodels.mtp_model(name=...)`, glm4moe with an embedded MTP head
   (block 0 dense, block 1 MoE, block 2 the nextn block); `--spec-type draft-mtp` runs it.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +52,15 @@ def vocabulary(vocab: str = VOCAB, n_pieces: int = N_PIECES) -> tuple[list[str],
     return tokens, scores, types
 
 
-def _kv(arch: str, name: str, n_layer: int, extra: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+_FILE_TYPE = {"F32": 0, "Q4_0": 2}  # general.file_type (llama_ftype), as tinymodels writes it
+
+
+def _kv(arch: str, name: str, n_layer: int, extra: list[tuple[str, Any]], dtype: str = "F32") -> list[tuple[str, Any]]:
     tokens, scores, types = vocabulary()
     return [
         ("general.architecture", arch),
         ("general.name", name),
-        ("general.file_type", 0),
+        ("general.file_type", _FILE_TYPE[dtype]),
         (f"{arch}.context_length", N_CTX_TRAIN),
         (f"{arch}.embedding_length", N_EMBD),
         (f"{arch}.block_count", n_layer),
@@ -103,14 +109,17 @@ def _head() -> list[TensorSpec]:
             _w("output.weight", N_EMBD, N_VOCAB)]
 
 
-def write_llama(path: str | Path, *, name: str = "tiny-llama", seed: int = 0) -> Path:
-    """A 2-block random-weight F32 llama (about 460 KB): tinymodels.TinyModel(name=name)."""
+def write_llama(path: str | Path, *, name: str = "tiny-llama", seed: int = 0, dtype: str = "F32") -> Path:
+    """A 2-block random-weight llama: F32 (about 460 KB), tinymodels.TinyModel(name=name), or
+    Q4_0 matrices (about 80 KB), TinyModel(name=name, dtype="Q4_0")."""
     n_layer = 2
     tensors = _head()
     for i in range(n_layer):
         p = f"blk.{i}."
         tensors += [*_attention(p), _ones(p + "ffn_norm.weight"), *_dense_ffn(p)]
-    return write_gguf(path, _kv("llama", name, n_layer, []), tensors, seed=seed)
+    if dtype != "F32":
+        tensors = [replace(t, dtype=dtype) if len(t.dims) > 1 else t for t in tensors]
+    return write_gguf(path, _kv("llama", name, n_layer, [], dtype), tensors, seed=seed)
 
 
 def write_mtp(path: str | Path, *, name: str = "tiny-glm4moe-mtp", seed: int = 0) -> Path:

@@ -2,7 +2,10 @@
 
 Each step is reported as it finishes, so the CLI and the window can show progress. The
 check never needs a model of the user's: a few-hundred-KB random-weight llama is written
-into the cache and launched for real.
+into the cache and launched for real, and a quantized one (Q4_0) through the launch flow with
+the engine-fix record, so a CPU feature that faults on this machine (AMX kernels that stop
+with an illegal instruction in some virtual machines) is met here, once, and switched off
+for every model before the user's first launch (core/launch/fixes.py).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ def tiny_model_path(kind: str = "llama") -> Path:
 
 
 def write_check_model(kind: str = "llama") -> Path:
-    """Write (or reuse) a tiny model: "llama", or "mtp" (glm4moe with an MTP head).
+    """Write (or reuse) a tiny model: "llama", "q4_0" (the llama with Q4_0 matrices), or "mtp"
+    (glm4moe with an MTP head).
 
     Pure Python (`check_models`), so the frozen app, without numpy or gguf-py, can write it."""
     path = tiny_model_path(kind)
@@ -42,8 +46,10 @@ def write_check_model(kind: str = "llama") -> Path:
             check_models.write_mtp(path, name="draftwise-check-mtp")
         elif kind == "llama":
             check_models.write_llama(path, name="draftwise-check")
+        elif kind == "q4_0":
+            check_models.write_llama(path, name="draftwise-check-q4_0", dtype="Q4_0")
         else:
-            raise ValueError(f"kind must be 'llama' or 'mtp', not {kind!r}")
+            raise ValueError(f"kind must be 'llama', 'q4_0' or 'mtp', not {kind!r}")
     return path
 
 
@@ -85,6 +91,7 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
     yield CheckStep(msg("Stopping it"), "ok" if code == 0 else "info",
                     msg("stopped; nothing is left running") if code == 0 else
                     msg("stopped (exit code {code}); nothing is left running", code=code))
+    yield from _check_quantized(engine, prompt)
     yield from _check_speculation(engine)
 
 
@@ -94,9 +101,10 @@ def _engine_words(backend: str):
     return msg("installed; it can use a graphics card ({backend})", backend=backend)
 
 
-def _launch(engine, model: Path, *, mtp: str):
+def _launch(engine, model: Path, *, mtp: str, fixes=None):
     """The launch the window would make for `model` on this engine (the one builder,
-    core/launch/prepare.py), with a small context: the check proves the engine, not memory."""
+    core/launch/prepare.py), with a small context: the check proves the engine, not memory.
+    `fixes`: the engine-fix record whose remembered fixes apply (as on every launch path)."""
     from draftwise.core.engines import capabilities
     from draftwise.core.launch import launch_spec, prepare
     from draftwise.core.machine import hardware
@@ -104,7 +112,9 @@ def _launch(engine, model: Path, *, mtp: str):
 
     caps = capabilities.capabilities(engine.binary)
     machine = hardware.inventory(engine.binary)
-    request = prepare.Request(model=model, mtp=mtp, prefs=planner.PlanPrefs(ctx=CHECK_CONTEXT))
+    remembered = fixes.args_for(engine.binary, model, ()) if fixes is not None else ()
+    request = prepare.Request(model=model, mtp=mtp, extra_args=tuple(remembered),
+                              prefs=planner.PlanPrefs(ctx=CHECK_CONTEXT))
     prepared = prepare.prepare(request, caps, machine)
     return prepared.launch(engine.binary, engine_backend=engine.backend, gpus=machine.gpus,
                            port=launch_spec.any_free_port())
@@ -145,6 +155,45 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
         yield CheckStep(msg("Graphics card"), "fail",
                         msg("not used, although this engine could use one ({backend}); check the "
                             "graphics driver", backend=engine.backend))
+
+
+def _check_quantized(engine, prompt: str) -> Iterator[CheckStep]:
+    """A quantized model, started through the launch flow with the engine-fix record: where a
+    CPU feature faults (the AMX kernels), the flow starts it once more without it and the fix
+    is remembered for this machine and engine build — every later launch starts with it."""
+    from draftwise.core.launch import headless
+    from draftwise.core.launch.fixes import EngineFixes
+    from draftwise.core.machine import hardware
+
+    title = msg("Quantized models")
+    try:
+        fixes = EngineFixes(machine=hardware.inventory(engine.binary))
+        spec = _launch(engine, write_check_model("q4_0"), mtp="off", fixes=fixes)
+    except (OSError, ValueError) as exc:
+        yield CheckStep(title, "fail", str(exc))
+        return
+    run = headless.HeadlessLaunch(spec, fixes=fixes)
+    answer: dict | None = None
+    problem: Text | None = None
+    try:
+        run.start()
+        if run.wait_ready(120):
+            try:
+                answer = headless.complete(run.url, spec.api_key, prompt, n_predict=4)
+            except (headless.EngineError, OSError, ValueError) as exc:
+                problem = str(exc)
+    finally:
+        run.stop()
+    if answer is None:
+        why = problem or (run.flow.cause.sentence if run.flow.cause is not None else msg("it was not ready in time"))
+        yield CheckStep(title, "fail", msg("a small quantized model did not run: {why}", why=why))
+        return
+    tokens = answer.get("tokens_predicted", "?")
+    if run.flow.fix is not None:
+        yield CheckStep(title, "info", msg("{fix} Then a small quantized model ran ({tokens} word pieces).",
+                                           fix=run.flow.fix.message, tokens=tokens))
+    else:
+        yield CheckStep(title, "ok", msg("a small quantized model runs ({tokens} word pieces)", tokens=tokens))
 
 
 def _check_speculation(engine) -> Iterator[CheckStep]:

@@ -2,7 +2,8 @@
 
 Enough to write the tiny random-weight models the self-test and "Check this machine" launch
 from the frozen app, which ships without numpy and gguf-py: typed metadata and F32 tensors
-filled with ones, zeros or small random values, the data aligned to 32 bytes.
+filled with ones, zeros or small random values, or Q4_0 tensors of random blocks (a quantized
+model: the CPU's re-laid and AMX kernels run on those), the data aligned to 32 bytes.
 
 Metadata value types are inferred from Python types (bool -> bool, int -> u32, or i32 when
 negative, float -> f32, str -> str, a list of str / float / int -> an array of str / f32 /
@@ -35,6 +36,11 @@ _TYPES: dict[str, tuple[int, str]] = {
 _FILLS = ("ones", "zeros", "random")
 # Random weights: uniform int16 noise scaled to a standard deviation of 0.02.
 _RANDOM_SCALE = 0.02 / (65536 / 12**0.5)
+# Tensor types: GGUF id, elements per block, bytes per block (ggml/include/ggml.h, ggml-common.h).
+DTYPES: dict[str, tuple[int, int, int]] = {"F32": (0, 1, 4), "Q4_0": (2, 32, 18)}
+# Q4_0 block: an f16 scale, then 32 4-bit values (q - 8) * scale. Uniform random nibbles have a
+# standard deviation of sqrt((16**2 - 1) / 12) steps; this scale makes it 0.02, as for F32.
+_Q4_0_SCALE = struct.pack("<e", 0.02 / ((16**2 - 1) / 12) ** 0.5)
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
@@ -54,17 +60,29 @@ class Typed:
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """An F32 tensor: its name, its dims in ggml order (ne0, the row length, first) and fill."""
+    """A tensor: its name, its dims in ggml order (ne0, the row length, first), fill and type
+    (F32, or Q4_0 with random blocks: rows a multiple of 32)."""
 
     name: str
     dims: tuple[int, ...]
     fill: str = "random"  # "ones" | "zeros" | "random"
+    dtype: str = "F32"  # "F32" | "Q4_0"
 
     def __post_init__(self) -> None:
         if self.fill not in _FILLS:
             raise ValueError(f"fill must be one of {_FILLS}, not {self.fill!r}")
         if not 1 <= len(self.dims) <= 4 or any(d < 1 for d in self.dims):
             raise ValueError(f"{self.name}: dims must be 1 to 4 positive numbers, not {self.dims}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"{self.name}: dtype must be one of {', '.join(DTYPES)}, not {self.dtype!r}")
+        block = DTYPES[self.dtype][1]
+        if self.dims[0] % block or (block > 1 and self.fill != "random"):
+            raise ValueError(f"{self.name}: a {self.dtype} tensor needs random rows of a multiple of {block}")
+
+    @property
+    def nbytes(self) -> int:
+        _, per_block, block_bytes = DTYPES[self.dtype]
+        return self.n_elements // per_block * block_bytes
 
     @property
     def n_elements(self) -> int:
@@ -127,8 +145,10 @@ def _pad(n: int) -> int:
 
 
 def tensor_data(spec: TensorSpec, rng: random.Random) -> bytes:
-    """The little-endian F32 bytes of one tensor (random ones draw from `rng`)."""
+    """The little-endian bytes of one tensor (random ones draw from `rng`)."""
     n = spec.n_elements
+    if spec.dtype == "Q4_0":
+        return b"".join(_Q4_0_SCALE + rng.randbytes(16) for _ in range(n // 32))
     if spec.fill == "zeros":
         return bytes(4 * n)
     if spec.fill == "ones":
@@ -149,7 +169,7 @@ def write_gguf(
     tensors: Sequence[TensorSpec],
     seed: int = 0,
 ) -> Path:
-    """Write a GGUF v3 file (metadata in the given order, F32 tensors) and return its path.
+    """Write a GGUF v3 file (metadata in the given order, then the tensors) and return its path.
 
     The file appears whole or not at all (written beside it, then renamed)."""
     path = Path(path)
@@ -160,8 +180,9 @@ def write_gguf(
     head += [encode_kv(key, value) for key, value in kv]
     offset = 0
     for t in tensors:
-        head.append(_str(t.name) + struct.pack(f"<I{len(t.dims)}QIQ", len(t.dims), *t.dims, 0, offset))
-        nbytes = 4 * t.n_elements
+        head.append(_str(t.name) + struct.pack(f"<I{len(t.dims)}QIQ", len(t.dims), *t.dims, DTYPES[t.dtype][0],
+                                               offset))
+        nbytes = t.nbytes
         offset += nbytes + _pad(nbytes)
     header = b"".join(head)
     header += bytes(_pad(len(header)))

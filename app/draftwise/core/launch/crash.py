@@ -346,6 +346,14 @@ def _by_status(status: ExitStatus | None, lines: Sequence[str], speculation: boo
     return Cause(UNKNOWN, sentence, hint, status, last, speculation and not after_ready)
 
 
+def port_taken(port: int) -> Cause:
+    """Another program already listens on the engine's port (found before the start: its
+    answers to /health would otherwise pass for the engine's)."""
+    return Cause(PORT_IN_USE, msg("The engine could not listen on {where}: another program uses it.",
+                                  where=msg("port {port}", port=port)),
+                 msg("Choose another port, or stop the program that uses it."))
+
+
 def failed_to_start(program: str, reason: str) -> Cause:
     """The program could not be started at all (missing, not executable)."""
     return Cause(FAILED_TO_START, msg("The engine {program} could not be started: {reason}.", program=program,
@@ -407,7 +415,7 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
       models. Relaunch with `-fa off`.
     - An illegal instruction from the AMX CPU variant (sapphirerapids): some virtual machines
       report AMX but do not run it. Relaunch with `-nr` (no re-laid weights, so no AMX
-      kernels).
+      kernels); remembered for the machine, not the model (core/launch/fixes.py).
     """
     if status is None:
         return None
@@ -423,7 +431,7 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
     if illegal and any(_AMX_VARIANT.search(x) for x in lines) and not _has_flag(argv, _NR_FLAGS):
         return FeatureFix(NO_REPACK, msg(
             "The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine "
-            "starts again without them (-nr), and this model keeps them off."))
+            "starts again without them (-nr) and keeps them off on this computer, for every model."))
     return None
 
 

@@ -1,11 +1,21 @@
-"""Engine features that crashed, switched off for one model, device and engine build.
+"""Engine features that crashed, switched off from then on, at the scope of their cause.
 
-A driver fault the engine cannot survive (lavapipe segfaults on the first request with flash
-attention on Gemma-like models; AMX kernels that stop with an illegal instruction in some
-virtual machines) is classified by `crash.feature_fix`; the launch flow starts the engine
-once more without the feature, and on success the fix is recorded here. The next launch of
-the same model on the same devices and engine build adds the same arguments from the start
-(`args_for`), so the crash is paid once.
+A fault the engine cannot survive is classified by `crash.feature_fix`; the launch flow
+starts the engine once more without the feature, and on success the fix is recorded here.
+The next launch adds the same arguments from the start (`args_for`), so the crash is paid
+once — for the scope the fault belongs to:
+
+- the machine and the engine build, whatever the model (`MACHINE_WIDE`): the AMX kernels
+  that stop with an illegal instruction in some virtual machines are the CPU's, so every
+  quantized model would meet them. Keyed by the engine build and the machine as the ladder
+  record names it (core/launch/ladder_record.py), without its GPUs: which GPUs a launch uses
+  does not change what the CPU can run;
+- one model on the same devices and engine build: a GPU driver fault with flash attention
+  (lavapipe segfaults on the first request of Gemma-like models).
+
+A record of a machine-wide fix written per model (before they were machine-wide) is still
+read for that model. A store that was not told the machine (`EngineFixes()`) files every fix
+per model, as before.
 
 Small JSON in paths.data_dir(), written atomically; a damaged file is set aside.
 """
@@ -16,11 +26,14 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.engines import args as engine_args
+from draftwise.core.launch import crash
+from draftwise.core.launch.ladder_record import machine_identity
+from draftwise.core.machine.hardware import Machine
 from draftwise.core.settings import move_aside, write_atomic
 from draftwise.core.speculation.broken import engine_identity
 
@@ -39,8 +52,18 @@ def _model_identity(model: Path) -> str:
         return str(model)
 
 
+# Faults of this computer's CPU, not of a model or a GPU driver: remembered machine-wide.
+MACHINE_WIDE: frozenset[tuple[str, ...]] = frozenset({crash.NO_REPACK})
+
+
 def key(binary: Path, model: Path, devices: Sequence[str]) -> str:
+    """A fix for one model on these devices with this engine build."""
     return f"{engine_identity(binary)}#{_model_identity(model)}#{','.join(devices) or 'CPU'}"
+
+
+def machine_key(binary: Path, machine: Machine) -> str:
+    """A fix for every model on this machine with this engine build (its CPU's fault)."""
+    return f"{engine_identity(binary)}#machine={machine_identity(replace(machine, gpus=[], workers=[]))}"
 
 
 @dataclass(frozen=True)
@@ -52,9 +75,17 @@ class Fix:
 
 
 class EngineFixes:
-    def __init__(self, path: Path | None = None) -> None:
+    """The persistent record. `machine`: the machine launches run on, for the machine-wide
+    fixes (without it every fix is filed per model)."""
+
+    def __init__(self, path: Path | None = None, machine: Machine | None = None) -> None:
         self.path = path or paths.data_dir() / FILE_NAME
+        self.machine = machine
         self.problem: str | None = None
+
+    def for_machine(self, machine: Machine | None) -> EngineFixes:
+        """The same record, told the machine (machine-wide fixes found and filed)."""
+        return EngineFixes(self.path, machine)
 
     def entries(self) -> list[Fix]:
         try:
@@ -72,12 +103,15 @@ class EngineFixes:
             return []
 
     def args_for(self, binary: Path, model: Path, devices: Sequence[str]) -> tuple[str, ...]:
-        k = key(binary, model, devices)
-        out: list[str] = []
+        """The fixes for this model on these devices, and this machine's (each once)."""
+        keys = {key(binary, model, devices)}
+        if self.machine is not None:
+            keys.add(machine_key(binary, self.machine))
+        found: list[tuple[str, ...]] = []
         for e in self.entries():
-            if e.key == k:
-                out += e.args
-        return tuple(out)
+            if e.key in keys and e.args not in found:
+                found.append(e.args)
+        return tuple(a for args in found for a in args)
 
     @staticmethod
     def applicable(remembered: Sequence[str], extra_args: Sequence[str]) -> tuple[str, ...]:
@@ -92,8 +126,14 @@ class EngineFixes:
             i += 1 + len(value)
         return tuple(out)
 
+    def key_for(self, binary: Path, model: Path, devices: Sequence[str], args: Sequence[str]) -> str:
+        """Where a fix of `args` is filed: machine-wide when it is the CPU's and the machine is known."""
+        if tuple(args) in MACHINE_WIDE and self.machine is not None:
+            return machine_key(binary, self.machine)
+        return key(binary, model, devices)
+
     def record(self, binary: Path, model: Path, devices: Sequence[str], args: Sequence[str], reason: str) -> None:
-        k = key(binary, model, devices)
+        k = self.key_for(binary, model, devices, args)
         entries = [e for e in self.entries() if not (e.key == k and e.args == tuple(args))]
         entries.append(Fix(k, tuple(args), reason, time.strftime("%Y-%m-%dT%H:%M:%S")))
         write_atomic(self.path, json.dumps(

@@ -9,8 +9,9 @@ Two levels:
   benchmarks) and serves it. Either way the argv and environment come from the one builder
   (core/launch/llamacpp.py, launch_spec.py; docs/launch-path.md).
 
-Either way the engine leads its own process group (a new session on Unix, a kill-on-close
-Job Object on Windows), so stopping it stops everything it started.
+Either way the engine leads its own process group and is owned as one
+(core/launch/process_group.py: the Windows Job, the lifeline, the run file), so stopping it
+stops everything it started, and a Draftwise that dies takes it along.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO
 
 from draftwise.core.address import LOOPBACK
-from draftwise.core.launch import crash, launch_flow, launch_spec, orphans
+from draftwise.core.launch import crash, launch_flow, launch_spec, process_group
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
@@ -42,126 +42,13 @@ from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 
-STOP_TIMEOUT_S = launch_flow.KILL_AFTER_S
+STOP_TIMEOUT_S = process_group.KILL_AFTER_S
 # /health backoff: ask soon (a small model is ready in tens of ms), then less often.
 POLL_FIRST_S, POLL_MAX_S, POLL_GROWTH = 0.01, 0.25, 1.5
 
 
 class EngineError(RuntimeError):
     """The engine did not start or answer; the message says what happened."""
-
-
-# ------------------------------------------------------------------ process groups
-def new_group_kwargs() -> dict:
-    """Popen arguments that make the child lead its own process group."""
-    if sys.platform == "win32":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW}
-    return {"start_new_session": True}
-
-
-def signal_group(pid: int, sig: int) -> bool:
-    """Send `sig` to the process group `pid` leads; False when nothing is left in it.
-
-    On Windows every stop is TerminateProcess: llama-server answers only CTRL_C_EVENT,
-    which a process started in a new process group never receives; the Job Object takes
-    the rest of the tree when it is closed.
-    """
-    if pid <= 0:
-        return False  # killpg(0) would signal our own process group
-    if sys.platform == "win32":
-        try:
-            os.kill(pid, signal.SIGTERM)  # TerminateProcess on Windows
-        except OSError:
-            return False
-        return True
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        # The group id was reused by someone else's processes: not ours to signal.
-        return False
-    return True
-
-
-class WindowsJob:
-    """A Job Object with kill-on-close: when Draftwise dies, Windows kills the engine tree.
-
-    Untested here (Linux CI); the calls follow the Win32 documentation.
-    """
-
-    _KILL_ON_JOB_CLOSE = 0x2000
-    _EXTENDED_LIMIT_INFORMATION = 9
-    _PROCESS_SET_QUOTA_AND_TERMINATE = 0x0100 | 0x0001
-
-    def __init__(self) -> None:
-        import ctypes
-        from ctypes import wintypes
-
-        class _Basic(ctypes.Structure):
-            _fields_ = [
-                ("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
-                ("LimitFlags", wintypes.DWORD), ("MinimumWorkingSetSize", ctypes.c_size_t),
-                ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", wintypes.DWORD),
-                ("Affinity", ctypes.c_size_t), ("PriorityClass", wintypes.DWORD),
-                ("SchedulingClass", wintypes.DWORD),
-            ]
-
-        class _Io(ctypes.Structure):
-            _fields_ = [(n, ctypes.c_uint64) for n in (
-                "ReadOperationCount", "WriteOperationCount", "OtherOperationCount",
-                "ReadTransferCount", "WriteTransferCount", "OtherTransferCount")]
-
-        class _Extended(ctypes.Structure):
-            _fields_ = [
-                ("BasicLimitInformation", _Basic), ("IoInfo", _Io),
-                ("ProcessMemoryLimit", ctypes.c_size_t), ("JobMemoryLimit", ctypes.c_size_t),
-                ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t),
-            ]
-
-        self._k32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
-        self._handle = self._k32.CreateJobObjectW(None, None)
-        if not self._handle:
-            raise OSError(ctypes.get_last_error(), "CreateJobObjectW failed")
-        info = _Extended()
-        info.BasicLimitInformation.LimitFlags = self._KILL_ON_JOB_CLOSE
-        if not self._k32.SetInformationJobObject(
-            self._handle, self._EXTENDED_LIMIT_INFORMATION, ctypes.byref(info), ctypes.sizeof(info)
-        ):
-            raise OSError(ctypes.get_last_error(), "SetInformationJobObject failed")
-
-    def assign(self, pid: int) -> None:
-        import ctypes
-
-        process = self._k32.OpenProcess(self._PROCESS_SET_QUOTA_AND_TERMINATE, False, pid)
-        if not process:
-            raise OSError(ctypes.get_last_error(), f"OpenProcess({pid}) failed")
-        try:
-            if not self._k32.AssignProcessToJobObject(self._handle, process):
-                raise OSError(ctypes.get_last_error(), "AssignProcessToJobObject failed")
-        finally:
-            self._k32.CloseHandle(process)
-
-    def close(self) -> None:
-        """Closing the last handle kills every process still in the job."""
-        if self._handle:
-            self._k32.CloseHandle(self._handle)
-            self._handle = None
-
-
-def kill_on_close_job(pid: int) -> WindowsJob | None:
-    """On Windows, a job that takes the engine tree down with us; None elsewhere."""
-    if sys.platform != "win32":
-        return None
-    try:
-        job = WindowsJob()
-        job.assign(pid)
-    except OSError as exc:
-        # The engine still runs and stops normally; only a crash of Draftwise would now
-        # leave it behind (the run file lets the next start find it).
-        log.warning("could not put engine %s in a kill-on-close job: %s", pid, exc)
-        return None
-    return job
 
 
 def engine_environment(spec: LaunchSpec) -> dict[str, str]:
@@ -233,8 +120,7 @@ class HeadlessLaunch:
         self._delay = POLL_FIRST_S
         self._kill_at: float | None = None
         self._term_again_at: float | None = None
-        self._run_file: Path | None = None
-        self._job: WindowsJob | None = None
+        self._owned: process_group.OwnedGroup | None = None
         self._log_file: IO[str] | None = None
 
     # ------------------------------------------------------------ public
@@ -272,10 +158,10 @@ class HeadlessLaunch:
             self._do(self.flow.health(status, time.monotonic()))
         if self._term_again_at is not None and now >= self._term_again_at and self.process is not None:
             self._term_again_at = None
-            signal_group(self.process.pid, signal.SIGTERM)
+            process_group.signal_group(self.process.pid, signal.SIGTERM)
         if self._kill_at is not None and now >= self._kill_at and self.process is not None:
             self._kill_at = None
-            signal_group(self.process.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+            process_group.signal_group(self.process.pid, process_group.SIGKILL)
         self._do(self.flow.tick(now))
 
     def wait_ready(self, timeout: float = 120.0) -> bool:
@@ -326,10 +212,14 @@ class HeadlessLaunch:
         self._delay = POLL_FIRST_S
         self._next_poll = 0.0
         self.spawned_at.append(time.monotonic())
+        if process_group.port_taken(self.spec.host, self.spec.port):
+            self.process = None
+            self._do(self.flow.port_taken(time.monotonic()))
+            return
         try:
             self.process = subprocess.Popen(
                 list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                env=engine_environment(self.spec), **new_group_kwargs(),
+                env=engine_environment(self.spec), **process_group.new_group_kwargs(),
             )
         except OSError as exc:
             self.process = None
@@ -337,9 +227,8 @@ class HeadlessLaunch:
             return
         self.pids.append(self.process.pid)
         self.flow.spawned(time.monotonic())
-        self._job = kill_on_close_job(self.process.pid)
-        if self.record_run:
-            self._run_file = orphans.register(self.process.pid, self.spec.binary, argv, self.spec.port)
+        self._owned = process_group.own(self.process.pid, self.spec.binary, argv, self.spec.port,
+                                        record_run=self.record_run)
         self._reader = threading.Thread(
             target=_read_into, args=(self.process.stdout, self._lines, self._generation),
             name=f"engine-log-{self.process.pid}", daemon=True,
@@ -349,8 +238,8 @@ class HeadlessLaunch:
     def _terminate(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return
-        signal_group(self.process.pid, signal.SIGTERM)
-        self._term_again_at = time.monotonic() + launch_flow.TERM_AGAIN_S
+        process_group.signal_group(self.process.pid, signal.SIGTERM)
+        self._term_again_at = time.monotonic() + process_group.TERM_AGAIN_S
         self._kill_at = time.monotonic() + self.stop_timeout
 
     # ------------------------------------------------------------ events
@@ -390,19 +279,15 @@ class HeadlessLaunch:
             self._read_lines(0)
         self.exited_at.append(time.monotonic())
         self._kill_at = self._term_again_at = None
-        if sys.platform != "win32":
-            signal_group(proc.pid, signal.SIGKILL)  # anything the engine left in its group
-        self._release_run_file()
+        self._release()
         self.process = None
         self._do(self.flow.exited(crash.ExitStatus.from_returncode(code), time.monotonic()))
 
-    def _release_run_file(self) -> None:
-        if self._run_file is not None:
-            orphans.release(self._run_file)
-            self._run_file = None
-        if self._job is not None:
-            self._job.close()
-            self._job = None
+    def _release(self) -> None:
+        """Anything the engine left in its group, its Job, lifeline and run file."""
+        if self._owned is not None:
+            self._owned.release()
+            self._owned = None
 
     def _close(self) -> None:
         if self._log_file is not None:
@@ -430,6 +315,7 @@ class RunningServer:
     api_key: str
     log_path: Path
     argv: list[str] = field(default_factory=list)
+    owned: process_group.OwnedGroup | None = None
 
     @property
     def base_url(self) -> str:
@@ -469,7 +355,10 @@ class RunningServer:
 
     def stop(self, timeout: float = 10.0) -> int:
         """Terminate the whole process group, kill it after `timeout`; return the exit code."""
-        return stop_popen(self.process, timeout)
+        code = process_group.stop_popen(self.process, timeout)
+        if self.owned is not None:
+            self.owned.release()
+        return code
 
 
 def request(base_url: str, api_key: str, path: str, body: dict | None = None,
@@ -494,24 +383,6 @@ def complete(base_url: str, api_key: str, prompt: str, n_predict: int = 8, timeo
     return json.loads(body)
 
 
-def stop_popen(proc: subprocess.Popen, timeout: float = STOP_TIMEOUT_S) -> int:
-    """SIGTERM the process group, SIGKILL it after `timeout`; return the exit code."""
-    if proc.poll() is None:
-        signal_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(min(timeout, launch_flow.TERM_AGAIN_S))
-        except subprocess.TimeoutExpired:
-            signal_group(proc.pid, signal.SIGTERM)  # see launch_flow.TERM_AGAIN_S
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            signal_group(proc.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
-            proc.wait(timeout)
-    if sys.platform != "win32":
-        signal_group(proc.pid, signal.SIGKILL)  # stragglers of the group, if any
-    return int(proc.returncode)
-
-
 def _tail(text: str, n: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
@@ -524,14 +395,15 @@ def serve(spec: LaunchSpec, *, log_dir: Path | None = None) -> RunningServer:
     try:
         process = subprocess.Popen(
             list(spec.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=engine_environment(spec), **new_group_kwargs(),
+            env=engine_environment(spec), **process_group.new_group_kwargs(),
         )
     except OSError as exc:
         raise EngineError(f"Could not start {spec.binary}: {exc.strerror or exc}") from exc
     finally:
         log.close()
+    owned = process_group.own(process.pid, spec.binary, spec.argv, spec.port)
     return RunningServer(process=process, port=spec.port, api_key=spec.api_key, log_path=log_path,
-                         argv=list(spec.argv))
+                         argv=list(spec.argv), owned=owned)
 
 
 def start_server(

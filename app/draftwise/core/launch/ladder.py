@@ -261,6 +261,22 @@ class Ladder:
         return Halt(msg("Draftwise has no lower setting left to try: it ran out of memory even with {change}.",
                         change=self._phrase(self.current)))
 
+    def with_fix(self, args: tuple[str, ...]) -> LaunchSpec | None:
+        """The running rung planned again with a feature fix (crash.FeatureFix: `-fa off`,
+        `-nr`) among the request's arguments, which every later rung keeps. So the plan is what
+        the relaunch runs (-nr: no re-laid weights), and a rung the fix rules out is skipped:
+        after `-fa off` the KV cache stays unquantized (the engine refuses a quantized V cache
+        without flash attention). None when the fix cannot be planned (an option of the user's
+        it contradicts): the flow then adds it to the command as it is."""
+        request = replace(self.request, extra_args=(*self.request.extra_args, *args))
+        try:
+            prepared = self._prepare(self.current, request)
+        except FieldError as exc:
+            log.info("the fix %s is not planned: %s", " ".join(args), exc)
+            return None
+        self.request, self._user, self.prepared = request, user_prefs(request), prepared
+        return self.build(prepared)
+
     def succeeded(self) -> list[Message]:
         """The start became ready: remember the rung that worked (notices to show)."""
         if not self.climbed or self.on_success is None:
@@ -271,8 +287,8 @@ class Ladder:
     def _phrase(self, c: Concessions) -> Message:
         return _change(c.rung, c, self.prepared.plan.n_layers if self.prepared else 0)
 
-    def _prepare(self, c: Concessions) -> Prepared:
-        return prepare(apply(self.request, c), self.caps, self.machine, broken=self.broken,
+    def _prepare(self, c: Concessions, request: Request | None = None) -> Prepared:
+        return prepare(apply(request or self.request, c), self.caps, self.machine, broken=self.broken,
                        model=self.prepared.model if self.prepared else None, measured=self.measured,
                        engine=self.engine)
 
@@ -299,7 +315,9 @@ class Ladder:
                                 "to Auto (or q8_0) to let Draftwise lower it.", kv=user.kv_type))
             if ((model.architecture or "") in planner.KV_QUANT_AVOID or user.flash_attn == "off"
                     or LADDER_KV not in planner.kv_types_for(model)):
-                return None  # this model (or -fa off) keeps an f16 cache: go on to the context
+                # This model, or -fa off (the user's, a remembered fix, or this launch's fix:
+                # with_fix), keeps an f16 cache: go on to the context.
+                return None
             return replace(c, rung=rung, kv_type=LADDER_KV)
         if rung == CTX_HALF:
             if user.ctx is not None:

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from draftwise.core.launch import crash, gpu_check
+from draftwise.core.launch import crash, gpu_check, process_group
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
@@ -59,12 +59,9 @@ ENDED = frozenset({STOPPED, FAILED})
 STARTUP_WINDOW_S = 180.0  # docs/rules.md: a crash later than this is not the drafter's startup
 STALL_AFTER_S = 120.0  # silent and not ready this long: say so, offer to stop
 TAIL_LINES = 400  # what the classifier reads; the UI keeps its own bounded log
-# Stopping: SIGTERM to the group, again after TERM_AGAIN_S, SIGKILL after KILL_AFTER_S.
-# llama-server reports ready before it installs its signal handler, and a SIGTERM that
-# lands between the two sets its "terminating" flag before the main loop starts, which then
-# never ends; its handler exits at once on a second signal ("Received second interrupt").
-TERM_AGAIN_S = 1.0
-KILL_AFTER_S = 10.0
+# Stopping (the drivers' part of a Terminate): core/launch/process_group.py, where the
+# reason for the second SIGTERM is.
+TERM_AGAIN_S, KILL_AFTER_S = process_group.TERM_AGAIN_S, process_group.KILL_AFTER_S
 
 # Lines that say the model is being loaded (the /health 503 may never be seen: this
 # engine binds its port only after loading a small model).
@@ -341,6 +338,16 @@ class LaunchFlow:
             return [*self._stage(STOPPED), Stopped()]
         return [Crashed(self.cause), *self._stage(FAILED)]
 
+    def port_taken(self, now: float) -> list[Action]:
+        """The driver found another program listening on the spec's port before a start: not
+        started (that program would answer /health for the engine)."""
+        if self.ended:
+            return []
+        self.cause = crash.port_taken(self.spec.port)
+        if self._stop_requested:
+            return [*self._stage(STOPPED), Stopped()]
+        return [Crashed(self.cause), *self._stage(FAILED)]
+
     def stop(self) -> list[Action]:
         """The user (or the app quitting) asks to stop. Never followed by a relaunch."""
         if self.ended or self._stop_requested:
@@ -418,10 +425,18 @@ class LaunchFlow:
         return actions
 
     def _relaunch(self, fix: crash.FeatureFix, cause: crash.Cause, now: float) -> list[Action]:
-        """Start again, once, without the feature that crashed; the same port and flags."""
+        """Start again, once, without the feature that crashed; the same port and flags.
+
+        With a ladder the running rung is planned again with the fix (Ladder.with_fix): the
+        plan then matches what runs, and the later rungs keep the fix. Otherwise the fix
+        rides on the command as it is."""
         self.fix = fix
         self._fix_pending = True
-        self._fixed_args = fix.args
+        refit = self.ladder.with_fix(fix.args) if self.ladder is not None else None
+        if refit is not None:
+            self.spec, self._fixed_args = refit, ()
+        else:
+            self._fixed_args = fix.args
         self.attempt += 1
         self.tail.clear()
         self._gpu_lines.clear()

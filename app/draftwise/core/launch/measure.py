@@ -9,7 +9,9 @@ prompt processing and HTTP are not counted. Noise is the spread between rounds o
 prompt in the same arm, so a result within the noise is never called slower.
 
 Runs headless (core/launch/headless.py) on the caller's thread; the window runs it on a
-worker thread. `cancel` (a threading.Event) stops at the next check, within a fraction of a
+worker thread. Engine fixes work as on every launch path (core/launch/fixes.py): a start that
+crashes on a feature (the AMX kernels) is relaunched once without it and the fix recorded, and
+the later arms start with it, so a measurement pays such a crash at most once. `cancel` (a threading.Event) stops at the next check, within a fraction of a
 second; every engine started is stopped before `measure()` returns or raises, and nothing
 is recorded unless the whole measurement finished (the caller records the result).
 """
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import crash, drafting, headless, launch_spec
+from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
@@ -203,8 +206,10 @@ def measure(
     settings: Settings = Settings(),
     cancel: threading.Event | None = None,
     report: Callable[[Progress], None] | None = None,
+    fixes: EngineFixes | None = None,
 ) -> measured.Measurement:
-    """Run the arms and return the measurement (not recorded: the caller records it)."""
+    """Run the arms and return the measurement (not recorded: the caller records it).
+    `fixes`: the engine-fix record (a fix found on the way is written there at once)."""
     spec = prepared.spec
     if not spec.argv:
         raise MeasureError(msg("There is no speculation to measure for this model: {why}",
@@ -228,12 +233,14 @@ def measure(
     # On loopback with a fresh key, whatever the user's launch settings (network, port).
     request = replace(prepared.request or Request(model=prepared.model.path), network=False, pinned_port=False,
                       api_key=None)
+    fixed: list[str] = []  # a feature fix an arm needed (-nr): every later arm starts with it
 
     def arm_spec(decision: SpecDecision, plan_args: Sequence[str]) -> launch_spec.LaunchSpec:
         # The one launch path (Prepared.launch), with this arm's speculation and plan arguments;
         # the slots, context, KV and offload are the plan's in every arm.
         plan = replace(prepared.plan, plan_args=tuple(plan_args), fallback_plan_args=tuple(plan_args))
-        arm = replace(prepared, spec=decision, plan=plan, request=request)
+        arm = replace(prepared, spec=decision, plan=plan, request=request,
+                      extra_args=(*prepared.extra_args, *fixed))
         launch = arm.launch(binary, engine_backend=backend, gpus=gpus, port=launch_spec.any_free_port())
         return replace(launch, fallback_argv=None)  # a drafter that fails is the result, not retried
 
@@ -250,7 +257,7 @@ def measure(
     results: list[Arm | None] = [None] * len(plans)
     for r in range(settings.rounds):
         for k, (n, decision, plan_args, label) in enumerate(plans):
-            got = _run_arm(arm_spec(decision, plan_args), n, r, settings, cancel, step, label)
+            got = _run_arm(arm_spec(decision, plan_args), n, r, settings, cancel, step, label, fixes, fixed)
             results[k] = got if results[k] is None else results[k].plus(got)  # type: ignore[union-attr]
     base, arms = results[0], [a for a in results[1:] if a is not None]
     assert base is not None
@@ -272,9 +279,11 @@ def measure(
 
 
 def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, r: int, settings: Settings,
-             cancel: threading.Event | None, step: Callable[[Message], None], label: Message) -> Arm:
-    """One engine start of an arm: round `r` of every prompt."""
-    run = headless.HeadlessLaunch(spec, record_run=True)
+             cancel: threading.Event | None, step: Callable[[Message], None], label: Message,
+             fixes: EngineFixes | None = None, fixed: list[str] | None = None) -> Arm:
+    """One engine start of an arm: round `r` of every prompt. A feature fix its start needed
+    is added to `fixed` for the arms after it."""
+    run = headless.HeadlessLaunch(spec, fixes=fixes, record_run=True)
     try:
         step(msg("starting the engine {label}", label=label))
         run.start()
@@ -285,6 +294,8 @@ def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, r: int, settings: 
                 raise MeasureError(msg("The engine was not ready after {s} s.", s=f"{settings.ready_timeout:.0f}"))
             run.pump()
         _fail_if_crashed(run)
+        if run.flow.fix is not None and fixed is not None:
+            fixed.extend(run.flow.fix.args)  # new: the arm's command had every earlier fix
         if spec.spec.argv and _slots_speculative(run) is False:
             raise MeasureError(drafting.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
         # Warm-up: the first request allocates graphs and fills caches; not counted.

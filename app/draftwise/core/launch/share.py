@@ -3,8 +3,8 @@
 The worker has no authentication (tools/rpc/README.md): anyone who reaches its port can
 allocate memory and run code paths of the engine on this machine. So it listens on
 127.0.0.1 unless the user deliberately picks another address, and that choice comes with
-`NETWORK_WARNING`. The worker gets a run file like an engine (core/launch/orphans.py), so a
-Draftwise that died leaves nothing running past its next start.
+`NETWORK_WARNING`. The worker is owned like an engine (core/launch/process_group.py): it
+stops with a Draftwise that dies, and its run file is the last net at the next start.
 
 Flags (tools/rpc/rpc-server.cpp of the pinned engine): `-H/--host` (default 127.0.0.1),
 `-p/--port` (default 50052), `-t/--threads`, `-d/--device`, `-c/--cache`.
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Sequence
@@ -24,7 +23,7 @@ from pathlib import Path
 from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
-from draftwise.core.launch import headless, orphans
+from draftwise.core.launch import process_group
 from draftwise.core.machine.workers import DEFAULT_PORT
 from draftwise.core.messages import Message, msg
 
@@ -71,11 +70,8 @@ def worker_env(binary: Path) -> dict[str, str]:
 
 
 def listening(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((LOOPBACK if host == "0.0.0.0" else host, port), timeout=0.5):  # noqa: S104
-            return True
-    except OSError:
-        return False
+    """Whether something accepts connections on host:port (before a start: someone else)."""
+    return process_group.port_taken(host, port)
 
 
 @dataclass
@@ -87,15 +83,15 @@ class SharedWorker:
     host: str
     port: int
     log_path: Path
-    run_file: Path | None
+    owned: process_group.OwnedGroup
 
     @property
     def endpoint(self) -> str:
         return f"{self.host}:{self.port}"
 
     def stop(self) -> int:
-        code = headless.stop_popen(self.process)
-        orphans.release(self.run_file)
+        code = process_group.stop_popen(self.process)
+        self.owned.release()
         return code
 
 
@@ -112,12 +108,11 @@ def start(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, log_p
     with log_path.open("wb") as log:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    env=worker_env(binary), **headless.new_group_kwargs())  # fmt: skip
+                                    env=worker_env(binary), **process_group.new_group_kwargs())  # fmt: skip
         except OSError as exc:
             raise FieldError("share", msg("The worker {program} could not be started: {reason}.",
                                           program=str(binary), reason=exc.strerror or str(exc))) from exc
-    run_file = orphans.register(proc.pid, binary, argv, port)
-    worker = SharedWorker(proc, argv, host, port, log_path, run_file)
+    worker = SharedWorker(proc, argv, host, port, log_path, process_group.own(proc.pid, binary, argv, port))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -453,13 +453,17 @@ class _Planner:
             head = wt.output
         head_dev.weights += head
         b.weights += wt.input + wt.other + head
-        if tied_on_cpu and self.head_variant is not None:
-            embd = next((t for _fi, t in wt.tensors if t.name == "token_embd.weight"), None)
-            moved = mem.extra_buffer(replace(embd, name="output.weight"), self.head_variant) if embd else None
-            if moved is not None:
-                ram.weights += moved[1]
-                b.weights += moved[1]
-                b.cpu_extra = {**b.cpu_extra, moved[0]: b.cpu_extra.get(moved[0], 0) + moved[1]}
+        # A tied head is token_embd loaded a second time as the output matrix
+        # (TENSOR_DUPLICATED): the output layer's buffer list offers it to the CPU's extra
+        # buffers, which copy it beside the mapped file (the input keeps the mapped one,
+        # GET_ROWS). Without a GPU that is the CPU variant's list (AMX on sapphirerapids:
+        # 190 MiB of the real Gemma 3 270M); with one, the head variant's (Vulkan, above).
+        head_variant = self.head_variant if tied_on_cpu else self.cpu_variant if head_dev is ram else None
+        moved = mem.tied_head_extra(wt, head_variant) if wt.tied else None
+        if moved is not None:
+            ram.weights += moved[1]
+            b.weights += moved[1]
+            b.cpu_extra = {**b.cpu_extra, moved[0]: b.cpu_extra.get(moved[0], 0) + moved[1]}
         if wt.tensors and not self.unified:
             # What the CPU really holds: the mapped range over its tensors (holes included)
             # and, without a GPU device, the re-laid copies in the CPU's extra buffers.
@@ -469,7 +473,8 @@ class _Planner:
                 delta = cw.total - cw.summed
                 ram.weights += delta
                 b.weights += delta
-                b.cpu_extra = {**b.cpu_extra, **cw.extra}
+                for buf, n in cw.extra.items():
+                    b.cpu_extra[buf] = b.cpu_extra.get(buf, 0) + n
         # Compute: every device running blocks reserves the graph; a GPU-only model still
         # keeps a small host buffer (inputs, the embedding lookup).
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}

@@ -829,102 +829,102 @@
       <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="80" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="81" />
       <source>no automatic drafter</source>
       <translation>自動ドラフターなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="90" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="91" />
       <source>{n} layers on the GPU</source>
       <translation>GPU に {n} 層</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="97" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="98" />
       <source>the full settings</source>
       <translation>本来の設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="100" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="101" />
       <source>{first}, {rest}</source>
       <translation>{first}、{rest}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="185" />
       <source>the automatic drafter off</source>
       <translation>自動ドラフターをオフにした設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="186" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="187" />
       <source>a {kv} KV cache</source>
       <translation>{kv} の KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="188" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="189" />
       <source>a {ctx} context</source>
       <translation>{ctx} のコンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="191" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
       <source>the experts in RAM</source>
       <translation>エキスパートを RAM に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
       <source>{n} of {total} layers on the GPU</source>
       <translation>{total} 層中 {n} 層を GPU に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="194" />
       <source>the CPU only</source>
       <translation>CPU のみ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="228" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="229" />
       <source>The start with {change} failed for another reason, so Draftwise stopped lowering the settings; the cause is below.</source>
       <translation>{change}での起動はメモリ以外の理由で失敗したため、Draftwise は設定を下げるのをやめました。原因は下にあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="253" />
       <source>{cause} Starting it again with {change}.</source>
       <translation>{cause}{change}でもう一度起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="259" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
       <source>Draftwise has no lower setting to try for this model.</source>
       <translation>このモデルで試せる、より低い設定はありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="261" />
       <source>Draftwise has no lower setting left to try: it ran out of memory even with {change}.</source>
       <translation>試せる低い設定はもうありません: {change}でもメモリが足りませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="268" />
       <source>out of memory</source>
       <translation>メモリ不足</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="290" />
       <source>The engine ran out of memory with the drafter you chose. To let Draftwise lower the settings, clear the Draft model field (or remove --spec-type from the extra arguments), or choose a smaller drafter.</source>
       <translation>あなたが選んだドラフターでエンジンのメモリが足りなくなりました。Draftwise に設定を下げさせるには、ドラフトモデル欄を空にする（または追加引数から --spec-type を外す）か、より小さなドラフターを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="298" />
       <source>The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache to Auto (or q8_0) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {kv} の KV キャッシュでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、KV キャッシュを「自動」（または q8_0）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="305" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="306" />
       <source>The engine ran out of memory with the {ctx} context you chose. Set the context to Auto (or smaller) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {ctx} のコンテキストでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、コンテキストを「自動」（またはより小さく）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="316" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="317" />
       <source>The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). Remove them from the extra arguments to let Draftwise move layers to the CPU.</source>
       <translation>あなたが指定した GPU 層（-ngl / --n-cpu-moe）でエンジンのメモリが足りなくなりました。Draftwise に層を CPU へ移させるには、追加引数から外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="358" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="362" />
       <source>Starting with {given_up}, the settings that worked after this model ran out of memory last time (Try full settings again, or `draftwise launch --full`, goes back to the full settings).</source>
       <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
     </message>
@@ -934,57 +934,57 @@
       <translation>下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="107" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="106" />
       <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>
       <translation>下げた設定の記録が壊れていました（{error}）。{name} として退避し、次の起動は本来の設定で始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="110" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="109" />
       <source>The record of lowered settings {path} is damaged ({error}) and could not be moved: {move_error}.</source>
       <translation>下げた設定の記録 {path} が壊れていて（{error}）、移動できませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="160" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="153" />
       <source>Could not remember the lowered settings ({error}); the next launch will try the full settings first.</source>
       <translation>下げた設定を記録できませんでした（{error}）。次の起動はまず本来の設定で試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="162" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="155" />
       <source>The engine started with {given_up}; the next launch of this model starts there (Try full settings again undoes it).</source>
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="389" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="390" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="391" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="392" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="395" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="396" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="398" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="399" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="441" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="442" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="454" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="455" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="457" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="458" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1284,12 +1284,12 @@
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="140" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="143" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="147" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="150" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
@@ -1334,7 +1334,7 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/hardware.py" line="701" />
+      <location filename="../../app/draftwise/core/machine/hardware.py" line="705" />
       <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
@@ -1409,182 +1409,192 @@
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="507" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="554" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="244" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="644" />
+      <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
+      <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="269" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="262" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="287" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="265" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="330" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="310" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="335" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="536" />
-      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
-      <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="682" />
+      <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
+      <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="586" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="734" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="588" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="736" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="599" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="747" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="603" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="751" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="608" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="756" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="614" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="762" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="617" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="765" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="672" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="820" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="674" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="822" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="680" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="828" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="683" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="686" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="834" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="689" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="837" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="926" />
+      <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
+      <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="972" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="802" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1013" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="803" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1014" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="807" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1018" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="809" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1020" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="812" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="814" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1025" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="817" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="819" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1030" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="822" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="824" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1035" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="847" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1065" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="863" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1082" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="865" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1084" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="870" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1089" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="874" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1093" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1619,42 +1629,42 @@
       <translation>動かなかったドラフターの記録 {path} を読み込めませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="80" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="79" />
       <source>The broken-drafter record was damaged ({error}); it was set aside as {name} and a new one is started.</source>
       <translation>動かなかったドラフターの記録が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="83" />
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="82" />
       <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="120" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="119" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="161" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="160" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="166" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="165" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="169" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="168" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="171" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="170" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="206" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="205" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
@@ -4224,6 +4234,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>Test model</source>
       <translation type="vanished">テスト用モデル</translation>
+    </message>
+    <message>
+      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
+      <translation type="vanished">コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
     </message>
     <message>
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>

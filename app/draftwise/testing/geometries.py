@@ -221,13 +221,13 @@ def gpt_oss_20b() -> Geometry:
                     source="openai/gpt-oss-20b config.json")
 
 
-def deepseek32_small(n_layer: int = 4) -> Geometry:
+def deepseek32_small(n_layer: int = 4, n_head: int = 128) -> Geometry:
     """DeepSeek-V3.2's attention geometry (deepseek-ai/DeepSeek-V3.2-Exp config.json:
     hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64,
     qk_nope_head_dim 128, v_head_dim 128, index_n_heads 64, index_head_dim 128,
     index_topk 2048) on `n_layer` dense blocks with a small FFN and vocabulary: the KV and
     indexer caches per layer are the real ones; the rest is kept small to start fast."""
-    e, heads, q_lora, kv_lora, rope, nope, vhd = 7168, 128, 1536, 512, 64, 128, 128
+    e, heads, q_lora, kv_lora, rope, nope, vhd = 7168, n_head, 1536, 512, 64, 128, 128
     idx_heads, idx_hd, ff, vocab = 64, 128, 1024, 4096
     per = [
         ("attn_norm.weight", (e,), "F32"),
@@ -263,7 +263,8 @@ def deepseek32_small(n_layer: int = 4) -> Geometry:
         "attention.indexer.key_length": idx_hd, "attention.indexer.top_k": 2048,
     }  # fmt: skip
     tensors = _head(e, vocab, "Q8_0", "Q8_0") + _blocks(n_layer, per)
-    return Geometry(f"deepseek32-attn-{n_layer}L", "deepseek32", kvs, tuple(tensors), vocab,
+    name = f"deepseek32-attn-{n_layer}L" + ("" if n_head == 128 else f"-{n_head}h")
+    return Geometry(name, "deepseek32", kvs, tuple(tensors), vocab,
                     file_type=7, source="deepseek-ai/DeepSeek-V3.2-Exp config.json (attention, indexer)")
 
 

@@ -371,6 +371,8 @@ class Layer:
     idx_v: int = 0
     n_used: int = 0  # routed experts per token (MoE blocks): the down projection's rows
     q: int = 0  # query width (heads x key length) of an attention block
+    mla_w: int = 0  # an MLA block's attention in the latent space: heads x 2 x (K row + V head)
+    idx_q: int = 0  # the indexer's query width (indexer heads x head length)
 
 
 @dataclass(frozen=True)
@@ -527,7 +529,9 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
             width = ff_dense[il]
         layers.append(Layer(k=n_kv * lk, v=0 if mla else n_kv * lv, swa=swa[il] and n_kv > 0,
                             recurrent=recurrent[il], ff=width, n_used=used,
-                            q=heads[il] * lk if n_kv and not mla else 0))
+                            q=heads[il] * lk if n_kv and not mla else 0,
+                            mla_w=heads[il] * 2 * (n_kv * lk + (k("attention.value_length_mla") or 0))
+                            if n_kv and mla else 0))
     layers, dsv4, margin, cache_notes = indexer_cache(info, kv, layers, n_layer, recurrent)
     notes += cache_notes
 
@@ -632,7 +636,7 @@ def indexer_cache(info: gguf.ModelInfo, kv: Mapping[str, Any], layers: list[Laye
             else:
                 has = False
             if has:
-                out[il] = replace(ly, idx_k=idx_head)
+                out[il] = replace(ly, idx_k=idx_head, idx_q=idx_head * (k("attention.indexer.head_count") or 0))
     notes: list[Message] = []
     margin = 0.0
     if arch in _UNCHECKED_CACHES:
@@ -741,7 +745,21 @@ def _width_attn(shape: Shape, layer: Layer) -> int:
     # projection and the attention output: 2 x q + 5 x n_embd (sparse qwen3moe geometries,
     # q 2048-4096 over n_embd 1024-2048).
     wide_q = 2 * layer.q + 5 * e + _W_CONST if layer.q > e else 0
-    return max(3 * layer.ff + 5 * e + _W_CONST, 6 * e + _W_CONST, _width_moe_down(shape, layer), wide_q)
+    # MLA (DeepSeek-V3.2's geometry, 64 and 128 heads): the absorbed query and the output
+    # in the latent space, per head 2 x (the cached K row + the V head).
+    mla = layer.mla_w + 5 * e + _W_CONST if layer.mla_w else 0
+    return max(3 * layer.ff + 5 * e + _W_CONST, 6 * e + _W_CONST, _width_moe_down(shape, layer), wide_q, mla)
+
+
+def indexer_phase(shape: Shape, c: Cells, layers: Iterable[Layer]) -> int:
+    """The DSA indexer's phase of the graph: its query (3 x indexer heads x head length)
+    beside the block's inputs, and f32 scores over every cell (8 B per cell and token).
+    Fitted on the engine over sparse DeepSeek-V3.2 attention geometries (16-128 heads,
+    2k-32k cells); 0 without an indexer."""
+    q = max((ly.idx_q for ly in layers), default=0)
+    if not q:
+        return 0
+    return c.ubatch * (4 * (5 * shape.n_embd + 3 * q) + 8 * c.per_stream)
 
 
 def _width_moe_down(shape: Shape, layer: Layer) -> int:
@@ -787,21 +805,61 @@ def mask_bytes(c: Cells, shape: Shape, layers: Iterable[Layer]) -> int:
         size += c.per_stream * c.ubatch * 2
     if any(ly.k and ly.swa for ly in layers):
         size += c.swa_per_stream * c.ubatch * 2
+    if any(ly.idx_k for ly in layers):
+        size += c.per_stream * c.ubatch * 2  # the indexer cache's own mask (measured, DSA)
     return size
 
 
-def n_outputs(slots: int, speculative: bool) -> int:
-    """llama-server's output rows: one per slot, plus the drafted tokens it verifies."""
-    return slots * (1 + (SPEC_DRAFT_N_MAX if speculative else 0))
+# common/common.h defaults of the drafters' lengths (common_speculative_n_max): the n-gram
+# drafters propose up to their m-gram size, ngram-mod up to --spec-ngram-mod-n-max.
+NGRAM_MOD_N_MAX = 64
+NGRAM_MAP_SIZE_M = 48  # ngram-simple, ngram-map-k, ngram-map-k4v (size_m)
+NGRAM_CACHE_N_MAX = 8
+
+
+@dataclass(frozen=True)
+class DraftLength:
+    """The draft lengths the engine will run with (passed or its defaults)."""
+
+    draft: int = SPEC_DRAFT_N_MAX  # --spec-draft-n-max (draft-* types)
+    ngram_mod: int = NGRAM_MOD_N_MAX  # --spec-ngram-mod-n-max
+
+    def outputs(self, spec_type: str | None) -> int:
+        """common_speculative_n_max: tokens drafted per step, the largest over the types."""
+        n = 0
+        for t in (spec_type or "").split(","):
+            t = t.strip()
+            if t.startswith("draft-"):
+                n = max(n, self.draft)
+            elif t == spec_types.NGRAM_MOD:
+                n = max(n, self.ngram_mod)
+            elif t in (spec_types.NGRAM_SIMPLE, spec_types.NGRAM_MAP_K, spec_types.NGRAM_MAP_K4V):
+                n = max(n, NGRAM_MAP_SIZE_M)
+            elif t == spec_types.NGRAM_CACHE:
+                n = max(n, NGRAM_CACHE_N_MAX)
+        return n
+
+    def rollback(self, spec_type: str | None, arch: str) -> int:
+        """n_rs_seq (common_params_speculative::need_n_rs_seq, clamped to 0 where the
+        architecture cannot roll back its recurrent state)."""
+        types = {t.strip() for t in (spec_type or "").split(",")}
+        return self.draft if types & ROLLBACK_SPEC_TYPES and arch in RS_ROLLBACK_ARCHS else 0
+
+
+def n_outputs(slots: int, speculative: bool, n_draft: int = SPEC_DRAFT_N_MAX) -> int:
+    """llama-server's output rows (common_speculative_get_output_limits): one per slot,
+    plus the drafted tokens it verifies."""
+    return slots * (1 + (n_draft if speculative else 0))
 
 
 def target_context(
-    shape: Shape, c: Cells, kv_type: str, *, spec_type: str | None = None, mtp: bool = False
+    shape: Shape, c: Cells, kv_type: str, *, spec_type: str | None = None, mtp: bool = False,
+    lengths: DraftLength = DraftLength(),
 ) -> ContextBytes:
     """The main context's KV/RS, compute and output bytes."""
     trunk = shape.trunk
     kv = [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in trunk] + [0] * shape.n_nextn
-    n_rs_seq = SPEC_DRAFT_N_MAX if (spec_type in ROLLBACK_SPEC_TYPES and shape.arch in RS_ROLLBACK_ARCHS) else 0
+    n_rs_seq = lengths.rollback(spec_type, shape.arch)
     rows = max(1, c.n_seq) * (1 + n_rs_seq)
     rs_one = (shape.r_state + shape.s_state) * 4 * rows
     rs = [rs_one if ly.recurrent else 0 for ly in trunk] + [0] * shape.n_nextn
@@ -814,11 +872,41 @@ def target_context(
     if shape.kv_margin:
         kv = [int(x * (1 + shape.kv_margin)) for x in kv]
     speculative = spec_type is not None and spec_type != "none"
-    outs = min(n_outputs(c.n_seq, speculative), c.ubatch)
+    outs = min(n_outputs(c.n_seq, speculative, lengths.outputs(spec_type)), c.ubatch)
     compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
+    compute = max(compute, indexer_phase(shape, c, trunk))
     compute += outs * shape.n_vocab * 4  # logits of the reserved graph
     output = outs * shape.n_vocab * 4
     return ContextBytes(kv, rs, compute, output)
+
+
+# --ctx-checkpoints and --cache-ram defaults of the pinned server (common/common.h).
+CTX_CHECKPOINTS = 32
+CACHE_RAM_MIB = 8192
+
+
+def makes_checkpoints(shape: Shape, swa_full: bool) -> bool:
+    """llama-server keeps context checkpoints of a slot when its memory cannot drop the tail
+    of a sequence (recurrent state: seq_rm type FULL, or RS with rollback) or has a sliding
+    window (n_swa > 0 unless --swa-full), server-context.cpp `do_checkpoint`."""
+    trunk = shape.trunk
+    return any(ly.recurrent for ly in trunk) or (not swa_full and shape.n_swa > 0 and any(ly.swa for ly in trunk))
+
+
+def partial_state_bytes(shape: Shape, c: Cells, kv_type: str, layers: Iterable[Layer] | None = None) -> int:
+    """What one sequence's state costs with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (a context
+    checkpoint): a sliding-window cache writes only its SWA cells that the window still sees
+    (n_swa of them, llama_kv_cache::state_write with is_masked_swa), a hybrid only its
+    recurrent rows (one per layer, llama_memory_hybrid::state_write); a plain cache ignores
+    the flag and writes the whole sequence."""
+    layers = list(shape.trunk if layers is None else layers)
+    rec = sum((shape.r_state + shape.s_state) * 4 for ly in layers if ly.recurrent)
+    swa_layers = [ly for ly in layers if ly.k and ly.swa]
+    if rec or swa_layers:
+        cells = min(shape.n_swa or c.swa_per_stream, c.swa_per_stream)
+        return rec + sum(kv_row_bytes(kv_type, ly.k) + kv_row_bytes(kv_type, ly.v) for ly in swa_layers) * cells
+    return sum(kv_row_bytes(kv_type, ly.k) + (kv_row_bytes(kv_type, ly.v) if ly.v else 0)
+               for ly in layers if ly.k) * c.per_stream  # fmt: skip
 
 
 def mtp_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:

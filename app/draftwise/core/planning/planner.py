@@ -633,7 +633,7 @@ def engine_inputs(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str]) 
     prefs = with_engine_args(prefs, model, args)
     rest: list[str] = []
     given: str | None = None
-    for start, end, name, value in engine_args.options(list(args)):
+    for start, end, _name, value in engine_args.options(list(args)):
         if engine_args.flag_name(args[start]) in _MMPROJ:
             given = value or ""
             continue

@@ -297,8 +297,8 @@ def test_draft_length_from_the_measurement_or_the_users_argument(base_info):
 def test_sliding_window_checkpoints_and_the_prompt_cache(sparse):
     info = sparse(geo.gpt_oss_20b())
     p = plan(info, 8192, machine=cpu_only(64 * GB))
-    # One checkpoint: the SWA cells the window still sees (128) of the 12 sliding layers.
-    one = 12 * 128 * 2 * 512 * 2
+    # One checkpoint: the SWA cells the window still sees (128 + 1) of the 12 sliding layers.
+    one = 12 * 129 * 2 * 512 * 2
     assert p.ctx_checkpoints == 32 and p.bytes.checkpoints == 32 * one
     i = p.plan_args.index("--cache-ram")
     assert p.cache_ram_mib == 8192 and p.plan_args[i + 1] == "8192"

@@ -178,13 +178,15 @@ def qwen3_30b_a3b(n_layer: int = 48) -> Geometry:
                     source="Qwen/Qwen3-30B-A3B config.json")
 
 
-def gpt_oss_20b() -> Geometry:
+def gpt_oss_20b(n_layer: int = 24) -> Geometry:
     """gpt-oss-20b (openai/gpt-oss-20b config.json: hidden_size 2880, 24 layers, 64 heads,
     8 KV heads, head_dim 64, 32 experts, 4 used, intermediate_size 2880, sliding_window 128,
     layer_types alternating sliding/full from a sliding layer 0, rope_theta 150000, YaRN
-    factor 32 over 4096, vocab 201088). Types of ggml-org/gpt-oss-20b-GGUF (MXFP4 experts,
-    Q8_0 embedding/head... simplified: F16 attention, Q8_0 embedding and head)."""
-    e, heads, kv, hd, n_exp, ff, n_layer = 2880, 64, 8, 64, 32, 2880, 24
+    factor 32 over 4096, vocab 201088). MXFP4 experts as the converter writes them; F16
+    attention and a Q8_0 embedding and head stand in for the published file's types (the
+    caches and compute do not depend on them). `n_layer` below 24 keeps the alternation
+    with fewer blocks."""
+    e, heads, kv, hd, n_exp, ff = 2880, 64, 8, 64, 32, 2880
     per = [
         ("attn_norm.weight", (e,), "F32"),
         ("attn_q.weight", (e, heads * hd), "F16"),
@@ -217,7 +219,8 @@ def gpt_oss_20b() -> Geometry:
         "rope.scaling.original_context_length": 4096,
     }  # fmt: skip
     tensors = _head(e, vocab, "Q8_0", "Q8_0") + _blocks(n_layer, per)
-    return Geometry("gpt-oss-20b-MXFP4", "gpt-oss", kvs, tuple(tensors), vocab, file_type=38,
+    name = "gpt-oss-20b-MXFP4" if n_layer == 24 else f"gpt-oss-20b-{n_layer}L-MXFP4"
+    return Geometry(name, "gpt-oss", kvs, tuple(tensors), vocab, file_type=38,
                     source="openai/gpt-oss-20b config.json")
 
 

@@ -896,14 +896,15 @@ def makes_checkpoints(shape: Shape, swa_full: bool) -> bool:
 def partial_state_bytes(shape: Shape, c: Cells, kv_type: str, layers: Iterable[Layer] | None = None) -> int:
     """What one sequence's state costs with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (a context
     checkpoint): a sliding-window cache writes only its SWA cells that the window still sees
-    (n_swa of them, llama_kv_cache::state_write with is_masked_swa), a hybrid only its
+    (n_swa + 1 of them, llama_kv_cache::state_write with is_masked_swa; the engine's
+    "created context checkpoint ... size" agrees to 0.1 %), a hybrid only its
     recurrent rows (one per layer, llama_memory_hybrid::state_write); a plain cache ignores
     the flag and writes the whole sequence."""
     layers = list(shape.trunk if layers is None else layers)
     rec = sum((shape.r_state + shape.s_state) * 4 for ly in layers if ly.recurrent)
     swa_layers = [ly for ly in layers if ly.k and ly.swa]
     if rec or swa_layers:
-        cells = min(shape.n_swa or c.swa_per_stream, c.swa_per_stream)
+        cells = min(shape.n_swa + 1 if shape.n_swa else c.swa_per_stream, c.swa_per_stream)
         return rec + sum(kv_row_bytes(kv_type, ly.k) + kv_row_bytes(kv_type, ly.v) for ly in swa_layers) * cells
     return sum(kv_row_bytes(kv_type, ly.k) + (kv_row_bytes(kv_type, ly.v) if ly.v else 0)
                for ly in layers if ly.k) * c.per_stream  # fmt: skip

@@ -267,6 +267,9 @@ def test_c_0_as_the_trained_context_is_planned(sparse):
     p = plan(info, info.context_length)
     assert p.ctx == 40960 and p.n_ctx == 40960 and not any("instead of" in str(r) for r in p.reasons)
     assert p.fits and p.plan_args[:2] == ("-c", "40960")
+    # PlanPrefs(ctx=0), the engine's own spelling of it, plans the same.
+    zero = plan(info, 0)
+    assert (zero.ctx, zero.n_ctx, zero.plan_args[:2]) == (40960, 40960, ("-c", "40960"))
 
 
 # ------------------------------------------------------------------ 7. draft lengths

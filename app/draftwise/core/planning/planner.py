@@ -58,7 +58,7 @@ _UNQUANTIZED_KV = ("f32", "f16", "bf16")
 
 @dataclass(frozen=True)
 class PlanPrefs:
-    ctx: int | None = None  # context per slot the user wants; None: DEFAULT_CTX (<= trained)
+    ctx: int | None = None  # context per slot the user wants (0: the trained context); None: DEFAULT_CTX (<= trained)
     kv_type: str | None = None  # a KV type the user chose; None: f16, q8_0 as a concession
     slots: int | None = None  # parallel sequences; None: 1 (a desktop user)
     swa_full: bool = False  # full-size cache for sliding-window layers (--swa-full)
@@ -674,6 +674,9 @@ def _ctx_target(model: gguf.ModelInfo, prefs: PlanPrefs) -> tuple[int, int, list
     """(wanted context, floor, notes)."""
     notes = []
     trained = slot_cap(model, prefs)
+    if prefs.ctx == 0 and trained:
+        # `-c 0` is the trained context (llama_context: n_ctx 0 -> n_ctx_train), chosen by the user.
+        prefs = replace(prefs, ctx=trained)
     if prefs.ctx:
         want = prefs.ctx
         if trained and want > trained:

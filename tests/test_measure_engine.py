@@ -168,7 +168,9 @@ def test_measure_refuses_what_does_not_fit_and_what_has_no_speculation(tmp_path:
     model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
     assert main(["measure", str(model), "--engine", str(engine.binary)]) == 2
     assert "no speculation to measure" in capsys.readouterr().err
-    target = tm.paying_target(**SMALL)
+    # Trained for 100M tokens: the plan takes the whole context (a slot never gets more than
+    # the trained length), and that does not fit.
+    target = tm.paying_target(**SMALL, n_ctx_train=100_000_000)
     big = _pair(tmp_path / "big", tm.exact_draft(target), target)
     assert main(["measure", str(big), "--engine", str(engine.binary), "--ctx", "100000000"]) == 2
     err = capsys.readouterr().err

@@ -361,8 +361,14 @@ def test_ngram_speculation_costs_nothing(base_info):
 def test_context_preferences(base_info):
     p = plan_big(big(base_info, ctx=8192), machine=gpu_machine(24, 32))
     assert p.ctx == 8192  # never above the trained context by default
+    # Above the trained length the engine caps each slot (server-context.cpp n_ctx_slot):
+    # the plan stops there too, and says why and what raises the cap.
     up = plan_big(big(base_info, ctx=8192), machine=gpu_machine(24, 32), prefs=planner.PlanPrefs(ctx=16384))
-    assert up.ctx == 16384 and any("above the 8k" in r for r in up.reasons)
+    assert up.ctx == 8192 and up.max_context == 8192
+    assert any("8k instead of 16k" in r and "RoPE scaling" in r for r in up.reasons)
+    yarn = plan_big(big(base_info, ctx=8192), machine=gpu_machine(24, 32),
+                    prefs=planner.PlanPrefs(ctx=16384, ctx_train=16384))  # fmt: skip
+    assert yarn.ctx == 16384 and yarn.max_context == 16384
     tiny = plan_big(big(base_info, ctx=1024), machine=gpu_machine(24, 32))
     assert tiny.ctx == 1024  # the floor is never above the model's own maximum
 

@@ -1434,182 +1434,192 @@
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="507" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="554" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="244" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="644" />
+      <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
+      <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="269" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="262" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="287" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="265" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="330" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="310" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="335" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="536" />
-      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
-      <translation>コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="685" />
+      <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
+      <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="586" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="737" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="588" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="739" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="599" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="750" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="603" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="754" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="608" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="759" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="614" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="765" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="617" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="768" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="672" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="823" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="674" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="825" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="680" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="683" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="834" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="686" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="837" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="689" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="840" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="929" />
+      <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
+      <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="975" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="802" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1016" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="803" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1017" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="807" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="809" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="812" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="814" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="817" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1031" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="819" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="822" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="824" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1038" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="847" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1068" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="863" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1085" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="865" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1087" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="870" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1092" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="874" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1096" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -3277,27 +3287,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="216" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="218" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="307" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="308" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="392" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="393" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="470" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="471" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3437,87 +3447,87 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="110" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="113" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="111" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="114" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="193" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="197" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="258" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="260" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="264" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="276" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="278" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="280" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="282" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="275" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="284" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="276" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="285" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="283" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="292" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="285" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="294" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="292" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="301" />
       <source>Lowered to fit in memory: {0}.</source>
       <translation>メモリに収まるよう下げました: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="314" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="323" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -3912,47 +3922,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>RAM</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="247" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="259" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="253" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
       <source>Partly on the GPU</source>
       <translation>一部 GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="253" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
       <source>Does not fit</source>
       <translation>収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="270" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="282" />
       <source>Everything runs on {0} with {1} to spare.</source>
       <translation>すべて {0} で動き、{1} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="272" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="284" />
       <source>The model is split between the GPU and RAM, with {0} to spare.</source>
       <translation>モデルは GPU と RAM に分けて置かれ、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="274" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="286" />
       <source>Everything fits in RAM with {0} to spare.</source>
       <translation>すべて RAM に収まり、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="275" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="287" />
       <source>Room for a {0}-token conversation ({1} KV cache).</source>
       <translation>{0} トークンの会話を保持できます（KV キャッシュ {1}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="278" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="290" />
       <source>The {0} fits as well.</source>
       <translation>{0} も収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="286" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="298" />
       <source>total</source>
       <translation>合計</translation>
     </message>
@@ -4253,6 +4263,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr), and this model keeps them off.</source>
       <translation type="vanished">このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このモデルでは今後も使いません。</translation>
+    </message>
+    <message>
+      <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
+      <translation type="vanished">コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
     </message>
     <message>
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>

@@ -1096,3 +1096,29 @@ def model_info_json(info: ModelInfo) -> dict[str, Any]:
         "missing_shards": list(info.missing_shards),
         "version": info.version,
     }
+
+
+@dataclass(frozen=True)
+class ProjectorInfo:
+    """A multimodal projector file (mmproj, `general.architecture` "clip"), as the engine's
+    clip loader reads it (tools/mtmd/clip.cpp load_hparams)."""
+
+    path: Path
+    projector_type: str | None  # clip.projector_type (or the vision/audio one)
+    # The text model's embedding length it feeds (clip.vision/audio.projection_dim); mtmd
+    # refuses a model whose n_embd differs.
+    projection_dim: int | None
+    tensor_bytes: int  # the weights it loads (the sum of its tensors, "model size")
+
+
+def read_projector(path: str | Path) -> ProjectorInfo:
+    """GGUFError for a file that is not a projector."""
+    header = read_header(path)
+    kv = header.kv
+    if kv.get("general.architecture") != "clip" and not any(k.startswith("clip.") for k in kv):
+        raise GGUFError(Path(path), None, "not a projector (mmproj): its architecture is not clip", hint=None)
+    ptype = next((v for k in ("clip.projector_type", "clip.vision.projector_type", "clip.audio.projector_type")
+                  if isinstance(v := kv.get(k), str)), None)  # fmt: skip
+    dim = next((v for k in ("clip.vision.projection_dim", "clip.audio.projection_dim")
+                if (v := _int(kv.get(k))) is not None), None)  # fmt: skip
+    return ProjectorInfo(header.path, ptype, dim, sum(t.nbytes for t in header.tensors))

@@ -178,6 +178,9 @@ def prepare(
         except FieldError as exc:
             raise PrepareError(exc.field, exc.message) from exc
         extra, prefs = inputs.rest, inputs.prefs
+        # What the rest still changes in the plan (RoPE scaling, draft lengths, caches) and
+        # the projector that belongs to the model (planned, passed with --mmproj).
+        prefs, extra = planner.engine_inputs(prefs, model, extra)
         if engine_args.sets(extra, *memory.NO_REPACK_FLAGS) and not prefs.no_repack:
             # -nr keeps every CPU weight in the mapped file: no re-laid copies to plan.
             prefs = replace(prefs, no_repack=True)

@@ -46,6 +46,13 @@ _KV_SIZE = re.compile(
     r"llama_kv_cache\w*: size =\s*[\d.]+ MiB \(\s*(?P<cells>\d+) cells,\s*(?P<layers>\d+) layers,"
     r"\s*(?P<seqs>\d+)/(?P<streams>\d+) seqs\), K \((?P<k>\w+)\)"
 )
+# The vision/audio projector (--mmproj, tools/mtmd/clip.cpp): its backend, then its weights
+# (the tensors' sum, printed by load_hparams) and its compute buffer (reserve_compute_meta).
+_CLIP_BACKEND = re.compile(r"clip_ctx: CLIP using (?P<buf>[\w.\-]+) backend")
+_CLIP_WEIGHTS = re.compile(r"load_hparams:\s+model size:\s+(?P<mib>[\d.]+) MiB")
+_CLIP_COMPUTE = re.compile(r"reserve_compute_meta:" + _BUF + r"compute buffer size\s*" + _SIZE)
+# DeepSeek-V4's compressor states (llama-kv-cache-dsv4.cpp): recurrent-like state per layer.
+_DSV4_STATE = re.compile(r"llama_dsv4_comp_state\w*:" + _BUF + r"DSV4 \w+ state buffer size\s*" + _SIZE)
 _PROJECTED = re.compile(r"projected to use (?P<mib>\d+) MiB of (?P<what>host|device) memory")
 _DRAFT_START = re.compile(r"creating MTP draft context|loading draft model '")
 _SPEC_ADDED = re.compile(r"adding speculative implementation")
@@ -59,7 +66,7 @@ _GPU_FAILED = re.compile(
 
 @dataclass(frozen=True)
 class BufferLine:
-    component: str  # weights | kv | rs | compute | output
+    component: str  # weights | kv | rs | compute | output | projector | projector_compute
     buffer: str  # the buffer type: CPU, CPU_Mapped, CUDA0, CUDA_Host, Vulkan0, MTL0, RPC0[host:port], ...
     bytes: int
     context: str  # target | draft
@@ -94,8 +101,8 @@ class ActualMemory:
         for ln in self.lines:
             if context is not None and ln.context != context:
                 continue
-            if ln.component == "compute":
-                key = (ln.context, ln.buffer)
+            if ln.component in ("compute", "projector_compute"):
+                key = (ln.context, ln.buffer + "/" + ln.component)
                 if key not in best or ln.bytes > best[key].bytes:
                     best[key] = ln
             else:
@@ -152,7 +159,8 @@ class ActualMemory:
 
     def summary(self) -> dict[str, int]:
         """The planner's components: the drafter's own lines (its weights, KV, compute,
-        output) under "drafter", the target's under their names."""
+        output) under "drafter", the target's under their names, the projector's weights
+        under "projector" (its compute buffer counts in the total only)."""
         t = self.by_component(TARGET)
         return {
             "weights": t["weights"],
@@ -160,6 +168,7 @@ class ActualMemory:
             "drafter": sum(self.by_component(DRAFT).values()),
             "compute": t["compute"],
             "output": t["output"],
+            "projector": self.component("projector"),
             "total": self.total,
         }
 
@@ -194,6 +203,7 @@ def parse_lines(lines: Iterable[str]) -> ActualMemory:
     context = TARGET
     in_fit = False
     spec_added = False
+    clip_buf = "CPU"
     for line in lines:
         if _FIT_START.search(line):
             in_fit = True
@@ -226,6 +236,22 @@ def parse_lines(lines: Iterable[str]) -> ActualMemory:
                 "The GPU could not be used (" + m.group(0).strip() + "); the engine runs on "
                 "the CPU, which is much slower. Check the GPU driver."
             )
+            continue
+        m = _CLIP_BACKEND.search(line)
+        if m:
+            clip_buf = m["buf"]
+            continue
+        m = _CLIP_WEIGHTS.search(line)
+        if m:
+            mem.lines.append(BufferLine("projector", clip_buf, _mib(m["mib"]), TARGET))
+            continue
+        m = _CLIP_COMPUTE.search(line)
+        if m:
+            mem.lines.append(BufferLine("projector_compute", m["buf"], _mib(m["mib"]), TARGET))
+            continue
+        m = _DSV4_STATE.search(line)
+        if m:
+            mem.lines.append(BufferLine("rs", m["buf"], _mib(m["mib"]), context))
             continue
         m = _KV_SIZE.search(line)
         if m:

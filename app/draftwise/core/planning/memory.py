@@ -62,13 +62,17 @@ RS_ROLLBACK_ARCHS = frozenset({
 ROLLBACK_SPEC_TYPES = spec_types.ROLLBACK
 
 # Default sliding-window pattern per architecture when the file has no pattern key:
-# (n_pattern, dense_first) as passed to load_swa_pattern in src/models/<arch>.cpp.
+# (n_pattern, dense_first) as passed to load_swa_pattern / set_swa_pattern in
+# src/models/<arch>.cpp, keyed by the name a file gives its architecture
+# (`general.architecture`, llama-arch.cpp LLM_ARCH_NAMES): LLM_ARCH_OPENAI_MOE is "gpt-oss".
+# tests/test_planner.py checks the table against the pinned source.
 SWA_PATTERNS: dict[str, tuple[int, bool]] = {
     "gemma2": (2, False), "gemma3": (6, False), "gemma3n": (5, False), "cohere2": (4, False),
     "cohere2moe": (4, True), "afmoe": (4, False), "exaone4": (4, False),
-    "exaone-moe": (4, False), "llama4": (4, False), "mellum": (4, False),
-    "muse-glimmer": (4, False), "olmo2": (4, False), "openai-moe": (2, False),
-    "phi3": (1, False), "plamo3": (8, False), "smallthinker": (4, True), "laguna": (4, True),
+    "exaone-moe": (4, False), "gemma-embedding": (6, False), "llama4": (4, False),
+    "mellum": (4, False), "modern-bert": (3, True), "muse-glimmer": (4, False),
+    "olmo2": (4, False), "gpt-oss": (2, False), "phi3": (1, False), "plamo3": (8, False),
+    "smallthinker": (4, True), "laguna": (4, True), "deepseek4": (0, False),
 }  # fmt: skip
 
 # Compute-buffer fit (floats per ubatch token), from the CPU engine; docs/planner.md.
@@ -262,6 +266,15 @@ def extra_buffer(t: gguf.TensorInfo, variant: str | None) -> tuple[str, int] | N
     return None
 
 
+def tied_head_extra(wt: WeightTable, variant: str | None) -> tuple[str, int] | None:
+    """(buffer, bytes) of the copy a CPU extra buffer makes of a tied head (token_embd
+    duplicated as output.weight, a MUL_MAT weight of n_embd x n_vocab), or None."""
+    if variant is None or not wt.tensors:
+        return None
+    embd = next((t for _fi, t in wt.tensors if t.name == "token_embd.weight"), None)
+    return extra_buffer(replace(embd, name="output.weight"), variant) if embd is not None else None
+
+
 def gguf_block_bytes(type_name: str) -> int:
     return next((size for name, _block, size in GGML_TYPES.values() if name == type_name), 0)
 
@@ -351,6 +364,29 @@ class Layer:
     swa: bool = False
     recurrent: bool = False
     ff: int = 0  # FFN width the compute graph holds (dense n_ff, or experts used x n_ff_exp)
+    # A sparse-attention indexer's own cache in this layer (K and V elements per token, in
+    # the KV types, at the full cache's cells): DeepSeek-V3.2 / GLM-5 DSA, MiniMax-M3 MSA,
+    # Hunyuan-V4, Qwen4-exp QSA, GLM-5-next (`indexer_cache`).
+    idx_k: int = 0
+    idx_v: int = 0
+    n_used: int = 0  # routed experts per token (MoE blocks): the down projection's rows
+    q: int = 0  # query width (heads x key length) of an attention block
+    mla_w: int = 0  # an MLA block's attention in the latent space: heads x 2 x (K row + V head)
+    idx_q: int = 0  # the indexer's query width (indexer heads x head length)
+
+
+@dataclass(frozen=True)
+class Dsv4Cache:
+    """llama_kv_cache_dsv4 (src/llama-kv-cache-dsv4.cpp): every block keeps a K-only raw
+    cache in a sliding window; blocks with compress ratio 4 (CSA) add a compressed K cache
+    of ceil(cells / 4) rows, a lightning-indexer K cache of as many rows and two compressor
+    states; ratio 128 (HCA) a compressed cache of ceil(cells / 128) rows and its state. The
+    compressed caches and states are per sequence, the states f32 with 1 + n_rs_seq planes."""
+
+    ratios: tuple[int, ...]  # attention.compress_ratios, per block (MTP blocks included)
+    k: int  # raw and compressed K elements per token (head length x KV heads)
+    head_k: int  # n_embd_head_k (the compressor states' width)
+    idx_k: int  # indexer head length
 
 
 @dataclass(frozen=True)
@@ -369,6 +405,10 @@ class Shape:
     ssm_inner: int = 0
     ssm_groups_state: int = 0  # n_group x d_state
     notes: tuple[Message, ...] = ()
+    dsv4: Dsv4Cache | None = None  # DeepSeek-V4's compressed caches (llama-kv-cache-dsv4.cpp)
+    # Share added to the KV of an architecture whose own cache is modelled from the source
+    # but not yet compared with the engine's buffer lines (0: checked, or nothing unusual).
+    kv_margin: float = 0.0
 
     @property
     def n_layer(self) -> int:
@@ -478,15 +518,22 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
         n_kv = heads_kv[il] if has_kv else 0
         lk = hk_swa if swa[il] else hk
         lv = hv_swa if swa[il] else hv
+        used = 0
         if info.expert_count and n_exp_used and il >= n_dense_lead:
             width = n_exp_used * (ff_exp if isinstance(ff_exp, int) and ff_exp else
                                   (ff_dense[il] // max(n_exp_used, 1) if arch == "qwen3moe" else ff_dense[il]))
+            used = n_exp_used
             if isinstance(ff_shexp, int):
                 width = max(width, ff_shexp)
         else:
             width = ff_dense[il]
         layers.append(Layer(k=n_kv * lk, v=0 if mla else n_kv * lv, swa=swa[il] and n_kv > 0,
-                            recurrent=recurrent[il], ff=width))
+                            recurrent=recurrent[il], ff=width, n_used=used,
+                            q=heads[il] * lk if n_kv and not mla else 0,
+                            mla_w=heads[il] * 2 * (n_kv * lk + (k("attention.value_length_mla") or 0))
+                            if n_kv and mla else 0))
+    layers, dsv4, margin, cache_notes = indexer_cache(info, kv, layers, n_layer, recurrent)
+    notes += cache_notes
 
     # Recurrent state per layer per sequence (llama_hparams::n_embd_r / n_embd_s).
     d_conv = info.ssm_conv_kernel or 0
@@ -511,7 +558,93 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
         n_ctx_train=info.context_length or 0, layers=tuple(layers), n_nextn=n_nextn,
         n_swa=info.sliding_window or 0, r_state=r_state, s_state=s_state,
         ssm_inner=d_inner, ssm_groups_state=n_group * d_state, notes=tuple(notes),
+        dsv4=dsv4, kv_margin=margin,
     )
+
+
+# GLM-5.2's indexer layers when the file has no `attention.indexer.types` (glm-dsa.cpp
+# GLM_5_2_DEFAULT_INDEXER_TYPES): blocks 0 and 1, then every fourth from block 2, 78 blocks.
+def _glm52_indexer(il: int) -> bool:
+    return il < 78 and (il < 2 or (il - 2) % 4 == 0)
+
+
+# Caches modelled from the engine's source but not yet compared with its buffer lines: the
+# planned KV gets this share on top, and the plan says the estimate is rough.
+UNCHECKED_CACHE_MARGIN = 0.10
+_UNCHECKED_CACHES = frozenset({"minimax-m3", "hy_v4", "qwen4exp", "deepseek4", "glm5-next"})
+
+
+def indexer_cache(info: gguf.ModelInfo, kv: Mapping[str, Any], layers: list[Layer], n_layer: int,
+                  recurrent: list[bool]) -> tuple[list[Layer], Dsv4Cache | None, float, list[Message]]:  # fmt: skip
+    """The architectures whose memory keeps a sparse-attention indexer cache beside the KV
+    cache (src/llama-model.cpp create_memory): (layers with `idx_k`/`idx_v` set, the
+    DeepSeek-V4 caches, the KV margin, notes)."""
+    arch = info.architecture or ""
+
+    def k(key: str, default: Any = None) -> Any:
+        return kv.get(f"{arch}.{key}", default)
+
+    idx_head = k("attention.indexer.key_length") or 0
+    types = k("attention.indexer.types")
+
+    def typed(il: int, default: bool) -> bool:
+        if isinstance(types, list):
+            return bool(types[il]) if il < len(types) else False
+        return default
+
+    n_all = len(layers)
+    out = list(layers)
+    dsv4 = None
+    if arch == "deepseek4":
+        # Every block's memory is the DSV4 cache; none of the plain K/V rows exist.
+        ratios = k("attention.compress_ratios")
+        heads_kv = info.head_count_kv if isinstance(info.head_count_kv, int) else max(info.head_count_kv or [1])
+        hk = info.key_length or 0
+        dsv4 = Dsv4Cache(tuple(int(r) for r in ratios) if isinstance(ratios, list) else (), hk * (heads_kv or 1),
+                         hk, idx_head)  # fmt: skip
+        out = [replace(ly, k=0, v=0, swa=False) for ly in out]
+    elif idx_head:
+        for il in range(min(n_layer, n_all)):
+            ly = out[il]
+            if arch == "deepseek32":
+                has = bool(ly.k)  # every trunk block (llama_kv_cache_dsa, filter_lid)
+            elif arch == "glm-dsa":
+                pre_52 = (info.context_length or 0) < 1048576
+                has = bool(ly.k) and typed(il, True if pre_52 else _glm52_indexer(il))
+            elif arch == "hy_v4":
+                has = bool(ly.k) and bool(k("attention.indexer.top_k")) and typed(il, False)
+            elif arch == "minimax-m3":
+                # llama_kv_cache_msa: blocks after the leading dense ones; a single key head
+                # of the indexer's length and a V row of the model's value length.
+                has = bool(ly.k) and il >= (k("leading_dense_block_count", 0) or 0)
+                if has:
+                    out[il] = replace(ly, idx_k=idx_head, idx_v=info.value_length or 0)
+                continue
+            elif arch == "qwen4exp":
+                # QSA on the attention blocks; a pooled key beside the raw one (kpool_row 2)
+                # when any block has a compress ratio.
+                ratios = k("attention.compress_ratios")
+                row = 2 if isinstance(ratios, list) and any(ratios) else 1
+                if bool(ly.k) and not recurrent[il]:
+                    out[il] = replace(ly, idx_k=idx_head * row)
+                continue
+            elif arch == "glm5-next":
+                # key | gate | pooled (indexer_kpool_row 3) on the DSA blocks with an indexer.
+                if bool(ly.k) and not recurrent[il] and typed(il, True):
+                    out[il] = replace(ly, idx_k=idx_head * 3)
+                continue
+            else:
+                has = False
+            if has:
+                out[il] = replace(ly, idx_k=idx_head, idx_q=idx_head * (k("attention.indexer.head_count") or 0))
+    notes: list[Message] = []
+    margin = 0.0
+    if arch in _UNCHECKED_CACHES:
+        margin = UNCHECKED_CACHE_MARGIN
+        notes.append(msg("The memory of a {arch} model is computed from the engine's source but not yet checked "
+                         "against the engine: {margin} is added to its cache, and the estimate is rough.",
+                         arch=arch, margin=f"{round(margin * 100)} %"))
+    return out, dsv4, margin, notes
 
 
 def read_shape(info: gguf.ModelInfo) -> Shape:
@@ -576,12 +709,73 @@ def kv_layer_bytes(layer: Layer, c: Cells, kv_type_k: str, kv_type_v: str) -> in
     size = kv_row_bytes(kv_type_k, layer.k) * n * c.n_stream
     if layer.v:
         size += kv_row_bytes(kv_type_v, layer.v) * n * c.n_stream
+    # The indexer's cache: a llama_kv_cache of its own over the same cells (one key head).
+    if layer.idx_k:
+        size += kv_row_bytes(kv_type_k, layer.idx_k) * c.per_stream * c.n_stream
+    if layer.idx_v:
+        size += kv_row_bytes(kv_type_v, layer.idx_v) * c.per_stream * c.n_stream
     return size
+
+
+DSV4_CSA, DSV4_HCA = 4, 128  # llama-kv-cache-dsv4.cpp DSV4_CSA_RATIO / DSV4_HCA_RATIO
+
+
+def dsv4_layer_bytes(d: Dsv4Cache, il: int, c: Cells, kv_type: str, n_rs_seq: int) -> tuple[int, int]:
+    """(KV, state) bytes of block `il` in llama_kv_cache_dsv4."""
+    streams = c.n_stream
+    kv = kv_row_bytes(kv_type, d.k) * c.swa_per_stream * streams  # raw, all blocks sliding
+    ratio = d.ratios[il] if il < len(d.ratios) else 0
+    state = 0
+    planes = streams * (1 + n_rs_seq)
+    if ratio == DSV4_CSA:
+        rows = pad(max(1, -(-c.per_stream // DSV4_CSA)))
+        kv += (kv_row_bytes(kv_type, d.k) + kv_row_bytes(kv_type, d.idx_k)) * rows * streams
+        # kv + score tensors: csa (2 x head, 8 rows) and the indexer's (2 x idx head, 8 rows)
+        state += 2 * 4 * planes * 2 * DSV4_CSA * (2 * d.head_k + 2 * d.idx_k)
+    elif ratio == DSV4_HCA:
+        rows = pad(max(1, -(-c.per_stream // DSV4_HCA)))
+        kv += kv_row_bytes(kv_type, d.k) * rows * streams
+        state += 2 * 4 * planes * DSV4_HCA * d.head_k
+    return kv, state
 
 
 def _width_attn(shape: Shape, layer: Layer) -> int:
     e = shape.n_embd
-    return max(3 * layer.ff + 5 * e + _W_CONST, 6 * e + _W_CONST)
+    # A query wider than n_embd (Qwen3: 2 x n_embd) widens the attention phase by its
+    # projection and the attention output: 2 x q + 5 x n_embd (sparse qwen3moe geometries,
+    # q 2048-4096 over n_embd 1024-2048).
+    wide_q = 2 * layer.q + 5 * e + _W_CONST if layer.q > e else 0
+    # MLA (DeepSeek-V3.2's geometry, 64 and 128 heads): the absorbed query and the output
+    # in the latent space, per head 2 x (the cached K row + the V head).
+    mla = layer.mla_w + 5 * e + _W_CONST if layer.mla_w else 0
+    return max(3 * layer.ff + 5 * e + _W_CONST, 6 * e + _W_CONST, _width_moe_down(shape, layer), wide_q, mla)
+
+
+def indexer_phase(shape: Shape, c: Cells, layers: Iterable[Layer]) -> int:
+    """The DSA indexer's phase of the graph: its query (3 x indexer heads x head length)
+    beside the block's inputs, and f32 scores over every cell (8 B per cell and token).
+    Fitted on the engine over sparse DeepSeek-V3.2 attention geometries (16-128 heads,
+    2k-32k cells); 0 without an indexer."""
+    q = max((ly.idx_q for ly in layers), default=0)
+    if not q:
+        return 0
+    return c.ubatch * (4 * (5 * shape.n_embd + 3 * q) + 8 * c.per_stream)
+
+
+def _width_moe_down(shape: Shape, layer: Layer) -> int:
+    """A MoE block's down projection: its output holds n_embd per used expert and token
+    before the experts are summed, beside the block's inputs. The gate/up/SwiGLU rows stay
+    under it when they did not fit the attention phase's freed blocks (3 x rows > 4 x
+    n_embd) and the output cannot take their place (n_embd > 2 x expert width). Fitted on
+    the CPU engine over sparse qwen3moe geometries (n_embd 1024-4096, expert width
+    256-1536, 2 and 8 used; docs/planner.md)."""
+    if not layer.n_used:
+        return 0
+    e, u = shape.n_embd, layer.n_used
+    ff_exp = layer.ff // u
+    rows = 3 * ff_exp * u
+    stacked = rows if rows > 4 * e and e > 2 * ff_exp else 0
+    return u * e + 5 * e + stacked + _W_CONST
 
 
 def _width_mamba(shape: Shape) -> int:
@@ -611,30 +805,109 @@ def mask_bytes(c: Cells, shape: Shape, layers: Iterable[Layer]) -> int:
         size += c.per_stream * c.ubatch * 2
     if any(ly.k and ly.swa for ly in layers):
         size += c.swa_per_stream * c.ubatch * 2
+    if any(ly.idx_k for ly in layers):
+        size += c.per_stream * c.ubatch * 2  # the indexer cache's own mask (measured, DSA)
     return size
 
 
-def n_outputs(slots: int, speculative: bool) -> int:
-    """llama-server's output rows: one per slot, plus the drafted tokens it verifies."""
-    return slots * (1 + (SPEC_DRAFT_N_MAX if speculative else 0))
+# common/common.h defaults of the drafters' lengths (common_speculative_n_max): the n-gram
+# drafters propose up to their m-gram size, ngram-mod up to --spec-ngram-mod-n-max.
+NGRAM_MOD_N_MAX = 64
+NGRAM_MAP_SIZE_M = 48  # ngram-simple, ngram-map-k, ngram-map-k4v (size_m)
+NGRAM_CACHE_N_MAX = 8
+
+
+@dataclass(frozen=True)
+class DraftLength:
+    """The draft lengths the engine will run with (passed or its defaults)."""
+
+    draft: int = SPEC_DRAFT_N_MAX  # --spec-draft-n-max (draft-* types)
+    ngram_mod: int = NGRAM_MOD_N_MAX  # --spec-ngram-mod-n-max
+
+    def outputs(self, spec_type: str | None) -> int:
+        """common_speculative_n_max: tokens drafted per step, the largest over the types."""
+        n = 0
+        for t in (spec_type or "").split(","):
+            t = t.strip()
+            if t.startswith("draft-"):
+                n = max(n, self.draft)
+            elif t == spec_types.NGRAM_MOD:
+                n = max(n, self.ngram_mod)
+            elif t in (spec_types.NGRAM_SIMPLE, spec_types.NGRAM_MAP_K, spec_types.NGRAM_MAP_K4V):
+                n = max(n, NGRAM_MAP_SIZE_M)
+            elif t == spec_types.NGRAM_CACHE:
+                n = max(n, NGRAM_CACHE_N_MAX)
+        return n
+
+    def rollback(self, spec_type: str | None, arch: str) -> int:
+        """n_rs_seq (common_params_speculative::need_n_rs_seq, clamped to 0 where the
+        architecture cannot roll back its recurrent state)."""
+        types = {t.strip() for t in (spec_type or "").split(",")}
+        return self.draft if types & ROLLBACK_SPEC_TYPES and arch in RS_ROLLBACK_ARCHS else 0
+
+
+def n_outputs(slots: int, speculative: bool, n_draft: int = SPEC_DRAFT_N_MAX) -> int:
+    """llama-server's output rows (common_speculative_get_output_limits): one per slot,
+    plus the drafted tokens it verifies."""
+    return slots * (1 + (n_draft if speculative else 0))
 
 
 def target_context(
-    shape: Shape, c: Cells, kv_type: str, *, spec_type: str | None = None, mtp: bool = False
+    shape: Shape, c: Cells, kv_type: str, *, spec_type: str | None = None, mtp: bool = False,
+    lengths: DraftLength = DraftLength(),
 ) -> ContextBytes:
     """The main context's KV/RS, compute and output bytes."""
     trunk = shape.trunk
     kv = [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in trunk] + [0] * shape.n_nextn
-    n_rs_seq = SPEC_DRAFT_N_MAX if (spec_type in ROLLBACK_SPEC_TYPES and shape.arch in RS_ROLLBACK_ARCHS) else 0
+    n_rs_seq = lengths.rollback(spec_type, shape.arch)
     rows = max(1, c.n_seq) * (1 + n_rs_seq)
     rs_one = (shape.r_state + shape.s_state) * 4 * rows
     rs = [rs_one if ly.recurrent else 0 for ly in trunk] + [0] * shape.n_nextn
+    if shape.dsv4 is not None:
+        # The raw cache covers the MTP blocks too; the compressor states only the trunk.
+        for il in range(len(shape.layers)):
+            k_bytes, state = dsv4_layer_bytes(shape.dsv4, il, c, kv_type, n_rs_seq)
+            kv[il] += k_bytes
+            rs[il] += state if il < shape.n_layer else 0
+    if shape.kv_margin:
+        kv = [int(x * (1 + shape.kv_margin)) for x in kv]
     speculative = spec_type is not None and spec_type != "none"
-    outs = min(n_outputs(c.n_seq, speculative), c.ubatch)
+    outs = min(n_outputs(c.n_seq, speculative, lengths.outputs(spec_type)), c.ubatch)
     compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
+    compute = max(compute, indexer_phase(shape, c, trunk))
     compute += outs * shape.n_vocab * 4  # logits of the reserved graph
     output = outs * shape.n_vocab * 4
     return ContextBytes(kv, rs, compute, output)
+
+
+# --ctx-checkpoints and --cache-ram defaults of the pinned server (common/common.h).
+CTX_CHECKPOINTS = 32
+CACHE_RAM_MIB = 8192
+
+
+def makes_checkpoints(shape: Shape, swa_full: bool) -> bool:
+    """llama-server keeps context checkpoints of a slot when its memory cannot drop the tail
+    of a sequence (recurrent state: seq_rm type FULL, or RS with rollback) or has a sliding
+    window (n_swa > 0 unless --swa-full), server-context.cpp `do_checkpoint`."""
+    trunk = shape.trunk
+    return any(ly.recurrent for ly in trunk) or (not swa_full and shape.n_swa > 0 and any(ly.swa for ly in trunk))
+
+
+def partial_state_bytes(shape: Shape, c: Cells, kv_type: str, layers: Iterable[Layer] | None = None) -> int:
+    """What one sequence's state costs with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (a context
+    checkpoint): a sliding-window cache writes only its SWA cells that the window still sees
+    (n_swa + 1 of them, llama_kv_cache::state_write with is_masked_swa; the engine's
+    "created context checkpoint ... size" agrees to 0.1 %), a hybrid only its
+    recurrent rows (one per layer, llama_memory_hybrid::state_write); a plain cache ignores
+    the flag and writes the whole sequence."""
+    layers = list(shape.trunk if layers is None else layers)
+    rec = sum((shape.r_state + shape.s_state) * 4 for ly in layers if ly.recurrent)
+    swa_layers = [ly for ly in layers if ly.k and ly.swa]
+    if rec or swa_layers:
+        cells = min(shape.n_swa + 1 if shape.n_swa else c.swa_per_stream, c.swa_per_stream)
+        return rec + sum(kv_row_bytes(kv_type, ly.k) + kv_row_bytes(kv_type, ly.v) for ly in swa_layers) * cells
+    return sum(kv_row_bytes(kv_type, ly.k) + (kv_row_bytes(kv_type, ly.v) if ly.v else 0)
+               for ly in layers if ly.k) * c.per_stream  # fmt: skip
 
 
 def mtp_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:

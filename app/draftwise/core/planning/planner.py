@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import readable
+from draftwise.core.engines import args as engine_args
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, METAL, Gpu, Machine
@@ -57,7 +58,7 @@ _UNQUANTIZED_KV = ("f32", "f16", "bf16")
 
 @dataclass(frozen=True)
 class PlanPrefs:
-    ctx: int | None = None  # context per slot the user wants; None: DEFAULT_CTX (<= trained)
+    ctx: int | None = None  # context per slot the user wants (0: the trained context); None: DEFAULT_CTX (<= trained)
     kv_type: str | None = None  # a KV type the user chose; None: f16, q8_0 as a concession
     slots: int | None = None  # parallel sequences; None: 1 (a desktop user)
     swa_full: bool = False  # full-size cache for sliding-window layers (--swa-full)
@@ -76,6 +77,13 @@ class PlanPrefs:
     batch: int | None = None  # -b
     ubatch: int | None = None  # -ub
     no_repack: bool = False  # -nr: the CPU keeps every weight in the mapped file
+    # Engine settings read from the user's extra arguments that stay in them (`with_engine_args`):
+    ctx_train: int | None = None  # the slot cap after the user's YaRN scaling; None: the file's
+    draft_n_max: int | None = None  # --spec-draft-n-max; None: the measured one (spec argv) or 3
+    ngram_n_max: int | None = None  # --spec-ngram-mod-n-max; None: measured or 64
+    cache_ram_mib: int | None = None  # --cache-ram; None: the planner sets it from the RAM left
+    ctx_checkpoints: int | None = None  # --ctx-checkpoints; None: the planner's (at most 32)
+    projector_offload: bool = True  # False: --no-mmproj-offload (the projector stays in RAM)
 
 
 ALL_LAYERS = 1 << 30  # "every layer" for PlanPrefs.gpu_layers / n_cpu_moe
@@ -100,6 +108,10 @@ class DeviceUse:
     projector: int = 0
     layers: int = 0  # blocks placed here
     device: str = ""  # the engine's name for it: Vulkan0, CUDA0; "CPU" for RAM
+    # Host memory the server fills while it runs: context checkpoints and the prompt cache
+    # (--ctx-checkpoints, --cache-ram), sized from what the plan leaves free (`_host_cache`),
+    # so not part of `total` (what the start allocates).
+    host_cache: int = 0
 
     @property
     def total(self) -> int:
@@ -114,8 +126,8 @@ class DeviceUse:
             "name": self.name, "kind": self.kind, "capacity": self.capacity,
             "weights": self.weights, "kv": self.kv, "drafter": self.drafter,
             "compute": self.compute, "output": self.output, "projector": self.projector,
-            "total": self.total, "layers": self.layers, "buffer": self.buffer, "worker": self.worker,
-            "device": self.device,
+            "host_cache": self.host_cache, "total": self.total, "layers": self.layers, "buffer": self.buffer,
+            "worker": self.worker, "device": self.device,
         }  # fmt: skip
 
 
@@ -133,16 +145,26 @@ class PlanBytes:
     embedded_head: int = 0
     # CPU extra buffers inside `weights` (AMX, CPU_REPACK: weights re-laid for the CPU).
     cpu_extra: dict[str, int] = field(default_factory=dict)
+    # Host RAM the server fills while it runs, sized from what the rest leaves free (so not
+    # in `total`, what the start allocates): every slot's context checkpoints at their most,
+    # and the prompt cache's limit (--cache-ram).
+    checkpoints: int = 0
+    prompt_cache: int = 0
+
+    @property
+    def host_cache(self) -> int:
+        return self.checkpoints + self.prompt_cache
 
     @property
     def total(self) -> int:
         return self.weights + self.kv + self.drafter + self.compute + self.output + self.projector
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "weights": self.weights, "kv": self.kv, "recurrent": self.recurrent,
             "drafter": self.drafter, "compute": self.compute, "output": self.output,
-            "projector": self.projector, "total": self.total, "cpu_extra": dict(self.cpu_extra),
+            "projector": self.projector, "checkpoints": self.checkpoints, "prompt_cache": self.prompt_cache,
+            "total": self.total, "cpu_extra": dict(self.cpu_extra),
         }  # fmt: skip
 
 
@@ -168,6 +190,8 @@ class Plan:
     drafter: Message | None = None  # "MTP head" / "draft model" when one is planned
     warnings: list[Message] = field(default_factory=list)
     estimated_weights: bool = False  # no tensor table: weights from the file size
+    ctx_checkpoints: int = 0  # per slot (--ctx-checkpoints), 0 where the model makes none
+    cache_ram_mib: int = 0  # the prompt cache's limit (--cache-ram)
 
     @property
     def fit_state(self) -> str:
@@ -187,7 +211,8 @@ class Plan:
             "reasons": [str(r) for r in self.reasons], "warnings": [str(w) for w in self.warnings],
             "plan_args": list(self.plan_args),
             "fallback_plan_args": list(self.fallback_plan_args),
-            "max_context": self.max_context,
+            "max_context": self.max_context, "ctx_checkpoints": self.ctx_checkpoints,
+            "cache_ram_mib": self.cache_ram_mib,
         }  # fmt: skip
 
 
@@ -349,6 +374,7 @@ class _Planner:
         self.drafter, self.gpus, self.ram, self.prefs = drafter, gpus, ram, prefs
         self.spec_type = spec_type if drafter is not None or (spec_type or "").startswith("ngram") else None
         self.projector = projector
+        self.lengths = mem.DraftLength()
         self.mtp = drafter is not None and drafter.kind == "mtp"
         self.n_all = len(shape.layers)
         # MTP blocks are loaded only when the MTP head runs (TENSOR_SKIP otherwise).
@@ -412,7 +438,7 @@ class _Planner:
         shape, wt = self.shape, self.wt
         c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
                     batch=self.prefs.batch, ubatch=self.prefs.ubatch)
-        tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type)
+        tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type, lengths=self.lengths)
         gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker, device=d.engine_name)
                     for d in self.gpus]
         ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity, buffer=self.ram.buffer, device="CPU")
@@ -453,13 +479,17 @@ class _Planner:
             head = wt.output
         head_dev.weights += head
         b.weights += wt.input + wt.other + head
-        if tied_on_cpu and self.head_variant is not None:
-            embd = next((t for _fi, t in wt.tensors if t.name == "token_embd.weight"), None)
-            moved = mem.extra_buffer(replace(embd, name="output.weight"), self.head_variant) if embd else None
-            if moved is not None:
-                ram.weights += moved[1]
-                b.weights += moved[1]
-                b.cpu_extra = {**b.cpu_extra, moved[0]: b.cpu_extra.get(moved[0], 0) + moved[1]}
+        # A tied head is token_embd loaded a second time as the output matrix
+        # (TENSOR_DUPLICATED): the output layer's buffer list offers it to the CPU's extra
+        # buffers, which copy it beside the mapped file (the input keeps the mapped one,
+        # GET_ROWS). Without a GPU that is the CPU variant's list (AMX on sapphirerapids:
+        # 190 MiB of the real Gemma 3 270M); with one, the head variant's (Vulkan, above).
+        head_variant = self.head_variant if tied_on_cpu else self.cpu_variant if head_dev is ram else None
+        moved = mem.tied_head_extra(wt, head_variant) if wt.tied else None
+        if moved is not None:
+            ram.weights += moved[1]
+            b.weights += moved[1]
+            b.cpu_extra = {**b.cpu_extra, moved[0]: b.cpu_extra.get(moved[0], 0) + moved[1]}
         if wt.tensors and not self.unified:
             # What the CPU really holds: the mapped range over its tensors (holes included)
             # and, without a GPU device, the re-laid copies in the CPU's extra buffers.
@@ -469,7 +499,8 @@ class _Planner:
                 delta = cw.total - cw.summed
                 ram.weights += delta
                 b.weights += delta
-                b.cpu_extra = {**b.cpu_extra, **cw.extra}
+                for buf, n in cw.extra.items():
+                    b.cpu_extra[buf] = b.cpu_extra.get(buf, 0) + n
         # Compute: every device running blocks reserves the graph; a GPU-only model still
         # keeps a small host buffer (inputs, the embedding lookup).
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
@@ -494,7 +525,8 @@ class _Planner:
             ram.drafter += dd[1]
             b.drafter += dd[0] + dd[1]
         if self.projector:
-            pdev = gpu_uses[self.local[0]] if self.local else ram
+            # The clip loader puts the projector on the first GPU unless --no-mmproj-offload.
+            pdev = gpu_uses[self.local[0]] if self.local and self.prefs.projector_offload else ram
             pdev.projector += self.projector
             b.projector = self.projector
         devices = gpu_uses + ([] if self.unified else [ram])
@@ -525,16 +557,135 @@ class _Planner:
         return all(d.fits for d in devices if d.kind != "cpu")
 
 
+# ------------------------------------------------------------------ engine arguments the plan reads
+_DRAFT_N_MAX = ("--spec-draft-n-max",)
+_NGRAM_N_MAX = ("--spec-ngram-mod-n-max",)
+_CACHE_RAM = ("--cache-ram", "-cram")
+_CHECKPOINTS = ("--ctx-checkpoints", "-ctxcp", "--swa-checkpoints")
+_NO_MMPROJ_OFFLOAD = ("--no-mmproj-offload",)
+
+
+def _int_arg(args: Sequence[str], names: tuple[str, ...]) -> int | None:
+    v = engine_args.value_of(args, *names)
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None  # the engine refuses it at start, with its own message
+
+
+def draft_lengths(spec: SpecDecision, prefs: PlanPrefs) -> mem.DraftLength:
+    """The draft lengths the engine will run: the user's (PlanPrefs), else the tuned one the
+    speed measurement put into the speculation argv (core/speculation/measured.py), else the
+    engine's default."""
+    draft = prefs.draft_n_max or _int_arg(spec.argv, _DRAFT_N_MAX) or mem.SPEC_DRAFT_N_MAX
+    ngram = prefs.ngram_n_max or _int_arg(spec.argv, _NGRAM_N_MAX) or mem.NGRAM_MOD_N_MAX
+    return mem.DraftLength(draft=max(draft, 0), ngram_mod=max(ngram, 0))
+
+
+def trained_context(model: gguf.ModelInfo, args: Sequence[str]) -> int | None:
+    """The slot cap after the user's RoPE options, as llama_init_from_model recomputes it:
+    YaRN with a frequency scale other than the file's raises `n_ctx_train` to the original
+    context / scale; any other setting keeps the file's (None)."""
+    scaling = engine_args.value_of(args, "--rope-scaling") or (model.rope_scaling_type or "")
+    scale = None
+    for i, token in enumerate(args):  # the last of --rope-scale / --rope-freq-scale wins
+        name = engine_args.flag_name(token)
+        value = engine_args.value_of(args[i:], name) if name in ("--rope-scale", "--rope-freq-scale") else None
+        try:
+            if name == "--rope-scale" and value:
+                scale = 1.0 / float(value)
+            elif name == "--rope-freq-scale" and value:
+                scale = float(value)
+        except (ValueError, ZeroDivisionError):
+            return None
+    if scaling != "yarn" or not scale:
+        return None
+    train_scale = 1.0 / model.rope_scaling_factor if model.rope_scaling_factor else 1.0
+    if abs(scale - train_scale) < 1e-9:
+        return None
+    orig = (_int_arg(args, ("--yarn-orig-ctx",)) or model.rope_scaling_original_context
+            or model.context_length or 0)  # fmt: skip
+    return int(orig / scale) or None
+
+
+_MMPROJ = ("--mmproj", "-mm")
+_NO_MMPROJ = ("--no-mmproj",)
+
+
+def projector_for(model: gguf.ModelInfo) -> Path | None:
+    """The projector (mmproj) that belongs to `model`: a file beside it (ModelInfo.projectors)
+    whose projection width is the model's embedding length, the one mtmd accepts."""
+    for path in model.projectors:
+        try:
+            info = gguf.read_projector(path)
+        except (OSError, gguf.GGUFError):
+            continue
+        if info.projection_dim and info.projection_dim == model.embedding_length:
+            return path
+    return None
+
+
+def engine_inputs(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str]) -> tuple[PlanPrefs, tuple[str, ...]]:
+    """The plan's inputs from the user's remaining extra arguments (after owned_args):
+    `with_engine_args`, and the projector: the user's `--mmproj FILE` is taken out (the plan
+    places and passes it), `--no-mmproj` keeps the model text-only, and otherwise the
+    projector that belongs to the model is found and planned. Returns (prefs, the rest)."""
+    prefs = with_engine_args(prefs, model, args)
+    rest: list[str] = []
+    given: str | None = None
+    for start, end, _name, value in engine_args.options(list(args)):
+        if engine_args.flag_name(args[start]) in _MMPROJ:
+            given = value or ""
+            continue
+        rest += args[start:end]
+    if given:
+        prefs = replace(prefs, projector=Path(given))
+    elif prefs.projector is None and not engine_args.sets(args, *_NO_MMPROJ):
+        found = projector_for(model)
+        if found is not None:
+            prefs = replace(prefs, projector=found)
+    return prefs, tuple(rest)
+
+
+def with_engine_args(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str]) -> PlanPrefs:
+    """`prefs` with what the user's remaining extra arguments change in the plan without
+    being the planner's to set: RoPE scaling (the slot cap), draft lengths, the prompt cache,
+    context checkpoints, projector placement. The arguments stay in the argv as written."""
+    changes: dict[str, Any] = {}
+    if (cap := trained_context(model, args)) is not None:
+        changes["ctx_train"] = cap
+    for field_name, names in (("draft_n_max", _DRAFT_N_MAX), ("ngram_n_max", _NGRAM_N_MAX),
+                              ("cache_ram_mib", _CACHE_RAM), ("ctx_checkpoints", _CHECKPOINTS)):
+        if (n := _int_arg(args, names)) is not None:
+            changes[field_name] = n
+    if engine_args.sets(args, *_NO_MMPROJ_OFFLOAD):
+        changes["projector_offload"] = False
+    return replace(prefs, **changes) if changes else prefs
+
+
 # ------------------------------------------------------------------ search
+def slot_cap(model: gguf.ModelInfo, prefs: PlanPrefs) -> int:
+    """The most context one slot can use (server-context.cpp `n_ctx_slot`): the trained
+    length, or what the user's YaRN scaling makes it (`trained_context`); 0: unknown."""
+    return prefs.ctx_train or model.context_length or 0
+
+
 def _ctx_target(model: gguf.ModelInfo, prefs: PlanPrefs) -> tuple[int, int, list[Message]]:
     """(wanted context, floor, notes)."""
     notes = []
-    trained = model.context_length or 0
+    trained = slot_cap(model, prefs)
+    if prefs.ctx == 0 and trained:
+        # `-c 0` is the trained context (llama_context: n_ctx 0 -> n_ctx_train), chosen by the user.
+        prefs = replace(prefs, ctx=trained)
     if prefs.ctx:
         want = prefs.ctx
         if trained and want > trained:
-            notes.append(msg("The context of {want} is above the {trained} this model was trained for; "
-                             "answers may degrade past that.", want=human_ctx(want), trained=human_ctx(trained)))
+            # The engine would allocate the larger cache but cap every slot at the trained
+            # length: planning it would buy memory no reply can use.
+            notes.append(msg("The context is {trained} instead of {want}: the engine stops each conversation at the "
+                             "{trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn "
+                             "--rope-scale 2, raises that).", want=human_ctx(want), trained=human_ctx(trained)))
+            want = trained
     else:
         want = min(DEFAULT_CTX, trained) if trained else DEFAULT_CTX
     floor = min(prefs.ctx_floor, want, trained or want)
@@ -704,6 +855,9 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
         args += ["-b", str(prefs.batch)]
     if prefs.ubatch:
         args += ["-ub", str(prefs.ubatch)]
+    args += _host_cache(p, r, prefs).args
+    if prefs.projector is not None:
+        args += ["--mmproj", str(prefs.projector)]
     partial = p.gpus and not p.unified and (0 < r.ngl < p.full_ngl or r.n_cpu_moe)
     fixed = prefs.gpu_layers is not None or prefs.n_cpu_moe is not None
     if partial and prefs.engine_fit and not fixed:
@@ -730,6 +884,63 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
     return tuple(args)
 
 
+@dataclass(frozen=True)
+class _HostCache:
+    checkpoints: int  # per slot
+    checkpoint_bytes: int  # one checkpoint of one slot (target and drafter)
+    checkpoints_total: int  # every slot's at their most
+    prompt_cache: int  # bytes (--cache-ram)
+    args: tuple[str, ...]
+    reason: Message | None = None
+
+
+def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
+    """Context checkpoints and the prompt cache, from the RAM the plan leaves free.
+
+    Both live in host memory and grow while the server runs (server-context.cpp
+    create_checkpoint, server-task.cpp server_prompt_cache): up to --ctx-checkpoints (32)
+    checkpoints per slot, each the slot's partial state (`mem.partial_state_bytes`), one
+    more for a recurrent model's speculative rollback, and up to --cache-ram (8 GiB) of
+    saved prompts. Checkpoints come first (they spare re-reading a long prompt on each turn
+    of a chat with a sliding-window or recurrent model); the prompt cache gets the rest."""
+    devices, _b = p.evaluate(r)
+    pool = devices[0] if p.unified else next(d for d in devices if d.kind == "cpu")
+    headroom = max(pool.capacity - pool.total - pool.host_cache, 0)
+    shape = p.shape
+    c = mem.cells(r.ctx, r.slots, shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
+    size = 0
+    if mem.makes_checkpoints(shape, prefs.swa_full):
+        size = mem.partial_state_bytes(shape, c, r.kv_type)
+        d = p.drafter
+        if d is not None and d.kind == "mtp":
+            size += mem.partial_state_bytes(shape, c, r.kv_type, shape.head)
+        elif d is not None and d.shape is not None:
+            size += mem.partial_state_bytes(d.shape, mem.cells(c.per_stream, c.n_stream, d.shape.n_swa), r.kv_type)
+    speculative = p.drafter is not None and any(ly.recurrent for ly in shape.trunk)
+    per_slot = size * r.slots
+    reason = None
+    if not size:
+        n = 0
+    elif prefs.ctx_checkpoints is not None:
+        n = max(prefs.ctx_checkpoints, 0)
+    else:
+        n = min(mem.CTX_CHECKPOINTS, max(headroom // per_slot - int(speculative), 0))
+        if n < mem.CTX_CHECKPOINTS:
+            reason = msg("Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they "
+                         "fit in RAM; a long chat may then re-read more of its prompt.",
+                         n=n, size=human_bytes(size))
+    total = per_slot * (n + int(speculative)) if size else 0
+    if prefs.cache_ram_mib is not None:
+        cache = headroom if prefs.cache_ram_mib < 0 else prefs.cache_ram_mib * MiB
+        args: tuple[str, ...] = ()
+    else:
+        cache = min(mem.CACHE_RAM_MIB * MiB, max(headroom - total, 0)) // MiB * MiB
+        args = ("--cache-ram", str(cache // MiB))
+    if reason is not None:
+        args += ("--ctx-checkpoints", str(n))
+    return _HostCache(n, size, total, cache, args, reason)
+
+
 # ------------------------------------------------------------------ entry points
 def plan(
     model: gguf.ModelInfo,
@@ -753,7 +964,7 @@ def plan(
     projector = 0
     if prefs.projector is not None:
         try:
-            projector = mem.tensor_bytes(prefs.projector)
+            projector = gguf.read_projector(prefs.projector).tensor_bytes
         except (OSError, gguf.GGUFError):
             projector = prefs.projector.stat().st_size if prefs.projector.exists() else 0
     want, floor, ctx_notes = _ctx_target(model, prefs)
@@ -769,8 +980,11 @@ def plan(
     if not machine.gpus and not machine.workers and not machine.unified_memory and not prefs.no_repack:
         cpu_variant = machine.cpu_variant
 
+    lengths = draft_lengths(spec, prefs)
+
     def run(d: _Drafter | None) -> tuple[_Planner, _Result]:
         pl = _Planner(model, shape, wt, d, gpus, ram, prefs, spec.spec_type, projector)
+        pl.lengths = lengths
         pl.cpu_variant = cpu_variant
         pl.head_variant = None if prefs.no_repack else machine.cpu_variant
         return pl, _search(pl, kv_choices, want, floor, slots)
@@ -839,6 +1053,13 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
     if not fits:
         reasons.append(_refusal(p, devices, setup, machine))
     reasons += notes
+    host = _host_cache(p, setup, prefs)
+    if fits:
+        pool = devices[0] if p.unified else next(d for d in devices if d.kind == "cpu")
+        pool.host_cache = host.checkpoints_total + host.prompt_cache
+        b.checkpoints, b.prompt_cache = host.checkpoints_total, host.prompt_cache
+        if host.reason is not None:
+            reasons.append(host.reason)
     args = _args(p, setup, prefs, drafter is not None) if fits else ()
     c = mem.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch,
                   ubatch=prefs.ubatch)
@@ -851,8 +1072,9 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
         n_cpu_moe=setup.n_cpu_moe, drop_drafter=False, fits=fits, bytes=b, per_device=devices,
         reasons=reasons, plan_args=args,
         fallback_plan_args=fallback if fallback is not None else args,
-        max_context=max(p.model.context_length or 0, prefs.ctx or 0) or want,
+        max_context=slot_cap(p.model, prefs) or max(prefs.ctx or 0, want),
         drafter=drafter, warnings=warnings, estimated_weights=not p.wt.exact,
+        ctx_checkpoints=host.checkpoints, cache_ram_mib=host.prompt_cache // MiB if fits else 0,
     )  # fmt: skip
 
 

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 # SentencePiece token types as llama.cpp reads them (llama_token_attr in llama-vocab.cpp).
-_NORMAL, _UNKNOWN, _CONTROL, UNUSED, _BYTE = 1, 2, 3, 5, 6
+_NORMAL, _UNKNOWN, CONTROL, UNUSED, _BYTE = 1, 2, 3, 5, 6
+_CONTROL = CONTROL
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,10 @@ class TinyModel:
     eos_id: int | None = 2
     # (id, text) pairs: these tokens get another text (and the NORMAL type).
     renamed: tuple[tuple[int, str], ...] = ()
+    # (text, type) tokens appended after the pieces and before the padding, with zero
+    # embedding and output rows like the padding: a model's own specials (Gemma 3 4B's
+    # `<image_soft_token>` CONTROL before its `[PADn]`, Phi-3's `<|end|>`).
+    extra_tokens: tuple[tuple[str, int], ...] = ()
 
     @property
     def head_dim(self) -> int:
@@ -103,7 +108,7 @@ class TinyModel:
 
     @property
     def n_vocab(self) -> int:
-        return 3 + 256 + self.n_pieces + self.n_pad
+        return 3 + 256 + self.n_pieces + len(self.extra_tokens) + self.n_pad
 
 
 def _gpt2_byte_chars() -> list[str]:
@@ -144,6 +149,10 @@ def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
     tokens += pieces
     types += [_NORMAL] * len(pieces)
     scores = [0.0] * 259 + [-float(k) for k in range(len(pieces))]
+    for text, kind in model.extra_tokens:
+        tokens.append(text)
+        types.append(kind)
+        scores.append(-1e4)
     if model.n_pad:
         first = len(tokens)
         tokens += [f"[PAD{i}]" for i in range(first, first + model.n_pad)]
@@ -157,9 +166,9 @@ def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
 
 def _zero_padding_rows(model: TinyModel, tensors: dict[str, np.ndarray]) -> None:
     """Padding ids get zero embedding and output rows, as in a converted padded model."""
-    if not model.n_pad:
+    if not model.n_pad and not model.extra_tokens:
         return
-    first = model.n_vocab - model.n_pad
+    first = model.n_vocab - model.n_pad - len(model.extra_tokens)
     for name in ("token_embd.weight", "output.weight"):
         if name in tensors and tensors[name].shape[0] == model.n_vocab:
             tensors[name][first:] = 0.0

@@ -728,9 +728,14 @@ class TokenizerId:
     add_eos: bool | None = None
     # Where the token list lies in the file, to compare two lists token by token.
     place: VocabPlace | None = field(default=None, compare=False)
+    # Ids the header names that end a reply, before the engine's detection by text
+    # (tokenizer.ggml.eot/eom/fim_pad/fim_rep/fim_sep_token_id): pairing must not ban them.
+    end_ids: tuple[int, ...] = field(default=(), compare=False)
 
 
 PerLayer = int | list[int] | None
+# Header ids of tokens that end generation (src/llama-vocab.cpp puts them in special_eog_ids).
+_END_ID_KEYS = tuple(f"tokenizer.ggml.{k}_token_id" for k in ("eot", "eom", "fim_pad", "fim_rep", "fim_sep"))
 
 
 @dataclass
@@ -783,6 +788,8 @@ class ModelInfo:
     version: int = 3
     # The token list itself, kept only by `read_model(..., keep_vocab=True)`.
     vocab: Vocab | None = field(default=None, compare=False, repr=False)
+    # tokenizer.chat_template: pairing asks whether it writes a token only the model has.
+    chat_template: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def has_mtp_head(self) -> bool:
@@ -867,6 +874,7 @@ def summarize(
         add_bos=_bool(kv.get("tokenizer.ggml.add_bos_token")),
         add_eos=_bool(kv.get("tokenizer.ggml.add_eos_token")),
         place=header.vocab_place,
+        end_ids=tuple(i for k in _END_ID_KEYS if (i := _int(kv.get(k))) is not None),
     )
 
     # MTP and sidecars, decided like the engine's loaders (src/models/*.cpp, speculative.cpp).
@@ -947,6 +955,7 @@ def summarize(
         missing_shards=list(missing_shards),
         version=header.version,
         vocab=header.vocab,
+        chat_template=template if isinstance(template, str) and template else None,
     )
 
 

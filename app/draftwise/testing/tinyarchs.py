@@ -86,6 +86,56 @@ def gemma3_tensors(model: TinyModel) -> Tensors:
     return t
 
 
+def _gemma4_block(t: Tensors, rng: np.random.Generator, model: TinyModel, i: int, *, kv: bool) -> None:
+    """One Gemma 4 block (`llama_model_gemma4` / `llama_model_gemma4_assistant`): q (and,
+    in the target, k/v) with per-head norms, post-attention and post-FFN norms, a layer
+    output scale; an assistant block has no k/v (it reads the target's cache)."""
+    e, hd, ff = model.n_embd, model.head_dim, model.n_ff
+    p = f"blk.{i}."
+    t[p + "attn_norm.weight"] = _ones(e)
+    t[p + "attn_q.weight"] = _w(rng, model.n_head * hd, e)
+    if kv:
+        t[p + "attn_k.weight"] = _w(rng, model.n_head_kv * hd, e)
+        t[p + "attn_v.weight"] = _w(rng, model.n_head_kv * hd, e)
+        t[p + "attn_k_norm.weight"] = _ones(hd)
+    t[p + "attn_output.weight"] = _w(rng, e, model.n_head * hd)
+    t[p + "attn_q_norm.weight"] = _ones(hd)
+    t[p + "post_attention_norm.weight"] = _ones(e)
+    t[p + "layer_output_scale.weight"] = _ones(1)
+    t[p + "ffn_norm.weight"] = _ones(e)
+    t[p + "ffn_gate.weight"] = _w(rng, ff, e)
+    t[p + "ffn_up.weight"] = _w(rng, ff, e)
+    t[p + "ffn_down.weight"] = _w(rng, e, ff)
+    t[p + "post_ffw_norm.weight"] = _ones(e)
+
+
+def gemma4_tensors(model: TinyModel) -> Tensors:
+    """`llama_model_gemma4` without per-layer embeddings or experts: tied output, and one
+    `rope_freqs` for the full-attention layers (proportional RoPE: all ones here)."""
+    rng = np.random.default_rng(model.seed)
+    t: Tensors = {"token_embd.weight": _w(rng, model.n_vocab, model.n_embd), "output_norm.weight": _ones(model.n_embd),
+                  "rope_freqs.weight": _ones(model.head_dim // 2)}
+    for i in range(model.n_layer):
+        _gemma4_block(t, rng, model, i, kv=True)
+    return t
+
+
+def gemma4_assistant_tensors(model: TinyModel) -> Tensors:
+    """`llama_model_gemma4_assistant` (src/models/gemma4-assistant.cpp): every block is an
+    MTP block (nextn_predict_layers = block_count, as convert_hf_to_gguf writes it), no
+    k/v of its own; `nextn.pre_projection` maps [target embedding, target hidden] (2x the
+    target's width, `embedding_length_out`) to its width, `nextn.post_projection` back."""
+    rng = np.random.default_rng(model.seed)
+    e, backbone = model.n_embd, model.target_hidden_size
+    t: Tensors = {"token_embd.weight": _w(rng, model.n_vocab, e), "output_norm.weight": _ones(e),
+                  "nextn.post_projection.weight": _w(rng, backbone, e),
+                  "nextn.pre_projection.weight": _w(rng, e, 2 * backbone),
+                  "rope_freqs.weight": _ones(model.head_dim // 2)}
+    for i in range(model.n_layer):
+        _gemma4_block(t, rng, model, i, kv=False)
+    return t
+
+
 def _kv_heads(model: TinyModel) -> list[int]:
     h = model.n_head_kv
     return list(h) if isinstance(h, list | tuple) else [h] * model.n_layer
@@ -144,6 +194,8 @@ TENSOR_SETS: dict[str, Callable[[TinyModel], Tensors]] = {
     "qwen3moe": qwen3moe_tensors,
     "gemma3": gemma3_tensors,
     "granitehybrid": granitehybrid_tensors,
+    "gemma4": gemma4_tensors,
+    "gemma4-assistant": gemma4_assistant_tensors,
 }
 
 
@@ -172,6 +224,49 @@ def qwen3moe_model(**overrides: Any) -> TinyModel:
     base.update(overrides)
     base.setdefault("extra_kv", {})
     base["extra_kv"] = {"qwen3moe.expert_feed_forward_length": base["n_ff_exp"], **base["extra_kv"]}
+    return TinyModel(**base)
+
+
+def _gemma4_kv(arch: str, pattern: list[bool], head_dim: int) -> dict[str, Any]:
+    return {f"{arch}.attention.sliding_window_pattern": pattern,
+            f"{arch}.attention.key_length": head_dim, f"{arch}.attention.value_length": head_dim,
+            f"{arch}.attention.key_length_swa": head_dim, f"{arch}.attention.value_length_swa": head_dim,
+            f"{arch}.rope.dimension_count_swa": head_dim}
+
+
+def gemma4_model(**overrides: Any) -> TinyModel:
+    """A Gemma 4 target: 2 blocks, a sliding-window one then a global one (the last block is
+    global and the one before it windowed, as in the published models: the assistant reads
+    the KV cache of those two). Heads of 32, one KV head."""
+    base: dict[str, Any] = dict(arch="gemma4", name="tiny-gemma4", n_embd=64, n_layer=2, n_head=2, n_head_kv=1,
+                                n_ff=128, sliding_window=128, tie_embeddings=True, n_ctx_train=8192)
+    base.update(overrides)
+    pattern = [i % 2 == 0 for i in range(base["n_layer"])]
+    pattern[-1] = False
+    hd = base["n_embd"] // base["n_head"]
+    base["extra_kv"] = {**_gemma4_kv("gemma4", pattern, hd),
+                        "gemma4.embedding_length_per_layer_input": 0, **base.get("extra_kv", {})}
+    return TinyModel(**base)
+
+
+def gemma4_assistant(target: TinyModel | None = None, n_layer: int = 2, **overrides: Any) -> TinyModel:
+    """The `gemma4-assistant` MTP drafter of `target`: narrower (its own width, with the
+    target's as `embedding_length_out`), heads of the target's size and KV head count (it
+    attends over the target's cache: llama-model.cpp `share`), its blocks alternating
+    windowed and global, the last global."""
+    target = target or gemma4_model()
+    hd = target.head_dim
+    e = hd  # one head of the target's size
+    base: dict[str, Any] = dict(arch="gemma4-assistant", name=f"{target.name}-assistant", n_embd=e, n_layer=n_layer,
+                                n_head=1, n_head_kv=target.n_head_kv, n_ff=64, sliding_window=target.sliding_window,
+                                tie_embeddings=True, n_ctx_train=target.n_ctx_train, nextn_predict_layers=n_layer,
+                                target_hidden_size=target.n_embd, vocab=target.vocab, n_pieces=target.n_pieces,
+                                seed=target.seed + 5, dtype=target.dtype)
+    base.update(overrides)
+    pattern = [i % 2 == 0 for i in range(n_layer)]
+    pattern[-1] = False
+    base["extra_kv"] = {**_gemma4_kv("gemma4-assistant", pattern, hd),
+                        "gemma4-assistant.embedding_length_out": target.n_embd, **base.get("extra_kv", {})}
     return TinyModel(**base)
 
 

@@ -734,6 +734,9 @@ class TokenizerId:
 
 
 PerLayer = int | list[int] | None
+# Architectures of MTP drafters that are models of their own (Gemma 4's assistant: the pinned
+# src/models/gemma4-assistant.cpp); what they draft for is engine knowledge (core/engines).
+_ASSISTANT_ARCHS = frozenset({"gemma4-assistant"})
 # Header ids of tokens that end generation (src/llama-vocab.cpp puts them in special_eog_ids).
 _END_ID_KEYS = tuple(f"tokenizer.ggml.{k}_token_id" for k in ("eot", "eom", "fim_pad", "fim_rep", "fim_sep"))
 
@@ -775,7 +778,8 @@ class ModelInfo:
     has_chat_template: bool
     is_projector: bool
     projectors: list[Path]
-    # "dflash", "dspark", "eagle3", "mtp-only" (a file that only helps a target model) or None.
+    # "dflash", "dspark", "eagle3", "mtp-only", "assistant" (an MTP drafter model of its own
+    # architecture, Gemma 4's), a file that only helps a target model, or None.
     sidecar_kind: str | None
     mtp_head_present: bool
     # "full" (trunk and MTP head), "trunk-only" (head declared, stripped), "mtp-only", or None.
@@ -790,6 +794,8 @@ class ModelInfo:
     vocab: Vocab | None = field(default=None, compare=False, repr=False)
     # tokenizer.chat_template: pairing asks whether it writes a token only the model has.
     chat_template: str | None = field(default=None, compare=False, repr=False)
+    # `<arch>.embedding_length_out`: an MTP assistant's target width (the engine asserts they match).
+    embedding_length_out: int | None = None
 
     @property
     def has_mtp_head(self) -> bool:
@@ -888,8 +894,15 @@ def summarize(
             mtp_layout = "mtp-only"
         else:
             mtp_layout = "full" if mtp_head_present else "trunk-only"
+    if arch in _ASSISTANT_ARCHS:
+        # An MTP drafter of its own architecture: every block is a nextn block (block_count =
+        # nextn_predict_layers), recognised by the projection the loader requires.
+        mtp_head_present = "nextn.pre_projection.weight" in names
+        mtp_layout = "mtp-only"
     sidecar = None
-    if arch == "dflash":
+    if arch in _ASSISTANT_ARCHS:
+        sidecar = "assistant"
+    elif arch == "dflash":
         sidecar = "dspark" if "markov_w1.weight" in names else "dflash"
     elif arch == "eagle3":
         # The engine picks the EAGLE3 loader by architecture only; its tensors (fc, d2t) are
@@ -956,6 +969,7 @@ def summarize(
         version=header.version,
         vocab=header.vocab,
         chat_template=template if isinstance(template, str) and template else None,
+        embedding_length_out=_int(a("embedding_length_out")),
     )
 
 

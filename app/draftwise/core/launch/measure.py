@@ -143,7 +143,7 @@ def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]
     flag = measured.n_max_flag(spec.spec_type)
     if flag is None or engine_args.sets(list(extra_args), flag):
         return (None,)
-    return settings.n_max_values or measured.N_MAX_CANDIDATES[flag]
+    return settings.n_max_values or measured.n_max_candidates(spec.spec_type) or (None,)
 
 
 def engine_starts(prepared: Prepared, settings: Settings = Settings()) -> int:

@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
-from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.capabilities import MTP_ASSISTANTS_11434, EngineCaps, mtp_nextn_runs
 from draftwise.core.engines.spec_types import (
     DRAFT_DFLASH,
     DRAFT_DSPARK,
@@ -319,14 +319,22 @@ def resolve(
         draft_info, verdict = _explicit_draft(model, options.draft, read)
         spec_type = draft_type(draft_info)
         _require_type(caps, spec_type, "draft")
-        if spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
+        if draft_info.sidecar_kind == ASSISTANT:
+            unusable = _assistant_unsuitable(model, draft_info)
+            if unusable is not None:
+                raise ResolveError("draft", msg("{name} cannot draft for this model: {reason}.",
+                                                name=options.draft.name, reason=unusable))
+        elif spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
             raise ResolveError(
                 "draft",
                 msg("{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for "
                     "this {arch} model.", name=options.draft.name, draft_arch=draft_info.architecture,
                     arch=model.architecture),
             )
-        if spec_type == DRAFT_MTP and not caps.runs_mtp(draft_info.architecture):
+        elif spec_type == DRAFT_MTP and not mtp_nextn_runs(draft_info.architecture, draft_info.nextn_predict_layers):
+            raise ResolveError("draft", _one_nextn_only(draft_info))
+        if spec_type == DRAFT_MTP and draft_info.sidecar_kind != ASSISTANT and not caps.runs_mtp(
+                draft_info.architecture):
             raise ResolveError(
                 "draft",
                 msg("{name} is an MTP head for {draft_arch}, which this engine does not run.",
@@ -436,6 +444,11 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
                 "The model has an MTP head, but this engine does not run MTP for {arch} models; "
                 "looking for a draft model instead.", arch=arch,
             ))
+        elif not mtp_nextn_runs(arch, nextn):
+            notes.append(msg(
+                "The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop "
+                "at the first draft); looking for a draft model instead.", n=nextn, arch=arch,
+            ))
         elif key in options.broken:
             left_out.append(key)
             notes.append(msg("The model's MTP head made this engine fail before; it is left out."))
@@ -450,7 +463,10 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
     candidates = _companions(model, options, caps, read, notes, skipped, left_out, refused)
     if candidates:
         best = min(candidates, key=lambda c: c.rank)
-        if best.spec_type == DRAFT_MTP:
+        if best.info.sidecar_kind == ASSISTANT:
+            why = msg("MTP assistant found beside the model: {name} (it reads the model's own KV cache). "
+                      "Speculation is on.", name=best.path.name)
+        elif best.spec_type == DRAFT_MTP:
             why = msg("MTP head found beside the model in {name}: speculation is on.", name=best.path.name)
         else:
             why = msg("Draft model found beside the model: {name} ({kind}). Speculation is on.",
@@ -558,7 +574,39 @@ def _companions(
     return found
 
 
+ASSISTANT = "assistant"  # gguf.ModelInfo.sidecar_kind of an MTP drafter model of its own architecture
+
+
+def _one_nextn_only(info: gguf.ModelInfo) -> Message:
+    return msg("{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the "
+               "first draft).", name=info.path.name, n=info.nextn_predict_layers or 0, arch=info.architecture)
+
+
+def _assistant_unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo) -> Message | None:
+    """What keeps an MTP assistant (Gemma 4's) from drafting for `model`, or None: it reads the
+    model's token embeddings, its hidden state and the KV cache of its last windowed and
+    global layers (llama-model.cpp `share`), so it fits one architecture and width."""
+    for_arch = MTP_ASSISTANTS_11434.get(draft.architecture or "")
+    if for_arch is None:
+        return msg("this engine runs no MTP assistant of architecture {draft_arch}", draft_arch=draft.architecture)
+    if model.architecture != for_arch:
+        return msg("it is the MTP assistant of {target_arch} models, not {arch}", target_arch=for_arch,
+                   arch=model.architecture)
+    if not draft.mtp_head_present:
+        return msg("it lacks the nextn.pre_projection tensor the engine loads")
+    if draft.embedding_length_out != model.embedding_length:
+        return msg("it was made for a model {width} wide, and this one is {model_width} wide",
+                   width=draft.embedding_length_out or 0, model_width=model.embedding_length or 0)
+    pattern = model.sliding_window_pattern
+    if isinstance(pattern, list) and len(pattern) >= 2 and (bool(pattern[-1]) or not bool(pattern[-2])):
+        return msg("the model's last two layers are not the windowed and global pair whose KV cache it reads")
+    return None
+
+
 def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> Message | None:
+    if spec_type == DRAFT_MTP and draft.sidecar_kind == ASSISTANT:
+        return _assistant_unsuitable(model, draft) or (
+            None if caps.has_spec_type(DRAFT_MTP) else msg("this engine cannot run a {kind}", kind=_type_words(DRAFT_MTP)))
     if spec_type == DRAFT_MTP:
         if draft.mtp_layout != "mtp-only":
             return msg("it carries its own MTP head, so it is a model, not a drafter")
@@ -569,6 +617,9 @@ def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, ca
                        arch=model.architecture)
         if not caps.runs_mtp(model.architecture):
             return msg("this engine does not run MTP for {arch}", arch=model.architecture)
+        if not mtp_nextn_runs(draft.architecture, draft.nextn_predict_layers):
+            return msg("it has {n} MTP layers, and this engine's {arch} MTP runs only one",
+                       n=draft.nextn_predict_layers or 0, arch=draft.architecture)
     # A plain draft of another architecture is fine: the engine's rule compares vocabularies
     # only (a Qwen3 dense draft for a Qwen3 MoE model).
     if not caps.has_spec_type(spec_type):

@@ -246,8 +246,14 @@ def _run(run, watch=None, *, verbose: bool) -> int:
                   flush=True)
 
     run.on_action = show
-    if verbose:
-        run.on_lines = lambda lines: print("\n".join(f"  | {x}" for x in lines), flush=True)
+
+    def on_lines(lines: list[str]) -> None:
+        if watch is not None:
+            watch.lines(lines)  # finished requests, counted exactly (core/launch/drafting.py)
+        if verbose:
+            print("\n".join(f"  | {x}" for x in lines), flush=True)
+
+    run.on_lines = on_lines
 
     stop = threading.Event()
 

@@ -324,3 +324,21 @@ def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None
         server.stop()
     assert crash.VOCAB_MISMATCH not in server.log_text()
     assert result["tokens_predicted"] > 0 and result["timings"]["draft_n"] > 0
+
+
+def test_the_bans_are_in_the_argv_with_the_drafter_and_not_in_the_fallback(tmp_path: Path) -> None:
+    from draftwise.core.launch import prepare
+    from tests.conftest import TEST_MACHINE
+
+    target, draft_model = tm.padded_pair()
+    model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
+    tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", draft_model)
+    p = prepare.prepare(prepare.Request(model=model, extra_args=("-l", "5+1")), CAPS, TEST_MACHINE)
+    spec = p.launch("llama-server")
+    argv = list(spec.argv)
+    bans = [argv[i + 1] for i, t in enumerate(argv) if t == "-l"]
+    assert bans == [f"{i}-inf" for i in range(800, 900)] + ["5+1"]  # ours, then the user's own
+    assert any("100 token ids only the model has (800–899) are banned" in str(n) for n in p.spec.notes)
+    fallback = list(spec.fallback_argv)
+    assert [fallback[i + 1] for i, t in enumerate(fallback) if t == "-l"] == ["5+1"]  # no drafter, no bans
+    assert p.spec.to_json()["bans"][:2] == [800, 801]

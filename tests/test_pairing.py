@@ -327,8 +327,9 @@ def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None
 
 
 def test_the_bans_are_in_the_argv_with_the_drafter_and_not_in_the_fallback(tmp_path: Path) -> None:
-    from draftwise.core.launch import prepare
     from tests.conftest import TEST_MACHINE
+
+    from draftwise.core.launch import prepare
 
     target, draft_model = tm.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]

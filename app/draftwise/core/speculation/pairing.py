@@ -248,17 +248,20 @@ def compare_tokens(target: gguf.Vocab, draft: gguf.Vocab, *, end_ids: frozenset[
                     "the first time the draft proposes it (the model's vocabulary ends at {size})",
                     id=token_id, size=target.count))
         return COMPATIBLE
+    # The draft's list matched the model's byte for byte from token `start`: the model's
+    # token `m` begins right after that run (no second walk over the list).
+    at_m = p_large + len(small.tokens) - p_small
     try:
-        return _model_only(target, m, draft.count, end_ids, chat_template)
+        return _model_only(target, m, at_m, draft.count, end_ids, chat_template)
     except (ValueError, struct.error):
         return Verdict(UNREADABLE, msg("its token list could not be compared ({error})", error="the list is damaged"))
 
 
-def _model_only(target: gguf.Vocab, m: int, draft_size: int, end_ids: frozenset[int],
+def _model_only(target: gguf.Vocab, m: int, pos: int, draft_size: int, end_ids: frozenset[int],
                 chat_template: str) -> Verdict:
-    """Ids `m`.. that only the model has: bans for those no reply needs, or a refusal naming
-    the first one a reply needs (it ends a reply, it is text, or the template writes it)."""
-    pos = gguf.skip_strings(target.tokens, 0, m)
+    """Ids `m`.. that only the model has (token `m` at byte `pos` of its list): bans for
+    those no reply needs, or a refusal naming the first one a reply needs (it ends a reply,
+    it is text, or the template writes it)."""
     bans: list[int] = []
     for token_id in range(m, target.count):
         n = _U64.unpack_from(target.tokens, pos)[0]

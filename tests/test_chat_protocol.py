@@ -101,6 +101,18 @@ def test_request_body_streams_with_timings_and_honours_options():
     assert "temperature" not in plain and "max_tokens" not in plain and len(plain["messages"]) == 1
 
 
+
+def test_the_chat_never_sends_logit_bias():
+    """A request's logit_bias would replace the engine's -l bans for that reply (server-schema.cpp)."""
+    body = chat.request_body([("user", "hi")], Options(extra=(("logit_bias", [[5, False]]), ("seed", 1))))
+    assert "logit_bias" not in body and body["seed"] == 1
+    from pathlib import Path
+
+    # Nor do the stream and the chat's state add one of their own.
+    app = Path(chat.__file__).parents[1]
+    assert all("logit_bias" not in (app / f).read_text(encoding="utf-8")
+               for f in ("services/chat_client.py", "viewmodels/chat.py", "ui/chat_panel.py"))
+
 def test_figures_prefer_the_engines_timings():
     t = chat.timings_from_json(TIMINGS)
     f = chat.figures(t, first_token_s=0.21, counted=19, elapsed_s=1.0, speculative=True)

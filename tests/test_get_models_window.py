@@ -4,6 +4,7 @@ loopback hub stand-in), opened with speculation on, and launched on the real eng
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -96,5 +97,75 @@ def test_the_downloaded_starter_launches_with_its_drafter(qtbot, hub, tmp_path, 
     with qtbot.waitSignal(vm.launch.became_ready, timeout=90000):
         vm.do_launch()
     assert DRAFT_FILE in " ".join(vm.launch.spec.argv)
+    with qtbot.waitSignal(vm.launch.ended, timeout=30000):
+        vm.do_stop()
+
+
+# ------------------------------------------------------------------ the Gemma 3 starter
+GEMMA_REPO, GEMMA_FILE = "unsloth/gemma-3-4b-it-GGUF", "gemma-3-4b-it-Q4_K_M.gguf"
+GEMMA_DRAFT_REPO, GEMMA_DRAFT_FILE = "unsloth/gemma-3-270m-it-GGUF", "gemma-3-270m-it-Q4_K_M.gguf"
+
+
+@pytest.fixture
+def gemma_hub(tmp_path, monkeypatch):
+    """The starter's two repositories: a "4B" with the real 4B vocabulary (262,208 ids) built
+    from the real 270M's weights, and the real 270M Q4_K_M as its drafter."""
+    from draftwise.testing import realmodels
+
+    try:
+        target, draft = realmodels.gemma3_4b_standin(), realmodels.gemma3_270m()
+    except RuntimeError as exc:
+        pytest.skip(f"the real Gemma 3 270M is not at hand: {exc}")
+    with HubStub() as stub:
+        stub.add_file(GEMMA_REPO, GEMMA_FILE, target)
+        stub.add_file(GEMMA_DRAFT_REPO, GEMMA_DRAFT_FILE, draft)
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))
+        monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+        monkeypatch.setenv("DRAFTWISE_MODELS_DIR", str(tmp_path / "Models"))
+        yield stub
+
+
+@pytest.mark.engine
+@pytest.mark.timeout(900)
+def test_the_gemma_3_starter_launches_with_its_drafter_and_drafts(qtbot, gemma_hub, tmp_path, engine):
+    """Done when (issue 18): from an empty home, the Gemma 3 starter and its drafter, got in
+    the window, launch with speculation on, the 64 ids only the 4B has banned, and the engine
+    drafts: accepted tokens from its own counters."""
+    import json
+
+    from draftwise.core.launch import headless
+
+    win = _empty_window(qtbot, engine)
+    qtbot.mouseClick(win.library.get_models, Qt.MouseButton.LeftButton)
+    dialog = win._get_models_dialog
+    names = [dialog.starters.item(i).data(Qt.ItemDataRole.UserRole) for i in range(dialog.starters.count())]
+    dialog.starters.setCurrentRow(names.index(GEMMA_REPO))
+    qtbot.waitUntil(lambda: dialog.files.rowCount() == 1, timeout=20000)
+    assert dialog.drafter.isVisible() and dialog.drafter.isChecked()
+    with qtbot.waitSignal(dialog.vm.downloaded, timeout=600000):
+        qtbot.mouseClick(dialog.download_button, Qt.MouseButton.LeftButton)
+    folder = tmp_path / "Models" / "unsloth" / "gemma-3-4b-it-GGUF"
+    assert (folder / GEMMA_FILE).is_file() and (folder / GEMMA_DRAFT_FILE).is_file()
+    vm = win.vm
+    qtbot.waitUntil(lambda: vm.outcome is not None and vm.outcome.decision is not None, timeout=60000)
+    decision = vm.outcome.decision
+    assert decision.source == AUTO_COMPANION and decision.draft.name == GEMMA_DRAFT_FILE, decision.notes
+    assert decision.bans == tuple(range(262144, 262208))
+    assert "262144–262207" in win.speculation.notes.text()  # the card says what is banned
+    qtbot.waitUntil(lambda: vm.can_launch(), timeout=60000)
+    with qtbot.waitSignal(vm.launch.became_ready, timeout=300000):
+        vm.do_launch()
+    spec = vm.launch.spec
+    argv = list(spec.argv)
+    assert GEMMA_DRAFT_FILE in " ".join(argv) and "--spec-type" in argv
+    assert argv.count("-l") == 64 and "262144-inf" in argv and "262207-inf" in argv
+    status, raw = headless.request(spec.url, spec.api_key, "/completion",
+                                   {"prompt": "The capital of France is", "n_predict": 24, "temperature": 0}, 300)
+    assert status == 200
+    timings = json.loads(raw)["timings"]
+    status, metrics = headless.request(spec.url, spec.api_key, "/metrics", None, 10)
+    accepted = re.search(r"^llamacpp:spec_decode_num_accepted_tokens_total (\S+)$", metrics.decode(), re.M)
+    assert timings.get("draft_n_accepted", 0) > 0 and accepted and float(accepted.group(1)) > 0, timings
     with qtbot.waitSignal(vm.launch.ended, timeout=30000):
         vm.do_stop()

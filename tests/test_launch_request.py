@@ -114,12 +114,56 @@ def test_planner_owned_arguments_become_plan_inputs(model, extra, planned, name,
     ("--kv-unified",), ("-ncffn", "2"),
     ("-ctk", "q8_0"), ("-ctk", "q8_0", "-ctv", "f16"), ("-c", "100"), ("-np", "0"), ("-fa", "maybe"),
     ("-c", "512", "--ctx-size", "1024"),
+    # Placement the plan decides, and the draft's own placement.
+    ("-dev", "Vulkan0"), ("--device=none",), ("-sm", "tensor"), ("--split-mode", "row"), ("-sm", "none"),
+    ("-sm", "diagonal"), ("-mg", "1"), ("--main_gpu=1",), ("-otd", "exps=CPU"), ("--override-tensor-draft", "x=CPU"),
+    ("-cmoed",), ("--cpu-moe-draft",), ("-ncmoed", "2"), ("--spec-draft-ncmoe=2",), ("--kv-unified-per-slot", "512"),
 ])
 def test_arguments_the_plan_cannot_take_are_refused_by_name(model, extra):
     with pytest.raises(prepare.PrepareError) as err:
         _prepare(model, *extra)
     assert err.value.field == "extra_args"
     assert extra[0].split("=")[0] in str(err.value) or engine_args.canonical(extra[0]) in str(err.value)
+
+
+# Every spelling common/arg.cpp gives the options that fetch a model, a draft or a projector.
+FETCHING = [("-hf", "ggml-org/gemma-3-4b-it-GGUF"), ("-hfr", "x/y"), ("--hf-repo", "x/y"), ("--hf_repo=x/y",),
+            ("-hff", "m.gguf"), ("--hf-file", "m.gguf"), ("-hft", "hf_x"), ("--hf-token", "hf_x"),
+            ("-mu", "https://example.com/m.gguf"), ("--model-url", "https://x"), ("-dr", "gemma3"),
+            ("--docker-repo", "ai/gemma3"), ("--spec-draft-hf", "x/y"), ("-hfd", "x/y"), ("-hfrd", "x/y"),
+            ("--hf-repo-draft", "x/y"), ("-mmu", "https://x"), ("--mmproj-url", "https://x")]
+
+
+@pytest.mark.parametrize("extra", FETCHING)
+def test_arguments_that_fetch_a_model_are_refused_the_library_is_where_models_come_from(model, extra):
+    with pytest.raises(prepare.PrepareError) as err:
+        _prepare(model, *extra)
+    assert err.value.field == "extra_args"
+    text = str(err.value)
+    assert extra[0].split("=")[0] in text and "library" in text and "Get models" in text
+
+
+def test_fetching_spellings_are_every_one_the_engine_has():
+    """Each fetching option of the pinned engine is refused, under every spelling (the alias
+    table is checked against arg.cpp above)."""
+    names = {engine_args.canonical(e[0]) for e in FETCHING}
+    spellings = {s for group in engine_args.ALIASES if group[0] in names for s in group}
+    assert spellings == {e[0].split("=")[0].replace("_", "-") for e in FETCHING}
+
+
+def test_split_mode_layer_is_what_the_plan_assumes(model):
+    p = _prepare(model, "-sm", "layer")
+    assert "--split-mode" not in _counts(p.argv("llama-server"))
+
+
+def test_ctx_0_means_the_trained_context(tmp_path):
+    path = write_tiny_model(tmp_path / "Trained-2k.gguf", TinyModel(n_ctx_train=2048))[0]
+    p = _prepare(path, "-c", "0")
+    assert p.plan.ctx == 2048 and _value(p.argv("llama-server"), "--ctx-size") == "2048"
+    two = _prepare(path, "-c", "0", "-np", "2")
+    assert two.plan.ctx == 1024 and two.plan.slots == 2
+    with pytest.raises(prepare.PrepareError, match="Context field"):
+        _prepare(path, "--ctx-size=0", prefs=planner.PlanPrefs(ctx=1024))
 
 
 def test_a_field_and_an_argument_that_disagree_are_refused(model):

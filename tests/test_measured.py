@@ -177,3 +177,43 @@ def test_watch_warns_once_about_a_dropped_drafter_and_about_drafting_that_cannot
     assert measured_watch.metrics(METRICS)[1] is None
     plain = drafting.Watch(speculating=False, what="x", break_even=None)
     assert plain.slots(b'[{"id":0,"speculative":false}]') is None
+
+
+# ------------------------------------------------------------------ counters that do not round
+def _metrics(predicted: float, drafted: float = 0.0) -> str:
+    """/metrics as the engine prints it: a default C++ stream, 6 significant digits."""
+    return (f"llamacpp:tokens_predicted_total {predicted:.6g}\n"
+            f"llamacpp:tokens_predicted_seconds_total {61728.4:.6g}\n"
+            f"llamacpp:spec_decode_num_draft_tokens_total {drafted:.6g}\n")
+
+
+def test_metrics_totals_round_past_a_million_so_a_short_request_does_not_move_them():
+    assert _metrics(1_234_567) == _metrics(1_234_569)  # a 2-token request: the same text
+    assert not drafting.Counters.from_metrics(_metrics(1_234_567)).exact
+    assert drafting.Counters.from_metrics(_metrics(999_999)).exact
+
+
+def test_the_watch_sees_a_finished_request_from_the_engine_line_where_the_totals_stall():
+    w = drafting.Watch(speculating=True, what="the draft model", break_even=None)
+    w.metrics(_metrics(1_234_567))
+    changed, _ = w.metrics(_metrics(1_234_569))
+    assert not changed  # nothing said, nothing new
+    w.lines(["srv  log: slot print_timing: id  0 | task 7 | prompt eval time =   10.00 ms /     3 tokens",
+             "slot print_timing: id  0 | task 7 |        eval time =      80.00 ms /     2 tokens (   40.00 ms "
+             "per token,    25.00 tokens per second)"])
+    assert w.requests == 1
+    changed, _ = w.metrics(_metrics(1_234_569))
+    assert changed
+    assert not w.metrics(_metrics(1_234_569))[0]
+
+
+def test_per_request_timings_are_the_exact_counts():
+    t = {"predicted_n": 24, "predicted_ms": 1235.356, "draft_n": 17, "draft_n_accepted": 15, "cache_n": 0}
+    c = drafting.Counters.from_timings(t)
+    assert (c.drafted, c.accepted, c.drafts, c.predicted) == (17, 15, 0, 24)
+    assert c.predicted_seconds == pytest.approx(1.235356)
+    assert drafting.Counters.from_timings({"predicted_n": 3}).drafted == 0
+    two = c.plus(drafting.Counters.from_timings(t))
+    assert (two.drafted, two.accepted) == (34, 30)
+    assert drafting.parse_eval_line("prompt eval time =  10.00 ms /  3 tokens") is None
+    assert drafting.parse_eval_line("       eval time =   80.50 ms /    2 tokens (...)") == (2, 80.5)

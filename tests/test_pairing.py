@@ -4,6 +4,7 @@ log (engine tests below)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from draftwise.core.engines import capabilities
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import crash, headless
+from draftwise.core.launch import crash, headless, llamacpp
 from draftwise.core.speculation import pairing
 from draftwise.core.speculation import resolver as rs
 from draftwise.testing import tinymodels as tm
@@ -36,16 +37,20 @@ class Pair:
     name: str
     target: tm.TinyModel
     draft: tm.TinyModel
-    condition: str | None = None  # ours: None accepts
+    condition: str | None = None  # None: accepts
     reason: str = ""  # a regex our reason must match
+    bans: int = 0  # ids only the model has, banned on it
 
 
 P = pairing
+CONTROL = tm.CONTROL
+IMAGE = (("<image_soft_token>", CONTROL),)  # Gemma 3 4B's id 262144, before its padding
+TEMPLATE = {"tokenizer.chat_template": "{% for m in messages %}<|user|>{{ m.content }}<|end|>{% endfor %}<|assistant|>"}
 PAIRS = (
     Pair("identical", BASE, _draft()),
-    Pair("padded target 900 / 800", replace(BASE, n_pad=100), _draft()),
+    Pair("padded target 900 / 800", replace(BASE, n_pad=100), _draft(), bans=100),
     Pair("padded draft 800 / 900", BASE, _draft(n_pad=100)),
-    Pair("padded by exactly 128", replace(BASE, n_pad=128), _draft()),
+    Pair("padded by exactly 128", replace(BASE, n_pad=128), _draft(), bans=128),
     Pair("padded by 129", replace(BASE, n_pad=129), _draft(), P.SIZE,
          r"vocabulary size differs by 129 tokens \(800 in the draft, 929 in the model; the engine allows 128\)"),
     Pair("vocab type SPM / BPE", BASE, _draft(tokenizer_model="gpt2", tokenizer_pre="default"), P.VOCAB_TYPE,
@@ -64,12 +69,23 @@ PAIRS = (
          r"add_bos off in the draft, on in the model"),
     Pair("BPE: pre-tokenizer differs, add_bos written", replace(BPE, add_bos=True),
          _draft(BPE, tokenizer_pre="default", add_bos=True)),
-    Pair("extra ids in the model not padding", replace(BASE, n_pieces=PIECES + 100), _draft(), P.NOT_PADDING,
-         r"token 800 exists only in the model and is not padding"),
+    Pair("extra ids in the model are text", replace(BASE, n_pieces=PIECES + 100), _draft(), P.MODEL_ONLY,
+         r"token 800 \('▁\w+'\) exists only in the model and is text it writes"),
     Pair("extra ids in the draft not padding", BASE, _draft(n_pieces=PIECES + 100), P.NOT_PADDING,
          r"token 800 exists only in the draft and is not padding"),
-    Pair("[PAD] entries typed NORMAL", replace(BASE, n_pad=100, pad_type=1), _draft(), P.NOT_PADDING,
-         r"token 800 exists only in the model"),
+    Pair("[PAD] entries typed NORMAL", replace(BASE, n_pad=100, pad_type=1), _draft(), P.MODEL_ONLY,
+         r"token 800 \('\[PAD800\]'\) exists only in the model and is text"),
+    Pair("image token then padding (Gemma 3 4B's layout)", replace(BASE, extra_tokens=IMAGE, n_pad=63), _draft(),
+         bans=64),
+    Pair("special tokens only in the model", replace(BASE, n_pad=100, pad_type=CONTROL), _draft(), bans=100),
+    Pair("an end token only in the model (Phi-3's <|end|>)",
+         replace(BASE, extra_tokens=(("<|assistant|>", CONTROL), ("<|end|>", CONTROL))), _draft(), P.MODEL_ONLY,
+         r"token 801 \('<\|end\|>'\) exists only in the model and ends a reply"),
+    Pair("the model's EOS id only in the model", replace(BASE, extra_tokens=(("<stop>", CONTROL),), eos_id=800),
+         _draft(eos_id=800), P.MODEL_ONLY, r"token 800 \('<stop>'\) exists only in the model and ends a reply"),
+    Pair("a special token the chat template writes",
+         replace(BASE, extra_tokens=(("<|user|>", CONTROL),), extra_kv=TEMPLATE), _draft(), P.MODEL_ONLY,
+         r"token 800 \('<\|user\|>'\) exists only in the model and its chat template writes it"),
 )
 
 
@@ -87,13 +103,17 @@ def test_table(pair: Pair, tmp_path: Path) -> None:
     assert verdict.condition == pair.condition, str(verdict)
     if pair.reason:
         assert re.search(pair.reason, str(verdict)), str(verdict)
+    n_draft = pair.draft.n_vocab
+    assert verdict.bans == tuple(range(n_draft, n_draft + pair.bans))
     # Both read from their files gives the same verdict as the kept list.
     assert pairing.check(gguf.read_model(target), gguf.read_model(draft)) == verdict
 
 
 def test_table_is_big_enough() -> None:
     assert len(PAIRS) >= 12
-    assert {p.condition for p in PAIRS} >= {None, *pairing.ENGINE_CONDITIONS, pairing.NOT_PADDING}
+    assert {p.condition for p in PAIRS} >= {None, *pairing.ENGINE_CONDITIONS, pairing.NOT_PADDING,
+                                           pairing.MODEL_ONLY}
+    assert any(p.bans for p in PAIRS)
 
 
 def test_scan_keeps_no_token_list_but_knows_where_it_is(tmp_path: Path) -> None:
@@ -157,7 +177,7 @@ def test_resolver_picks_a_padded_companion(tmp_path: Path) -> None:
 def test_explicit_draft_refused_with_the_condition(tmp_path: Path) -> None:
     model = tm.write_tiny_model(tmp_path / "m.gguf", replace(BASE, n_pieces=PIECES + 100))[0]
     draft = tm.write_tiny_model(tmp_path / "d.gguf", _draft())[0]
-    with pytest.raises(rs.ResolveError, match="d.gguf cannot draft for this model: token 800 exists only in the model"):
+    with pytest.raises(rs.ResolveError, match=r"d.gguf cannot draft for this model: token 800 \('▁\w+'\) exists only in the model"):
         rs.resolve(gguf.read_model(model), rs.SpecOptions(draft=draft), CAPS)
 
 
@@ -186,7 +206,8 @@ def test_the_engine_agrees(engine, pair: Pair, tmp_path: Path) -> None:
     target, draft = _write_pair(tmp_path, pair)
     ours = pairing.check(gguf.read_model(target), rs.read_draft(draft))
     server = headless.start_server(engine.binary, target, ctx=256, log_dir=tmp_path,
-                                   extra_args=["--spec-type", "draft-simple", "-md", str(draft), "-lv", "5"])
+                                   extra_args=["--spec-type", "draft-simple", "-md", str(draft), "-lv", "5",
+                                               *llamacpp.ban_args(ours.bans)])
     try:
         server.wait_ready(60)
         result = server.complete("Hello there", n_predict=16) if ours.ok else None
@@ -226,7 +247,8 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
         tensors = tm.llama_tensors(pair.draft)
         tensors["output.weight"][: pair.target.n_vocab] = 0.0
         draft = tm.write_tiny_model(draft, replace(pair.draft, name="pair-draft"), tensors=tensors)[0]
-    assert pairing.check(gguf.read_model(target), rs.read_draft(draft)).condition == pairing.NOT_PADDING
+    assert pairing.check(gguf.read_model(target), rs.read_draft(draft)).condition in (pairing.NOT_PADDING,
+                                                                                      pairing.MODEL_ONLY)
     server = headless.start_server(engine.binary, target, ctx=256, log_dir=tmp_path,
                                    extra_args=["--spec-type", "draft-simple", "-md", str(draft)])
     try:
@@ -247,6 +269,43 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
 
 
 @pytest.mark.engine
+def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp_path: Path) -> None:
+    """A random target whose 100 ids past the draft's are special tokens it really writes
+    (strong output rows): without the bans the engine dies on the first reply at temperature
+    1.0 (`get_sub_batch: failed to add token N`); with them, 20 of 20 replies, drafted."""
+    target_model = replace(BASE, name="ban-target", n_pad=100, pad_type=CONTROL, extra_rows=0.2)
+    target = tm.write_tiny_model(tmp_path / "ban-target.gguf", target_model)[0]
+    draft = tm.write_tiny_model(tmp_path / "ban-draft.gguf", _draft(name="ban-draft"))[0]
+    verdict = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    assert verdict.ok and verdict.bans == tuple(range(800, 900))
+    assert len(llamacpp.ban_args(verdict.bans)) == 200
+
+    def serve(bans: tuple[int, ...]) -> tuple[int, int, str]:
+        server = headless.start_server(engine.binary, target, ctx=512, log_dir=tmp_path,
+                                       extra_args=["--spec-type", "draft-simple", "-md", str(draft),
+                                                   *llamacpp.ban_args(bans)])
+        served = drafted = 0
+        try:
+            server.wait_ready(60)
+            for seed in range(20):
+                status, raw = headless.request(server.base_url, server.api_key, "/completion",
+                                               {"prompt": "Hello there", "n_predict": 32, "temperature": 1.0,
+                                                "seed": seed}, 30)
+                served += status == 200
+                drafted += json.loads(raw).get("timings", {}).get("draft_n", 0)
+        except OSError:
+            pass  # the engine died mid-reply
+        finally:
+            server.stop()
+        return served, drafted, server.log_text()
+
+    served, _drafted, log = serve(())
+    assert served == 0 and "get_sub_batch: failed to add token" in log, log[-2000:]
+    served, drafted, log = serve(verdict.bans)
+    assert served == 20 and drafted > 0 and "get_sub_batch" not in log, log[-2000:]
+
+
+@pytest.mark.engine
 def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None:
     target, draft_model = tm.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
@@ -255,7 +314,9 @@ def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None
     decision = rs.resolve(gguf.read_model(model), rs.SpecOptions(), caps)
     assert (decision.spec_type, decision.draft, decision.source) == ("draft-simple", draft, rs.AUTO_COMPANION)
     assert gguf.read_model(model).tokenizer.vocab_size == 900 and decision.draft_info.tokenizer.vocab_size == 800
-    server = headless.start_server(engine.binary, model, ctx=256, log_dir=tmp_path, extra_args=list(decision.argv))
+    assert decision.bans == tuple(range(800, 900))
+    server = headless.start_server(engine.binary, model, ctx=256, log_dir=tmp_path,
+                                   extra_args=[*decision.argv, *llamacpp.ban_args(decision.bans)])
     try:
         server.wait_ready(60)
         result = server.complete("Hello there, tell me a story", n_predict=32)
@@ -263,3 +324,22 @@ def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None
         server.stop()
     assert crash.VOCAB_MISMATCH not in server.log_text()
     assert result["tokens_predicted"] > 0 and result["timings"]["draft_n"] > 0
+
+
+def test_the_bans_are_in_the_argv_with_the_drafter_and_not_in_the_fallback(tmp_path: Path) -> None:
+    from tests.conftest import TEST_MACHINE
+
+    from draftwise.core.launch import prepare
+
+    target, draft_model = tm.padded_pair()
+    model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
+    tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", draft_model)
+    p = prepare.prepare(prepare.Request(model=model, extra_args=("-l", "5+1")), CAPS, TEST_MACHINE)
+    spec = p.launch("llama-server")
+    argv = list(spec.argv)
+    bans = [argv[i + 1] for i, t in enumerate(argv) if t == "-l"]
+    assert bans == [f"{i}-inf" for i in range(800, 900)] + ["5+1"]  # ours, then the user's own
+    assert any("100 token ids only the model has (800–899) are banned" in str(n) for n in p.spec.notes)
+    fallback = list(spec.fallback_argv)
+    assert [fallback[i + 1] for i, t in enumerate(fallback) if t == "-l"] == ["5+1"]  # no drafter, no bans
+    assert p.spec.to_json()["bans"][:2] == [800, 801]

@@ -627,6 +627,20 @@ def test_a_drafter_left_out_as_broken_is_said_and_can_be_tried_again(qtbot, tmp_
     assert not s.left_out_broken() and "tiny-llama-draft.gguf" in vm.command_text()
 
 
+def test_a_companion_that_cannot_draft_is_named_with_why_never_none_found(qtbot, tmp_path: Path) -> None:
+    """Beside the model, a draft its vocabulary rules out (Phi-3's <|end|> only in the model):
+    the card names it and says why; "No draft model found" would be false."""
+    t = TinyModel(name="tiny-llama", extra_tokens=(("<|end|>", 3),))
+    model = write_tiny_model(tmp_path / "fam" / "tiny-llama-F32.gguf", t)[0]
+    write_tiny_model(tmp_path / "fam" / "tiny-llama-draft.gguf", draft_model(TinyModel(name="tiny-llama")))
+    vm = make_vm()
+    open_and_wait(qtbot, vm, model)
+    head = vm.speculation.headline()
+    assert head.startswith("tiny-llama-draft.gguf is beside the model but cannot draft for it: token 323 ('<|end|>')")
+    assert "ends a reply" in head and "No draft model found" not in head
+    assert not any("Skipped tiny-llama-draft.gguf" in n for n in vm.speculation.notes())
+
+
 def test_settings_problem_stays_until_dismissed(qtbot) -> None:
     vm = AppViewModel(LoadResult(Settings(), Path("/nonexistent/s.json"), "settings were damaged"), persist=False)
     assert "settings were damaged" in vm.banner_text()
@@ -720,6 +734,19 @@ def test_core_sentences_show_in_japanese(japanese, tmp_path: Path) -> None:
     from draftwise.core.planning import planner
     from draftwise.core.speculation import resolver
     from draftwise.viewmodels.i18n import tr_message
+
+    refused = TinyModel(name="tiny-ja", extra_tokens=(("<|end|>", 3),))
+    write_tiny_model(tmp_path / "ja" / "tiny-ja-F32.gguf", refused)
+    write_tiny_model(tmp_path / "ja" / "tiny-ja-draft.gguf", draft_model(TinyModel(name="tiny-ja")))
+    r = resolver.resolve(gguf.read_model(tmp_path / "ja" / "tiny-ja-F32.gguf"), resolver.SpecOptions(),
+                         capabilities.pinned_caps())
+    from draftwise.viewmodels.speculation import SpeculationViewModel
+
+    card = SpeculationViewModel()
+    card.set_result(None, r, None)
+    ja_head = card.headline()
+    assert _JA.search(ja_head) and "tiny-ja-draft.gguf" in ja_head and "cannot draft" not in ja_head
+    assert "<|end|>" in ja_head and "ends a reply" not in ja_head
 
     target, draft = _companion_folder(tmp_path)
     other = write_tiny_model(tmp_path / "x-draft.gguf", draft_model(TinyModel(), vocab="other", n_layer=1, n_embd=32, n_ff=64))[0]

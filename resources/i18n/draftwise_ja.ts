@@ -9,112 +9,112 @@
       <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="219" />
+      <location filename="../../app/draftwise/core/chat.py" line="227" />
       <source>The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise.</source>
       <translation>エンジンが Draftwise の API キーを拒否しました (401)。別のプログラムか別のキーで起動された可能性があります。停止して Draftwise からモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="223" />
+      <location filename="../../app/draftwise/core/chat.py" line="231" />
       <source>The model is still loading; your message goes out as soon as it is ready.</source>
       <translation>モデルを読み込み中です。準備ができ次第メッセージを送ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="228" />
+      <location filename="../../app/draftwise/core/chat.py" line="236" />
       <source>The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context.</source>
       <translation>会話（{used} トークン）がモデルのコンテキスト {ctx} トークンに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="231" />
+      <location filename="../../app/draftwise/core/chat.py" line="239" />
       <source>The conversation no longer fits the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="235" />
+      <location filename="../../app/draftwise/core/chat.py" line="243" />
       <source>This engine has no chat endpoint ({path}).</source>
       <translation>このエンジンにはチャットのエンドポイント（{path}）がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="237" />
+      <location filename="../../app/draftwise/core/chat.py" line="245" />
       <source>The engine answered with an error: {error}</source>
       <translation>エンジンがエラーを返しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="238" />
+      <location filename="../../app/draftwise/core/chat.py" line="246" />
       <source>The engine answered with HTTP {status}.</source>
       <translation>エンジンが HTTP {status} を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="250" />
+      <location filename="../../app/draftwise/core/chat.py" line="258" />
       <source>The connection to the engine was lost ({error}).</source>
       <translation>エンジンとの接続が切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="254" />
+      <location filename="../../app/draftwise/core/chat.py" line="262" />
       <source>The engine does not answer ({error}). Launch the model again.</source>
       <translation>エンジンが応答しません（{error}）。モデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="259" />
+      <location filename="../../app/draftwise/core/chat.py" line="267" />
       <source>No engine is running. Launch a model to chat with it.</source>
       <translation>エンジンが動いていません。チャットするにはモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="263" />
+      <location filename="../../app/draftwise/core/chat.py" line="271" />
       <source>The engine stopped while replying: {cause}</source>
       <translation>返答中にエンジンが停止しました: {cause}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="268" />
+      <location filename="../../app/draftwise/core/chat.py" line="276" />
       <source>The engine stopped: {cause} Launch the model again to chat.</source>
       <translation>エンジンが停止しました: {cause} チャットするにはモデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="272" />
+      <location filename="../../app/draftwise/core/chat.py" line="280" />
       <source>Stopped; the reply so far is kept.</source>
       <translation>停止しました。ここまでの返答は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="276" />
+      <location filename="../../app/draftwise/core/chat.py" line="284" />
       <source>The reply was cut short ({error}); what arrived is kept.</source>
       <translation>返答が途中で切れました（{error}）。届いた分は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="282" />
+      <location filename="../../app/draftwise/core/chat.py" line="290" />
       <source>The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.</source>
       <translation>最大トークン数（{n}）で返答が止まりました。長い返答が必要なら「詳細」で上げてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="286" />
+      <location filename="../../app/draftwise/core/chat.py" line="294" />
       <source>The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキスト（{used} トークン）を使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="288" />
+      <location filename="../../app/draftwise/core/chat.py" line="296" />
       <source>The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストを使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="355" />
+      <location filename="../../app/draftwise/core/chat.py" line="363" />
       <source>first token {time}</source>
       <translation>最初のトークン {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="357" />
+      <location filename="../../app/draftwise/core/chat.py" line="365" />
       <source>{rate} tokens/s</source>
       <translation>{rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="358" />
+      <location filename="../../app/draftwise/core/chat.py" line="366" />
       <source>{n} tokens</source>
       <translation>{n} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="361" />
+      <location filename="../../app/draftwise/core/chat.py" line="369" />
       <source>drafted {drafted}, accepted {accepted} ({share} %)</source>
       <translation>ドラフト {drafted}、採用 {accepted}（{share} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="364" />
+      <location filename="../../app/draftwise/core/chat.py" line="372" />
       <source>speculation is on, but nothing was drafted for this reply</source>
       <translation>投機的デコードは有効ですが、この返答では何もドラフトされませんでした</translation>
     </message>
@@ -789,22 +789,22 @@
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="98" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="129" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="101" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="132" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="102" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="133" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="140" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="177" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
@@ -1104,77 +1104,77 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="67" />
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="77" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="215" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="212" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="216" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="251" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="248" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="254" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="251" />
       <source>with {what}</source>
       <translation>{what}あり</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="255" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="252" />
       <source>with {what}, draft length {n}</source>
       <translation>{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="268" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="265" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="288" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="285" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="294" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="291" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="307" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="305" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="311" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="309" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="327" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="330" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="329" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="332" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="362" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="365" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="365" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="368" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1264,49 +1264,94 @@
       <translation>Draftwise は他のコンピューターに問い合わせて自分で計画します。{flag} を削除し、「他のコンピューター」に追加してください（draftwise launch --rpc host:port,...）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="88" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="56" />
+      <source>Draftwise chooses the devices and plans for them; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
+      <translation>Draftwise が使うデバイスを選び、それに合わせて計画します。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="59" />
+      <source>Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
+      <translation>Draftwise が GPU を選びます。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
+      <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot in the Context field.</source>
+      <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除して、スロットあたりのコンテキストをコンテキスト欄で指定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="75" />
+      <source>Draftwise runs the models in your library, so the engine downloads nothing; remove {flag}, get the model with Get models… (draftwise get REPO) and choose it.</source>
+      <translation>Draftwise はライブラリのモデルを動かすので、エンジンは何もダウンロードしません。{flag} を削除し、「モデルを入手…」（draftwise get REPO）でモデルを入手して選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="80" />
+      <source>Draftwise plans the layer split across the GPUs it uses; to use one GPU, remove {flag} none and pick it in the Device field (draftwise launch --device NAME).</source>
+      <translation>Draftwise は使う GPU 間でレイヤーを分けて計画します。GPU を 1 つだけ使うには、{flag} none を削除してデバイス欄で選んでください（draftwise launch --device NAME）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="83" />
+      <source>Draftwise plans the layer split and cannot plan {flag} row; remove it.</source>
+      <translation>Draftwise はレイヤー単位の分割を計画するため、{flag} row は計画できません。削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="84" />
+      <source>Draftwise fits the model with the engine's --fit, which aborts with {flag} tensor (common/fit.cpp: not implemented for it); remove it.</source>
+      <translation>Draftwise はエンジンの --fit でモデルを収めますが、{flag} tensor では --fit が中断します（common/fit.cpp: 未実装）。削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
       <source>{flag} needs a whole number, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="90" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="122" />
       <source>{flag} must be at least {least}.</source>
       <translation>{flag} は {least} 以上にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="95" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="127" />
       <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
       <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="115" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="148" />
       <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
       <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="145" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="170" />
+      <source>{flag} 0 means the model's trained context, which this file does not state; give the context as a number.</source>
+      <translation>{flag} 0 はモデルの学習時のコンテキスト長を意味しますが、このファイルには記載がありません。コンテキストを数値で指定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
       <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
       <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="149" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="188" />
       <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
       <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="152" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="191" />
       <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
       <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="161" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="200" />
       <source>{flag} takes on, off or auto, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="177" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="216" />
       <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="225" />
+      <source>{flag} takes none, layer, row or tensor, not '{value}'.</source>
+      <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/prepare.py" line="143" />
@@ -1444,182 +1489,182 @@
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="269" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="272" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="287" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="293" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="330" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="333" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="335" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="338" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="685" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="690" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="737" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="739" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="744" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="750" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="755" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="754" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="759" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="759" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="765" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="768" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="773" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="823" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="828" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="825" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="830" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="836" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="834" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="839" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="837" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="842" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="840" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="845" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="929" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="934" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="975" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="980" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1016" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1017" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1022" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1031" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1031" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1038" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1041" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1038" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1043" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1068" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1073" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1085" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1090" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1087" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1092" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1092" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1097" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1096" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1101" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1664,312 +1709,372 @@
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="119" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="130" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="160" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="171" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="165" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="176" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="168" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="179" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="170" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="181" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="205" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="216" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="160" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="174" />
+      <source>{count} token ids only the model has ({ids}) are banned on the model (-l ID-inf): no reply needs them, and the draft cannot take them.</source>
+      <translation>モデルにしかないトークン ID {count} 個（{ids}）をモデル側で禁止します（-l ID-inf）。どの応答にも不要で、ドラフトは扱えないためです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="193" />
       <source>the draft</source>
       <translation>ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="160" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="193" />
       <source>the model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="161" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="194" />
       <source>{side} has no vocabulary the engine can compare (tokenizer {tokenizer})</source>
       <translation>{side}にはエンジンが比べられる語彙がありません（トークナイザー: {tokenizer}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="164" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="197" />
       <source>its tokenizer type differs ({draft} in the draft, {target} in the model)</source>
       <translation>トークナイザーの種類が違います（ドラフトは {draft}、モデルは {target}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="167" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="200" />
       <source>it adds a BOS token differently (add_bos {draft} in the draft, {target} in the model)</source>
       <translation>BOS トークンの付け方が違います（add_bos: ドラフトは {draft}、モデルは {target}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="170" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="203" />
       <source>its BOS token differs (id {draft} in the draft, {target} in the model)</source>
       <translation>BOS トークンが違います（ドラフトは ID {draft}、モデルは {target}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="173" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="206" />
       <source>it adds an EOS token differently (add_eos {draft} in the draft, {target} in the model)</source>
       <translation>EOS トークンの付け方が違います（add_eos: ドラフトは {draft}、モデルは {target}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="176" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="209" />
       <source>its EOS token differs (id {draft} in the draft, {target} in the model)</source>
       <translation>EOS トークンが違います（ドラフトは ID {draft}、モデルは {target}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="180" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="213" />
       <source>its vocabulary size differs by {diff} tokens ({draft} in the draft, {target} in the model; the engine allows {limit})</source>
       <translation>語彙の大きさが {diff} トークン違います（ドラフトは {draft}、モデルは {target}。エンジンが認める差は {limit} まで）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="188" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="221" />
       <source>its token list could not be compared ({error})</source>
       <translation>トークン一覧を比べられませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="209" />
-      <source>token {id} exists only in the model and is not padding: the engine would stop mid-reply the first time the model writes it (the draft's vocabulary ends at {size})</source>
-      <translation>トークン {id} はモデルにしかなく、パディングでもありません。モデルがこれを出力した時点でエンジンが応答の途中で止まります（ドラフトの語彙は {size} で終わります）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="213" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="246" />
       <source>token {id} exists only in the draft and is not padding: the engine would stop mid-reply the first time the draft proposes it (the model's vocabulary ends at {size})</source>
       <translation>トークン {id} はドラフトにしかなく、パディングでもありません。ドラフトがこれを提案した時点でエンジンが応答の途中で止まります（モデルの語彙は {size} で終わります）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="227" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="275" />
+      <source>token {id} ({text}) exists only in the model and ends a reply: the engine would stop mid-reply when the model writes it, and banning it would change the answers (the draft's vocabulary ends at {size})</source>
+      <translation>トークン {id}（{text}）はモデルにしかなく、応答を終えるトークンです。モデルがこれを書くとエンジンが応答の途中で止まり、禁止すると回答が変わってしまいます（ドラフトの語彙は {size} で終わります）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="280" />
+      <source>token {id} ({text}) exists only in the model and is text it writes: the engine would stop mid-reply when the model writes it, and banning it would change the answers (the draft's vocabulary ends at {size})</source>
+      <translation>トークン {id}（{text}）はモデルにしかなく、モデルが書く文字列です。モデルがこれを書くとエンジンが応答の途中で止まり、禁止すると回答が変わってしまいます（ドラフトの語彙は {size} で終わります）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="285" />
+      <source>token {id} ({text}) exists only in the model and its chat template writes it: the engine would stop mid-reply, and banning it would change the answers (the draft's vocabulary ends at {size})</source>
+      <translation>トークン {id}（{text}）はモデルにしかなく、チャットテンプレートが書き込みます。エンジンが応答の途中で止まり、禁止すると回答が変わってしまいます（ドラフトの語彙は {size} で終わります）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="300" />
       <source>token {id} differs ({draft} in the draft, {target} in the model)</source>
       <translation>トークン {id} が違います（ドラフトは {draft}、モデルは {target}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="239" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="312" />
       <source>on</source>
       <translation>オン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/pairing.py" line="239" />
+      <location filename="../../app/draftwise/core/speculation/pairing.py" line="312" />
       <source>off</source>
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="136" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="143" />
       <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
       <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="142" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="149" />
       <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
       <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="233" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="257" />
       <source>MTP mode must be 'auto' or 'off', not {value}.</source>
       <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="240" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="264" />
       <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
       <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="246" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="270" />
       <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
       <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="250" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="274" />
       <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
       <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="258" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="282" />
       <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
       <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="267" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="291" />
       <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
       <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="272" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="296" />
       <source>This engine has no speculative type {type}; it knows {known}.</source>
       <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="276" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="300" />
       <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
       <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="284" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="309" />
       <source>The draft model {name} is passed to the engine.</source>
       <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="298" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="325" />
+      <source>{name} cannot draft for this model: {reason}.</source>
+      <translation>{name} はこのモデルのドラフトには使えません: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="330" />
       <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
       <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="305" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="340" />
       <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
       <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="310" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="345" />
       <source>Using your draft model {name} ({kind}).</source>
       <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="320" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="356" />
       <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
       <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="346" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="382" />
       <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
       <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="353" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="389" />
       <source>The draft model {path} does not exist; choose the file again.</source>
       <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="355" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="391" />
       <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
       <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="358" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="394" />
       <source>{name} is the model itself; choose a smaller draft model.</source>
       <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="362" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="398" />
       <source>The draft model cannot be used: {error}</source>
       <translation>このドラフトモデルは使えません: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="367" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="403" />
       <source>{name} cannot draft for this model: {reason}. A draft must come from the same model family.</source>
       <translation>{name} はこのモデルのドラフトに使えません: {reason}。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="405" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="443" />
       <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
       <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="411" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="448" />
+      <source>The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop at the first draft); looking for a draft model instead.</source>
+      <translation>このモデルの MTP ヘッドは {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。代わりにドラフトモデルを探します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="454" />
       <source>The model's MTP head made this engine fail before; it is left out.</source>
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="415" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="458" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="418" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="461" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="424" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="467" />
+      <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
+      <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="470" />
       <source>MTP head found beside the model in {name}: speculation is on.</source>
       <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="426" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="472" />
       <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
       <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="430" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="476" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="442" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="490" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="446" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="494" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="451" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="499" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="476" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="525" />
       <source>Could not look for draft models in {folder}: {error}.</source>
       <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="501" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="550" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="511" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="565" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="514" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="570" />
       <source>Skipped {name}: {reason}.</source>
       <translation>{name} は使いません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="524" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="581" />
+      <source>{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the first draft).</source>
+      <translation>{name} の MTP は {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="591" />
+      <source>this engine runs no MTP assistant of architecture {draft_arch}</source>
+      <translation>このエンジンはアーキテクチャ {draft_arch} の MTP アシスタントを動かせません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="593" />
+      <source>it is the MTP assistant of {target_arch} models, not {arch}</source>
+      <translation>{arch} ではなく {target_arch} モデル用の MTP アシスタントです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="596" />
+      <source>it lacks the nextn.pre_projection tensor the engine loads</source>
+      <translation>エンジンが読み込む nextn.pre_projection テンソルがありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="598" />
+      <source>it was made for a model {width} wide, and this one is {model_width} wide</source>
+      <translation>幅 {width} のモデル用ですが、このモデルの幅は {model_width} です</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="602" />
+      <source>the model's last two layers are not the windowed and global pair whose KV cache it reads</source>
+      <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="612" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="526" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="614" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="528" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="616" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="531" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="619" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="533" />
-      <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
-      <translation>アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="621" />
+      <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
+      <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="536" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="626" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
@@ -3332,42 +3437,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="77" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="79" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="150" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="156" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="166" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="172" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="181" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="187" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="201" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="227" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -3982,127 +4087,132 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="27" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="30" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="28" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="31" />
       <source>EAGLE-3 drafter</source>
       <translation>EAGLE-3 ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="29" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="32" />
       <source>DFlash drafter</source>
       <translation>DFlash ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="30" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="33" />
       <source>DSpark drafter</source>
       <translation>DSpark ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="31" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="34" />
       <source>n-gram lookup</source>
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="156" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="158" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="157" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="162" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="164" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="185" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="188" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="189" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="192" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="195" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
+      <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
+      <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="209" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="215" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="217" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="219" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="220" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="250" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
@@ -4297,6 +4407,10 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">ドラフター</translation>
     </message>
     <message>
+      <source>its architecture ({draft_arch}) differs from the model's ({arch})</source>
+      <translation type="vanished">アーキテクチャ（{draft_arch}）がモデル（{arch}）と違います</translation>
+    </message>
+    <message>
       <source>its vocabulary differs ({difference})</source>
       <translation type="vanished">語彙が違います（{difference}）</translation>
     </message>
@@ -4335,6 +4449,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>token list (same size, different tokens)</source>
       <translation type="vanished">トークン一覧（数は同じでも中身が違います）</translation>
+    </message>
+    <message>
+      <source>token {id} exists only in the model and is not padding: the engine would stop mid-reply the first time the model writes it (the draft's vocabulary ends at {size})</source>
+      <translation type="vanished">トークン {id} はモデルにしかなく、パディングでもありません。モデルがこれを出力した時点でエンジンが応答の途中で止まります（ドラフトの語彙は {size} で終わります）</translation>
     </message>
     <message>
       <source>tokenizer model</source>

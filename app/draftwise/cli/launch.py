@@ -270,13 +270,16 @@ def _run(run, watch=None, *, verbose: bool) -> int:
                   flush=True)
 
     run.on_action = show
-    if verbose:
-        def on_lines(lines: list[str]) -> None:
+
+    def on_lines(lines: list[str]) -> None:
+        if watch is not None:
+            watch.lines(lines)  # finished requests, counted exactly (core/launch/drafting.py)
+        if verbose:
             if not outcome["ready"]:
                 attempt_lines.extend(lines)
             print("\n".join(f"  | {x}" for x in lines), flush=True)
 
-        run.on_lines = on_lines
+    run.on_lines = on_lines
 
     stop = threading.Event()
 

@@ -202,8 +202,16 @@ def request_body(messages: list[tuple[str, str]], options: Options) -> dict[str,
     if options.max_tokens:
         body["max_tokens"] = options.max_tokens
     for key, value in options.extra:
+        if key in NEVER_SENT:
+            continue
         body.setdefault(key, value)
     return body
+
+
+# A request's own `logit_bias` replaces the engine's command-line list for that request
+# (tools/server/server-schema.cpp clears it), dropping the bans a drafter pairing needs
+# (core/speculation/pairing.py): the engine would then die mid-reply. The chat never sends one.
+NEVER_SENT = frozenset({"logit_bias"})
 
 
 # ------------------------------------------------------------------ errors

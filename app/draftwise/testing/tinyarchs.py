@@ -3,7 +3,7 @@
 `tinymodels` writes llama and the speculative-decoding cases; this module adds the memory
 shapes the planner must get right, each a file the pinned llama-server loads:
 
-- `qwen3_model()`: dense attention with per-head q/k norms.
+- `qwen3_model()`: dense attention with per-head q/k norms (`qwen2_tensors`: q/k/v biases).
 - `gemma3_model()`: sliding-window attention (5 of every 6 layers windowed), tied output.
 - `qwen3moe_model()`: routed experts in every layer (what `--n-cpu-moe` moves to the CPU).
 - `granitehybrid_model()`: a hybrid of Mamba-2 layers (fixed recurrent state: conv + SSM)
@@ -58,6 +58,16 @@ def qwen3_tensors(model: TinyModel) -> Tensors:
     return _qk_norms(llama_tensors(model), model)
 
 
+def qwen2_tensors(model: TinyModel) -> Tensors:
+    """llama's layout plus q/k/v biases (`llama_model_qwen2`, Qwen2 and Qwen2.5)."""
+    t = llama_tensors(model)
+    for i in range(model.n_layer):
+        t[f"blk.{i}.attn_q.bias"] = np.zeros(model.n_head * model.head_dim, dtype=np.float32)
+        t[f"blk.{i}.attn_k.bias"] = np.zeros(model.n_head_kv * model.head_dim, dtype=np.float32)
+        t[f"blk.{i}.attn_v.bias"] = np.zeros(model.n_head_kv * model.head_dim, dtype=np.float32)
+    return t
+
+
 def qwen3moe_tensors(model: TinyModel) -> Tensors:
     """qwen3 with routed experts only (`llama_model_qwen3moe`); expert width is n_ff_exp."""
     if not model.n_expert or not model.n_expert_used:
@@ -73,6 +83,56 @@ def gemma3_tensors(model: TinyModel) -> Tensors:
     for i in range(model.n_layer):
         t[f"blk.{i}.post_attention_norm.weight"] = _ones(model.n_embd)
         t[f"blk.{i}.post_ffw_norm.weight"] = _ones(model.n_embd)
+    return t
+
+
+def _gemma4_block(t: Tensors, rng: np.random.Generator, model: TinyModel, i: int, *, kv: bool) -> None:
+    """One Gemma 4 block (`llama_model_gemma4` / `llama_model_gemma4_assistant`): q (and,
+    in the target, k/v) with per-head norms, post-attention and post-FFN norms, a layer
+    output scale; an assistant block has no k/v (it reads the target's cache)."""
+    e, hd, ff = model.n_embd, model.head_dim, model.n_ff
+    p = f"blk.{i}."
+    t[p + "attn_norm.weight"] = _ones(e)
+    t[p + "attn_q.weight"] = _w(rng, model.n_head * hd, e)
+    if kv:
+        t[p + "attn_k.weight"] = _w(rng, model.n_head_kv * hd, e)
+        t[p + "attn_v.weight"] = _w(rng, model.n_head_kv * hd, e)
+        t[p + "attn_k_norm.weight"] = _ones(hd)
+    t[p + "attn_output.weight"] = _w(rng, e, model.n_head * hd)
+    t[p + "attn_q_norm.weight"] = _ones(hd)
+    t[p + "post_attention_norm.weight"] = _ones(e)
+    t[p + "layer_output_scale.weight"] = _ones(1)
+    t[p + "ffn_norm.weight"] = _ones(e)
+    t[p + "ffn_gate.weight"] = _w(rng, ff, e)
+    t[p + "ffn_up.weight"] = _w(rng, ff, e)
+    t[p + "ffn_down.weight"] = _w(rng, e, ff)
+    t[p + "post_ffw_norm.weight"] = _ones(e)
+
+
+def gemma4_tensors(model: TinyModel) -> Tensors:
+    """`llama_model_gemma4` without per-layer embeddings or experts: tied output, and one
+    `rope_freqs` for the full-attention layers (proportional RoPE: all ones here)."""
+    rng = np.random.default_rng(model.seed)
+    t: Tensors = {"token_embd.weight": _w(rng, model.n_vocab, model.n_embd), "output_norm.weight": _ones(model.n_embd),
+                  "rope_freqs.weight": _ones(model.head_dim // 2)}
+    for i in range(model.n_layer):
+        _gemma4_block(t, rng, model, i, kv=True)
+    return t
+
+
+def gemma4_assistant_tensors(model: TinyModel) -> Tensors:
+    """`llama_model_gemma4_assistant` (src/models/gemma4-assistant.cpp): every block is an
+    MTP block (nextn_predict_layers = block_count, as convert_hf_to_gguf writes it), no
+    k/v of its own; `nextn.pre_projection` maps [target embedding, target hidden] (2x the
+    target's width, `embedding_length_out`) to its width, `nextn.post_projection` back."""
+    rng = np.random.default_rng(model.seed)
+    e, backbone = model.n_embd, model.target_hidden_size
+    t: Tensors = {"token_embd.weight": _w(rng, model.n_vocab, e), "output_norm.weight": _ones(e),
+                  "nextn.post_projection.weight": _w(rng, backbone, e),
+                  "nextn.pre_projection.weight": _w(rng, e, 2 * backbone),
+                  "rope_freqs.weight": _ones(model.head_dim // 2)}
+    for i in range(model.n_layer):
+        _gemma4_block(t, rng, model, i, kv=False)
     return t
 
 
@@ -129,10 +189,13 @@ def granitehybrid_tensors(model: TinyModel) -> Tensors:
 TENSOR_SETS: dict[str, Callable[[TinyModel], Tensors]] = {
     "llama": llama_tensors,
     "glm4moe": glm4moe_tensors,
+    "qwen2": qwen2_tensors,
     "qwen3": qwen3_tensors,
     "qwen3moe": qwen3moe_tensors,
     "gemma3": gemma3_tensors,
     "granitehybrid": granitehybrid_tensors,
+    "gemma4": gemma4_tensors,
+    "gemma4-assistant": gemma4_assistant_tensors,
 }
 
 
@@ -161,6 +224,49 @@ def qwen3moe_model(**overrides: Any) -> TinyModel:
     base.update(overrides)
     base.setdefault("extra_kv", {})
     base["extra_kv"] = {"qwen3moe.expert_feed_forward_length": base["n_ff_exp"], **base["extra_kv"]}
+    return TinyModel(**base)
+
+
+def _gemma4_kv(arch: str, pattern: list[bool], head_dim: int) -> dict[str, Any]:
+    return {f"{arch}.attention.sliding_window_pattern": pattern,
+            f"{arch}.attention.key_length": head_dim, f"{arch}.attention.value_length": head_dim,
+            f"{arch}.attention.key_length_swa": head_dim, f"{arch}.attention.value_length_swa": head_dim,
+            f"{arch}.rope.dimension_count_swa": head_dim}
+
+
+def gemma4_model(**overrides: Any) -> TinyModel:
+    """A Gemma 4 target: 2 blocks, a sliding-window one then a global one (the last block is
+    global and the one before it windowed, as in the published models: the assistant reads
+    the KV cache of those two). Heads of 32, one KV head."""
+    base: dict[str, Any] = dict(arch="gemma4", name="tiny-gemma4", n_embd=64, n_layer=2, n_head=2, n_head_kv=1,
+                                n_ff=128, sliding_window=128, tie_embeddings=True, n_ctx_train=8192)
+    base.update(overrides)
+    pattern = [i % 2 == 0 for i in range(base["n_layer"])]
+    pattern[-1] = False
+    hd = base["n_embd"] // base["n_head"]
+    base["extra_kv"] = {**_gemma4_kv("gemma4", pattern, hd),
+                        "gemma4.embedding_length_per_layer_input": 0, **base.get("extra_kv", {})}
+    return TinyModel(**base)
+
+
+def gemma4_assistant(target: TinyModel | None = None, n_layer: int = 2, **overrides: Any) -> TinyModel:
+    """The `gemma4-assistant` MTP drafter of `target`: narrower (its own width, with the
+    target's as `embedding_length_out`), heads of the target's size and KV head count (it
+    attends over the target's cache: llama-model.cpp `share`), its blocks alternating
+    windowed and global, the last global."""
+    target = target or gemma4_model()
+    hd = target.head_dim
+    e = hd  # one head of the target's size
+    base: dict[str, Any] = dict(arch="gemma4-assistant", name=f"{target.name}-assistant", n_embd=e, n_layer=n_layer,
+                                n_head=1, n_head_kv=target.n_head_kv, n_ff=64, sliding_window=target.sliding_window,
+                                tie_embeddings=True, n_ctx_train=target.n_ctx_train, nextn_predict_layers=n_layer,
+                                target_hidden_size=target.n_embd, vocab=target.vocab, n_pieces=target.n_pieces,
+                                seed=target.seed + 5, dtype=target.dtype)
+    base.update(overrides)
+    pattern = [i % 2 == 0 for i in range(n_layer)]
+    pattern[-1] = False
+    base["extra_kv"] = {**_gemma4_kv("gemma4-assistant", pattern, hd),
+                        "gemma4-assistant.embedding_length_out": target.n_embd, **base.get("extra_kv", {})}
     return TinyModel(**base)
 
 

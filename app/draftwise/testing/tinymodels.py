@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 # SentencePiece token types as llama.cpp reads them (llama_token_attr in llama-vocab.cpp).
-_NORMAL, _UNKNOWN, _CONTROL, UNUSED, _BYTE = 1, 2, 3, 5, 6
+_NORMAL, _UNKNOWN, CONTROL, UNUSED, _BYTE = 1, 2, 3, 5, 6
+_CONTROL = CONTROL
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,13 @@ class TinyModel:
     eos_id: int | None = 2
     # (id, text) pairs: these tokens get another text (and the NORMAL type).
     renamed: tuple[tuple[int, str], ...] = ()
+    # (text, type) tokens appended after the pieces and before the padding, with zero
+    # embedding and output rows like the padding: a model's own specials (Gemma 3 4B's
+    # `<image_soft_token>` CONTROL before its `[PADn]`, Phi-3's `<|end|>`).
+    extra_tokens: tuple[tuple[str, int], ...] = ()
+    # Output rows of those tokens and the padding: 0 writes zero rows (never sampled); a
+    # scale writes random rows that strong, so the model writes them at temperature 1.0.
+    extra_rows: float = 0.0
 
     @property
     def head_dim(self) -> int:
@@ -103,7 +111,7 @@ class TinyModel:
 
     @property
     def n_vocab(self) -> int:
-        return 3 + 256 + self.n_pieces + self.n_pad
+        return 3 + 256 + self.n_pieces + len(self.extra_tokens) + self.n_pad
 
 
 def _gpt2_byte_chars() -> list[str]:
@@ -144,6 +152,10 @@ def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
     tokens += pieces
     types += [_NORMAL] * len(pieces)
     scores = [0.0] * 259 + [-float(k) for k in range(len(pieces))]
+    for text, kind in model.extra_tokens:
+        tokens.append(text)
+        types.append(kind)
+        scores.append(-1e4)
     if model.n_pad:
         first = len(tokens)
         tokens += [f"[PAD{i}]" for i in range(first, first + model.n_pad)]
@@ -157,12 +169,16 @@ def vocabulary(model: TinyModel) -> tuple[list[str], list[float], list[int]]:
 
 def _zero_padding_rows(model: TinyModel, tensors: dict[str, np.ndarray]) -> None:
     """Padding ids get zero embedding and output rows, as in a converted padded model."""
-    if not model.n_pad:
+    if not model.n_pad and not model.extra_tokens:
         return
-    first = model.n_vocab - model.n_pad
+    first = model.n_vocab - model.n_pad - len(model.extra_tokens)
     for name in ("token_embd.weight", "output.weight"):
         if name in tensors and tensors[name].shape[0] == model.n_vocab:
             tensors[name][first:] = 0.0
+            if name == "output.weight" and model.extra_rows:
+                rng = np.random.default_rng(model.seed + 7)
+                rows = tensors[name][first:]
+                rows[:] = (rng.standard_normal(rows.shape) * model.extra_rows).astype(np.float32)
 
 
 def _tensor(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -416,12 +432,15 @@ def write_tiny_model(
     split_max_tensors: int = 0,
     tensors: dict[str, np.ndarray] | None = None,
     part: str = "full",
+    tokenizer: Any = None,
 ) -> list[Path]:
     """Write `model` to `path` and return the files written (several when split).
 
     The tensor set comes from the architecture (`ARCHITECTURES`); `tensors` replaces it,
     for files tests build by hand. `part` cuts an MTP model: "trunk" drops the nextn blocks
     (trunk-only file, metadata unchanged), "mtp" keeps only the head (MTP-only sidecar).
+    `tokenizer(writer)` writes the tokenizer instead of the tiny vocabulary (a real token
+    list: testing/realvocab.py).
     """
     import gguf
 
@@ -461,6 +480,26 @@ def write_tiny_model(
     if arch_kv is not None:
         arch_kv(writer, model)
 
+    if tokenizer is not None:
+        tokenizer(writer)
+    else:
+        _write_vocabulary(writer, model)
+    for key, value in model.extra_kv.items():
+        _add_value(writer, key, value)
+
+    for name, data in tensors.items():
+        _store(writer, name, data, model.dtype)
+
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    if split_max_tensors:
+        return sorted(path.parent.glob(f"{path.stem}-*-of-*.gguf"))
+    return [path]
+
+
+def _write_vocabulary(writer: Any, model: TinyModel) -> None:
     tokens, scores, types = vocabulary(model)
     writer.add_tokenizer_model(model.tokenizer_model)
     if model.tokenizer_pre is not None:
@@ -480,19 +519,6 @@ def write_tiny_model(
         writer.add_add_bos_token(model.add_bos)
     if model.add_eos is not None:
         writer.add_add_eos_token(model.add_eos)
-    for key, value in model.extra_kv.items():
-        _add_value(writer, key, value)
-
-    for name, data in tensors.items():
-        _store(writer, name, data, model.dtype)
-
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    if split_max_tensors:
-        return sorted(path.parent.glob(f"{path.stem}-*-of-*.gguf"))
-    return [path]
 
 
 # ---------------------------------------------------------------------------------------

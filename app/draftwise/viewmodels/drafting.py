@@ -61,6 +61,8 @@ class DraftingViewModel(QObject):
         self.runner.failed.connect(self._on_failed)
         self.runner.ended.connect(self._on_ended)
         app.launch.became_ready.connect(self._on_ready)
+        # The engine's per-request lines count finished requests exactly (core/launch/drafting.py).
+        app.launch.log_lines.connect(self._on_lines)
         app.launch.ended.connect(self._on_launch_ended)
         app.outcome_changed.connect(self._on_outcome)
 
@@ -100,6 +102,10 @@ class DraftingViewModel(QObject):
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
         self.changed.emit()
+
+    def _on_lines(self, lines: list) -> None:
+        if self.watch is not None:
+            self.watch.lines(lines)
 
     def _on_launch_ended(self, _state: str) -> None:
         self.monitor.stop()

@@ -13,9 +13,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.messages import Text
+from draftwise.core.messages import Message, Text
 from draftwise.core.speculation import resolver
 from draftwise.viewmodels.i18n import N_, tr, tr_message
+
+# The resolver's note for a companion it could not use (core/speculation/resolver.py).
+_SKIPPED = "Skipped {name}: {reason}."
 
 # Draft check states.
 EMPTY, MISSING, FOLDER, NOT_GGUF, SAME_FILE, VOCAB, OK = (
@@ -198,6 +201,11 @@ class SpeculationViewModel(QObject):
                 return tr("A helper model was left out because the engine could not start with it last time: "
                           "the model runs without speculation.")
             if not last or last.startswith("No drafter found"):
+                if d.refused:
+                    # A companion was there: say which and why, never "none found".
+                    name, why = d.refused[0]
+                    return tr("{0} is beside the model but cannot draft for it: {1}. The model runs without "
+                              "speculation.").format(name, tr_message(why))
                 return tr("No draft model found: the model runs without speculation.")
             return tr_message(last)  # e.g. another backend, or the planner left the drafter out
         words = tr(TYPE_WORDS.get(d.spec_type, d.spec_type))
@@ -226,6 +234,11 @@ class SpeculationViewModel(QObject):
         # The note the headline already says is left out: the last one of a decision
         # without speculation (the conclusion), else the first.
         rest = d.notes[:-1] if d.spec_type is None else d.notes[1:]
+        if d.spec_type is None and d.refused and d.notes and d.notes[-1].startswith("No drafter found"):
+            # The headline names this companion and why: its "Skipped" note would say it twice.
+            said = d.refused[0][0]
+            rest = tuple(n for n in rest if not (isinstance(n, Message) and n.template == _SKIPPED
+                                                and n.kwargs.get("name") == said))
         return [*map(tr_message, rest), *(f"⚠ {tr_message(w)}" for w in d.warnings)]
 
     def blocks_launch(self) -> str | None:

@@ -50,13 +50,33 @@ ALIASES: tuple[tuple[str, ...], ...] = (
     ("--verbosity", "-lv", "--log-verbosity"),
     ("--verbose", "-v", "--log-verbose"),
     ("--log-disable",),
+    ("--logit-bias", "-l"),
+    # Options that fetch a model (or its draft, or a projector) instead of the library's file.
+    ("--hf-repo", "-hf", "-hfr"),
+    ("--hf-file", "-hff"),
+    ("--hf-token", "-hft"),
+    ("--model-url", "-mu"),
+    ("--docker-repo", "-dr"),
+    ("--spec-draft-hf", "-hfd", "-hfrd", "--hf-repo-draft"),
+    ("--mmproj-url", "-mmu"),
+    # Placement the plan decides.
+    ("--device", "-dev"),
+    ("--split-mode", "-sm"),
+    ("--main-gpu", "-mg"),
+    ("--spec-draft-override-tensor", "-otd", "--override-tensor-draft"),
+    ("--spec-draft-cpu-moe", "-cmoed", "--cpu-moe-draft"),
+    ("--spec-draft-n-cpu-moe", "--spec-draft-ncmoe", "-ncmoed", "--n-cpu-moe-draft"),
+    ("--kv-unified-per-slot",),
 )
 _CANONICAL = {spelling: group[0] for group in ALIASES for spelling in group}
 KNOWN = frozenset(group[0] for group in ALIASES)  # canonical names
 
+# Options the engine adds up instead of replacing: given once per value (`-l 5-inf -l 6-inf`).
+REPEATABLE = frozenset({"--logit-bias"})
+
 # Options that take no value (a token after them is the next option or a positional).
 SWITCHES = frozenset({"--swa-full", "--cpu-moe", "--verbose", "--log-disable", "--no-kv-offload",
-                      "--kv-unified"})
+                      "--kv-unified", "--spec-draft-cpu-moe"})
 
 
 def flag_name(token: str) -> str:

@@ -28,6 +28,25 @@ MTP_ARCHS_11434 = frozenset({
     "qwen4exp", "step35",
 })
 
+# The MTP graphs of 11434 that assert `n_layer_nextn == 1` (`graph_mtp` in src/models/<arch>.cpp:
+# "... MTP currently only supports a single MTP block"): a file with two nextn layers aborts the
+# engine at the first draft. glm5-next, hy_v3, mimo2 and step35 chain their heads instead.
+MTP_ONE_NEXTN_11434 = frozenset({
+    "bailingmoe3", "cohere2moe", "deepseek2", "deepseek32", "deepseek4", "glm-dsa", "glm4moe",
+    "nemotron_h_moe", "qwen35", "qwen35moe", "qwen3next", "qwen4exp",
+})
+# MTP drafters that are models of their own architecture, run with `--spec-type draft-mtp -md
+# FILE` beside a target of another one: the drafter's architecture -> the target's. Gemma 4's
+# assistant reads the target's token embeddings and its KV cache (src/models/gemma4-assistant.cpp,
+# llama-context.cpp `ctx_other`, common/speculative.cpp `is_mem_shared`).
+MTP_ASSISTANTS_11434 = {"gemma4-assistant": "gemma4"}
+
+
+def mtp_nextn_runs(arch: str | None, nextn: int | None) -> bool:
+    """Whether the engine's MTP graph for `arch` runs a head of `nextn` layers (not asserting)."""
+    return not (arch in MTP_ONE_NEXTN_11434 and (nextn or 0) != 1)
+
+
 log = logging.getLogger(__name__)
 
 _PARSER_VERSION = 2

@@ -728,9 +728,17 @@ class TokenizerId:
     add_eos: bool | None = None
     # Where the token list lies in the file, to compare two lists token by token.
     place: VocabPlace | None = field(default=None, compare=False)
+    # Ids the header names that end a reply, before the engine's detection by text
+    # (tokenizer.ggml.eot/eom/fim_pad/fim_rep/fim_sep_token_id): pairing must not ban them.
+    end_ids: tuple[int, ...] = field(default=(), compare=False)
 
 
 PerLayer = int | list[int] | None
+# Architectures of MTP drafters that are models of their own (Gemma 4's assistant: the pinned
+# src/models/gemma4-assistant.cpp); what they draft for is engine knowledge (core/engines).
+_ASSISTANT_ARCHS = frozenset({"gemma4-assistant"})
+# Header ids of tokens that end generation (src/llama-vocab.cpp puts them in special_eog_ids).
+_END_ID_KEYS = tuple(f"tokenizer.ggml.{k}_token_id" for k in ("eot", "eom", "fim_pad", "fim_rep", "fim_sep"))
 
 
 @dataclass
@@ -770,7 +778,8 @@ class ModelInfo:
     has_chat_template: bool
     is_projector: bool
     projectors: list[Path]
-    # "dflash", "dspark", "eagle3", "mtp-only" (a file that only helps a target model) or None.
+    # "dflash", "dspark", "eagle3", "mtp-only", "assistant" (an MTP drafter model of its own
+    # architecture, Gemma 4's), a file that only helps a target model, or None.
     sidecar_kind: str | None
     mtp_head_present: bool
     # "full" (trunk and MTP head), "trunk-only" (head declared, stripped), "mtp-only", or None.
@@ -783,6 +792,10 @@ class ModelInfo:
     version: int = 3
     # The token list itself, kept only by `read_model(..., keep_vocab=True)`.
     vocab: Vocab | None = field(default=None, compare=False, repr=False)
+    # tokenizer.chat_template: pairing asks whether it writes a token only the model has.
+    chat_template: str | None = field(default=None, compare=False, repr=False)
+    # `<arch>.embedding_length_out`: an MTP assistant's target width (the engine asserts they match).
+    embedding_length_out: int | None = None
 
     @property
     def has_mtp_head(self) -> bool:
@@ -867,6 +880,7 @@ def summarize(
         add_bos=_bool(kv.get("tokenizer.ggml.add_bos_token")),
         add_eos=_bool(kv.get("tokenizer.ggml.add_eos_token")),
         place=header.vocab_place,
+        end_ids=tuple(i for k in _END_ID_KEYS if (i := _int(kv.get(k))) is not None),
     )
 
     # MTP and sidecars, decided like the engine's loaders (src/models/*.cpp, speculative.cpp).
@@ -880,8 +894,15 @@ def summarize(
             mtp_layout = "mtp-only"
         else:
             mtp_layout = "full" if mtp_head_present else "trunk-only"
+    if arch in _ASSISTANT_ARCHS:
+        # An MTP drafter of its own architecture: every block is a nextn block (block_count =
+        # nextn_predict_layers), recognised by the projection the loader requires.
+        mtp_head_present = "nextn.pre_projection.weight" in names
+        mtp_layout = "mtp-only"
     sidecar = None
-    if arch == "dflash":
+    if arch in _ASSISTANT_ARCHS:
+        sidecar = "assistant"
+    elif arch == "dflash":
         sidecar = "dspark" if "markov_w1.weight" in names else "dflash"
     elif arch == "eagle3":
         # The engine picks the EAGLE3 loader by architecture only; its tensors (fc, d2t) are
@@ -947,6 +968,8 @@ def summarize(
         missing_shards=list(missing_shards),
         version=header.version,
         vocab=header.vocab,
+        chat_template=template if isinstance(template, str) and template else None,
+        embedding_length_out=_int(a("embedding_length_out")),
     )
 
 

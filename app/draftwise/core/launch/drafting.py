@@ -10,6 +10,14 @@ Three sources, all from the pinned llama-server (tools/server/):
 - `/slots[].speculative`: whether the slot really has a speculative context (`can_speculate()`);
   `/props` always reads "none", so it cannot tell.
 
+`/metrics` prints every counter through a default C++ stream: 6 significant digits
+(1.23457e+06), so past 10^6 a counter no longer moves by a short request, and a difference of
+two readings stalls. Differences therefore come from sources that do not round: each
+request's own `timings` (`predicted_n`, `predicted_ms`, `draft_n`, `draft_n_accepted`:
+integers and full doubles in JSON) and the per-request log lines (`draft acceptance = ...`,
+`eval time = ... / N tokens`, integers); `/metrics` only gives running totals, whose ratios
+the rounding cannot move (`EXACT_BELOW`).
+
 Pure parsing and arithmetic; the drivers (CLI, window service) fetch the texts.
 """
 
@@ -30,6 +38,10 @@ DRAFTS = "llamacpp:spec_decode_num_drafts_total"
 PREDICTED = "llamacpp:tokens_predicted_total"
 PREDICTED_SECONDS = "llamacpp:tokens_predicted_seconds_total"
 
+# Below this a /metrics counter (an integer printed with 6 significant digits) is exact.
+EXACT_BELOW = 1_000_000
+# The per-request generation line (server-context.cpp print_timings), not its prompt twin.
+_EVAL_LINE = re.compile(r"(?<!prompt )\beval time =\s*(?P<ms>[0-9.]+) ms /\s*(?P<n>\d+) tokens")
 _ACCEPTANCE_LINE = re.compile(
     r"draft acceptance = (?P<rate>[0-9.]+) \(\s*(?P<accepted>\d+) accepted /\s*(?P<generated>\d+) generated\),"
     r" mean len =\s*(?P<mean>[0-9.]+)"
@@ -68,6 +80,25 @@ class Counters:
         m = parse_metrics(text)
         return cls(m.get(DRAFTED, 0.0), m.get(ACCEPTED, 0.0), m.get(DRAFTS, 0.0),
                    m.get(PREDICTED, 0.0), m.get(PREDICTED_SECONDS, 0.0))
+
+    @classmethod
+    def from_timings(cls, timings: dict) -> Counters:
+        """One request's own figures (its `timings`: exact). Verification steps are not in
+        them; `drafts` is 0."""
+        def num(key: str) -> float:
+            value = timings.get(key, 0)
+            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+        return cls(num("draft_n"), num("draft_n_accepted"), 0.0, num("predicted_n"), num("predicted_ms") / 1000.0)
+
+    def plus(self, other: Counters) -> Counters:
+        return Counters(self.drafted + other.drafted, self.accepted + other.accepted, self.drafts + other.drafts,
+                        self.predicted + other.predicted, self.predicted_seconds + other.predicted_seconds)
+
+    @property
+    def exact(self) -> bool:
+        """Whether every count is below where /metrics starts rounding."""
+        return max(self.drafted, self.accepted, self.drafts, self.predicted) < EXACT_BELOW
 
     def minus(self, earlier: Counters) -> Counters:
         return Counters(self.drafted - earlier.drafted, self.accepted - earlier.accepted,
@@ -109,6 +140,12 @@ class AcceptanceLine:
     accepted: int
     generated: int
     mean_length: float
+
+
+def parse_eval_line(line: str) -> tuple[int, float] | None:
+    """(tokens, ms) of the engine's per-request `eval time = X ms / N tokens` line, or None."""
+    m = _EVAL_LINE.search(line)
+    return (int(m["n"]), float(m["ms"])) if m is not None else None
 
 
 def parse_acceptance_line(line: str) -> AcceptanceLine | None:
@@ -188,6 +225,10 @@ class Watch:
         self.figures = Figures(None, None, None)
         self.speculative: bool | None = None
         self.last_line: AcceptanceLine | None = None
+        # Requests the engine has finished, counted from its own per-request lines (exact,
+        # where /metrics totals stop moving past 10^6): what "new tokens" means.
+        self.requests = 0
+        self._requests_at_metrics = 0
         self._said: set[str] = set()
 
     def slots(self, body: bytes | str) -> Message | None:
@@ -198,7 +239,10 @@ class Watch:
     def metrics(self, text: str) -> tuple[bool, Message | None]:
         """(whether new tokens were generated since the last call, a warning or None)."""
         counters = Counters.from_metrics(text)
-        changed = counters.predicted != self.counters.predicted
+        # A request finished since the last reading (its own line), or the totals moved: the
+        # totals alone stall once they print rounded (EXACT_BELOW).
+        changed = self.requests != self._requests_at_metrics or counters.predicted != self.counters.predicted
+        self._requests_at_metrics = self.requests
         self.counters = counters
         self.figures = Figures.from_counters(counters)
         return changed, self._once("cannot-pay", self.cannot_pay_warning())
@@ -207,7 +251,13 @@ class Watch:
         found = parse_acceptance_line(line)
         if found is not None:
             self.last_line = found
+        elif parse_eval_line(line) is not None:
+            self.requests += 1
         return found
+
+    def lines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.line(line)
 
     @property
     def dropped(self) -> bool:

@@ -49,6 +49,8 @@ def build_argv(
         argv += VERBOSITY
     argv += list(plan_args)
     argv += list(spec.argv)
+    if spec.argv:
+        argv += ban_args(spec.bans)
     # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.
     if spec.spec_type == DRAFT_MTP and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
         argv += ["-np", "1"]
@@ -58,10 +60,18 @@ def build_argv(
     return argv
 
 
+def ban_args(bans: Sequence[int]) -> list[str]:
+    """`-l ID-inf` for each id the drafter cannot take (core/speculation/pairing.py): the
+    model never samples it, so the draft never meets it. The pinned engine takes one id per
+    `--logit-bias` (common/arg.cpp: "TOKEN_ID(+/-)BIAS", `std::stof` reads "inf"), no ranges;
+    the pairing rule allows at most 128 of them (the engine's size limit)."""
+    return [t for token_id in bans for t in ("-l", f"{token_id}-inf")]
+
+
 def check_no_duplicates(argv: Sequence[str]) -> None:
     """An option twice means the engine runs the last one, not what was planned and shown."""
     names = Counter(name for _s, _e, name, _v in engine_args.options(list(argv[1:]))
-                    if name in engine_args.KNOWN)
+                    if name in engine_args.KNOWN and name not in engine_args.REPEATABLE)
     twice = sorted(n for n, count in names.items() if count > 1)
     if twice:
         raise FieldError("extra_args", msg(  # type: ignore[arg-type]  # FieldError takes Text

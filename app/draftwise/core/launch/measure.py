@@ -103,11 +103,8 @@ class Arm:
 
     def plus(self, other: Arm) -> Arm:
         """This arm with another round of it (another engine start) added."""
-        c, o = self.counters, other.counters
-        counters = drafting.Counters(c.drafted + o.drafted, c.accepted + o.accepted, c.drafts + o.drafts,
-                                     c.predicted + o.predicted, c.predicted_seconds + o.predicted_seconds)
         return Arm(self.n_max, self.tokens + other.tokens, self.ms + other.ms,
-                   self.per_request + other.per_request, counters)
+                   self.per_request + other.per_request, self.counters.plus(other.counters))
 
     @property
     def figures(self) -> drafting.Figures:
@@ -146,7 +143,7 @@ def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]
     flag = measured.n_max_flag(spec.spec_type)
     if flag is None or engine_args.sets(list(extra_args), flag):
         return (None,)
-    return settings.n_max_values or measured.N_MAX_CANDIDATES[flag]
+    return settings.n_max_values or measured.n_max_candidates(spec.spec_type) or (None,)
 
 
 def engine_starts(prepared: Prepared, settings: Settings = Settings()) -> int:
@@ -303,6 +300,7 @@ def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, r: int, settings: 
         before = _counters(run)
         per_request: list[tuple[int, int, float]] = []
         total_n, total_ms = 0.0, 0.0
+        counters = drafting.Counters()
         for i, prompt in enumerate(settings.prompts):
             step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
             timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
@@ -311,8 +309,13 @@ def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, r: int, settings: 
                 raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
             per_request.append((i, r, n * 1000.0 / ms))
             total_n, total_ms = total_n + n, total_ms + ms
-        counters = _counters(run).minus(before)
-        return Arm(n_max, total_n, total_ms, tuple(per_request), counters)
+            # Each request's own figures: exact, where a difference of /metrics totals rounds.
+            counters = counters.plus(drafting.Counters.from_timings(timings))
+        # Verification steps are in no request's timings: the /metrics difference, exact while
+        # the totals are below 10^6 (each arm starts its own engine); else unknown.
+        after = _counters(run)
+        steps = after.drafts - before.drafts if after.exact else 0.0
+        return Arm(n_max, total_n, total_ms, tuple(per_request), replace(counters, drafts=steps))
     finally:
         run.stop()
 

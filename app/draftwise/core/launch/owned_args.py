@@ -52,11 +52,43 @@ REFUSED: dict[str, Callable[[str], Message]] = {
     "--rpc": lambda flag: msg(
         "Draftwise asks the other computers and plans for them itself: remove {flag} and list them under "
         "Other computers (draftwise launch --rpc host:port,...).", flag=flag),
+    # Placement: the plan decides which devices hold what.
+    "--device": lambda flag: msg(
+        "Draftwise chooses the devices and plans for them; remove {flag} and pick the device in the Device "
+        "field (draftwise launch --device NAME).", flag=flag),
+    "--main-gpu": lambda flag: msg(
+        "Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field "
+        "(draftwise launch --device NAME).", flag=flag),
+    "--spec-draft-override-tensor": lambda flag: msg(
+        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
+    "--spec-draft-cpu-moe": lambda flag: msg(
+        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
+    "--spec-draft-n-cpu-moe": lambda flag: msg(
+        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
+    "--kv-unified-per-slot": lambda flag: msg(
+        "Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot "
+        "in the Context field.", flag=flag),
+}
+# Options that fetch a model from elsewhere: the library is where models come from.
+for _name in ("--hf-repo", "--hf-file", "--hf-token", "--model-url", "--docker-repo", "--spec-draft-hf",
+              "--mmproj-url"):
+    REFUSED[_name] = lambda flag: msg(
+        "Draftwise runs the models in your library, so the engine downloads nothing; remove {flag}, get the "
+        "model with Get models… (draftwise get REPO) and choose it.", flag=flag)
+# --split-mode: `layer`, the engine's default, is what the plan assumes; the others are not planned.
+_SPLIT_MODES = {
+    "none": lambda flag: msg(
+        "Draftwise plans the layer split across the GPUs it uses; to use one GPU, remove {flag} none and pick "
+        "it in the Device field (draftwise launch --device NAME).", flag=flag),
+    "row": lambda flag: msg("Draftwise plans the layer split and cannot plan {flag} row; remove it.", flag=flag),
+    "tensor": lambda flag: msg(
+        "Draftwise fits the model with the engine's --fit, which aborts with {flag} tensor "
+        "(common/fit.cpp: not implemented for it); remove it.", flag=flag),
 }
 # Options read into PlanPrefs (see `read`).
 READ = frozenset({
     "--ctx-size", "--parallel", "--cache-type-k", "--cache-type-v", "--flash-attn", "--swa-full",
-    "--n-gpu-layers", "--n-cpu-moe", "--cpu-moe", "--batch-size", "--ubatch-size",
+    "--n-gpu-layers", "--n-cpu-moe", "--cpu-moe", "--batch-size", "--ubatch-size", "--split-mode",
 })
 OWNED = READ | frozenset(REFUSED)
 
@@ -96,9 +128,10 @@ def _twice(flag: str, field: str, given: object, planned: object) -> OwnedArgErr
                       "clear one of them.", flag=flag, given=given, planned=planned, field=field))
 
 
-def read(extra_args: Sequence[str], prefs: planner.PlanPrefs) -> PlanInputs:
+def read(extra_args: Sequence[str], prefs: planner.PlanPrefs, *, n_ctx_train: int | None = None) -> PlanInputs:
     """Take the planner-owned options out of `extra_args` into `prefs`; OwnedArgError for one
-    that cannot be planned or that contradicts a field."""
+    that cannot be planned or that contradicts a field. `n_ctx_train`: the model's trained
+    context, which `-c 0` means (the engine's own reading: src/llama-context.cpp)."""
     found: dict[str, tuple[str, str | None]] = {}  # canonical → (as written, value)
     rest: list[str] = []
     taken: list[str] = []
@@ -131,6 +164,12 @@ def read(extra_args: Sequence[str], prefs: planner.PlanPrefs) -> PlanInputs:
     slots = int(changes.get("slots") or prefs.slots or 1)
     if "--ctx-size" in found:
         flag, v = val("--ctx-size")
+        if (v or "").strip() == "0":
+            # The engine reads 0 as the model's trained context.
+            if not n_ctx_train:
+                raise _error(msg("{flag} 0 means the model's trained context, which this file does not state; "
+                                 "give the context as a number.", flag=flag))
+            v = str(n_ctx_train)
         total = _int(flag, v, 256)
         # -c is the whole context; each of the slots gets its share (llama-server's rule).
         per_slot = max(total // slots, 256)
@@ -176,6 +215,15 @@ def read(extra_args: Sequence[str], prefs: planner.PlanPrefs) -> PlanInputs:
         if "--cpu-moe" in found:
             raise _error(msg("--cpu-moe and {flag} {n} both set where the experts go; keep one.", flag=flag, n=n))
         changes["n_cpu_moe"] = n
+    if "--split-mode" in found:
+        flag, v = val("--split-mode")
+        mode = (v or "").strip().lower()
+        if mode in _SPLIT_MODES:
+            raise _error(msg("Extra engine arguments may not contain {flag}. {why}",
+                             flag=flag, why=_SPLIT_MODES[mode](flag)))
+        if mode != "layer":
+            raise _error(msg("{flag} takes none, layer, row or tensor, not '{value}'.", flag=flag, value=v or ""))
+        # `layer` is the engine's default and what the plan assumes: planned, not passed.
     for name, field_name in (("--batch-size", "batch"), ("--ubatch-size", "ubatch")):
         if name in found:
             flag, v = val(name)

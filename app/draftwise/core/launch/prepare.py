@@ -174,7 +174,7 @@ def prepare(
         try:
             # Host, port and key have their own fields; the planner's options become its inputs.
             launch_spec.check_owned_flags(extra)
-            inputs = owned_args.read(extra, prefs)
+            inputs = owned_args.read(extra, prefs, n_ctx_train=model.context_length)
         except FieldError as exc:
             raise PrepareError(exc.field, exc.message) from exc
         extra, prefs = inputs.rest, inputs.prefs

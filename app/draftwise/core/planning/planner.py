@@ -229,6 +229,9 @@ class _Drafter:
     label: Message  # words for the user
     shape: mem.Shape | None = None  # the draft model's (kind "model")
     weights: mem.WeightTable | None = None
+    # The drafter attends over the model's own KV cache and allocates none (Gemma 4's MTP
+    # assistant: `is_mem_shared`, its layers sharing the target's last two).
+    shares_kv: bool = False
 
 
 @dataclass(frozen=True)
@@ -361,7 +364,7 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
         shape = draft_shape or mem.read_shape(draft)
         wt = draft_weights or mem.read_weight_table(draft)
         label = msg("MTP head") if st == "draft-mtp" else msg("draft model")
-        return _Drafter("model", label, shape, wt)
+        return _Drafter("model", label, shape, wt, shares_kv=draft.sidecar_kind == "assistant")
     return None  # ngram types and no speculation cost no memory worth planning
 
 
@@ -544,6 +547,8 @@ class _Planner:
         if d.shape.n_nextn and self.spec_type == "draft-mtp":
             # An MTP-only sidecar: an MTP context over its nextn blocks.
             ctx = mem.mtp_context(d.shape, c, kv_type)
+            if d.shares_kv:
+                ctx = replace(ctx, kv_layers=[0] * len(ctx.kv_layers))
         else:
             ctx = mem.draft_context(d.shape, c, kv_type)
         return d.weights.total() + ctx.kv + ctx.rs + ctx.compute, ctx.output

@@ -53,6 +53,17 @@ _N_MAX_FLAGS = {
 # Draft lengths tried by a measurement: the engine's default for draft models is 3, for
 # ngram-mod 64 (common.h).
 N_MAX_CANDIDATES = {"--spec-draft-n-max": (2, 4, 8), "--spec-ngram-mod-n-max": (16, 32, 64)}
+# An MTP head drafts from the model's own hidden state: short drafts pay (for Gemma 4's MTP
+# 1 beats 2, llama.cpp#24266), so 1 and 2 are tried, and the engine's default 3's neighbour 4.
+MTP_N_MAX_CANDIDATES = (1, 2, 4)
+
+
+def n_max_candidates(spec_type: str | None) -> tuple[int, ...] | None:
+    """The draft lengths a measurement tries for this type (None: it has no length flag)."""
+    if spec_type == "draft-mtp":
+        return MTP_N_MAX_CANDIDATES
+    flag = n_max_flag(spec_type)
+    return N_MAX_CANDIDATES[flag] if flag is not None else None
 
 
 def n_max_flag(spec_type: str | None) -> str | None:

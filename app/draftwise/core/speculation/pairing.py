@@ -1,5 +1,5 @@
-"""Whether a drafter may draft for a model: the engine's own vocabulary rule, plus the one
-condition the engine does not check but needs.
+"""Whether a drafter may draft for a model: the engine's own vocabulary rule, plus what the
+engine does not check but needs.
 
 The engine (common/speculative.cpp, `common_speculative_are_compatible`, in the pinned
 source) accepts a draft when, in this order:
@@ -12,15 +12,24 @@ source) accepts a draft when, in this order:
    size.
 
 Otherwise it logs "the target and draft vocabs are not compatible" and serves without
-speculation. The values compared are the ones the engine loads (src/llama-vocab.cpp,
+speculation. It never looks at the architecture: a Qwen3 dense draft for a Qwen3 MoE model
+passes. The values compared are the ones the engine loads (src/llama-vocab.cpp,
 `llama_vocab::impl::load`): `tokenizer.ggml.add_bos_token` when written, else the default
 of the tokenizer type and pre-tokenizer; BOS/EOS ids from the metadata when in range, else
 the type's defaults. `EngineVocab` mirrors that.
 
-The condition the engine does not check: an id present in only one vocabulary must be
-padding (token type UNUSED, the `[PADn]` entries conversion writes), else the engine aborts
-mid-reply the first time the model emits a token the draft lacks (`get_sub_batch: failed
-to add token N`), long after it reported ready.
+What the engine does not check: an id only one side has. The engine aborts mid-reply the
+first time the model emits a token the draft lacks, or the draft proposes one the model lacks
+(`get_sub_batch: failed to add token N`), long after it reported ready. So:
+
+- ids only the model has are *banned* on the model (`-l ID-inf`, `Verdict.bans`) when a
+  reply never needs them: UNUSED padding (`[PADn]`), and special tokens (CONTROL) that do
+  not end a reply and that the chat template does not write (Gemma 3 4B's
+  `<image_soft_token>`). A banned id is never sampled, so the draft never meets it;
+- an id only the model has that ends a reply (EOS, `<|end|>`, `<end_of_turn>`, as the engine
+  finds them by id and by text) or that is text the model writes: refused, since banning it
+  would change the answers (Phi-3's `<|end|>` beside a 32,000-id draft);
+- ids only the draft has must be UNUSED padding (its proposals come from its own head).
 
 Cost: header fields decide 1-4. For 5 the token lists are compared as stored bytes
 (length-prefixed strings: equal bytes from token 5 on are equal texts), one memcmp; a model
@@ -42,13 +51,25 @@ from draftwise.core.messages import Message, msg
 SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128
 SPEC_VOCAB_CHECK_START_TOKEN_ID = 5
 # include/llama.h, enum llama_token_type.
-TOKEN_TYPE_UNUSED = 5
+TOKEN_TYPE_CONTROL, TOKEN_TYPE_UNUSED = 3, 5
 LLAMA_TOKEN_NULL = -1
+# Token texts the engine treats as ending a reply whatever their id (src/llama-vocab.cpp:
+# the special_eog_ids list, and the FIM pad/repo/separator tokens it also counts).
+EOG_TEXTS = frozenset({
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>", "[e~[",
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+    "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>",
+})
 
 # The condition that failed, for tests and the JSON output.
 VOCAB_TYPE, BOS, EOS, SIZE, TOKEN_TEXT, NOT_PADDING, NO_VOCAB, UNREADABLE = (
     "vocab-type", "bos", "eos", "size", "token-text", "not-padding", "no-vocab", "unreadable",
 )
+# An id only the model has that a reply needs: it ends a reply, or it is text.
+MODEL_ONLY = "model-only"
 # The conditions the engine itself checks: a pair failing one of them is served without
 # speculation by the engine; the others we refuse although the engine would start with them.
 ENGINE_CONDITIONS = frozenset({VOCAB_TYPE, BOS, EOS, SIZE, TOKEN_TEXT})
@@ -131,6 +152,9 @@ class Verdict:
 
     condition: str | None = None  # None: compatible
     reason: Message | None = None  # what failed, as a phrase about the draft
+    # Ids only the model has, none of which a reply needs: the launch bans each on the
+    # model (`-l ID-inf`), so the draft never meets one. Only on a compatible verdict.
+    bans: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -138,8 +162,17 @@ class Verdict:
 
     @property
     def engine_accepts(self) -> bool:
-        """What the engine's own check would say (it does not check padding)."""
+        """What the engine's own check would say (it does not check ids only one side has)."""
         return self.condition not in ENGINE_CONDITIONS
+
+    def ban_note(self) -> Message | None:
+        """The bans in words, for the decision's notes (None without bans)."""
+        if not self.bans:
+            return None
+        first, last = self.bans[0], self.bans[-1]
+        ids = str(first) if first == last else f"{first}–{last}"
+        return msg("{count} token ids only the model has ({ids}) are banned on the model (-l ID-inf): "
+                   "no reply needs them, and the draft cannot take them.", count=len(self.bans), ids=ids)
 
     def __str__(self) -> str:
         return str(self.reason) if self.reason is not None else "compatible"
@@ -186,11 +219,15 @@ def check(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> Verdict:
         tv, dv = gguf.read_vocab(target), gguf.read_vocab(draft)
     except gguf.GGUFError as exc:
         return Verdict(UNREADABLE, msg("its token list could not be compared ({error})", error=exc.reason))
-    return compare_tokens(tv, dv)
+    ends = frozenset(i for i in (t.eos, *target.tokenizer.end_ids) if i != LLAMA_TOKEN_NULL)
+    return compare_tokens(tv, dv, end_ids=ends, chat_template=target.chat_template or "")
 
 
-def compare_tokens(target: gguf.Vocab, draft: gguf.Vocab) -> Verdict:
-    """Conditions 5 and padding on two stored token lists (sizes already within range)."""
+def compare_tokens(target: gguf.Vocab, draft: gguf.Vocab, *, end_ids: frozenset[int] = frozenset(),
+                   chat_template: str = "") -> Verdict:
+    """Condition 5 and the ids only one side has, on two stored token lists (sizes already
+    within range). `end_ids`: the model's ids that end a reply by its header (EOS, EOT, ...);
+    `chat_template`: the model's, which must not write an id to be banned."""
     m = min(target.count, draft.count)
     start = min(SPEC_VOCAB_CHECK_START_TOKEN_ID, m)
     try:
@@ -203,18 +240,54 @@ def compare_tokens(target: gguf.Vocab, draft: gguf.Vocab) -> Verdict:
             return _first_difference(target, draft, pt, pd, start, m)
     except ValueError:
         return Verdict(UNREADABLE, msg("its token list could not be compared ({error})", error="the list is damaged"))
-    for token_id in range(m, large.count):
-        if large.type_of(token_id) != TOKEN_TYPE_UNUSED:
-            if large is target:
+    if large is draft:
+        for token_id in range(m, large.count):
+            if large.type_of(token_id) != TOKEN_TYPE_UNUSED:
                 return Verdict(NOT_PADDING, msg(
-                    "token {id} exists only in the model and is not padding: the engine would stop mid-reply "
-                    "the first time the model writes it (the draft's vocabulary ends at {size})",
-                    id=token_id, size=draft.count))
-            return Verdict(NOT_PADDING, msg(
-                "token {id} exists only in the draft and is not padding: the engine would stop mid-reply "
-                "the first time the draft proposes it (the model's vocabulary ends at {size})",
-                id=token_id, size=target.count))
-    return COMPATIBLE
+                    "token {id} exists only in the draft and is not padding: the engine would stop mid-reply "
+                    "the first time the draft proposes it (the model's vocabulary ends at {size})",
+                    id=token_id, size=target.count))
+        return COMPATIBLE
+    # The draft's list matched the model's byte for byte from token `start`: the model's
+    # token `m` begins right after that run (no second walk over the list).
+    at_m = p_large + len(small.tokens) - p_small
+    try:
+        return _model_only(target, m, at_m, draft.count, end_ids, chat_template)
+    except (ValueError, struct.error):
+        return Verdict(UNREADABLE, msg("its token list could not be compared ({error})", error="the list is damaged"))
+
+
+def _model_only(target: gguf.Vocab, m: int, pos: int, draft_size: int, end_ids: frozenset[int],
+                chat_template: str) -> Verdict:
+    """Ids `m`.. that only the model has (token `m` at byte `pos` of its list): bans for
+    those no reply needs, or a refusal naming the first one a reply needs (it ends a reply,
+    it is text, or the template writes it)."""
+    bans: list[int] = []
+    for token_id in range(m, target.count):
+        n = _U64.unpack_from(target.tokens, pos)[0]
+        text = bytes(target.tokens[pos + 8 : pos + 8 + n]).decode("utf-8", "replace")
+        pos += 8 + n
+        kind = target.type_of(token_id)
+        if kind == TOKEN_TYPE_UNUSED:
+            bans.append(token_id)
+            continue
+        if token_id in end_ids or text in EOG_TEXTS:
+            return Verdict(MODEL_ONLY, msg(
+                "token {id} ({text}) exists only in the model and ends a reply: the engine would stop mid-reply "
+                "when the model writes it, and banning it would change the answers (the draft's vocabulary ends "
+                "at {size})", id=token_id, text=repr(text), size=draft_size))
+        if kind != TOKEN_TYPE_CONTROL:
+            return Verdict(MODEL_ONLY, msg(
+                "token {id} ({text}) exists only in the model and is text it writes: the engine would stop "
+                "mid-reply when the model writes it, and banning it would change the answers (the draft's "
+                "vocabulary ends at {size})", id=token_id, text=repr(text), size=draft_size))
+        if text and text in chat_template:
+            return Verdict(MODEL_ONLY, msg(
+                "token {id} ({text}) exists only in the model and its chat template writes it: the engine "
+                "would stop mid-reply, and banning it would change the answers (the draft's vocabulary ends "
+                "at {size})", id=token_id, text=repr(text), size=draft_size))
+        bans.append(token_id)
+    return Verdict(bans=tuple(bans))
 
 
 def _first_difference(target: gguf.Vocab, draft: gguf.Vocab, pt: int, pd: int, start: int, m: int) -> Verdict:

@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
-from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.capabilities import MTP_ASSISTANTS_11434, EngineCaps, mtp_nextn_runs
 from draftwise.core.engines.spec_types import (
     DRAFT_DFLASH,
     DRAFT_DSPARK,
@@ -103,6 +103,12 @@ class SpecDecision:
     left_out: tuple[str, ...] = ()
     # The draft's header as the resolver read it, so the planner need not read it again.
     draft_info: gguf.ModelInfo | None = field(default=None, compare=False, repr=False)
+    # Ids only the model has that the draft lacks and no reply needs: banned on the model
+    # while this drafter runs (core/launch/llamacpp.py passes `-l ID-inf` for each).
+    bans: tuple[int, ...] = ()
+    # Companions beside the model that auto could not use, each with why (the card names
+    # them instead of "no draft model found").
+    refused: tuple[tuple[str, Message], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -113,6 +119,7 @@ class SpecDecision:
             "notes": [str(n) for n in self.notes],
             "warnings": [str(w) for w in self.warnings],
             "argv": list(self.argv),
+            "bans": list(self.bans),
         }
 
 
@@ -212,6 +219,23 @@ def family_name(path: Path) -> str:
     return stem[: m.start()].lower() if m else ""
 
 
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def family_words(path: Path) -> tuple[str, ...]:
+    """The first two words of a file name ("meta", "llama" for Meta-Llama-3.1-8B-Instruct):
+    publishers name one family's models with other versions (Llama 3.1 8B and Llama 3.2 1B,
+    which share one tokenizer), so a shared family word makes a file worth a header read; the
+    vocabulary rule then decides."""
+    return tuple(_WORD.findall(family_prefix(path).lower())[:2])
+
+
+def same_family_word(a: Path, b: Path) -> bool:
+    """The first word of either name is one of the other's first two words."""
+    wa, wb = family_words(a), family_words(b)
+    return bool(wa and wb) and (wa[0] in wb or wb[0] in wa)
+
+
 # ------------------------------------------------------------------ resolve
 Reader = Callable[[Path], gguf.ModelInfo]
 # Drafts are read keeping their token list: the pairing check compares it with the model's
@@ -276,30 +300,41 @@ def resolve(
         notes = [msg("Your own --spec-type {type} is used; automatic detection was skipped.", type=users)]
         draft_path = None
         users_draft = None
+        bans: tuple[int, ...] = ()
         if options.draft is not None:
             # The field is the only place a draft may come from (rule 7), so pass it on.
-            users_draft = _explicit_draft(model, options.draft, read)
+            users_draft, verdict = _explicit_draft(model, options.draft, read)
             draft_path = options.draft
             argv = _spec_argv(caps, users, draft_path)[2:]
             notes.append(msg("The draft model {name} is passed to the engine.", name=draft_path.name))
+            bans = verdict.bans
+            notes += [n for n in (verdict.ban_note(),) if n is not None]
         if _split_mode_tensor(extra):
             warnings.append(_SPLIT_WARNING)
         return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings),
-                            draft_info=users_draft)
+                            draft_info=users_draft, bans=bans)
 
     # 4. An explicit draft: checked, typed by its own tensors, never dropped by fallback.
     if options.draft is not None:
-        draft_info = _explicit_draft(model, options.draft, read)
+        draft_info, verdict = _explicit_draft(model, options.draft, read)
         spec_type = draft_type(draft_info)
         _require_type(caps, spec_type, "draft")
-        if spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
+        if draft_info.sidecar_kind == ASSISTANT:
+            unusable = _assistant_unsuitable(model, draft_info)
+            if unusable is not None:
+                raise ResolveError("draft", msg("{name} cannot draft for this model: {reason}.",
+                                                name=options.draft.name, reason=unusable))
+        elif spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
             raise ResolveError(
                 "draft",
                 msg("{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for "
                     "this {arch} model.", name=options.draft.name, draft_arch=draft_info.architecture,
                     arch=model.architecture),
             )
-        if spec_type == DRAFT_MTP and not caps.runs_mtp(draft_info.architecture):
+        elif spec_type == DRAFT_MTP and not mtp_nextn_runs(draft_info.architecture, draft_info.nextn_predict_layers):
+            raise ResolveError("draft", _one_nextn_only(draft_info))
+        if spec_type == DRAFT_MTP and draft_info.sidecar_kind != ASSISTANT and not caps.runs_mtp(
+                draft_info.architecture):
             raise ResolveError(
                 "draft",
                 msg("{name} is an MTP head for {draft_arch}, which this engine does not run.",
@@ -308,8 +343,9 @@ def resolve(
         decision = SpecDecision(
             spec_type, options.draft, EXPLICIT, False, _spec_argv(caps, spec_type, options.draft),
             notes=(msg("Using your draft model {name} ({kind}).", name=options.draft.name,
-                       kind=_type_words(spec_type)),),
-            drafter_key=drafter_key(options.draft, spec_type), draft_info=draft_info,
+                       kind=_type_words(spec_type)),
+                   *(n for n in (verdict.ban_note(),) if n is not None)),
+            drafter_key=drafter_key(options.draft, spec_type), draft_info=draft_info, bans=verdict.bans,
         )
         return _with_split_warning(decision, extra)
 
@@ -348,7 +384,7 @@ def _require_type(caps: EngineCaps, spec_type: str, field_name: str) -> None:
         )
 
 
-def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> gguf.ModelInfo:
+def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> tuple[gguf.ModelInfo, pairing.Verdict]:
     if not draft.exists():
         raise ResolveError("draft", msg("The draft model {path} does not exist; choose the file again.", path=str(draft)))
     if not draft.is_file():
@@ -367,7 +403,7 @@ def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> gguf.Mo
             msg("{name} cannot draft for this model: {reason}. A draft must come from the same model family.",
                 name=draft.name, reason=verdict.reason),
         )
-    return info
+    return info, verdict
 
 
 def _vocabless_sidecar(info: gguf.ModelInfo) -> bool:
@@ -390,12 +426,14 @@ class _Candidate:
     info: gguf.ModelInfo
     spec_type: str
     rank: tuple
+    verdict: pairing.Verdict = pairing.COMPATIBLE
 
 
 def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: Reader) -> SpecDecision:
     notes: list[Message] = []
     skipped: list[str] = []
     left_out: list[str] = []
+    refused: list[tuple[str, Message]] = []
     arch = model.architecture
     nextn = model.nextn_predict_layers or 0
 
@@ -405,6 +443,11 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             notes.append(msg(
                 "The model has an MTP head, but this engine does not run MTP for {arch} models; "
                 "looking for a draft model instead.", arch=arch,
+            ))
+        elif not mtp_nextn_runs(arch, nextn):
+            notes.append(msg(
+                "The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop "
+                "at the first draft); looking for a draft model instead.", n=nextn, arch=arch,
             ))
         elif key in options.broken:
             left_out.append(key)
@@ -417,10 +460,13 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
     elif nextn > 0:
         notes.append(msg("The model declares an MTP head but this file does not contain it."))
 
-    candidates = _companions(model, options, caps, read, notes, skipped, left_out)
+    candidates = _companions(model, options, caps, read, notes, skipped, left_out, refused)
     if candidates:
         best = min(candidates, key=lambda c: c.rank)
-        if best.spec_type == DRAFT_MTP:
+        if best.info.sidecar_kind == ASSISTANT:
+            why = msg("MTP assistant found beside the model: {name} (it reads the model's own KV cache). "
+                      "Speculation is on.", name=best.path.name)
+        elif best.spec_type == DRAFT_MTP:
             why = msg("MTP head found beside the model in {name}: speculation is on.", name=best.path.name)
         else:
             why = msg("Draft model found beside the model: {name} ({kind}). Speculation is on.",
@@ -428,10 +474,12 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
         if len(candidates) > 1:
             others = ", ".join(c.path.name for c in sorted(candidates, key=lambda c: c.rank)[1:])
             notes.append(msg("Also suitable, not chosen: {names}.", names=others))
+        ban_note = best.verdict.ban_note()
         return SpecDecision(
             best.spec_type, best.path, AUTO_COMPANION, True, _spec_argv(caps, best.spec_type, best.path),
-            notes=(why, *notes), drafter_key=drafter_key(best.path, best.spec_type), skipped=tuple(skipped),
-            left_out=tuple(left_out), draft_info=best.info,
+            notes=(why, *((ban_note,) if ban_note else ()), *notes), drafter_key=drafter_key(best.path, best.spec_type),
+            skipped=tuple(skipped), left_out=tuple(left_out), draft_info=best.info, bans=best.verdict.bans,
+            refused=tuple(refused),
         )
 
     if options.ngram_when_no_drafter and caps.has_spec_type(NGRAM_MOD):
@@ -444,12 +492,12 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             return SpecDecision(
                 NGRAM_MOD, None, AUTO_NGRAM, True, _spec_argv(caps, NGRAM_MOD, None),
                 notes=(*notes, msg("No drafter found: n-gram speculation is on (no extra memory).")),
-                skipped=tuple(skipped), drafter_key=key, left_out=tuple(left_out),
+                skipped=tuple(skipped), drafter_key=key, left_out=tuple(left_out), refused=tuple(refused),
             )
     return SpecDecision(
         None, None, NONE, False, (),
         notes=(*notes, msg("No drafter found: starting without speculation.")), skipped=tuple(skipped),
-        left_out=tuple(left_out),
+        left_out=tuple(left_out), refused=tuple(refused),
     )
 
 
@@ -461,6 +509,7 @@ def _companions(
     notes: list[Message],
     skipped: list[str],
     left_out: list[str],
+    refused: list[tuple[str, Message]],
 ) -> list[_Candidate]:
     folder = model.path.parent
     own = {f.resolve() for f in model.files}
@@ -490,7 +539,7 @@ def _companions(
         is_draft_name = any(w in lower for w in _DRAFT_WORDS)
         has_prefix = (len(prefix) >= 3 and lower.startswith(prefix)) or (
             len(family) >= 3 and family_name(path) == family
-        )
+        ) or same_family_word(model.path, path)
         if not (is_mtp_name or is_draft_name or has_prefix):
             continue
         try:
@@ -506,19 +555,58 @@ def _companions(
         # Sidecars (MTP head, EAGLE-3, DFlash) are drafters by their tensors, whatever their
         # size: a tiny head file can hold a full embedding table.
         reason = _unsuitable(model, info, spec_type, caps)
+        verdict = pairing.COMPATIBLE
+        if reason is None:
+            # Last: the only check that may read the token lists.
+            verdict = vocabulary_verdict(model, info)
+            reason = verdict.reason
         if reason is None and drafter_key(path, spec_type) in options.broken:
             left_out.append(drafter_key(path, spec_type))
             reason = msg("it made this engine fail before")
+        elif reason is not None:
+            refused.append((path.name, reason))
         if reason is not None:
             skipped.append(f"{path.name}: {reason}")
             notes.append(msg("Skipped {name}: {reason}.", name=path.name, reason=reason))
             continue
         rank = (not is_mtp_name, not is_draft_name, not has_prefix, info.size_bytes, path.name)
-        found.append(_Candidate(path, info, spec_type, rank))
+        found.append(_Candidate(path, info, spec_type, rank, verdict))
     return found
 
 
+ASSISTANT = "assistant"  # gguf.ModelInfo.sidecar_kind of an MTP drafter model of its own architecture
+
+
+def _one_nextn_only(info: gguf.ModelInfo) -> Message:
+    return msg("{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the "
+               "first draft).", name=info.path.name, n=info.nextn_predict_layers or 0, arch=info.architecture)
+
+
+def _assistant_unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo) -> Message | None:
+    """What keeps an MTP assistant (Gemma 4's) from drafting for `model`, or None: it reads the
+    model's token embeddings, its hidden state and the KV cache of its last windowed and
+    global layers (llama-model.cpp `share`), so it fits one architecture and width."""
+    for_arch = MTP_ASSISTANTS_11434.get(draft.architecture or "")
+    if for_arch is None:
+        return msg("this engine runs no MTP assistant of architecture {draft_arch}", draft_arch=draft.architecture)
+    if model.architecture != for_arch:
+        return msg("it is the MTP assistant of {target_arch} models, not {arch}", target_arch=for_arch,
+                   arch=model.architecture)
+    if not draft.mtp_head_present:
+        return msg("it lacks the nextn.pre_projection tensor the engine loads")
+    if draft.embedding_length_out != model.embedding_length:
+        return msg("it was made for a model {width} wide, and this one is {model_width} wide",
+                   width=draft.embedding_length_out or 0, model_width=model.embedding_length or 0)
+    pattern = model.sliding_window_pattern
+    if isinstance(pattern, list) and len(pattern) >= 2 and (bool(pattern[-1]) or not bool(pattern[-2])):
+        return msg("the model's last two layers are not the windowed and global pair whose KV cache it reads")
+    return None
+
+
 def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> Message | None:
+    if spec_type == DRAFT_MTP and draft.sidecar_kind == ASSISTANT:
+        return _assistant_unsuitable(model, draft) or (
+            None if caps.has_spec_type(DRAFT_MTP) else msg("this engine cannot run a {kind}", kind=_type_words(DRAFT_MTP)))
     if spec_type == DRAFT_MTP:
         if draft.mtp_layout != "mtp-only":
             return msg("it carries its own MTP head, so it is a model, not a drafter")
@@ -529,10 +617,11 @@ def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, ca
                        arch=model.architecture)
         if not caps.runs_mtp(model.architecture):
             return msg("this engine does not run MTP for {arch}", arch=model.architecture)
-    elif spec_type == DRAFT_SIMPLE and draft.architecture != model.architecture:
-        return msg("its architecture ({draft_arch}) differs from the model's ({arch})",
-                   draft_arch=draft.architecture, arch=model.architecture)
+        if not mtp_nextn_runs(draft.architecture, draft.nextn_predict_layers):
+            return msg("it has {n} MTP layers, and this engine's {arch} MTP runs only one",
+                       n=draft.nextn_predict_layers or 0, arch=draft.architecture)
+    # A plain draft of another architecture is fine: the engine's rule compares vocabularies
+    # only (a Qwen3 dense draft for a Qwen3 MoE model).
     if not caps.has_spec_type(spec_type):
         return msg("this engine cannot run a {kind}", kind=_type_words(spec_type))
-    # Last: the only check that may read the token lists.
-    return vocabulary_verdict(model, draft).reason
+    return None

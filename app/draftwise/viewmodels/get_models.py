@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.hub import catalog, client, download
+from draftwise.core.hub import catalog, client, download, helpers
 from draftwise.core.hub.files import Fit, RemoteModel, judge_fit
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
@@ -55,6 +55,7 @@ def op_fetch(model: RemoteModel, folder: Path, drafter: catalog.Drafter | None, 
         return Fetched(path, None)
     draft_path = download.download(draft, folder, progress=report, cancelled=cancel.is_set,
                                    into=path.parent)
+    helpers.remember(draft_path, path)  # the library says "helper" for it (core/hub/helpers.py)
     return Fetched(path, draft_path)
 
 

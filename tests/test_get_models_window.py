@@ -67,8 +67,8 @@ def _get_starter(qtbot, win: MainWindow, tmp_path: Path) -> GetModelsDialog:
     names = [dialog.starters.item(i).data(Qt.ItemDataRole.UserRole) for i in range(dialog.starters.count())]
     assert names[0] == MODEL_REPO and names[1] == "unsloth/gemma-3-4b-it-GGUF"
     first, second = dialog.starters.item(0).text(), dialog.starters.item(1).text()
-    assert first.splitlines()[-1] == "About 15 tokens a second here."
-    assert second.splitlines()[-1].startswith("Slow here: about 6.7 tokens a second")
+    assert first.splitlines()[-1] == "About 11 tokens a second here."
+    assert second.splitlines()[-1].startswith("Slow here: about 4.7 tokens a second")
     assert "It would run on the processor." in dialog.starters.item(0).toolTip()
     dialog.starters.setCurrentRow(names.index(MODEL_REPO))
     qtbot.waitUntil(lambda: dialog.files.rowCount() == 1, timeout=10000)

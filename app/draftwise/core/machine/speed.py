@@ -58,11 +58,15 @@ READABLE = 8.0  # tokens a second: at least this and a reply keeps up with readi
 RECORD = "speed-probe.json"
 RECORD_VERSION = 1
 
-# Measured on the pinned engine, 2-core AMD EPYC VM (bench/speed_estimate.py): the bytes per
-# second the engine streams for a model of this quantization, over what it streams for the
-# F32 probe model. Anything unlisted counts as the K-quants.
-QUANT_EFFICIENCY = {"F32": 1.0, "F16": 0.95, "BF16": 0.95, "Q8_0": 0.9, "Q4_0": 0.9}
-K_QUANT_EFFICIENCY = 0.85
+# Measured on the pinned engine, 2-core AMD EPYC VM (bench/speed_estimate.py, the best of
+# several runs on a shared machine): the bytes per second the engine streams for a model of
+# this quantization, over what it streams for the F32 probe model (42 GB/s there). Q8_0 0.89,
+# F16 0.77, Q4_0 0.52, Q4_K_M 0.57, Q6_K 0.57: the 4- to 6-bit types need more arithmetic per
+# byte, and two cores run out of it before the memory does. Anything unlisted counts as the
+# K-quants (on machines with more cores these come closer to the memory's speed, so the
+# figure errs on the slow side).
+QUANT_EFFICIENCY = {"F32": 1.0, "F16": 0.8, "BF16": 0.8, "Q8_0": 0.9, "Q4_0": 0.6}
+K_QUANT_EFFICIENCY = 0.6
 # The memory probe reads with one thread; the engine reads with all its threads. Measured
 # here: the engine's F32 rate over the one-thread scan (2 cores). Machines with more cores
 # read faster with more threads, up to what the memory gives; without the engine to ask,
@@ -377,6 +381,27 @@ class Estimate:
     def to_json(self) -> dict[str, Any]:
         return {"tokens_per_s": round(self.tokens_per_s, 1), "device": self.device, "certain": self.certain,
                 "readable": self.readable}
+
+
+def workload_of(path: Path) -> Workload:
+    """A downloaded model's workload from its header: every tensor but an input embedding
+    that is not also the output head (a token reads one row of it); a mixture of experts
+    reads its used experts only. Raises what `read_header` raises."""
+    from draftwise.core.gguf import reader as gguf
+
+    header = gguf.read_header(path)
+    info = gguf.read_model(path)
+    names = {t.name for t in header.tensors}
+    tied = "output.weight" not in names
+    active = 0
+    for t in header.tensors:
+        if t.name == "token_embd.weight" and not tied:
+            continue
+        nbytes = t.nbytes
+        if "_exps." in t.name and info.expert_count and info.expert_used_count:
+            nbytes = nbytes * info.expert_used_count // info.expert_count
+        active += nbytes
+    return Workload(active, sum(t.nbytes for t in header.tensors), info.tokenizer.vocab_size or 0, info.quant)
 
 
 def quant_efficiency(quant: str | None) -> float:

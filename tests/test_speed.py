@@ -137,7 +137,8 @@ def test_draftwise_get_alone_lists_the_starters_with_their_speed(tmp_path: Path)
     out = _cli("--machine", str(box), env_home=tmp_path / "data")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "Starters for this computer, fastest readable first (42.0 GB/s, as described):"
+    assert lines[0] == ("Starters for this computer, the largest that writes at least 8 tokens/s first "
+                        "(42.0 GB/s, as described):")
     assert "unsloth/gemma-3-4b-it-GGUF" in lines[1] and "about  9.8 tokens/s" in lines[1]
     assert "Qwen/Qwen2.5-14B-Instruct-GGUF" in lines[-1] and "(slow here)" in lines[-1]
     data = json.loads(_cli("--machine", str(box), "--json", env_home=tmp_path / "data").stdout)
@@ -178,3 +179,17 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data2"))
     guess = speed.throughput(broken)
     assert guess.source == "memory" and not guess.certain and guess.cpu > 1e8
+
+
+def test_a_starters_files_agree_with_the_starter():
+    """The file table and the starter list say the same for the same file (issue 20's shot:
+    7.8 beside 8.0 for one file read as a contradiction)."""
+    from draftwise.core.hub.files import HubFile, RemoteModel
+
+    starter = next(s for s in catalog.STARTERS if s.name == "gemma-3-4b-it")
+    same = RemoteModel(starter.repo, "gemma-3-4b-it-Q4_K_M.gguf", (HubFile("gemma-3-4b-it-Q4_K_M.gguf", starter.size),),
+                       "Q4_K_M")
+    offer = next(o for o in catalog.starters_for(NEWCOMER, NEWCOMER_RATE) if o.starter is starter)
+    assert catalog.file_estimate(same, NEWCOMER, NEWCOMER_RATE) == offer.estimate
+    other = RemoteModel("someone/other-GGUF", "x.gguf", (HubFile("x.gguf", starter.size),), "Q4_K_M")
+    assert catalog.file_estimate(other, NEWCOMER, NEWCOMER_RATE).tokens_per_s > offer.estimate.tokens_per_s

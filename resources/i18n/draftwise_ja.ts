@@ -424,27 +424,32 @@
       <translation>このコンピューターでは遅めです：毎秒約 {rate} トークンで、多くの人が読む速さより遅くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="129" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
       <source>It would run on the graphics card.</source>
       <translation>グラフィックカードで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
       <source>It would run partly on the graphics card, the rest on the processor.</source>
       <translation>一部をグラフィックカードで、残りをプロセッサーで動かします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="132" />
       <source>It would run on the processor.</source>
       <translation>プロセッサーで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="132" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="133" />
       <source>A token is a piece of a word: in English about three quarters of a word.</source>
       <translation>トークンは単語の断片です。英語ではおよそ 4 分の 3 単語にあたります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="134" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="135" />
+      <source>Counted without the draft model; with it, replies usually come faster.</source>
+      <translation>ドラフトモデルなしの見積もりです。ドラフトモデルを使うと、たいていもっと速く返答します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="137" />
       <source>A first guess from this computer's memory speed; measured with the engine once it is installed.</source>
       <translation>このコンピューターのメモリ速度からの最初の見積もりです。エンジンをインストールすると、エンジンで測り直します。</translation>
     </message>
@@ -2420,8 +2425,8 @@
     </message>
     <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="74" />
-      <source>Starters for this computer, fastest readable first</source>
-      <translation>このコンピューター向けのおすすめ（読める速さで一番大きいものが先頭）</translation>
+      <source>Starters for this computer</source>
+      <translation>このコンピューター向けのおすすめ</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="75" />
@@ -3552,42 +3557,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>このコンピューターでモデルがどれくらいの速さで動くか測っています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="123" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="125" />
       <source>about {rate} tokens/s</source>
       <translation>約 {rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="125" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="127" />
       <source>(slow here)</source>
       <translation>（この PC では遅め）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="161" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="189" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="203" />
       <source>Downloaded {name} and its draft model.</source>
       <translation>{name} とそのドラフトモデルをダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="204" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="212" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="216" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
@@ -4416,8 +4421,8 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">投機的デコードをオフにしました: {0}</translation>
     </message>
     <message>
-      <source>Starters for this computer</source>
-      <translation type="vanished">このコンピューター向けのおすすめ</translation>
+      <source>Starters for this computer, fastest readable first</source>
+      <translation type="vanished">このコンピューター向けのおすすめ（読める速さで一番大きいものが先頭）</translation>
     </message>
     <message>
       <source>Test model</source>

@@ -126,7 +126,8 @@ def _starters(args: argparse.Namespace) -> int:
         return 0
     how = {"engine": "measured with the engine", "memory": "a first guess from the memory speed",
            "described": "as described"}.get(rate.source, rate.source)
-    print(f"Starters for this computer, fastest readable first ({rate.cpu / 1e9:.1f} GB/s, {how}):")
+    print(f"Starters for this computer, the largest that writes at least {speed.READABLE:.0f} tokens/s first "
+          f"({rate.cpu / 1e9:.1f} GB/s, {how}):")
     for o in offers:
         s, e = o.starter, o.estimate
         slow = "" if e.readable else "  (slow here)"

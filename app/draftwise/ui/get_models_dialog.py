@@ -47,7 +47,7 @@ class GetModelsDialog(QDialog):
         self._files_rate = vm.rate
         self.setObjectName("getModelsDialog")
         self.setWindowTitle(tr("Get models"))
-        self.resize(900, 560)
+        self.resize(980, 600)
 
         heading = QLabel(tr("Get models"))
         heading.setFont(title_font(self.font(), 1.25))
@@ -71,7 +71,7 @@ class GetModelsDialog(QDialog):
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
-        starters_title = QLabel(tr("Starters for this computer, fastest readable first"))
+        starters_title = QLabel(tr("Starters for this computer"))
         starters_title.setToolTip(tr("The largest model that still writes at least about 8 tokens a second "
                                      "here comes first; slower ones are below it."))
         lv.addWidget(starters_title)
@@ -130,7 +130,7 @@ class GetModelsDialog(QDialog):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([330, 570])
+        split.setSizes([400, 580])
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addWidget(intro)
@@ -162,7 +162,7 @@ class GetModelsDialog(QDialog):
             badge = tr("  + draft model") if s.drafter else ""
             item = QListWidgetItem(f"{s.name}{badge}\n{text(s.about)}\n{self.vm.speed_text(offer)}")
             item.setData(REPO_ROLE, s.repo)
-            tip = self.vm.speed_tip(offer)
+            tip = self.vm.speed_tip(offer, drafter=s.drafter is not None)
             item.setToolTip(f"{s.repo}\n{tip}" if tip else s.repo)
             if self.vm.rate is not None and not offer.estimate.readable:
                 item.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))

@@ -112,8 +112,10 @@ class GetModelsViewModel(QObject):
             return tr("Measuring how fast this computer runs models…")
         return text(catalog.speed_sentence(offer.estimate))
 
-    def speed_tip(self, offer: catalog.Offer) -> str:
-        return " ".join(text(m) for m in catalog.speed_details(offer.estimate)) if self.rate is not None else ""
+    def speed_tip(self, offer: catalog.Offer, drafter: bool = False) -> str:
+        if self.rate is None:
+            return ""
+        return " ".join(text(m) for m in catalog.speed_details(offer.estimate, drafter=drafter))
 
     def file_speed(self, model: RemoteModel) -> tuple[str, str]:
         """(cell, tooltip) for a hub file's speed here; ("", "") until the rate is known."""

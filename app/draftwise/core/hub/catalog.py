@@ -124,12 +124,15 @@ def speed_sentence(estimate: speed.Estimate) -> Message:
     return msg("Slow here: about {rate} tokens a second, slower than most people read.", rate=rate)
 
 
-def speed_details(estimate: speed.Estimate) -> list[Message]:
-    """The tooltip's sentences: where it would run, what a token is, how sure the figure is."""
+def speed_details(estimate: speed.Estimate, *, drafter: bool = False) -> list[Message]:
+    """The tooltip's sentences: where it would run, what a token is, how sure the figure is,
+    and (`drafter`) that the draft model's help is not counted."""
     where = {"gpu": msg("It would run on the graphics card."),
              "split": msg("It would run partly on the graphics card, the rest on the processor."),
              "cpu": msg("It would run on the processor.")}[estimate.device]
     out = [where, msg("A token is a piece of a word: in English about three quarters of a word.")]
+    if drafter:
+        out.append(msg("Counted without the draft model; with it, replies usually come faster."))
     if not estimate.certain:
         out.append(msg("A first guess from this computer's memory speed; measured with the engine once it "
                        "is installed."))
@@ -137,8 +140,14 @@ def speed_details(estimate: speed.Estimate) -> list[Message]:
 
 
 def file_estimate(model: RemoteModel, machine: Machine, rate: speed.Throughput) -> speed.Estimate:
-    """A hub file's speed here, from its size (every byte read per token: a little slow for a
-    model with an input-only embedding, never fast by mistake)."""
+    """A hub file's speed here, from its size. A starter's repository lends its vocabulary and
+    the share of the file a token reads, so its files agree with the starter's own figure;
+    any other file counts every byte as read per token (a little slow for a model with an
+    input-only embedding, never fast by mistake)."""
+    starter = next((s for s in STARTERS if s.repo.lower() == model.repo.lower()), None)
+    if starter is not None and starter.size:
+        active = int(model.size * (starter.active or starter.size) / starter.size)
+        return speed.estimate(speed.Workload(active, model.size, starter.vocab, model.quant), machine, rate)
     return speed.estimate(speed.Workload(model.size, model.size, 0, model.quant), machine, rate)
 
 

@@ -117,7 +117,7 @@ def vulkan_engine():
     DRAFTWISE_REQUIRE_GPU=1 turns a missing engine or device into a failure.
     """
     from draftwise.core.engines import discovery, provision
-    from draftwise.core.machine import hardware, speed
+    from draftwise.core.machine import hardware
 
     def missing(why: str):
         if os.environ.get("DRAFTWISE_REQUIRE_GPU") == "1":

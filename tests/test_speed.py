@@ -167,6 +167,7 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
     assert tp.source == "engine" and tp.cpu > 1e8 and tp.certain
     assert {p.pid for p in psutil.Process().children(recursive=True)} <= before
     assert speed.recorded(engine.binary) == tp
+    assert not (tmp_path / "cache" / "speed-probe" / "probe-f32.gguf").exists(), "its 256 MiB model is removed"
     calls: list[object] = []
     real_probe = speed.probe_engine
     monkeypatch.setattr(speed, "probe_engine", lambda *a, **k: calls.append(a))

@@ -170,7 +170,7 @@ _E, _HEADS, _KV_HEADS, _FF = 2048, 16, 4, 9216
 
 
 def write_probe_model(path: Path) -> Path:
-    """Write the engine probe's model (written once into the cache folder, 256 MiB)."""
+    """Write the engine probe's model (256 MiB; the probe writes it into the cache folder and removes it after)."""
     head = _E // _HEADS
     kv = _KV_HEADS * head
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
@@ -222,6 +222,7 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
     CPU only (`-dev none`: a Vulkan build would pick its device), without the CPU's extra
     buffers (`-nr`: F32 uses none, and AMX faults on some machines). None when the engine did
     not start or answer in `timeout` seconds (the memory probe stands in)."""
+    own = model is None  # written here for this probe: removed after it (256 MiB of disk)
     model = model or paths.cache_dir() / "speed-probe" / "probe-f32.gguf"
     if not model.is_file() or model.stat().st_size < probe_model_bytes():
         write_probe_model(model)
@@ -272,6 +273,8 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if own:
+            model.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------ the record

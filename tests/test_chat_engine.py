@@ -258,6 +258,65 @@ def test_the_context_limit_is_said(qtbot, launcher, model):
     assert reply.problem and "no longer fits the model's context of 256 tokens" in str(reply.note)
 
 
+# ------------------------------------------------------------------ a base model (issue 20)
+def _post(url: str, key: str, path: str, body: dict) -> dict:
+    import json
+    import urllib.request
+
+    req = urllib.request.Request(url + path, json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def test_a_base_model_continues_text_with_no_template_tokens(qtbot, launcher, model):
+    """A model without a chat template is continued through /v1/completions with the raw
+    text: what the engine evaluated is exactly the text's own tokens (BOS and the text), not
+    the engine's default chat template, whose markers the model would write back."""
+    import json
+
+    from draftwise.services.chat_client import ChatStream
+
+    assert not gguf.read_model(model).has_chat_template
+    launch = launcher(model)
+    sent: list[tuple[str, dict]] = []
+
+    class Recording(ChatStream):
+        def start(self, base_url, api_key, body, path=chat.CHAT_PATH):
+            sent.append((path, body))
+            super().start(base_url, api_key, body, path)
+
+    vm = ChatViewModel(launch, stream_factory=lambda parent: Recording(parent=parent))
+    vm.base_model = True
+    vm.max_tokens, vm.extra_body = 24, dict(LONG)
+    panel = _pane(qtbot, vm)
+    assert panel.send_button.text() == "Continue"
+    text = "The capital of France is"
+    qtbot.keyClicks(panel.input, text)
+    qtbot.keyClick(panel.input, Qt.Key.Key_Return)
+    reply = _wait_reply(qtbot, vm)
+    path, body = sent[-1]
+    assert path == chat.COMPLETION_PATH and body["prompt"] == text and "messages" not in body
+    assert "<|im_start|>" not in json.dumps(body) and "<|im_end|>" not in json.dumps(body)
+    # The engine's own count of what it evaluated: the text's tokens with BOS, nothing more.
+    own = _post(launch.spec.url, launch.spec.api_key, "/tokenize", {"content": text, "add_special": True})["tokens"]
+    f = reply.figures
+    assert f is not None and f.from_engine and f.tokens == 24 and f.tokens_per_s
+    timings = vm._timings
+    assert timings is not None and timings.prompt_n + timings.cache_n == len(own)
+    # Through the chat endpoint the same text would have been wrapped in the template.
+    templated = _post(launch.spec.url, launch.spec.api_key, "/apply-template",
+                      {"messages": [{"role": "user", "content": text}]})["prompt"]
+    assert "<|im_start|>" in templated and templated != text
+    assert "<|im_" not in reply.content
+    assert [v.who.text() for v in panel.views] == ["Your text", "Continuation"]
+    assert "tokens/s" in panel.views[-1].figures.text()
+    # Continue (nothing typed) writes on from the whole text.
+    assert vm.send("")
+    _wait_reply(qtbot, vm)
+    assert sent[-1][1]["prompt"] == text + reply.content
+
+
 # ------------------------------------------------------------------ the window
 def test_open_chat_opens_the_chat_in_the_window(qtbot, engine, model):
     from draftwise.ui.main_window import MainWindow
@@ -285,5 +344,7 @@ def test_open_chat_opens_the_chat_in_the_window(qtbot, engine, model):
     qtbot.keyClick(win.chat_panel.input, Qt.Key.Key_Return)
     reply = _wait_reply(qtbot, vm.chat)
     assert reply.figures is not None and "tokens/s" in win.chat_panel.views[-1].figures.text()
+    # The tiny model has no chat template: the window made the pane a writing pane.
+    assert vm.chat.writing and win.chat_panel.send_button.text() == "Continue"
     with qtbot.waitSignal(vm.launch.ended, timeout=30_000):
         vm.do_stop()

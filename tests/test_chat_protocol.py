@@ -189,3 +189,54 @@ def test_markdown_pieces_of_a_growing_reply_stay_put():
         pieces = chat.markdown_segments(text[:n], size=500)
         assert pieces[:len(previous) - 1] == previous[:-1]  # only the last piece changes
         previous = pieces
+
+
+# ------------------------------------------------------------------ continuing text (issue 20)
+def _text_chunk(text: str, finish: str | None = None, timings: dict | None = None) -> bytes:
+    """A /v1/completions stream chunk as the pinned engine writes it (to_json_oaicompat)."""
+    obj: dict = {"choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}],
+                 "object": "text_completion"}
+    if timings is not None:
+        obj["timings"] = timings
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def test_a_continuation_stream_reads_like_a_chat_stream():
+    stream = _text_chunk(" Paris") + _text_chunk(".", timings={"predicted_n": 2}) \
+        + _text_chunk("", finish="length", timings=TIMINGS) + b"data: [DONE]\n\n"
+    events = chat.SseDecoder().feed(stream)
+    assert [e for e in events if isinstance(e, Delta)] == [Delta(" Paris"), Delta(".")]
+    assert Finish("length") in events and events[-1] == Done()
+    assert [e for e in events if isinstance(e, Timings)][-1].predicted_n == 20
+
+
+def test_the_completion_body_is_the_raw_text_with_no_roles_or_template():
+    body = chat.completion_body("The capital of France is", Options(system_prompt="Be brief.", temperature=0.5))
+    assert body == {"prompt": "The capital of France is", "stream": True, "timings_per_token": True,
+                    "max_tokens": chat.WRITE_TOKENS, "temperature": 0.5}
+    assert chat.completion_body("x", Options(max_tokens=40))["max_tokens"] == 40
+    assert "messages" not in body and "<|im_start|>" not in json.dumps(body)
+
+
+def test_a_writing_pane_document_joins_the_turns_as_written():
+    conv = Conversation("c", 0.0, turns=[Turn("user", "The capital of France is"), Turn("assistant", " Paris.")])
+    assert conv.document() == "The capital of France is Paris."
+    conv.turns.append(Turn("user", "Its river"))  # typed on: one space, not "Paris.Its"
+    assert conv.document() == "The capital of France is Paris. Its river"
+    conv.turns += [Turn("assistant", " is the Seine.\n"), Turn("user", "Next line")]
+    assert conv.document().endswith("Seine.\nNext line")
+
+
+def test_a_continuation_stopped_at_its_own_limit_says_how_to_write_on():
+    note = chat.length_note(None, chat.WRITE_TOKENS, None, writing=True)
+    assert str(note) == f"Wrote {chat.WRITE_TOKENS} tokens; press Continue to write on, or set Max tokens under More."
+    assert "context" in str(chat.length_note(None, 12, TIMINGS_OBJ, writing=True))
+    assert "max tokens limit (40)" in str(chat.length_note(40, 40, None, writing=True))
+
+
+TIMINGS_OBJ = chat.timings_from_json(TIMINGS)
+
+
+def test_a_missing_completion_endpoint_names_it():
+    err = chat.error_of_response(404, b"", chat.COMPLETION_PATH)
+    assert str(err.sentence) == "This engine has no chat endpoint (/v1/completions)."

@@ -36,8 +36,8 @@ class Scripted(QObject):
         self.body = None
         Scripted.last = self
 
-    def start(self, url, key, body) -> None:
-        self.body = body
+    def start(self, url, key, body, path=chat.CHAT_PATH) -> None:
+        self.body, self.path = body, path
 
     def play(self, data: bytes) -> None:
         self.events.emit(chat.SseDecoder().feed(data))
@@ -155,4 +155,98 @@ def test_a_base_model_is_named_as_continuing_text(qtbot):
     vm = ChatViewModel(Ready(), stream_factory=Scripted)
     assert vm.notice_text() == ""
     vm.base_model = True
-    assert "continues text — not for chat" in vm.notice_text()
+    assert "continues text — not for chat" in vm.notice_text() and "writing pane" in vm.notice_text()
+
+
+def _text(*pieces: str, finish: str | None = None) -> bytes:
+    out = b"".join(b"data: " + json.dumps({"choices": [{"text": t, "index": 0, "finish_reason": None}]}).encode()
+                   + b"\n\n" for t in pieces)
+    if finish:
+        out += b"data: " + json.dumps({"choices": [{"text": "", "index": 0, "finish_reason": finish}],
+                                       "timings": {"predicted_n": chat.WRITE_TOKENS, "predicted_ms": 100.0}}).encode()
+        out += b"\n\ndata: [DONE]\n\n"
+    return out
+
+
+def test_a_base_model_is_continued_through_the_completion_endpoint(qtbot):
+    """Issue 20: no chat template, no chat endpoint: the raw text goes to /v1/completions,
+    the pane becomes a writing pane, and the continuation has the same figures."""
+    vm = ChatViewModel(Ready(), stream_factory=Scripted)
+    vm.base_model = True
+    vm.current.system_prompt = "Answer briefly."  # a base model has no system turn: not sent
+    panel = ChatPanel(vm)
+    qtbot.addWidget(panel)
+    assert panel.send_button.text() == "Continue" and "Write the beginning" in panel.input.placeholderText()
+    assert vm.send("The capital of France is")
+    stream = Scripted.last
+    assert stream.path == chat.COMPLETION_PATH
+    assert stream.body["prompt"] == "The capital of France is" and "messages" not in stream.body
+    assert "Answer briefly" not in json.dumps(stream.body)
+    stream.play(_text(" Paris", ".", finish="length"))
+    stream.end()
+    reply = vm.turns[1]
+    assert reply.content == " Paris." and reply.figures.from_engine and reply.figures.tokens == chat.WRITE_TOKENS
+    assert "press Continue to write on" in vm.note_text(reply) and not reply.problem
+    assert [v.who.text() for v in panel.views] == ["Your text", "Continuation"]
+    # Continue with nothing typed writes on from the whole text so far.
+    assert vm.send("")
+    assert Scripted.last.body["prompt"] == "The capital of France is Paris."
+    Scripted.last.play(_text(" It", finish="stop"))
+    Scripted.last.end()
+    # A chat model keeps the chat endpoint.
+    vm.base_model = False
+    vm.new_chat()
+    assert not vm.send("")  # nothing to continue in a chat
+    assert vm.send("hi")
+    assert Scripted.last.path == chat.CHAT_PATH and Scripted.last.body["messages"][-1]["content"] == "hi"
+
+
+class Launch(QObject):
+    """A launch whose state a test sets."""
+
+    state_changed = Signal(str)
+    cause, fallback_reason, spec = None, None, None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state, self.model_name = "idle", ""
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("starting", "loading", "ready", "stopping")
+
+    def to(self, state: str, name: str = "") -> None:
+        self.state, self.model_name = state, name or self.model_name
+        self.state_changed.emit(state)
+
+
+def test_the_empty_pane_hint_follows_the_state(qtbot):
+    """Issue 20: the pane no longer says "Launch a model" while one runs."""
+    launch = Launch()
+    vm = ChatViewModel(launch, stream_factory=Scripted)
+    panel = ChatPanel(vm)
+    qtbot.addWidget(panel)
+    hints = {}
+    hints["none"] = panel.empty.text()
+    vm.set_chosen("Qwen2.5 1.5B Instruct", base=False)
+    hints["chosen"] = panel.empty.text()
+    launch.to("loading", "Qwen2.5 1.5B Instruct")
+    hints["loading"] = panel.empty.text()
+    launch.to("ready")
+    hints["ready"] = panel.empty.text()
+    launch.to("stopped")
+    hints["stopped"] = panel.empty.text()
+    assert hints["none"].startswith("Choose a model in the library")
+    assert hints["chosen"].startswith("Launch Qwen2.5 1.5B Instruct, then ask it something")
+    assert hints["loading"].startswith("Qwen2.5 1.5B Instruct is loading")
+    assert hints["ready"].startswith("Qwen2.5 1.5B Instruct is ready: ask it something")
+    assert hints["stopped"] == "The engine was stopped. Launch Qwen2.5 1.5B Instruct again to go on."
+    assert len(set(hints.values())) == 5 and not any("Launch a model" in h for h in hints.values())
+    # A base model chosen (the window resets a stopped launch then): the hints say it continues text.
+    launch.to("idle")
+    vm.set_chosen("Gemma 3 270M", base=True)
+    assert "write the beginning of a text" in panel.empty.text()
+    vm.base_model = True
+    launch.to("ready", "Gemma 3 270M")
+    assert panel.empty.text().startswith("Gemma 3 270M continues text. Write the beginning")
+    assert panel.send_button.text() == "Continue"

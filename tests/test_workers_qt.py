@@ -83,3 +83,58 @@ def test_a_worker_that_went_away_is_left_out_of_the_next_launch(qtbot, engine, r
     assert vm.drop_gone() == [w.endpoint]
     assert vm.endpoints() == [] and vm.devices() == []
     assert "Launch runs without it" in vm.rows[0].text
+
+
+def test_the_card_is_folded_until_used_and_its_buttons_act_only_when_they_can(qtbot):
+    """Issue 20: Other computers sits inside Advanced, folded on first start, and its Remove
+    and Check again buttons are enabled only when there is something to remove or ask."""
+    from draftwise.core.machine.hardware import GB, Gpu
+    from draftwise.ui.workers_card import WorkersCard
+
+    answered: list[str] = []
+
+    def prober(_binary, endpoint):
+        answered.append(endpoint)
+        return [Gpu(0, "rpc", "CPU", total_bytes=8 * GB, free_bytes=6 * GB, device="RPC0", endpoint=endpoint)]
+
+    vm = WorkersViewModel(engine_binary=lambda: None, prober=prober)
+    card = WorkersCard(vm)
+    qtbot.addWidget(card)
+    card.show()
+    assert not card.toggle.isChecked() and not card.box.isVisible()
+    assert not card.remove_button.isEnabled() and not card.recheck_button.isEnabled()
+    assert not card.add_button.isEnabled()
+    card.address.setText("127.0.0.1:50052")
+    assert card.add_button.isEnabled()
+    vm._engine_binary = lambda: __import__("pathlib").Path("/opt/fake/llama-server")
+    card.add_button.click()
+    qtbot.waitUntil(lambda: all(r.state == READY for r in vm.rows), timeout=5000)
+    assert card.toggle.isChecked() and card.box.isVisible(), "a listed computer opens the section"
+    assert card.recheck_button.isEnabled() and not card.remove_button.isEnabled()
+    card.list.setCurrentRow(0)
+    assert card.remove_button.isEnabled()
+    card.remove_button.click()
+    assert vm.rows == [] and not card.remove_button.isEnabled() and not card.recheck_button.isEnabled()
+    # Folded again by hand, it stays folded.
+    card.toggle.setChecked(False)
+    vm.add("127.0.0.1:50053")
+    assert not card.toggle.isChecked()
+
+
+def test_other_computers_is_inside_advanced(qtbot):
+    import os
+    from pathlib import Path
+
+    from draftwise.core.settings import LoadResult, Settings
+    from draftwise.ui.advanced_card import AdvancedSection
+    from draftwise.ui.main_window import MainWindow
+    from draftwise.ui.workers_card import WorkersCard
+    from draftwise.viewmodels.app import AppViewModel
+
+    vm = AppViewModel(LoadResult(Settings(close_action="stop"), Path(os.devnull)), persist=False)
+    win = MainWindow(vm)
+    qtbot.addWidget(win)
+    advanced = win.findChild(AdvancedSection)
+    workers = win.findChild(WorkersCard)
+    assert advanced.isAncestorOf(workers), "the Other computers section lives inside Advanced"
+    assert not workers.toggle.isChecked(), "folded on first start"

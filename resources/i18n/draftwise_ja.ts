@@ -4,117 +4,122 @@
   <context>
     <name>Draftwise</name>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="107" />
+      <location filename="../../app/draftwise/core/chat.py" line="121" />
       <source>The engine sent a reply Draftwise cannot read.</source>
       <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="227" />
+      <location filename="../../app/draftwise/core/chat.py" line="262" />
       <source>The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise.</source>
       <translation>エンジンが Draftwise の API キーを拒否しました (401)。別のプログラムか別のキーで起動された可能性があります。停止して Draftwise からモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="231" />
+      <location filename="../../app/draftwise/core/chat.py" line="266" />
       <source>The model is still loading; your message goes out as soon as it is ready.</source>
       <translation>モデルを読み込み中です。準備ができ次第メッセージを送ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="236" />
+      <location filename="../../app/draftwise/core/chat.py" line="271" />
       <source>The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context.</source>
       <translation>会話（{used} トークン）がモデルのコンテキスト {ctx} トークンに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="239" />
+      <location filename="../../app/draftwise/core/chat.py" line="274" />
       <source>The conversation no longer fits the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="243" />
+      <location filename="../../app/draftwise/core/chat.py" line="278" />
       <source>This engine has no chat endpoint ({path}).</source>
       <translation>このエンジンにはチャットのエンドポイント（{path}）がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="245" />
+      <location filename="../../app/draftwise/core/chat.py" line="280" />
       <source>The engine answered with an error: {error}</source>
       <translation>エンジンがエラーを返しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="246" />
+      <location filename="../../app/draftwise/core/chat.py" line="281" />
       <source>The engine answered with HTTP {status}.</source>
       <translation>エンジンが HTTP {status} を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="258" />
+      <location filename="../../app/draftwise/core/chat.py" line="293" />
       <source>The connection to the engine was lost ({error}).</source>
       <translation>エンジンとの接続が切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="262" />
+      <location filename="../../app/draftwise/core/chat.py" line="297" />
       <source>The engine does not answer ({error}). Launch the model again.</source>
       <translation>エンジンが応答しません（{error}）。モデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="267" />
+      <location filename="../../app/draftwise/core/chat.py" line="302" />
       <source>No engine is running. Launch a model to chat with it.</source>
       <translation>エンジンが動いていません。チャットするにはモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="271" />
+      <location filename="../../app/draftwise/core/chat.py" line="306" />
       <source>The engine stopped while replying: {cause}</source>
       <translation>返答中にエンジンが停止しました: {cause}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="276" />
+      <location filename="../../app/draftwise/core/chat.py" line="311" />
       <source>The engine stopped: {cause} Launch the model again to chat.</source>
       <translation>エンジンが停止しました: {cause} チャットするにはモデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="280" />
+      <location filename="../../app/draftwise/core/chat.py" line="315" />
       <source>Stopped; the reply so far is kept.</source>
       <translation>停止しました。ここまでの返答は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="284" />
+      <location filename="../../app/draftwise/core/chat.py" line="319" />
       <source>The reply was cut short ({error}); what arrived is kept.</source>
       <translation>返答が途中で切れました（{error}）。届いた分は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="290" />
+      <location filename="../../app/draftwise/core/chat.py" line="327" />
+      <source>Wrote {n} tokens; press Continue to write on, or set Max tokens under More.</source>
+      <translation>{n} トークン書きました。続けるには「続ける」を押すか、「詳細」で最大トークン数を設定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat.py" line="329" />
       <source>The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.</source>
       <translation>最大トークン数（{n}）で返答が止まりました。長い返答が必要なら「詳細」で上げてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="294" />
+      <location filename="../../app/draftwise/core/chat.py" line="333" />
       <source>The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキスト（{used} トークン）を使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="296" />
+      <location filename="../../app/draftwise/core/chat.py" line="335" />
       <source>The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストを使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="363" />
+      <location filename="../../app/draftwise/core/chat.py" line="402" />
       <source>first token {time}</source>
       <translation>最初のトークン {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="365" />
+      <location filename="../../app/draftwise/core/chat.py" line="404" />
       <source>{rate} tokens/s</source>
       <translation>{rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="366" />
+      <location filename="../../app/draftwise/core/chat.py" line="405" />
       <source>{n} tokens</source>
       <translation>{n} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="369" />
+      <location filename="../../app/draftwise/core/chat.py" line="408" />
       <source>drafted {drafted}, accepted {accepted} ({share} %)</source>
       <translation>ドラフト {drafted}、採用 {accepted}（{share} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="372" />
+      <location filename="../../app/draftwise/core/chat.py" line="411" />
       <source>speculation is on, but nothing was drafted for this reply</source>
       <translation>投機的デコードは有効ですが、この返答では何もドラフトされませんでした</translation>
     </message>
@@ -404,34 +409,74 @@
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="41" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="78" />
       <source>Small and quick: everyday questions on almost any computer.</source>
       <translation>小さくて速い: ほとんどのコンピューターで日常の質問に。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="43" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="81" />
       <source>Google's Gemma 3: good writing, many languages.</source>
       <translation>Google の Gemma 3: 文章が上手で、多くの言語に対応。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="45" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="84" />
       <source>A capable all-rounder for 16 GB computers.</source>
       <translation>16 GB のコンピューター向けの有能な万能型。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="47" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="87" />
       <source>Writes and explains code.</source>
       <translation>コードを書いて説明します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="49" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="90" />
       <source>Stronger answers; wants 24 GB or a big GPU.</source>
       <translation>より優れた答え。24 GB か大きな GPU が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="58" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="100" />
       <source>Get the draft model too — usually 1.5–2× faster, same answers.</source>
       <translation>ドラフトモデルも入手する — 通常 1.5〜2 倍速く、答えは同じです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="123" />
+      <source>About {rate} tokens a second here.</source>
+      <translation>このコンピューターでは毎秒約 {rate} トークン。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="124" />
+      <source>Slow here: about {rate} tokens a second, slower than most people read.</source>
+      <translation>このコンピューターでは遅めです：毎秒約 {rate} トークンで、多くの人が読む速さより遅くなります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
+      <source>It would run on the graphics card.</source>
+      <translation>グラフィックカードで動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
+      <source>It would run partly on the graphics card, the rest on the processor.</source>
+      <translation>一部をグラフィックカードで、残りをプロセッサーで動かします。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="132" />
+      <source>It would run on the processor.</source>
+      <translation>プロセッサーで動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="133" />
+      <source>A token is a piece of a word: in English about three quarters of a word.</source>
+      <translation>トークンは単語の断片です。英語ではおよそ 4 分の 3 単語にあたります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="135" />
+      <source>Counted without the draft model; with it, replies usually come faster.</source>
+      <translation>ドラフトモデルなしの見積もりです。ドラフトモデルを使うと、たいていもっと速く返答します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="137" />
+      <source>A first guess from this computer's memory speed; measured with the engine once it is installed.</source>
+      <translation>このコンピューターのメモリ速度からの最初の見積もりです。エンジンをインストールすると、エンジンで測り直します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/hub/client.py" line="88" />
@@ -2274,154 +2319,129 @@
       <translation>プロファイル名:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="193" />
-      <source>You</source>
-      <translation>あなた</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="193" />
-      <source>Model</source>
-      <translation>モデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="194" />
-      <source>Copy</source>
-      <translation>コピー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="195" />
-      <source>Copy this message</source>
-      <translation>このメッセージをコピー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="196" />
-      <source>Copy this message as Markdown</source>
-      <translation>このメッセージを Markdown のままコピー</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="216" />
-      <source>Reasoning ({0} words)</source>
-      <translation>思考過程（{0} 語）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
-      <source>Copied</source>
-      <translation>コピーしました</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="387" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="211" />
       <source>New chat</source>
       <translation>新しいチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="388" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="212" />
       <source>Start a new chat</source>
       <translation>新しいチャットを始める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="389" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="213" />
       <source>More</source>
       <translation>詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="390" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="214" />
       <source>Show more chat settings</source>
       <translation>チャットの詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="391" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="215" />
       <source>Chats of this session</source>
       <translation>このセッションのチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="392" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="216" />
       <source>System prompt</source>
       <translation>システムプロンプト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="393" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="217" />
       <source>e.g. Answer briefly.</source>
       <translation>例: 簡潔に答えてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="395" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="219" />
       <source>Temperature</source>
       <translation>温度</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="396" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="220" />
       <source>engine default</source>
       <translation>エンジンの既定値</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="398" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="222" />
       <source>Max tokens</source>
       <translation>最大トークン数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="399" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="223" />
       <source>no limit</source>
       <translation>制限なし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="400" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="224" />
       <source>Max tokens per reply</source>
       <translation>1 回の返答の最大トークン数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="401" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="225" />
       <source>Keep chats on this computer (in the data folder)</source>
       <translation>チャットをこのコンピューターに保存する（データフォルダー）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="402" />
-      <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
-      <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="403" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="226" />
       <source>Message to the model</source>
       <translation>モデルへのメッセージ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="404" />
-      <source>Send</source>
-      <translation>送信</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="405" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="227" />
       <source>Send the message</source>
       <translation>メッセージを送信</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="406" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="228" />
       <source>Stop</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="407" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="229" />
       <source>Stop the reply</source>
       <translation>返答を止める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="408" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
       <source>Stop the reply and keep what came (Esc)</source>
       <translation>返答を止め、届いた分は残します (Esc)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="409" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="231" />
       <source>Launch</source>
       <translation>起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="410" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="232" />
       <source>Launch the model</source>
       <translation>モデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="411" />
-      <source>Launch a model, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
-      <translation>モデルを起動して質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="152" />
+      <source>Copy</source>
+      <translation>コピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="153" />
+      <source>Copy this message</source>
+      <translation>このメッセージをコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="154" />
+      <source>Copy this message as Markdown</source>
+      <translation>このメッセージを Markdown のままコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="175" />
+      <source>Reasoning ({0} words)</source>
+      <translation>思考過程（{0} 語）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="189" />
+      <source>Copied</source>
+      <translation>コピーしました</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/check_dialog.py" line="61" />
@@ -2524,192 +2544,202 @@
       <translation>このコンピューターのメモリーには大きすぎます。小さいファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="48" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="49" />
       <source>Get models</source>
       <translation>モデルを入手</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="53" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="54" />
       <source>Pick a starter model for this computer, or search the model hub. Models go into {folder} and appear in your library.</source>
       <translation>このコンピューター向けのおすすめから選ぶか、モデルハブを検索してください。モデルは {folder} に保存され、ライブラリーに表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="64" />
-      <source>  + draft model</source>
-      <translation>  ＋ドラフトモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="70" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="66" />
       <source>Search the hub, e.g. qwen 7b</source>
       <translation>ハブを検索（例: qwen 7b）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="71" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="67" />
       <source>Search</source>
       <translation>検索</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="78" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="74" />
       <source>Starters for this computer</source>
       <translation>このコンピューター向けのおすすめ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="86" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="75" />
+      <source>The largest model that still writes at least about 8 tokens a second here comes first; slower ones are below it.</source>
+      <translation>このコンピューターで毎秒約 8 トークン以上書ける中で一番大きいモデルが先頭です。それより遅いものは下に並びます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="85" />
       <source>Choose a model on the left to see its files.</source>
       <translation>左でモデルを選ぶと、ファイルが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
       <source>File</source>
       <translation>ファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
       <source>Quality</source>
       <translation>品質</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
       <source>Size</source>
       <translation>サイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
       <source>Fits?</source>
       <translation>収まる？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="98" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
+      <source>Speed here</source>
+      <translation>この PC での速さ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="97" />
       <source>How strongly the weights are compressed: Q4_K_M is a good balance; Q8_0 is closer to the original and twice the size.</source>
       <translation>重みの圧縮の強さです。Q4_K_M がバランスのよい選択で、Q8_0 は元に近い代わりにサイズが約2倍です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="103" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="102" />
       <source>A small model of the same family guesses the next words and the big model checks them: same answers, faster. It is saved beside the model, where Draftwise finds it.</source>
       <translation>同じ系列の小さなモデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。モデルと同じフォルダーに保存され、Draftwise が自動で見つけます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="106" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="105" />
       <source>Download</source>
       <translation>ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="170" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="162" />
+      <source>  + draft model</source>
+      <translation>  ＋ドラフトモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="191" />
       <source>, {time} left</source>
       <translation>、残り {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="171" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="192" />
       <source>{done} of {total} — {speed}/s{left}</source>
       <translation>{total} 中 {done} — {speed}/秒{left}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="179" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="200" />
       <source>  (asks for an access token)</source>
       <translation>  （アクセストークンが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="182" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="203" />
       <source>{n} downloads</source>
       <translation>{n} ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="185" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="206" />
       <source>Loading {repo}…</source>
       <translation>{repo} を読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="208" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="230" />
       <source>  (draft model)</source>
       <translation>  （ドラフトモデル）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="209" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="231" />
       <source> in {n} parts</source>
       <translation>（{n} 分割）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="107" />
       <source>Engine</source>
       <translation>エンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="108" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="109" />
       <source>The program that runs the model on this computer (llama.cpp's llama-server)</source>
       <translation>このコンピューターでモデルを動かすプログラム（llama.cpp の llama-server）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="111" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="112" />
       <source>Install engine</source>
       <translation>エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="112" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="113" />
       <source>Install the llama.cpp engine</source>
       <translation>llama.cpp エンジンをインストール</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="113" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="114" />
       <source>Download and build the engine for this computer (once; 10–40 minutes)</source>
       <translation>このコンピューター用のエンジンをダウンロードしてビルドします（初回のみ、10〜40 分）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="114" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="115" />
       <source>Engine installation progress</source>
       <translation>エンジンのインストール状況</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="117" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="118" />
       <source>Start the engine with this model (Ctrl+L)</source>
       <translation>このモデルでエンジンを起動 (Ctrl+L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
       <source>Try full settings again</source>
       <translation>本来の設定でもう一度試す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="120" />
       <source>Forget the lower settings this model needed after running out of memory</source>
       <translation>メモリ不足の後にこのモデルで使った低い設定を忘れます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
       <source>Stop the engine</source>
       <translation>エンジンを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="123" />
       <source>Stop the engine (Ctrl+.)</source>
       <translation>エンジンを停止 (Ctrl+.)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="123" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="124" />
       <source>Stop and launch this one</source>
       <translation>停止してこれを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="124" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="125" />
       <source>Stop the running model and launch the chosen one</source>
       <translation>実行中のモデルを停止し、選んだモデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="125" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="126" />
       <source>Stop the model that runs now, wait until it has ended, then launch this one</source>
       <translation>今動いているモデルを停止し、終了を待ってからこのモデルを起動します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="136" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="137" />
       <source>unusable</source>
       <translation>使用不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="139" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="142" />
       <source>Looking for engines…</source>
       <translation>エンジンを探しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/launch_card.py" line="139" />
+      <location filename="../../app/draftwise/ui/launch_card.py" line="142" />
       <source>No engine found</source>
       <translation>エンジンが見つかりません</translation>
     </message>
@@ -2948,6 +2978,11 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <location filename="../../app/draftwise/ui/main_window.py" line="238" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
+      <source>Model</source>
+      <translation>モデル</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/main_window.py" line="245" />
@@ -3332,99 +3367,194 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="97" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="114" />
       <source>Other computers</source>
       <translation>他のコンピューター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="98" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="115" />
+      <source>Show other computers</source>
+      <translation>他のコンピューターを表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="116" />
+      <source>Split a model across other computers, or lend this one to them</source>
+      <translation>モデルを他のコンピューターに分けて動かすか、このコンピューターを貸し出します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="117" />
+      <source>Use the memory of other computers that run “draftwise share”, or lend this computer to them.</source>
+      <translation>「draftwise share」を実行している他のコンピューターのメモリを使うか、このコンピューターを貸し出します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="119" />
       <source>host:port of a computer running draftwise share</source>
       <translation>draftwise share を実行しているコンピューターの host:port</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="99" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="120" />
       <source>Add</source>
       <translation>追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="100" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="121" />
       <source>Remove</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="101" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
       <source>Check again</source>
       <translation>再確認</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="102" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="123" />
       <source>Share this computer</source>
       <translation>このコンピューターを共有</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="103" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="124" />
       <source>Other computer's address (host:port)</source>
       <translation>他のコンピューターのアドレス（host:port）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="104" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="125" />
       <source>Address to share this computer on</source>
       <translation>このコンピューターを共有するアドレス</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="105" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="126" />
       <source>Port to share this computer on</source>
       <translation>このコンピューターを共有するポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="149" />
       <source>Stop sharing</source>
       <translation>共有を停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="149" />
       <source>Share</source>
       <translation>共有</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="153" />
       <source>Not sharing</source>
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="220" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="222" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="308" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="312" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="393" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="397" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="471" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="477" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="168" />
-      <source>This model continues text — not for chat: it has no chat template, so it writes on from your message instead of answering it.</source>
-      <translation>このモデルは文章の続きを書くもので、チャット向けではありません。チャットテンプレートがないため、メッセージに答えるのではなく、その続きを書きます。</translation>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="200" />
+      <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
+      <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="173" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="205" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
+      <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
+      <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="213" />
+      <source>The model</source>
+      <translation>モデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="216" />
+      <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
+      <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="218" />
+      <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
+      <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="221" />
+      <source>Stopping the engine…</source>
+      <translation>エンジンを停止しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
+      <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="227" />
+      <source>The engine was stopped. Launch {model} again to go on.</source>
+      <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
+      <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
+      <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
+      <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
+      <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
+      <source>Your text</source>
+      <translation>あなたの文章</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
+      <source>Continuation</source>
+      <translation>続き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="239" />
+      <source>You</source>
+      <translation>あなた</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
+      <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
+      <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="244" />
+      <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
+      <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
+      <source>Continue</source>
+      <translation>続ける</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
+      <source>Send</source>
+      <translation>送信</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/devices.py" line="53" />
@@ -3477,67 +3607,132 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>測定に失敗しました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="193" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="32" />
+      <source>Processor</source>
+      <translation>プロセッサー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="32" />
+      <source>Graphics card (CUDA)</source>
+      <translation>グラフィックカード（CUDA）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="32" />
+      <source>Graphics card (ROCm)</source>
+      <translation>グラフィックカード（ROCm）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="33" />
+      <source>Graphics card (Vulkan)</source>
+      <translation>グラフィックカード（Vulkan）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="33" />
+      <source>Apple GPU (Metal)</source>
+      <translation>Apple GPU（Metal）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="35" />
+      <source>from PATH</source>
+      <translation>PATH から</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="35" />
+      <source>your own build</source>
+      <translation>独自のビルド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="84" />
+      <source>llama.cpp from {source}, built by Draftwise for this computer</source>
+      <translation>{source} の llama.cpp（Draftwise がこのコンピューター用にビルド）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="86" />
+      <source>llama.cpp {version}</source>
+      <translation>llama.cpp {version}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="88" />
+      <source>llama.cpp, a build that does not say its version</source>
+      <translation>llama.cpp（バージョンを示さないビルド）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="221" />
       <source>No engine is installed. Press “Install engine” (about 20 minutes, once).</source>
       <translation>エンジンがインストールされていません。「エンジンをインストール」を押してください（初回のみ、約 20 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="223" />
       <source>The engine cannot be used: {0}</source>
       <translation>このエンジンは使えません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="228" />
       <source>Installing the engine…</source>
       <translation>エンジンをインストール中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="234" />
       <source>No engine found on this machine.</source>
       <translation>このマシンにエンジンが見つかりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="250" />
       <source>Preparing…</source>
       <translation>準備中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="269" />
       <source>The engine is installed.</source>
       <translation>エンジンをインストールしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="248" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="276" />
       <source>Installing the engine failed: {0}</source>
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="108" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="112" />
+      <source>Measuring how fast this computer runs models…</source>
+      <translation>このコンピューターでモデルがどれくらいの速さで動くか測っています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="125" />
+      <source>about {rate} tokens/s</source>
+      <translation>約 {rate} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="127" />
+      <source>(slow here)</source>
+      <translation>（この PC では遅め）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="161" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="136" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="189" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="150" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="203" />
       <source>Downloaded {name} and its draft model.</source>
       <translation>{name} とそのドラフトモデルをダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="151" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="204" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="212" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="163" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="216" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
@@ -3662,167 +3857,167 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="40" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="41" />
       <source>Name</source>
       <translation>名前</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="41" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="42" />
       <source>Use</source>
       <translation>用途</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="42" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
       <source>Arch</source>
       <translation>アーキ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
       <source>Params</source>
       <translation>パラメータ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
       <source>Quant</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
       <source>Context</source>
       <translation>コンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
       <source>Speed-up</source>
       <translation>高速化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="51" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="52" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="52" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="53" />
       <source>Parameters</source>
       <translation>パラメータ数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="53" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="54" />
       <source>Quantization</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="54" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
       <source>Size on disk</source>
       <translation>ディスク上のサイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
       <source>Trained context length</source>
       <translation>学習時のコンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="57" />
       <source>What makes answers faster: a built-in MTP head, or a small draft model beside it</source>
       <translation>答えを速くするもの: 内蔵の MTP ヘッド、または隣にある小さなドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="57" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
       <source>Whether it fits in this machine's memory</source>
       <translation>このマシンのメモリに収まるかどうか</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="66" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
       <source>✓ fits</source>
       <translation>✓ 収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="66" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
       <source>◐ partly</source>
       <translation>◐ 一部</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="66" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
       <source>✗ too big</source>
       <translation>✗ 大きすぎ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
       <source>draft</source>
       <translation>ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
       <source>+ drafter</source>
       <translation>＋ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="69" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="70" />
       <source>Has a built-in MTP head: it guesses several words at once, so answers come faster</source>
       <translation>MTP ヘッドを内蔵しています。一度に複数の言葉を予想するので、答えが速く出ます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="70" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
       <source>A small draft model of the same family sits beside it: it guesses the next words and this model checks them — same answers, faster</source>
       <translation>同じ系列の小さなドラフトモデルが隣にあります。次の言葉を予想し、このモデルが確かめます — 答えは同じで、より速くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="72" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="73" />
       <source>A draft model: it helps a bigger model of its family answer faster; it is not meant to be launched on its own</source>
       <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="157" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="186" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="158" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="187" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="188" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="205" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="374" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="405" />
       <source>Scanning… {0} model</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="374" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="405" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="376" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="407" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="378" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="409" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="381" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="412" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="382" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="413" />
       <source>{0} model</source>
       <translation>{0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="382" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="413" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>
@@ -4317,6 +4512,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">KV キャッシュ</translation>
     </message>
     <message>
+      <source>Launch a model, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
+      <translation type="vanished">モデルを起動して質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
+    </message>
+    <message>
       <source>Leave empty: Draftwise looks for an MTP head or a draft model beside the model.</source>
       <translation type="vanished">空欄のままにすると、Draftwise が MTP ヘッドまたはモデルの隣にあるドラフトモデルを探します。</translation>
     </message>
@@ -4367,6 +4566,10 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">投機的デコードをオフにしました: {0}</translation>
     </message>
     <message>
+      <source>Starters for this computer, fastest readable first</source>
+      <translation type="vanished">このコンピューター向けのおすすめ（読める速さで一番大きいものが先頭）</translation>
+    </message>
+    <message>
       <source>Test model</source>
       <translation type="vanished">テスト用モデル</translation>
     </message>
@@ -4393,6 +4596,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>This is a {backend} build but the engine runs on the CPU: it is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation type="vanished">これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
+    </message>
+    <message>
+      <source>This model continues text — not for chat: it has no chat template, so it writes on from your message instead of answering it.</source>
+      <translation type="vanished">このモデルは文章の続きを書くもので、チャット向けではありません。チャットテンプレートがないため、メッセージに答えるのではなく、その続きを書きます。</translation>
     </message>
     <message>
       <source>Too big for this computer</source>

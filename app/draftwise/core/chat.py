@@ -1,4 +1,5 @@
-"""The chat protocol of llama-server's `/v1/chat/completions`, as data (no Qt, no sockets).
+"""The chat protocol of llama-server's `/v1/chat/completions`, and its text-continuation twin
+`/v1/completions` for models without a chat template, as data (no Qt, no sockets).
 
 Bytes of a server-sent-event stream go in, events come out: `Delta` (content and reasoning
 text), `Finish` (finish_reason), `Timings` (the engine's own figures), `Failure` (an error
@@ -15,6 +16,15 @@ What the pinned engine sends (tools/server/server-task.cpp, server-context.cpp):
 - an error before the first token as a plain HTTP error (401, 503 "Loading model", 400
   `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`); an error after it as
   `data: {"error": {...}}` and the end of the stream.
+
+A model without a chat template (a base model) is not sent through the chat endpoint: the
+engine would wrap the text in its default template and the model would write the template's
+tokens back (`<|im_end|>`, `<|im_start|>`). It is continued through `/v1/completions` with
+the raw text as `prompt` (tokenized with BOS, no template): the same stream, one chunk per
+token with `choices[0].text`, `finish_reason`, `timings` (per token with
+`timings_per_token`) and `data: [DONE]` at the end (server-context.cpp,
+handle_completions_impl with TASK_RESPONSE_TYPE_OAI_CMPL). The legacy `/completion` has no
+`[DONE]` and another shape, so it is not used.
 """
 
 from __future__ import annotations
@@ -26,6 +36,10 @@ from typing import Any
 from draftwise.core.messages import Message, Text, msg
 
 CHAT_PATH = "/v1/chat/completions"
+COMPLETION_PATH = "/v1/completions"  # continuing text for a model without a chat template
+# A continuation with no max tokens set stops here: a base model rarely ends on its own and
+# would write until the context is full. "Continue" writes on from where it stopped.
+WRITE_TOKENS = 256
 
 # Error kinds, for the view-model to choose what to offer (Launch, wait, nothing).
 NO_ENGINE, LOADING, AUTH, CONTEXT, CONNECTION, CRASHED, SERVER, BAD_REPLY = (
@@ -112,6 +126,9 @@ def events_of_chunk(obj: Any) -> list[Event]:
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         choice = choices[0]
         delta = choice.get("delta")
+        text = choice.get("text")  # /v1/completions: the continuation's next piece
+        if isinstance(text, str) and text:
+            out.append(Delta(text))
         if isinstance(delta, dict):
             content = delta.get("content")
             reasoning = delta.get("reasoning_content")
@@ -214,8 +231,26 @@ def request_body(messages: list[tuple[str, str]], options: Options) -> dict[str,
 NEVER_SENT = frozenset({"logit_bias"})
 
 
+def completion_body(text: str, options: Options) -> dict[str, Any]:
+    """The JSON body for continuing `text` as it is (`/v1/completions`): no roles, no
+    template, no system prompt; streamed with per-token timings, at most `WRITE_TOKENS` new
+    tokens unless the user chose a limit."""
+    body: dict[str, Any] = {
+        "prompt": text,
+        "stream": True,
+        "timings_per_token": True,
+        "max_tokens": options.max_tokens or WRITE_TOKENS,
+    }
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    for key, value in options.extra:
+        if key not in NEVER_SENT:  # as in the chat's body: the bans stay the engine's
+            body.setdefault(key, value)
+    return body
+
+
 # ------------------------------------------------------------------ errors
-def error_of_body(obj: Any, status: int | None) -> ChatError:
+def error_of_body(obj: Any, status: int | None, path: str = CHAT_PATH) -> ChatError:
     """An error answer (`{"error": {...}}` or anything else) with its HTTP status."""
     err = obj.get("error") if isinstance(obj, dict) else None
     err = err if isinstance(err, dict) else {}
@@ -240,18 +275,18 @@ def error_of_body(obj: Any, status: int | None) -> ChatError:
                            "Start a new chat, or launch with a longer context.")
         return ChatError(CONTEXT, sentence, status, message)
     if status == 404:
-        return ChatError(SERVER, msg("This engine has no chat endpoint ({path}).", path=CHAT_PATH), status, message)
+        return ChatError(SERVER, msg("This engine has no chat endpoint ({path}).", path=path), status, message)
     if message:
         return ChatError(SERVER, msg("The engine answered with an error: {error}", error=message), status, message)
     return ChatError(SERVER, msg("The engine answered with HTTP {status}.", status=status or 0), status, message)
 
 
-def error_of_response(status: int | None, body: bytes) -> ChatError:
+def error_of_response(status: int | None, body: bytes, path: str = CHAT_PATH) -> ChatError:
     try:
         obj = json.loads(body.decode("utf-8", "replace")) if body.strip() else None
     except json.JSONDecodeError:
         obj = None
-    return error_of_body(obj, status)
+    return error_of_body(obj, status, path)
 
 
 def connection_error(detail: str) -> ChatError:
@@ -284,8 +319,12 @@ def cut_note(detail: str) -> Message:
     return msg("The reply was cut short ({error}); what arrived is kept.", error=detail or "closed")
 
 
-def length_note(max_tokens: int | None, generated: int, timings: Timings | None) -> Message:
-    """finish_reason "length": the max-tokens limit, or the context filled up."""
+def length_note(max_tokens: int | None, generated: int, timings: Timings | None, *,
+                writing: bool = False) -> Message:
+    """finish_reason "length": the max-tokens limit, or the context filled up. `writing`: a
+    continuation, which stops at `WRITE_TOKENS` unless the user set a limit."""
+    if writing and not max_tokens and generated >= WRITE_TOKENS:
+        return msg("Wrote {n} tokens; press Continue to write on, or set Max tokens under More.", n=generated)
     if max_tokens and generated >= max_tokens:
         return msg("The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.",
                    n=max_tokens)
@@ -445,6 +484,20 @@ class Conversation:
     def history(self) -> list[tuple[str, str]]:
         """What the engine is sent: every turn with text (a failed reply's partial text too)."""
         return [(t.role, t.content) for t in self.turns if t.content]
+
+    def document(self) -> str:
+        """A writing pane's text so far, as one piece to continue: every turn's text joined as
+        it is (the model's continuation goes on right where the text before it stopped). Text
+        the person adds after a continuation gets one space before it when neither side has
+        one, so two words never run together."""
+        out = ""
+        for t in self.turns:
+            if not t.content:
+                continue
+            if t.role == "user" and out and not out[-1].isspace() and not t.content[0].isspace():
+                out += " "
+            out += t.content
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created": self.created, "system_prompt": self.system_prompt,

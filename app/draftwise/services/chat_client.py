@@ -24,7 +24,8 @@ _REFUSED = {
 
 
 class ChatStream(QObject):
-    """POST /v1/chat/completions with `stream: true`; cancel() ends it, keeping what came."""
+    """POST /v1/chat/completions (or, continuing text, /v1/completions) with `stream: true`;
+    cancel() ends it, keeping what came."""
 
     events = Signal(list)  # list[chat.Event], in arrival order
     failed = Signal(object)  # chat.ChatError: the request did not end well
@@ -39,6 +40,7 @@ class ChatStream(QObject):
         self._saw_end = False
         self._status: int | None = None
         self._error_body = b""
+        self._path = chat.CHAT_PATH
 
     @property
     def cancelled(self) -> bool:
@@ -48,7 +50,7 @@ class ChatStream(QObject):
     def active(self) -> bool:
         return self._reply is not None
 
-    def start(self, base_url: str, api_key: str, body: dict[str, Any]) -> None:
+    def start(self, base_url: str, api_key: str, body: dict[str, Any], path: str = chat.CHAT_PATH) -> None:
         if self._reply is not None:
             raise RuntimeError("a request is already running")
         self._decoder = chat.SseDecoder()
@@ -56,7 +58,8 @@ class ChatStream(QObject):
         self._saw_end = False
         self._status = None
         self._error_body = b""
-        request = QNetworkRequest(QUrl(base_url.rstrip("/") + chat.CHAT_PATH))
+        self._path = path
+        request = QNetworkRequest(QUrl(base_url.rstrip("/") + path))
         request.setHeader(QNetworkRequest.KnownHeaders.ContentTypeHeader, "application/json")
         request.setRawHeader(QByteArray(b"Accept"), QByteArray(b"text/event-stream"))
         if api_key:
@@ -114,7 +117,7 @@ class ChatStream(QObject):
             self.finished.emit()
             return
         if status is not None and status >= 400:
-            self.failed.emit(chat.error_of_response(status, self._error_body))
+            self.failed.emit(chat.error_of_response(status, self._error_body, self._path))
         else:
             self._emit(self._decoder.close())
             if error in _REFUSED:

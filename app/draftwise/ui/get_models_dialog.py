@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -44,9 +44,10 @@ class GetModelsDialog(QDialog):
     def __init__(self, vm: GetModelsViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.vm = vm
+        self._files_rate = vm.rate
         self.setObjectName("getModelsDialog")
         self.setWindowTitle(tr("Get models"))
-        self.resize(900, 560)
+        self.resize(980, 600)
 
         heading = QLabel(tr("Get models"))
         heading.setFont(title_font(self.font(), 1.25))
@@ -60,12 +61,7 @@ class GetModelsDialog(QDialog):
         self.starters.setWordWrap(True)
         self.starters.setSpacing(2)
         self.starters.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        for s in vm.starters:
-            badge = tr("  + draft model") if s.drafter else ""
-            item = QListWidgetItem(f"{s.repo.split('/')[-1].removesuffix('-GGUF')}{badge}\n{text(s.about)}")
-            item.setData(REPO_ROLE, s.repo)
-            item.setToolTip(s.repo)
-            self.starters.addItem(item)
+        self._fill_starters()
         self.query = QLineEdit()
         self.query.setPlaceholderText(tr("Search the hub, e.g. qwen 7b"))
         self.search_button = QPushButton(tr("Search"))
@@ -75,7 +71,10 @@ class GetModelsDialog(QDialog):
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(QLabel(tr("Starters for this computer")))
+        starters_title = QLabel(tr("Starters for this computer"))
+        starters_title.setToolTip(tr("The largest model that still writes at least about 8 tokens a second "
+                                     "here comes first; slower ones are below it."))
+        lv.addWidget(starters_title)
         lv.addWidget(self.starters, 3)
         row = QHBoxLayout()
         row.addWidget(self.query, 1)
@@ -85,11 +84,11 @@ class GetModelsDialog(QDialog):
 
         self.repo_label = QLabel(tr("Choose a model on the left to see its files."))
         self.repo_label.setWordWrap(True)
-        self.files = QTableWidget(0, 4)
+        self.files = QTableWidget(0, 5)
         self.files.setObjectName("files")
-        self.files.setHorizontalHeaderLabels([tr("File"), tr("Quality"), tr("Size"), tr("Fits?")])
+        self.files.setHorizontalHeaderLabels([tr("File"), tr("Quality"), tr("Size"), tr("Fits?"), tr("Speed here")])
         self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in (1, 2, 3):
+        for col in (1, 2, 3, 4):
             self.files.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.files.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.files.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -131,7 +130,7 @@ class GetModelsDialog(QDialog):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([330, 570])
+        split.setSizes([400, 580])
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addWidget(intro)
@@ -147,8 +146,30 @@ class GetModelsDialog(QDialog):
         self.drafter.toggled.connect(lambda on: setattr(vm, "with_drafter", on))
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self._on_escape)
         vm.changed.connect(self.refresh)
+        vm.starters_changed.connect(self._fill_starters)
         vm.progress.connect(self._on_progress)
         self.refresh()
+
+    def _fill_starters(self) -> None:
+        """One item per starter, in the view-model's order: name, what it is for, and how fast
+        it would write here (slower ones, below, in a quieter colour)."""
+        current = self.starters.currentItem()
+        keep = current.data(REPO_ROLE) if current is not None else None
+        self.starters.blockSignals(True)
+        self.starters.clear()
+        for offer in self.vm.offers:
+            s = offer.starter
+            badge = tr("  + draft model") if s.drafter else ""
+            item = QListWidgetItem(f"{s.name}{badge}\n{text(s.about)}\n{self.vm.speed_text(offer)}")
+            item.setData(REPO_ROLE, s.repo)
+            tip = self.vm.speed_tip(offer, drafter=s.drafter is not None)
+            item.setToolTip(f"{s.repo}\n{tip}" if tip else s.repo)
+            if self.vm.rate is not None and not offer.estimate.readable:
+                item.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            self.starters.addItem(item)
+            if s.repo == keep:
+                self.starters.setCurrentItem(item)
+        self.starters.blockSignals(False)
 
     def _on_pick(self, item: QListWidgetItem | None, _prev: object = None) -> None:
         if item is not None:
@@ -197,22 +218,26 @@ class GetModelsDialog(QDialog):
 
     def _fill_files(self) -> None:
         vm = self.vm
-        if self.files.rowCount() == len(vm.models) and all(
+        if self.files.rowCount() == len(vm.models) and self._files_rate is vm.rate and all(
             self.files.item(r, 0).data(REPO_ROLE) == m.name for r, m in enumerate(vm.models)
         ):
             return
+        self._files_rate = vm.rate  # the speeds are filled in once the rate is known
         self.files.setRowCount(len(vm.models))
         best = None
         for r, m in enumerate(vm.models):
             fit = vm.fit(m)
             name = display_name(m) + (tr("  (draft model)") if m.drafter else "")
             parts = tr(" in {n} parts").format(n=len(m.files)) if len(m.files) > 1 else ""
-            cells = (name, m.quant or "?", human_bytes(m.size) + parts, tr(FIT_WORDS[fit.level]))
+            rate, rate_tip = vm.file_speed(m)
+            cells = (name, m.quant or "?", human_bytes(m.size) + parts, tr(FIT_WORDS[fit.level]), rate)
             for c, value in enumerate(cells):
                 item = QTableWidgetItem(value)
                 item.setData(REPO_ROLE, m.name)
                 if c == 3:
                     item.setToolTip(tr(FIT_TIPS[fit.level]))
+                if c == 4 and rate_tip:
+                    item.setToolTip(rate_tip)
                 self.files.setItem(r, c, item)
             if best is None and fit.level == "fits" and not m.drafter and (m.quant or "").startswith("Q4"):
                 best = r

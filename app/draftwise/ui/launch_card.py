@@ -11,6 +11,7 @@ figures of a running engine (drafting acceptance, tokens per second).
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -135,10 +136,15 @@ class LaunchCard(Card):
         for choice in e.engines:
             label = choice.label() + (f" — {tr('unusable')}" if choice.problem else "")
             self.engine_combo.addItem(label, choice.key)
+            self.engine_combo.setItemData(self.engine_combo.count() - 1, choice.build_text(),
+                                          Qt.ItemDataRole.ToolTipRole)
         if not e.engines:
             self.engine_combo.addItem(tr("Looking for engines…") if e.detecting else tr("No engine found"), None)
         at = self.engine_combo.findData(e.selected_key) if e.selected_key else -1
         self.engine_combo.setCurrentIndex(max(0, at))
+        chosen = e.selected
+        base = tr("The program that runs the model on this computer (llama.cpp's llama-server)")
+        self.engine_combo.setToolTip(f"{base}\n{chosen.build_text()}" if chosen is not None else base)
         self.engine_combo.setEnabled(bool(e.engines) and not self.vm.launch.running)
         self.engine_combo.blockSignals(False)
         self.install_bar.setVisible(e.installing)

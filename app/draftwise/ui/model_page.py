@@ -1,5 +1,5 @@
 """The right column of the window: the chosen model's header and its cards (Speculation,
-Memory, Advanced, Model details) in a scroll area, and the Launch card pinned under it so
+Memory, Advanced with Other computers inside it, Model details) in a scroll area, and the Launch card pinned under it so
 Launch and Stop stay reachable in a small window.
 
 Each card is its own widget bound to its own view-model (see the card modules); this page
@@ -28,7 +28,9 @@ class ModelPage(QWidget):
         self.speculation.retry_drafters.connect(app.retry_broken_drafters)
         self.memory = MemoryCard(app.plan, app.details)
         self.advanced = AdvancedSection(app)
-        self.workers = WorkersCard(app.workers)  # other computers / share this computer (docs/rpc.md)
+        # Other computers / share this computer (docs/rpc.md): inside Advanced, folded until used.
+        self.workers = WorkersCard(app.workers)
+        self.advanced.card.body.addWidget(self.workers)
         self.details = DetailsSection(app.details)
         self.launch_card = LaunchCard(app)
         self.cards = (self.header, self.speculation, self.memory, self.advanced, self.workers, self.details,
@@ -40,7 +42,8 @@ class ModelPage(QWidget):
         lay.setContentsMargins(8, 10, 12, 10)
         lay.setSpacing(AdvancedSection.SPACING)
         for card in self.cards[:-1]:
-            lay.addWidget(card)
+            if card is not self.workers:
+                lay.addWidget(card)
         lay.addStretch(1)
         self.scroll = QScrollArea()
         self.scroll.setObjectName("detailsScroll")

@@ -1,5 +1,8 @@
-"""The "Other computers" / "Share this computer" card (widgets only; state in
-viewmodels/workers.py). Standalone, so the window's card split can place it anywhere."""
+"""The "Other computers" / "Share this computer" section (widgets only; state in
+viewmodels/workers.py). It sits inside Advanced, folded under its own "Other computers ▸"
+until it is used: it opens by itself when computers are listed or this one is shared. Its
+buttons are enabled only when they can act (Remove with a computer chosen, Check again with
+one to ask)."""
 
 from __future__ import annotations
 
@@ -12,23 +15,35 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
-from draftwise.ui.cards import Card, muted
+from draftwise.ui.cards import Disclosure, muted
 from draftwise.viewmodels.i18n import tr
-from draftwise.viewmodels.workers import FAILED, READY, WorkersViewModel
+from draftwise.viewmodels.workers import CHECKING, FAILED, READY, WorkersViewModel
 
 _MARK = {READY: "✓", FAILED: "✗"}
 
 
-class WorkersCard(Card):
+class WorkersCard(QWidget):
     def __init__(self, vm: WorkersViewModel, parent: QWidget | None = None) -> None:
-        self.title = QLabel()
-        super().__init__(self.title, parent)
+        super().__init__(parent)
         self.vm = vm
         self.setAccessibleName("workersCard")
-        lay = self.body
+        self.box = QWidget()  # what the disclosure folds
+        self.toggle = Disclosure(self.box)
+        self.toggle.setObjectName("workersToggle")
+        self._opened_for_use = False
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.toggle)
+        outer.addWidget(self.box)
+        lay = QVBoxLayout(self.box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.explanation = muted(QLabel())
+        self.explanation.setObjectName("workersExplanation")
+        lay.addWidget(self.explanation)
         row = QHBoxLayout()
         self.address = QLineEdit()
         self.address.setObjectName("workerAddress")
@@ -82,6 +97,8 @@ class WorkersCard(Card):
 
         self.add_button.clicked.connect(self._add)
         self.address.returnPressed.connect(self._add)
+        self.address.textChanged.connect(lambda _t: self._refresh_buttons())
+        self.list.currentRowChanged.connect(lambda _r: self._refresh_buttons())
         self.remove_button.clicked.connect(self._remove)
         self.recheck_button.clicked.connect(vm.probe_all)
         self.share_host.editingFinished.connect(self._address_changed)
@@ -94,7 +111,11 @@ class WorkersCard(Card):
         self.refresh()
 
     def retranslate(self) -> None:
-        self.title.setText(tr("Other computers"))
+        self.toggle.setText(tr("Other computers"))
+        self.toggle.setAccessibleName(tr("Show other computers"))
+        self.toggle.setToolTip(tr("Split a model across other computers, or lend this one to them"))
+        self.explanation.setText(tr("Use the memory of other computers that run “draftwise share”, "
+                                    "or lend this computer to them."))
         self.address.setPlaceholderText(tr("host:port of a computer running draftwise share"))
         self.add_button.setText(tr("Add"))
         self.remove_button.setText(tr("Remove"))
@@ -109,12 +130,22 @@ class WorkersCard(Card):
         self.refresh()
 
     def refresh(self) -> None:
+        chosen = self.list.currentItem()
+        keep = chosen.data(256) if chosen is not None else None
+        self.list.blockSignals(True)
         self.list.clear()
         for r in self.vm.rows:
             item = QListWidgetItem(f"{_MARK.get(r.state, '…')} {r.endpoint} — {r.text}")
             item.setData(256, r.endpoint)  # Qt.UserRole
             item.setToolTip(r.text)
             self.list.addItem(item)
+            if r.endpoint == keep:
+                self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+        if (self.vm.rows or self.vm.sharing) and not self._opened_for_use:
+            self._opened_for_use = True  # once: the person may fold it again
+            self.toggle.setChecked(True)
+        self._refresh_buttons()
         self.share_button.setText(tr("Stop sharing") if self.vm.sharing else tr("Share"))
         warning = self.vm.share_warning()
         self.share_warning.setText(warning)
@@ -122,6 +153,13 @@ class WorkersCard(Card):
         self.share_status.setText(self.vm.share_status or tr("Not sharing"))
         self.share_host.setEnabled(not self.vm.sharing)
         self.share_port.setEnabled(not self.vm.sharing)
+
+    def _refresh_buttons(self) -> None:
+        rows = self.vm.rows
+        self.add_button.setEnabled(bool(self.address.text().strip()))
+        self.remove_button.setEnabled(self.list.currentItem() is not None)
+        askable = [r for r in rows if not r.bad_address]
+        self.recheck_button.setEnabled(bool(askable) and not all(r.state == CHECKING for r in askable))
 
     def _add(self) -> None:
         self.error.hide()

@@ -89,6 +89,10 @@ class AppViewModel(LadderActions, QObject):
         self.check = MachineCheckViewModel(self.runner, self)
         self.chat = ChatViewModel(self.launch, self.settings, parent=self)
         self.chat.settings_changed.connect(self.schedule_save)
+        # The chat pane's hints name the chosen model, and say when it only continues text.
+        self.model_changed.connect(lambda: self.chat.set_chosen(
+            self.details.title() if self.model is not None else "",
+            self.model is not None and not self.model.has_chat_template))
         self.drafting = DraftingViewModel(self)
         self.devices = DevicesViewModel(self.settings, self)
         self.language = language or LanguageManager(parent=self)
@@ -399,7 +403,9 @@ class AppViewModel(LadderActions, QObject):
                 self.settings.api_key = launch_spec.new_api_key()
                 self.schedule_save()
             # The same builder as the shown command and `draftwise plan`/`launch`.
-            self.chat.base_model = not self.model.has_chat_template
+            # No chat template (and none given to the engine): the chat pane continues text.
+            self.chat.base_model = not self.model.has_chat_template and not any(
+                a.startswith("--chat-template") for a in self.extra_args)
             machine = self.machine if isinstance(self.machine, hardware.Machine) else None
             spec = out.prepared.launch(
                 engine.binary, engine_backend=engine.backend, port=port, api_key=self.settings.api_key,

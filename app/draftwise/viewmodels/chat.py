@@ -5,6 +5,11 @@ events collected as they come and handed to the view on a timer (FLUSH_MS), so a
 engine never floods the window → the reply ends with its figures (first token, tokens/s,
 tokens, drafted/accepted) or a note (stopped, cut short, the engine's crash sentence,
 the context or max-tokens limit). Nothing the user typed or the engine sent is dropped.
+
+A model without a chat template makes the pane a writing pane: the text so far is continued
+through the completion endpoint as it is (`core.chat.completion_body`), never wrapped in a
+chat template; the same figures come under each continuation. The hint in an empty pane
+follows the state: no model, one chosen, loading, ready (to chat or to write), stopped.
 """
 
 from __future__ import annotations
@@ -22,7 +27,15 @@ from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
 from draftwise.viewmodels.i18n import tr, tr_message
-from draftwise.viewmodels.launch import FAILED, LOADING, READY, STARTING, LaunchViewModel
+from draftwise.viewmodels.launch import (
+    FAILED,
+    LOADING,
+    READY,
+    STARTING,
+    STOPPED,
+    STOPPING,
+    LaunchViewModel,
+)
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"
 
@@ -72,6 +85,9 @@ class ChatViewModel(QObject):
         self._counted = 0
         self._first_token_s: float | None = None
         self._cut: tuple[Turn, float] | None = None
+        self._reply_writes = False  # the reply streaming now continues text (no chat template)
+        self.chosen_name = ""  # the model chosen in the window ("" when none), for the hints
+        self.chosen_base = False  # ... and whether it has no chat template
         self._clock = QElapsedTimer()
         self._wait_clock = QElapsedTimer()
         self._flush_timer = QTimer(self)
@@ -102,11 +118,16 @@ class ChatViewModel(QObject):
         return self.current.turns
 
     def send(self, text: str) -> bool:
-        """Add the user's message and ask the engine; False when nothing was sent."""
-        if not text.strip() or self.busy:
+        """Add the user's message and ask the engine; False when nothing was sent. In a
+        writing pane an empty message continues the text where it stopped."""
+        if self.busy:
             return False
-        self.current.turns.append(Turn("user", text))
-        self.turn_added.emit(len(self.turns) - 1)
+        if not text.strip():
+            if not (self.writing and self.current.document()):
+                return False
+        else:
+            self.current.turns.append(Turn("user", text))
+            self.turn_added.emit(len(self.turns) - 1)
         self.pending = True
         self._wait_clock.start()
         self._send_pending()
@@ -161,17 +182,69 @@ class ChatViewModel(QObject):
     # Set by the app at launch: the running model has no chat template (a base model).
     base_model = False
 
+    @property
+    def writing(self) -> bool:
+        """The pane continues text instead of chatting: the model that runs (or, with none
+        running, the one chosen) has no chat template."""
+        return self.base_model if self.launch.running else self.chosen_base
+
+    def set_chosen(self, name: str, base: bool) -> None:
+        """The model chosen in the window (for the hints), and whether it is a base model."""
+        self.chosen_name, self.chosen_base = name, base
+        self.changed.emit()
+
     def notice_text(self) -> str:
         n = self.notice
         if n is None:
             if self.base_model and self.launch.running:
-                return tr("This model continues text — not for chat: it has no chat template, so "
-                          "it writes on from your message instead of answering it.")
+                return tr("This model continues text — not for chat: it has no chat template, so this is a "
+                          "writing pane. Write the beginning of a text and the model writes on.")
             return ""
         text = show(n.sentence)
         if n.kind == chat.LOADING and self._wait_clock.isValid():
             text += " " + tr("Waiting {0}.").format(human_duration(self._wait_clock.elapsed() / 1000.0))
         return text
+
+    def empty_text(self) -> str:
+        """The hint in an empty pane, for the state the engine is in."""
+        state, name = self.launch.state, getattr(self.launch, "model_name", "") or self.chosen_name
+        if state in (STARTING, LOADING):
+            return tr("{model} is loading. Type your first message now: it goes out as soon as the "
+                      "model is ready.").format(model=name or tr("The model"))
+        if state == READY:
+            if self.writing:
+                return tr("{model} continues text. Write the beginning — a sentence, a letter, a list — "
+                          "and it writes on. Each continuation shows how fast it came.").format(model=name)
+            return tr("{model} is ready: ask it something. Each reply shows how fast it came and how much "
+                      "the drafter helped.").format(model=name)
+        if state == STOPPING:
+            return tr("Stopping the engine…")
+        if state == FAILED and self.launch.cause is not None:
+            return show(chat.engine_failed(self.launch.cause.sentence).sentence)
+        if not self.chosen_name:
+            return tr("Choose a model in the library (or get one), launch it, then ask it something.")
+        if state == STOPPED:
+            return tr("The engine was stopped. Launch {model} again to go on.").format(model=self.chosen_name)
+        if self.chosen_base:
+            return tr("Launch {model}, then write the beginning of a text: it continues text, it does not "
+                      "chat.").format(model=self.chosen_name)
+        return tr("Launch {model}, then ask it something. Each reply shows how fast it came and how much "
+                  "the drafter helped.").format(model=self.chosen_name)
+
+    def role_text(self, turn: Turn) -> str:
+        """Who wrote a turn: "You" and "Model", or in a writing pane "Your text" and
+        "Continuation"."""
+        if self.writing:
+            return tr("Your text") if turn.role == "user" else tr("Continuation")
+        return tr("You") if turn.role == "user" else tr("Model")
+
+    def input_hint(self) -> str:
+        if self.writing:
+            return tr("Write the beginning of a text — Enter continues it, Shift+Enter starts a new line")
+        return tr("Type a message — Enter sends, Shift+Enter starts a new line")
+
+    def send_text(self) -> str:
+        return tr("Continue") if self.writing else tr("Send")
 
     def store_problem_text(self) -> str:
         return show(self.store_problem)
@@ -232,9 +305,15 @@ class ChatViewModel(QObject):
         assert spec is not None
         self.pending = False
         self.notice = None
-        history = self.current.history()
         options = Options(self.current.system_prompt, self.temperature, self.max_tokens,
                           tuple(self.extra_body.items()))
+        # No chat template: continue the text as it is, never through the chat endpoint
+        # (whose default template the model would write back as text).
+        self._reply_writes = self.base_model
+        if self._reply_writes:
+            body, path = chat.completion_body(self.current.document(), options), chat.COMPLETION_PATH
+        else:
+            body, path = chat.request_body(self.current.history(), options), chat.CHAT_PATH
         self._reply = Turn("assistant")
         self._reply_in = self.current  # the user may switch chats while it streams
         self.current.turns.append(self._reply)
@@ -248,7 +327,7 @@ class ChatViewModel(QObject):
         self._clock.start()
         self._set_state(STREAMING)
         self._flush_timer.start()
-        self._stream.start(spec.url, spec.api_key, chat.request_body(history, options))
+        self._stream.start(spec.url, spec.api_key, body, path=path)
 
     def _on_events(self, events: list) -> None:
         for e in events:
@@ -312,9 +391,11 @@ class ChatViewModel(QObject):
             self._fail_reply(reply, error)
         elif self._finish == "length":
             tokens = reply.figures.tokens if reply.figures else 0
-            reply.note = chat.length_note(self.max_tokens, tokens, self._timings)
-            # The user's own limit is a remark; a full context is a problem to act on.
-            reply.problem = not (self.max_tokens and tokens >= self.max_tokens)
+            writes = self._reply_writes
+            reply.note = chat.length_note(self.max_tokens, tokens, self._timings, writing=writes)
+            # The user's own limit (or a continuation's) is a remark; a full context is a problem.
+            limit = self.max_tokens or (chat.WRITE_TOKENS if writes else None)
+            reply.problem = not (limit and tokens >= limit)
         self._updated(reply)
         self._set_state(IDLE)
         if self.settings.chat_save:

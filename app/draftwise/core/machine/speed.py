@@ -1,0 +1,463 @@
+"""How fast a model would write here, before it is downloaded: tokens per second from what is
+measured on this computer and what is known of the model.
+
+Writing one token reads every weight the token passes through once (for a mixture of experts
+only the active experts), so decode speed is about
+
+    tokens/s = 1 / (bytes read per token / rate + vocabulary work)
+
+where `rate` is how many weight bytes per second the engine streams on the device the model
+runs on. On the processor the rate is **measured** here, once per computer and engine build,
+and kept in the data folder (`speed-probe.json`):
+
+- with the engine itself (`probe_engine`): a generated F32 model of 256 MiB (bigger than any
+  processor cache; F32 products need so little arithmetic that the engine's memory reading is
+  what is timed), 48 tokens, the engine's own `predicted_per_second`. A few seconds.
+- without an engine yet (`probe_memory`): one thread of the standard library scanning 128 MiB
+  (`bytes.find`, a SIMD memchr), scaled for the cores the engine would use (`MEMORY_SCALE`).
+  A third of a second; less certain, and said so.
+
+Quantized weights need more arithmetic per byte than F32, so the engine streams them a little
+slower: `QUANT_EFFICIENCY`, measured on the pinned engine (bench/speed_estimate.py, docs/
+get-models.md "Speed"). A graphics card's rate is its memory bandwidth, from a table of known
+cards (`GPU_BANDWIDTH`), times `GPU_EFFICIENCY` (published llama.cpp decode figures; no GPU
+was at hand to measure). A model that does not fit the card runs partly on the processor and
+pays both. Sampling from the vocabulary costs time per token too (`VOCAB_SECONDS`: Gemma's
+262k entries cost 3–4 ms a token here).
+
+"Readable" is at least `READABLE` (8) tokens a second: slower than that, a reply comes more
+slowly than most people read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import re
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import paths, settings
+from draftwise.core.address import LOOPBACK
+from draftwise.core.engines import provision
+from draftwise.core.gguf.writer import TensorSpec, write_gguf
+from draftwise.core.machine.hardware import GB, Gpu, Machine
+
+log = logging.getLogger(__name__)
+
+READABLE = 8.0  # tokens a second: at least this and a reply keeps up with reading
+RECORD = "speed-probe.json"
+RECORD_VERSION = 1
+
+# Measured on the pinned engine, 2-core AMD EPYC VM (bench/speed_estimate.py, the best of
+# several runs on a shared machine): the bytes per second the engine streams for a model of
+# this quantization, over what it streams for the F32 probe model (42 GB/s there). Q8_0 0.89,
+# F16 0.77, Q4_0 0.52, Q4_K_M 0.57, Q6_K 0.57: the 4- to 6-bit types need more arithmetic per
+# byte, and two cores run out of it before the memory does. Anything unlisted counts as the
+# K-quants (on machines with more cores these come closer to the memory's speed, so the
+# figure errs on the slow side).
+QUANT_EFFICIENCY = {"F32": 1.0, "F16": 0.8, "BF16": 0.8, "Q8_0": 0.9, "Q4_0": 0.6}
+K_QUANT_EFFICIENCY = 0.6
+# The memory probe reads with one thread; the engine reads with all its threads. Measured
+# here: the engine's F32 rate over the one-thread scan (2 cores). Machines with more cores
+# read faster with more threads, up to what the memory gives; without the engine to ask,
+# Draftwise assumes a modest gain per extra core (capped), which is what laptops and desktops
+# with two memory channels show, and says the figure is less certain.
+MEMORY_SCALE_FIRST = 1.1
+MEMORY_SCALE_PER_CORE = 0.1
+MEMORY_SCALE_CAP = 1.8
+# Sampling and the output's logits: seconds per token per vocabulary entry (Gemma 3 270M,
+# 262,144 entries: 3.5 ms a token beyond its weights, measured here).
+VOCAB_SECONDS = 13e-9
+GPU_EFFICIENCY = 0.55  # llama.cpp's CUDA decode reaches about 55 % of the card's bandwidth
+# Memory bandwidth of known graphics cards, GB/s (the makers' figures), by name pattern.
+GPU_BANDWIDTH: tuple[tuple[str, float], ...] = (
+    (r"H200", 4800), (r"H100", 3350), (r"A100", 1555), (r"L40S?", 864), (r"A6000", 768),
+    (r"RTX 5090", 1792), (r"RTX 5080", 960), (r"RTX 5070 Ti", 896), (r"RTX 5070", 672),
+    (r"RTX 5060 Ti", 448), (r"RTX 5060", 448),
+    (r"RTX 4090", 1008), (r"RTX 4080", 717), (r"RTX 4070 Ti", 504), (r"RTX 4070", 504),
+    (r"RTX 4060 Ti", 288), (r"RTX 4060", 272),
+    (r"RTX 3090", 936), (r"RTX 3080 Ti", 912), (r"RTX 3080", 760), (r"RTX 3070", 448),
+    (r"RTX 3060 Ti", 448), (r"RTX 3060", 360), (r"RTX 2080 Ti", 616), (r"RTX 2080", 448),
+    (r"RTX 2070", 448), (r"RTX 2060", 336), (r"GTX 1080 Ti", 484), (r"GTX 1080", 320),
+    (r"GTX 1070", 256), (r"GTX 1660", 192),
+    (r"RX 7900 XTX", 960), (r"RX 7900 XT", 800), (r"RX 7800 XT", 624), (r"RX 7700 XT", 432),
+    (r"RX 7600", 288), (r"RX 6900 XT", 512), (r"RX 6800", 512), (r"RX 6700 XT", 384),
+    (r"RX 6600", 224), (r"MI300", 5300), (r"MI250", 3277), (r"MI210", 1638),
+    (r"M\d (Ultra)", 800), (r"M\d Max", 400), (r"M\d Pro", 200),
+)  # fmt: skip
+# A card not in the table: a modest one of its kind.
+GPU_DEFAULT_BANDWIDTH = {"cuda": 300.0, "rocm": 300.0, "vulkan": 250.0, "metal": 100.0, "rpc": 0.0}
+GPU_MARGIN = GB // 2  # room a card keeps beside the weights (context, compute buffers)
+
+PROBE_BYTES = 256 << 20  # the engine probe's model: bigger than any processor cache
+PROBE_TOKENS = 48
+MEMORY_PROBE_BYTES = 128 << 20
+
+
+# ------------------------------------------------------------------ measured rates
+@dataclass(frozen=True)
+class Throughput:
+    """How many weight bytes a second the engine streams on this computer's processor."""
+
+    cpu: float  # bytes per second (F32 weights; other quantizations pay QUANT_EFFICIENCY)
+    source: str  # "engine": measured with the engine | "memory": the standard-library scan | "described"
+    threads: int = 0  # the processor threads the engine used
+    when: str = ""
+
+    @property
+    def certain(self) -> bool:
+        """Measured with the engine (or given), not scaled from a one-thread scan."""
+        return self.source != "memory"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cpu": self.cpu, "source": self.source, "threads": self.threads, "when": self.when}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Throughput | None:
+        if not isinstance(data, dict):
+            return None
+        cpu, source = data.get("cpu"), data.get("source")
+        if not isinstance(cpu, (int, float)) or isinstance(cpu, bool) or cpu <= 0 or not isinstance(source, str):
+            return None
+        threads = data.get("threads")
+        return cls(float(cpu), source, int(threads) if isinstance(threads, int) else 0, str(data.get("when", "")))
+
+
+def cores() -> int:
+    """The processor threads the engine uses: its default is the physical cores, which the
+    standard library does not tell; logical cores halved when there are more than four is
+    close on x86 (two threads a core), and exact on machines without SMT."""
+    n = os.cpu_count() or 1
+    return max(1, n // 2) if n > 4 and platform.machine().lower() in ("x86_64", "amd64") else n
+
+
+def memory_scale(n_cores: int) -> float:
+    return min(MEMORY_SCALE_CAP, MEMORY_SCALE_FIRST + MEMORY_SCALE_PER_CORE * max(0, n_cores - 1))
+
+
+def probe_memory(size: int = MEMORY_PROBE_BYTES, repeats: int = 3,
+                 clock: Callable[[], float] = time.perf_counter) -> float:  # fmt: skip
+    """One thread's reading speed, bytes per second: the fastest of `repeats` scans of `size`
+    bytes for a byte that is not there. The buffer is written first, so its pages are real
+    memory (a fresh zero buffer maps one shared page and would read from the cache)."""
+    data = b"\x02" * size
+    best = float("inf")
+    for _ in range(repeats):
+        t = clock()
+        data.find(b"\x01")
+        best = min(best, clock() - t)
+    return size / max(best, 1e-9)
+
+
+def memory_throughput(n_cores: int | None = None) -> Throughput:
+    n = n_cores or cores()
+    return Throughput(probe_memory() * memory_scale(n), "memory", n, _now())
+
+
+# The probe model: one llama block of F32 zeros, 256 MiB of weights (2048 wide, a 9216-wide
+# feed-forward), and a vocabulary of the 3 specials and 256 byte tokens.
+_E, _HEADS, _KV_HEADS, _FF = 2048, 16, 4, 9216
+
+
+def write_probe_model(path: Path) -> Path:
+    """Write the engine probe's model (256 MiB; the probe writes it into the cache folder and removes it after)."""
+    head = _E // _HEADS
+    kv = _KV_HEADS * head
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [2, 3, 3] + [6] * 256  # unknown, control, control, byte (llama_token_attr)
+    meta: list[tuple[str, Any]] = [
+        ("general.architecture", "llama"), ("general.name", "draftwise-speed-probe"), ("general.file_type", 0),
+        ("llama.context_length", 4096), ("llama.embedding_length", _E), ("llama.block_count", 1),
+        ("llama.feed_forward_length", _FF), ("llama.attention.head_count", _HEADS),
+        ("llama.attention.head_count_kv", _KV_HEADS), ("llama.attention.layer_norm_rms_epsilon", 1e-5),
+        ("llama.rope.dimension_count", head), ("llama.rope.freq_base", 10000.0),
+        ("tokenizer.ggml.model", "llama"), ("tokenizer.ggml.pre", "default"),
+        ("tokenizer.ggml.tokens", tokens), ("tokenizer.ggml.scores", [0.0] * len(tokens)),
+        ("tokenizer.ggml.token_type", types), ("tokenizer.ggml.bos_token_id", 1),
+        ("tokenizer.ggml.eos_token_id", 2), ("tokenizer.ggml.unknown_token_id", 0),
+        ("tokenizer.ggml.add_bos_token", True),
+    ]  # fmt: skip
+    n_vocab = len(tokens)
+
+    def zeros(name: str, *dims: int) -> TensorSpec:
+        return TensorSpec(name, dims, "zeros")
+
+    tensors = [
+        zeros("token_embd.weight", _E, n_vocab), TensorSpec("output_norm.weight", (_E,), "ones"),
+        zeros("output.weight", _E, n_vocab), TensorSpec("blk.0.attn_norm.weight", (_E,), "ones"),
+        zeros("blk.0.attn_q.weight", _E, _E), zeros("blk.0.attn_k.weight", _E, kv),
+        zeros("blk.0.attn_v.weight", _E, kv), zeros("blk.0.attn_output.weight", _E, _E),
+        TensorSpec("blk.0.ffn_norm.weight", (_E,), "ones"), zeros("blk.0.ffn_gate.weight", _E, _FF),
+        zeros("blk.0.ffn_up.weight", _E, _FF), zeros("blk.0.ffn_down.weight", _FF, _E),
+    ]  # fmt: skip
+    return write_gguf(path, meta, tensors)
+
+
+def probe_model_bytes() -> int:
+    """The weight bytes the engine reads per token of the probe model."""
+    kv = _KV_HEADS * (_E // _HEADS)
+    n_vocab = 3 + 256
+    return 4 * (2 * _E * _E + 2 * _E * kv + 3 * _E * _FF + _E * n_vocab)
+
+
+def _post(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 — our own engine on loopback
+        data = json.loads(r.read())
+    return data if isinstance(data, dict) else {}
+
+
+def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90.0) -> Throughput | None:
+    """The engine's own reading speed on this processor: the probe model, 48 tokens, on the
+    CPU only (`-dev none`: a Vulkan build would pick its device), without the CPU's extra
+    buffers (`-nr`: F32 uses none, and AMX faults on some machines). None when the engine did
+    not start or answer in `timeout` seconds (the memory probe stands in)."""
+    own = model is None  # written here for this probe: removed after it (256 MiB of disk)
+    model = model or paths.cache_dir() / "speed-probe" / "probe-f32.gguf"
+    if not model.is_file() or model.stat().st_size < probe_model_bytes():
+        write_probe_model(model)
+    port = _free_port()
+    argv = [str(binary), "-m", str(model), "--host", LOOPBACK, "--port", str(port), "-c", "256", "-np", "1",
+            "-dev", "none", "-ngl", "0", "-nr"]  # fmt: skip
+    env = {**os.environ, **provision.library_env(binary.parent)}
+    env = {k: v for k, v in env.items() if not k.startswith("LLAMA_ARG_")}
+    deadline = time.monotonic() + timeout
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env, creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))  # fmt: skip
+    except OSError as exc:
+        log.info("speed probe: the engine did not start: %s", exc)
+        return None
+    url = f"http://{LOOPBACK}:{port}"
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                log.info("speed probe: the engine exited with %s", proc.returncode)
+                return None
+            try:
+                with urllib.request.urlopen(url + "/health", timeout=2) as r:  # noqa: S310 — loopback
+                    if r.status == 200:
+                        break
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.2)
+        else:
+            return None
+        rates = []
+        for n in (8, PROBE_TOKENS, PROBE_TOKENS):  # the first warms up
+            left = max(1.0, deadline - time.monotonic())
+            timings = _post(url + "/completion", {"prompt": "a", "n_predict": n, "ignore_eos": True,
+                                                  "cache_prompt": False}, left).get("timings") or {}
+            rate = timings.get("predicted_per_second")
+            if isinstance(rate, (int, float)) and rate > 0 and n == PROBE_TOKENS:
+                rates.append(float(rate))
+        if not rates:
+            return None
+        return Throughput(max(rates) * probe_model_bytes(), "engine", cores(), _now())
+    except (OSError, ValueError, urllib.error.URLError) as exc:
+        log.info("speed probe failed: %s", exc)
+        return None
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if own:
+            model.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------ the record
+def machine_key() -> str:
+    """This processor and memory: what makes a measurement another computer's."""
+    info = Path("/proc/cpuinfo")  # Linux names the model there; elsewhere platform.processor()
+    text = info.read_text(encoding="utf-8", errors="replace") if info.is_file() else ""
+    m = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    cpu = m.group(1).strip() if m else platform.processor() or ""
+    try:
+        import psutil
+
+        ram = int(psutil.virtual_memory().total) // (1 << 20)
+    except (ImportError, OSError):
+        ram = 0
+    return f"{platform.system()}|{platform.machine()}|{cpu}|{os.cpu_count()}|{ram}"
+
+
+def engine_key(binary: Path | None) -> str:
+    if binary is None:
+        return "memory"
+    try:
+        st = binary.stat()
+        return f"{binary.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    except OSError:
+        return str(binary)
+
+
+def record_path() -> Path:
+    return paths.data_dir() / RECORD
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        settings.set_aside(path)
+        return {}
+    entries = data.get("entries") if isinstance(data, dict) and data.get("version") == RECORD_VERSION else None
+    if not isinstance(entries, dict):
+        settings.set_aside(path)
+        return {}
+    return entries
+
+
+def recorded(binary: Path | None, path: Path | None = None) -> Throughput | None:
+    return Throughput.from_json(_load(path or record_path()).get(f"{machine_key()}#{engine_key(binary)}"))
+
+
+def remember(binary: Path | None, tp: Throughput, path: Path | None = None) -> None:
+    path = path or record_path()
+    entries = _load(path)
+    entries[f"{machine_key()}#{engine_key(binary)}"] = tp.to_json()
+    try:
+        settings.write_atomic(path, json.dumps({"version": RECORD_VERSION, "entries": entries}, indent=2) + "\n")
+    except OSError as exc:
+        log.warning("could not keep the speed measurement: %s", exc)
+
+
+def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughput:
+    """This computer's rate: measured with `binary` (kept per computer and engine build),
+    else the memory scan (kept per computer). `measure=False` (a model is running and would
+    share the processor) never starts the engine and keeps no new figure."""
+    if binary is not None:
+        hit = recorded(binary)
+        if hit is not None:
+            return hit
+        if measure:
+            tp = probe_engine(binary)
+            if tp is not None:
+                remember(binary, tp)
+                return tp
+    hit = recorded(None)
+    if hit is not None:
+        return hit
+    tp = memory_throughput()
+    if measure:
+        remember(None, tp)
+    return tp
+
+
+# ------------------------------------------------------------------ the estimate
+@dataclass(frozen=True)
+class Workload:
+    """What one token costs a model: the weight bytes it reads (a mixture of experts: only
+    the active experts; the input embedding is a lookup, not read whole, unless it is also
+    the output head), the bytes that must fit somewhere, its vocabulary and quantization."""
+
+    active: int
+    resident: int
+    vocab: int = 0
+    quant: str | None = None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    tokens_per_s: float
+    device: str  # "cpu" | "gpu" | "split" (part on the graphics card, the rest on the processor)
+    certain: bool  # the processor's rate was measured with the engine (or described)
+
+    @property
+    def readable(self) -> bool:
+        return self.tokens_per_s >= READABLE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tokens_per_s": round(self.tokens_per_s, 1), "device": self.device, "certain": self.certain,
+                "readable": self.readable}
+
+
+def workload_of(path: Path) -> Workload:
+    """A downloaded model's workload from its header: every tensor but an input embedding
+    that is not also the output head (a token reads one row of it); a mixture of experts
+    reads its used experts only. Raises what `read_header` raises."""
+    from draftwise.core.gguf import reader as gguf
+
+    header = gguf.read_header(path)
+    info = gguf.read_model(path)
+    names = {t.name for t in header.tensors}
+    tied = "output.weight" not in names
+    active = 0
+    for t in header.tensors:
+        if t.name == "token_embd.weight" and not tied:
+            continue
+        nbytes = t.nbytes
+        if "_exps." in t.name and info.expert_count and info.expert_used_count:
+            nbytes = nbytes * info.expert_used_count // info.expert_count
+        active += nbytes
+    return Workload(active, sum(t.nbytes for t in header.tensors), info.tokenizer.vocab_size or 0, info.quant)
+
+
+def quant_efficiency(quant: str | None) -> float:
+    q = (quant or "").upper()
+    for name, eff in QUANT_EFFICIENCY.items():
+        if q == name or q.startswith(name + "_"):
+            return eff
+    return K_QUANT_EFFICIENCY
+
+
+def gpu_bandwidth(gpu: Gpu) -> float:
+    """Bytes a second of the card's memory: the table's figure by name, else its kind's."""
+    for pattern, gbs in GPU_BANDWIDTH:
+        if re.search(pattern, gpu.name, re.IGNORECASE):
+            return gbs * 1e9
+    return GPU_DEFAULT_BANDWIDTH.get(gpu.backend, 250.0) * 1e9
+
+
+def _gpus(machine: Machine) -> list[Gpu]:
+    """The cards the model would run on: discrete ones (software devices never), or Apple's
+    GPU, which shares the fast unified memory."""
+    cards = [g for g in machine.automatic_gpus if not g.software and g.backend != "rpc"]
+    return [g for g in cards if not g.integrated or g.backend == "metal"]
+
+
+def estimate(work: Workload, machine: Machine, tp: Throughput) -> Estimate:
+    """Tokens a second for `work` here: on the graphics cards as far as it fits (in order),
+    the rest on the processor, plus the vocabulary's share."""
+    cpu_rate = tp.cpu * quant_efficiency(work.quant)
+    left = max(work.resident, 1)
+    seconds = 0.0
+    used_gpu = False
+    for g in _gpus(machine):
+        room = max(0, (g.free_bytes or g.total_bytes) - GPU_MARGIN)
+        part = min(left, room)
+        if part <= 0:
+            continue
+        seconds += work.active * (part / work.resident) / (gpu_bandwidth(g) * GPU_EFFICIENCY)
+        left -= part
+        used_gpu = True
+        if left <= 0:
+            break
+    on_cpu = max(0, left) / max(work.resident, 1) if used_gpu else 1.0
+    seconds += work.active * on_cpu / cpu_rate + work.vocab * VOCAB_SECONDS
+    device = "cpu" if not used_gpu else ("gpu" if on_cpu <= 0 else "split")
+    return Estimate(1.0 / max(seconds, 1e-9), device, tp.certain)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S")

@@ -1,0 +1,196 @@
+"""Speed estimates before a download (core/machine/speed.py) and the starters they rank
+(core/hub/catalog.py), for described machines: none of these asks this computer anything.
+The estimate against the real engine is bench/speed_estimate.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from draftwise.core.hub import catalog
+from draftwise.core.machine import speed
+from draftwise.core.machine.hardware import GB, Gpu, Machine
+
+# The 2-core, 23 GB computer of issue 20, its processor streaming 42 GB a second (the best
+# the engine probe measured there, bench/speed_estimate.py).
+NEWCOMER = Machine(23 * GB, 21 * GB, [], "Linux", described=True)
+NEWCOMER_RATE = speed.Throughput(42e9, "described", 2)
+DESKTOP_4090 = Machine(32 * GB, 28 * GB, [Gpu(0, "cuda", "NVIDIA GeForce RTX 4090", total_bytes=24 * GB,
+                                              free_bytes=23 * GB, device="CUDA0")], "Linux", described=True)
+LAPTOP_8GB_CARD = Machine(32 * GB, 28 * GB, [Gpu(0, "cuda", "NVIDIA GeForce RTX 4060 Laptop GPU", total_bytes=8 * GB,
+                                                 free_bytes=7 * GB, device="CUDA0")], "Linux", described=True)
+
+
+def test_the_estimate_is_bandwidth_over_bytes_read_plus_the_vocabulary():
+    w = speed.Workload(active=2_000_000_000, resident=2_000_000_000, vocab=0, quant="F32")
+    e = speed.estimate(w, NEWCOMER, NEWCOMER_RATE)
+    assert e.device == "cpu" and e.tokens_per_s == pytest.approx(42e9 / 2e9)
+    # A K-quant streams at K_QUANT_EFFICIENCY of the F32 rate; a big vocabulary costs time too.
+    q = speed.estimate(speed.Workload(2_000_000_000, 2_000_000_000, 262_144, "Q4_K_M"), NEWCOMER, NEWCOMER_RATE)
+    expected = 1 / (2e9 / (42e9 * speed.K_QUANT_EFFICIENCY) + 262_144 * speed.VOCAB_SECONDS)
+    assert q.tokens_per_s == pytest.approx(expected)
+    assert speed.quant_efficiency("Q8_0") == speed.QUANT_EFFICIENCY["Q8_0"]
+    assert speed.quant_efficiency("Q4_0") == speed.QUANT_EFFICIENCY["Q4_0"]
+    assert speed.quant_efficiency("IQ3_XXS") == speed.quant_efficiency(None) == speed.K_QUANT_EFFICIENCY
+
+
+def test_a_graphics_card_runs_what_fits_and_the_processor_the_rest():
+    w = speed.Workload(8_550_000_000, 8_988_000_000, 151_936, "Q4_K_M")
+    on_card = speed.estimate(w, DESKTOP_4090, NEWCOMER_RATE)
+    assert on_card.device == "gpu"
+    assert on_card.tokens_per_s == pytest.approx(
+        1 / (8.55e9 / (1008e9 * speed.GPU_EFFICIENCY) + 151_936 * speed.VOCAB_SECONDS))
+    split = speed.estimate(w, LAPTOP_8GB_CARD, NEWCOMER_RATE)
+    assert split.device == "split"
+    cpu = speed.estimate(w, NEWCOMER, NEWCOMER_RATE)
+    assert cpu.tokens_per_s < split.tokens_per_s < on_card.tokens_per_s
+    # A software Vulkan device is never counted as a graphics card.
+    lavapipe = Machine(23 * GB, 21 * GB, [Gpu(0, "vulkan", "llvmpipe (LLVM 15.0.6, 256 bits)", total_bytes=8 * GB,
+                                              free_bytes=8 * GB, software=True)], "Linux", described=True)
+    assert speed.estimate(w, lavapipe, NEWCOMER_RATE) == cpu
+    assert speed.gpu_bandwidth(Gpu(0, "rocm", "Some Future Card", total_bytes=GB)) == 300e9
+
+
+def test_the_newcomer_machine_is_offered_a_readable_starter_first():
+    """Issue 20: on 2 cores the 14B came first at about a token a second. Now the largest
+    starter that stays readable comes first, and the slow ones below say so."""
+    offers = catalog.starters_for(NEWCOMER, NEWCOMER_RATE)
+    names = [o.starter.name for o in offers]
+    assert names[0] == "gemma-3-4b-it" and offers[0].estimate.readable
+    assert names[1] == "Qwen2.5-1.5B-Instruct" and offers[1].estimate.readable
+    slow = offers[2:]
+    assert [o.starter.name for o in slow] == ["Qwen2.5-7B-Instruct", "Qwen2.5-Coder-7B-Instruct",
+                                              "Qwen2.5-14B-Instruct"]
+    assert all(not o.estimate.readable for o in slow)
+    assert str(catalog.speed_sentence(offers[0].estimate)) == "About 9.8 tokens a second here."
+    assert str(catalog.speed_sentence(slow[-1].estimate)) == (
+        "Slow here: about 2.9 tokens a second, slower than most people read.")
+
+
+def test_a_big_card_puts_the_largest_starter_first():
+    offers = catalog.starters_for(DESKTOP_4090, NEWCOMER_RATE)
+    assert offers[0].starter.name == "Qwen2.5-14B-Instruct" and offers[0].estimate.device == "gpu"
+    assert all(o.estimate.readable for o in offers)
+    assert [o.starter.size for o in offers] == sorted((o.starter.size for o in offers), reverse=True)
+
+
+def test_a_first_guess_says_it_is_one():
+    guess = speed.Throughput(42e9, "memory", 2)
+    offer = catalog.starters_for(NEWCOMER, guess)[0]
+    words = [str(m) for m in catalog.speed_details(offer.estimate)]
+    assert words[0] == "It would run on the processor."
+    assert any("first guess" in w for w in words)
+    assert not any("first guess" in str(m) for m in catalog.speed_details(catalog.starters_for(
+        NEWCOMER, NEWCOMER_RATE)[0].estimate))
+
+
+def test_the_memory_scan_and_its_scale():
+    ticks = iter([0.0, 0.01, 1.0, 1.004, 2.0, 2.02])  # three scans: 10, 4 and 20 ms
+    rate = speed.probe_memory(size=1 << 20, repeats=3, clock=lambda: next(ticks))
+    assert rate == pytest.approx((1 << 20) / 0.004)
+    assert speed.memory_scale(1) == speed.MEMORY_SCALE_FIRST
+    assert speed.memory_scale(2) == pytest.approx(speed.MEMORY_SCALE_FIRST + speed.MEMORY_SCALE_PER_CORE)
+    assert speed.memory_scale(64) == speed.MEMORY_SCALE_CAP
+
+
+def test_the_measurement_is_kept_per_computer_and_engine(tmp_path: Path):
+    record = tmp_path / "speed-probe.json"
+    engine = tmp_path / "llama-server"
+    engine.write_text("x")
+    assert speed.recorded(engine, record) is None
+    speed.remember(engine, speed.Throughput(33e9, "engine", 2, "now"), record)
+    speed.remember(None, speed.Throughput(30e9, "memory", 2, "now"), record)
+    assert speed.recorded(engine, record) == speed.Throughput(33e9, "engine", 2, "now")
+    assert speed.recorded(None, record).source == "memory"
+    engine.write_text("rebuilt")  # another build: measured again
+    assert speed.recorded(engine, record) is None
+    record.write_text("{broken")
+    assert speed.recorded(None, record) is None and list(tmp_path.glob("speed-probe.json.corrupt-*"))
+
+
+def test_the_probe_model_is_what_the_estimate_counts(tmp_path: Path):
+    """The bytes the probe's rate is computed from are the matrices a token reads: all of the
+    file's but the input embedding, of which a token reads one row."""
+    from draftwise.core.gguf import reader as gguf
+
+    path = speed.write_probe_model(tmp_path / "probe.gguf")
+    header = gguf.read_header(path)
+    read = [t for t in header.tensors if len(t.shape) == 2 and t.name != "token_embd.weight"]
+    assert sum(t.nbytes for t in read) == speed.probe_model_bytes()
+    assert speed.probe_model_bytes() >= 256 << 20  # bigger than any processor cache
+
+
+def _cli(*args: str, env_home: Path) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "draftwise.cli.main", "get", *args], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "DRAFTWISE_DATA_DIR": str(env_home)})
+
+
+def test_draftwise_get_alone_lists_the_starters_with_their_speed(tmp_path: Path):
+    box = tmp_path / "box.json"
+    box.write_text(json.dumps({"ram_gb": 23, "cpu_read_gbs": 42}))
+    out = _cli("--machine", str(box), env_home=tmp_path / "data")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == ("Starters for this computer, the largest that writes at least 8 tokens/s first "
+                        "(42.0 GB/s, as described):")
+    assert "unsloth/gemma-3-4b-it-GGUF" in lines[1] and "about  9.8 tokens/s" in lines[1]
+    assert "Qwen/Qwen2.5-14B-Instruct-GGUF" in lines[-1] and "(slow here)" in lines[-1]
+    data = json.loads(_cli("--machine", str(box), "--json", env_home=tmp_path / "data").stdout)
+    assert [s["repo"] for s in data["starters"]] == [o.starter.repo for o in catalog.starters_for(
+        NEWCOMER, NEWCOMER_RATE)]  # the window's order
+    assert data["starters"][0]["readable"] and data["starters"][0]["tokens_per_s"] == pytest.approx(9.8, abs=0.1)
+    assert data["readable_at_least"] == speed.READABLE and data["measured_by"] == "described"
+    box.write_text(json.dumps({"ram_gb": 23, "cpu_read_gbs": "fast"}))
+    bad = _cli("--machine", str(box), env_home=tmp_path / "data")
+    assert bad.returncode == 2 and "cpu_read_gbs must be a number" in bad.stderr
+
+
+@pytest.mark.engine
+@pytest.mark.real_machine
+@pytest.mark.timeout(240)
+def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_path: Path, monkeypatch):
+    """The real engine on the generated probe model: a rate, kept in the data folder so the
+    next question starts nothing, and no engine left behind. (How close the estimates come
+    to real models is bench/speed_estimate.py: a machine's speed is no test's business.)"""
+    import psutil
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    tp = speed.throughput(engine.binary)
+    assert tp.source == "engine" and tp.cpu > 1e8 and tp.certain
+    assert {p.pid for p in psutil.Process().children(recursive=True)} <= before
+    assert speed.recorded(engine.binary) == tp
+    assert not (tmp_path / "cache" / "speed-probe" / "probe-f32.gguf").exists(), "its 256 MiB model is removed"
+    calls: list[object] = []
+    real_probe = speed.probe_engine
+    monkeypatch.setattr(speed, "probe_engine", lambda *a, **k: calls.append(a))
+    assert speed.throughput(engine.binary) == tp and calls == []  # kept: nothing started
+    # An engine that does not start: the memory scan stands in, and says it is a guess.
+    broken = tmp_path / "not-an-engine"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(speed, "probe_engine", real_probe)
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data2"))
+    guess = speed.throughput(broken)
+    assert guess.source == "memory" and not guess.certain and guess.cpu > 1e8
+
+
+def test_a_starters_files_agree_with_the_starter():
+    """The file table and the starter list say the same for the same file (issue 20's shot:
+    7.8 beside 8.0 for one file read as a contradiction)."""
+    from draftwise.core.hub.files import HubFile, RemoteModel
+
+    starter = next(s for s in catalog.STARTERS if s.name == "gemma-3-4b-it")
+    same = RemoteModel(starter.repo, "gemma-3-4b-it-Q4_K_M.gguf", (HubFile("gemma-3-4b-it-Q4_K_M.gguf", starter.size),),
+                       "Q4_K_M")
+    offer = next(o for o in catalog.starters_for(NEWCOMER, NEWCOMER_RATE) if o.starter is starter)
+    assert catalog.file_estimate(same, NEWCOMER, NEWCOMER_RATE) == offer.estimate
+    other = RemoteModel("someone/other-GGUF", "x.gguf", (HubFile("x.gguf", starter.size),), "Q4_K_M")
+    assert catalog.file_estimate(other, NEWCOMER, NEWCOMER_RATE).tokens_per_s > offer.estimate.tokens_per_s

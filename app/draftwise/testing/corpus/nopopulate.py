@@ -7,12 +7,21 @@ kernel fills the page cache with zeroed pages, at about 270-370 MB/s on the 2-co
 machine (a 4 GiB hole took 15.4 s, an 8 GiB one 22 s), so a 40 GiB Llama 70B would spend
 two minutes and evict the page cache of everything else, a 380 GiB DeepSeek-V3 half an hour.
 
-Prefetching decides when pages are read, never what is allocated: the buffer lines the
-judge compares are the same with and without it (tests/test_real_geometry_engine.py checks
-one model both ways). This library, given to the engine as `LD_PRELOAD`, clears
-`MAP_POPULATE` from `mmap` and skips `POSIX_MADV_WILLNEED`; nothing else changes. It is built
-with the system C compiler (which building the engine needs anyway) into the corpus cache.
-Linux only.
+The server then reads every weight once more before it is ready: `load_model` asks
+`common_context_can_seq_rm` (common/common.cpp) whether the context can drop part of a
+sequence, and that check decodes two tokens (a full forward pass: for Llama 70B 40 GiB of
+hole read, about 50 s here). For a plain KV cache the answer is always "partial" (it only
+decodes when the context has no recurrent rollback rows, and a KV cache removes any range).
+
+Neither decides what is allocated: the buffers are sized and printed before both (`load_tensors`,
+`llama_kv_cache`, `sched_reserve`), so the lines the judge compares are the same with and
+without this library (tests/test_real_geometry_engine.py checks one model both ways). This
+library, given to the engine as `LD_PRELOAD`, clears `MAP_POPULATE` from `mmap`, skips
+`POSIX_MADV_WILLNEED`, and answers the removal check for a model without recurrent state the
+way the check itself would (after clearing the memory, as it does), without the decode;
+recurrent and hybrid models still run the real check. Nothing else changes. It is built with
+the system C compiler (which building the engine needs anyway) into the corpus cache. Linux
+only.
 """
 
 from __future__ import annotations
@@ -47,6 +56,30 @@ int posix_madvise(void *addr, size_t len, int advice) {
     if (advice == POSIX_MADV_WILLNEED) return 0;
     if (!real) real = (madvise_fn) dlsym(RTLD_NEXT, "posix_madvise");
     return real(addr, len, advice);
+}
+
+/* common_context_can_seq_rm(llama_context *) -> enum common_context_seq_rm_type
+   (NO 0, PART 1, FULL 2, RS 3), common/common.cpp. */
+typedef int (*can_seq_rm_fn)(void *);
+int _Z25common_context_can_seq_rmP13llama_context(void *ctx) {
+    unsigned (*n_rs_seq)(void *) = (unsigned (*)(void *)) dlsym(RTLD_DEFAULT, "llama_n_rs_seq");
+    void *(*get_memory)(void *) = (void *(*)(void *)) dlsym(RTLD_DEFAULT, "llama_get_memory");
+    void *(*get_model)(void *) = (void *(*)(void *)) dlsym(RTLD_DEFAULT, "llama_get_model");
+    int (*is_recurrent)(void *) = (int (*)(void *)) dlsym(RTLD_DEFAULT, "llama_model_is_recurrent");
+    int (*is_hybrid)(void *) = (int (*)(void *)) dlsym(RTLD_DEFAULT, "llama_model_is_hybrid");
+    void (*clear)(void *, int) = (void (*)(void *, int)) dlsym(RTLD_DEFAULT, "llama_memory_clear");
+    can_seq_rm_fn real = (can_seq_rm_fn) dlsym(RTLD_NEXT, "_Z25common_context_can_seq_rmP13llama_context");
+    if (!n_rs_seq || !get_memory || !get_model || !is_recurrent || !is_hybrid || !clear) return real(ctx);
+    if (n_rs_seq(ctx) > 0) return 3;
+    void *mem = get_memory(ctx);
+    if (!mem) return 0;
+    void *model = get_model(ctx);
+    /* Recurrent state may refuse a partial removal: ask the engine (it decodes two tokens). */
+    if (is_recurrent(model) || is_hybrid(model)) return real(ctx);
+    /* A KV cache removes partial sequences; the check would decode two tokens, reading
+       every weight. */
+    clear(mem, 1);
+    return 1;
 }
 """
 

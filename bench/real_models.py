@@ -1,0 +1,105 @@
+"""The engine judges the plan of every corpus model (issue 18): published geometries as
+sparse GGUF files (app/draftwise/testing/corpus), one real engine start each.
+
+For each model: the file is generated once into the cache (its tensor types from the pinned
+llama-quantize's dry run), a CPU launch is planned for a machine with plenty of RAM and
+started with the plan's arguments (`-nr`, no warm-up, mapped, the hole never read); small
+models are also started without `-nr` on a haswell-only copy of the engine (CPU_REPACK),
+on an AMX module where the CPU has one, and on the Vulkan device (lavapipe) when they fit
+it. The engine's buffer lines are compared with the plan per device and component:
+
+    weights, KV, recurrent state, AMX/CPU_REPACK   within 1 % (16 KiB at least)
+    compute (compute + output buffers)            within 5 % or 8 MiB
+    the MTP drafter's own context                 within 5 % or 8 MiB
+
+    .venv/bin/python bench/real_models.py [--engine PATH] [--vulkan-engine PATH]
+        [--only NAME ...] [--modes cpu,repack,amx,vulkan] [--json OUT]
+
+Exit status 1 when any model misses a target or does not load. One engine at a time; each
+is stopped before the next starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from draftwise.testing.corpus import build, judge, registry
+
+ENGINES = Path.home() / ".local/share/draftwise/engines"
+DEFAULT_ENGINE = ENGINES / "llama.cpp-11434.0.0-cpu/llama-server"
+DEFAULT_VULKAN = ENGINES / "llama.cpp-11434.0.0-vulkan/llama-server"
+MiB = 1 << 20
+
+
+def _fmt_row(r: judge.Row) -> str:
+    e = r.error
+    err = "   -  " if e is None else f"{e:+6.1%}"
+    return f"{r.device}:{r.component} {r.planned / MiB:.1f}/{r.actual / MiB:.1f} {err}{'' if r.ok else ' MISS'}"
+
+
+def vulkan_capacity(binary: Path | None) -> int | None:
+    if binary is None or not binary.is_file():
+        return None
+    machine = judge.described_vulkan(binary)
+    gpus = [g for g in machine.gpus if g.device == "Vulkan0"]
+    return gpus[0].total_bytes if gpus else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--engine", type=Path, default=DEFAULT_ENGINE)
+    ap.add_argument("--vulkan-engine", type=Path, default=DEFAULT_VULKAN)
+    ap.add_argument("--only", nargs="*", help="models whose name contains one of these words")
+    ap.add_argument("--modes", default="cpu,repack,amx,vulkan", help="which of cpu,repack,amx,vulkan to run")
+    ap.add_argument("--json", type=Path, help="write the runs here")
+    args = ap.parse_args(argv)
+    if not args.engine.is_file():
+        print(f"no engine at {args.engine}; run `make engine`", file=sys.stderr)
+        return 2
+    wanted = set(args.modes.split(","))
+    vk = args.vulkan_engine if "vulkan" in wanted and args.vulkan_engine.is_file() else None
+    capacity = vulkan_capacity(vk)
+    specs = [s for s in registry.all_models() if not args.only or any(w in s.name for w in args.only)]
+    runs: list[judge.Run] = []
+    failed: list[str] = []
+    t0 = time.monotonic()
+    print(f"{len(specs)} models; Vulkan device: {capacity / MiB if capacity else 'none'} MiB")
+    with tempfile.TemporaryDirectory(prefix="draftwise-corpus-bench-") as tmp:
+        for spec in specs:
+            g0 = time.monotonic()
+            try:
+                path = build.generate(spec)
+            except Exception as exc:  # noqa: BLE001 - a model that cannot be written is a miss, reported
+                print(f"{spec.name:34} NOT WRITTEN: {exc}", flush=True)
+                failed.append(spec.name)
+                continue
+            gen_s = time.monotonic() - g0
+            modes = [m for m in judge.default_modes(spec, path, capacity) if m in wanted]
+            for mode in modes:
+                run = judge.judge_run(spec, path, mode, cpu_engine=args.engine, vulkan_engine=vk,
+                                      work=Path(tmp) / f"{spec.name}-{mode}")  # fmt: skip
+                if mode == judge.AMX and not run.ready and run.problem.startswith("the engine loads"):
+                    continue  # no AMX module on this CPU
+                runs.append(run)
+                cells = "  ".join(_fmt_row(r) for r in run.rows)
+                state = "ok" if run.ok else ("MISS" if run.ready and not run.problem else f"FAIL: {run.problem}")
+                print(f"{spec.name:34} {mode:6} {path.stat().st_size / 2**30:7.2f} GiB  gen {gen_s:5.1f} s  "
+                      f"load {run.load_s:5.1f} s  wall {run.wall_s:5.1f} s  {state}\n    {cells}", flush=True)  # fmt: skip
+                if not run.ok:
+                    failed.append(f"{spec.name} ({mode})")
+                gen_s = 0.0
+    print(f"{len(runs)} runs of {len(specs)} models, {len(failed)} missed, {time.monotonic() - t0:.0f} s")
+    for f in failed:
+        print(f"  missed: {f}")
+    if args.json:
+        args.json.write_text(json.dumps([r.to_json() for r in runs], indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -100,12 +100,14 @@ def tokenizer_kv(v: Vocab, pinned_source: Path) -> list[tuple[str, Any]]:
 
 def _synthesize(tokens: list[str], types: list[int], scores: list[float] | None,
                 v: Vocab) -> tuple[list[str], list[int], list[float] | None]:  # fmt: skip
-    """BASE's normal pieces (its specials and padding left out) cut or extended with
-    made-up pieces to `v.size`; the spec's specials are then put at their ids."""
+    """BASE's first `keep_head` ids as they are, then (from id `first_normal`) its normal and
+    byte pieces (its specials and padding left out), cut or extended with made-up pieces to
+    `n_normal` of them; ids in between and after are padding until the spec's specials are
+    put at their ids."""
     opts = v.synth or {}
     keep_head = opts.get("keep_head", 0)  # ids of BASE kept as they are (SPM control/byte tokens)
     normal = [(t, ty, scores[i] if scores else 0.0) for i, (t, ty) in enumerate(zip(tokens, types, strict=True))
-              if i >= keep_head and ty == NORMAL]  # fmt: skip
+              if i >= keep_head and ty in (NORMAL, BYTE)]  # fmt: skip
     head = [(tokens[i], types[i], scores[i] if scores else 0.0) for i in range(min(keep_head, len(tokens)))]
     first = opts.get("first_normal", len(head))  # where the normal pieces start in the synthesized list
     out: list[tuple[str, int, float]] = head + [(f"[PAD{i}]", UNUSED, SPM_PAD_SCORE) for i in range(len(head), first)]

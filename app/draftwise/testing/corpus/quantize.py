@@ -72,7 +72,7 @@ def quantize_binary(work: Path | None = None, *, build: bool = True, jobs: int |
     argv = ["cmake", "--build", str(trees[0]), "--config", "Release", "--target", "llama-quantize",
             "-j", str(jobs or os.cpu_count() or 2)]  # fmt: skip
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise QuantizeError(f"building llama-quantize failed: {exc}") from exc
     exe = trees[0] / "bin" / "llama-quantize"
@@ -95,7 +95,7 @@ def dry_run(binary: Path, model: Path, qtype: str, extra: Sequence[str] = (), ti
     """The target type of each tensor of `model` for `qtype` ("Q4_K_M", "MXFP4_MOE", ...)."""
     argv = [str(binary), "--dry-run", *extra, str(model), qtype, "1"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise QuantizeError(f"llama-quantize --dry-run failed: {exc}") from exc
     text = done.stdout + "\n" + done.stderr

@@ -80,9 +80,17 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             gen_s = time.monotonic() - g0
             modes = [m for m in judge.default_modes(spec, path, capacity) if m in wanted]
+            if spec.companion_of:
+                modes = [judge.CPU]  # the target, launched with this drafter beside it
             for mode in modes:
-                run = judge.judge_run(spec, path, mode, cpu_engine=args.engine, vulkan_engine=vk,
-                                      work=Path(tmp) / f"{spec.name}-{mode}")  # fmt: skip
+                if spec.companion_of:
+                    target = registry.get(spec.companion_of)
+                    run = judge.judge_run(target, build.generate(target), mode, cpu_engine=args.engine,
+                                          work=Path(tmp) / f"{spec.name}-{mode}", companion=path)  # fmt: skip
+                    run.model = f"{target.name} + assistant"
+                else:
+                    run = judge.judge_run(spec, path, mode, cpu_engine=args.engine, vulkan_engine=vk,
+                                          work=Path(tmp) / f"{spec.name}-{mode}")  # fmt: skip
                 if mode == judge.AMX and not run.ready and run.problem.startswith("the engine loads"):
                     continue  # no AMX module on this CPU
                 runs.append(run)

@@ -208,8 +208,14 @@ def _head_device(plan: planner.Plan) -> str:
 
 
 def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulkan_engine: Path | None = None,
-              work: Path | None = None, ready_timeout: float = READY_TIMEOUT) -> Run:  # fmt: skip
-    """One launch of `path` (the corpus file of `spec`) in `mode`, judged."""
+              work: Path | None = None, ready_timeout: float = READY_TIMEOUT,
+              companion: Path | None = None) -> Run:  # fmt: skip
+    """One launch of `path` (the corpus file of `spec`) in `mode`, judged.
+
+    `companion`: a drafter file to launch beside it (a Gemma 4 assistant) as the app's
+    Draft model. When the app refuses it, the target is planned alone and started with the
+    drafter anyway (`--spec-type draft-mtp --spec-draft-model`), so the drafter's own
+    buffers are measured against a plan that has none for them."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     started = time.monotonic()
@@ -233,10 +239,20 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
             return Run(spec.name, mode, False, problem=f"the engine loads {machine.cpu_variant}, not an AMX module")
     model = _solo(path, work / "models")
     mtp = resolver.MtpMode.AUTO if spec.spec_type == "draft-mtp" else resolver.MtpMode.OFF
-    request = prepare.Request(model=model, mtp=mtp, extra_args=extra, prefs=planner.PlanPrefs(ctx=spec.ctx))
-    prepared = prepare.prepare(request, capabilities.capabilities(binary), machine)
-    plan = prepared.plan
+    caps = capabilities.capabilities(binary)
     run = Run(spec.name, mode, False, cpu_variant=machine.cpu_variant)
+    draft_argv: tuple[str, ...] = ()
+    request = prepare.Request(model=model, mtp=mtp, extra_args=extra, prefs=planner.PlanPrefs(ctx=spec.ctx))
+    if companion is not None:
+        try:
+            prepared = prepare.prepare(replace(request, draft=companion, mtp=resolver.MtpMode.AUTO), caps, machine)
+        except prepare.PrepareError as exc:
+            run.problem = f"the app refuses {companion.name} as the drafter: {exc.message}"
+            prepared = prepare.prepare(request, caps, machine)
+            draft_argv = ("--spec-type", "draft-mtp", "--spec-draft-model", str(companion))
+    else:
+        prepared = prepare.prepare(request, caps, machine)
+    plan = prepared.plan
     if not plan.fits:
         run.problem = "the plan does not fit: " + "; ".join(str(r) for r in plan.reasons)
         return run
@@ -247,6 +263,8 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
     shim = nopopulate.library(build.corpus_dir())
     if shim is not None:
         ls = replace(ls, env={**ls.env, "LD_PRELOAD": str(shim)})
+    if draft_argv:
+        ls = replace(ls, argv=(*ls.argv, *draft_argv))
     run.argv = ls.argv
     server = headless.serve(ls, log_dir=work)
     t0 = time.monotonic()
@@ -257,7 +275,7 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
     except headless.EngineError as exc:
         text = server.log_text()
         errs = [ln.strip() for ln in text.splitlines() if re.search(r"error|failed|exception|abort", ln, re.I)]
-        run.problem = (errs[-1] if errs else str(exc))[-400:]
+        run.problem = "; ".join(p for p in (run.problem, (errs[-1] if errs else str(exc))[-400:]) if p)
     finally:
         server.stop()
     text = server.log_text()

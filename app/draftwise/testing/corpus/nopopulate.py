@@ -106,4 +106,10 @@ def library(folder: Path) -> Path | None:
         tmp.unlink(missing_ok=True)
         return None
     tmp.replace(lib)
+    for old in folder.glob("libnopopulate-*.so"):
+        if old != lib:
+            old.unlink(missing_ok=True)
+    for old in folder.glob("nopopulate-*.c"):
+        if old != src:
+            old.unlink(missing_ok=True)
     return lib

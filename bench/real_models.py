@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="models whose name contains one of these words")
     ap.add_argument("--modes", default="cpu,repack,amx,vulkan", help="which of cpu,repack,amx,vulkan to run")
     ap.add_argument("--json", type=Path, help="write the runs here")
+    ap.add_argument("--markdown", type=Path, help="write the per-model table here (docs/corpus.md has one)")
     args = ap.parse_args(argv)
     if not args.engine.is_file():
         print(f"no engine at {args.engine}; run `make engine`", file=sys.stderr)
@@ -106,7 +107,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  missed: {f}")
     if args.json:
         args.json.write_text(json.dumps([r.to_json() for r in runs], indent=1))
+    if args.markdown:
+        args.markdown.write_text(markdown([r.to_json() for r in runs]))
     return 1 if failed else 0
+
+
+def _cell(rows: list[dict], device: str, component: str) -> str:
+    r = next((x for x in rows if x["device"] == device and x["component"] == component), None)
+    if r is None:
+        return ""
+    e = "" if r["error"] is None else f" ({r['error']:+.1%})"
+    return f"{r['planned'] / MiB:.1f} / {r['actual'] / MiB:.1f}{e}{'' if r['ok'] else ' **MISS**'}"
+
+
+def markdown(runs: list[dict]) -> str:
+    """One row per run: planned / actual MiB (error) per device and component."""
+    out = ["| model | mode | load s | weights | KV (+RS) | RS | compute | drafter | re-laid | other devices |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        rows = r["rows"]
+        relaid = " ".join(f"{c}: {_cell(rows, 'CPU', c)}" for c in ("AMX", "CPU_REPACK")
+                          if any(x["component"] == c for x in rows))  # fmt: skip
+        gpus = sorted({x["device"] for x in rows if x["device"] not in ("CPU", "all", "draft")})
+        other = "; ".join(f"{d} " + ", ".join(f"{c} {_cell(rows, d, c)}" for c in ("weights", "kv", "compute")
+                                              if _cell(rows, d, c)) for d in gpus)  # fmt: skip
+        name = r["model"] + (f" — {r['problem']}" if r["problem"] else "")
+        out.append(f"| {name} | {r['mode']} | {r['load_s']:.1f} | {_cell(rows, 'CPU', 'weights')} | "
+                   f"{_cell(rows, 'CPU', 'kv')} | {_cell(rows, 'all', 'rs')} | {_cell(rows, 'CPU', 'compute')} | "
+                   f"{_cell(rows, 'draft', 'drafter')} | {relaid} | {other} |")  # fmt: skip
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -150,11 +150,10 @@ def compare(spec: ModelSpec, plan: planner.Plan, actual: logparse.ActualMemory, 
     def lines_for(component: str, device: str) -> list[str]:
         pat = {"weights": "model buffer", "kv": "KV buffer", "rs": "RS buffer",
                "compute": "(compute|output) buffer"}[component]  # fmt: skip
-        out = []
-        for ln in log:
-            if re.search(pat + r" size", ln) and logparse.device_of(_buffer_of(ln)) == device:
-                out.append(ln.strip())
-        return out[:6]
+        out = [ln.strip() for ln in log
+               if re.search(pat + r" size", ln) and logparse.device_of(_buffer_of(ln)) == device]
+        # The compute buffers first: they are what a compute miss is about.
+        return sorted(out, key=lambda ln: "sched_reserve" not in ln)[:6]
 
     head = plan.bytes.embedded_head
     for d in plan.per_device:

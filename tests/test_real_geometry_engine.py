@@ -48,7 +48,10 @@ def _describe(run: judge.Run) -> str:
 
 @pytest.fixture(scope="module")
 def files(pinned_source: Path) -> dict[str, Path]:
-    return {name: build.generate(registry.get(name), pinned=pinned_source) for name in TIER}
+    try:
+        return {name: build.generate(registry.get(name), pinned=pinned_source) for name in TIER}
+    except RuntimeError as exc:  # the real Gemma 3 270M (its token list) could not be had, or llama-quantize
+        pytest.skip(f"the corpus files could not be written: {exc}")
 
 
 def _judge(name: str, files: dict[str, Path], engine, mode: str = judge.CPU, vulkan=None, work: Path | None = None):

@@ -27,7 +27,6 @@ RAM, so the corpus runs them on small models only.
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 import tempfile
@@ -56,6 +55,7 @@ FLOOR_COMPUTE = 8 * MiB
 CPU, AMX, REPACK, VULKAN = "cpu", "amx", "repack", "vulkan"
 MODES = (CPU, AMX, REPACK, VULKAN)
 READY_TIMEOUT = 600.0
+RELAY_CAP = 1536 * MiB  # the re-laying modes copy the weights into RAM: small files only
 _BUFFER_LINE = re.compile(r"(model|output|KV|RS|compute) buffer size|llama_kv_cache: size|error|failed|exception")
 
 
@@ -290,7 +290,8 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
 
 def default_modes(spec: ModelSpec, path: Path, vulkan_capacity: int | None = None) -> list[str]:
     """What the corpus runs for a model: always `cpu`; the re-laying modes for files up to
-    RELAY_CAP (they read and copy the weights); `vulkan` when the plan fits the device."""
+    RELAY_CAP (they read and copy the weights); `vulkan` when the file and some room for its
+    cache fit the device (a model with an MTP head is judged on the CPU only)."""
     size = path.stat().st_size
     modes = [CPU]
     if size <= RELAY_CAP:
@@ -298,10 +299,3 @@ def default_modes(spec: ModelSpec, path: Path, vulkan_capacity: int | None = Non
     if vulkan_capacity is not None and size + 256 * MiB <= vulkan_capacity and spec.spec_type is None:
         modes.append(VULKAN)
     return modes
-
-
-RELAY_CAP = 1536 * MiB
-
-
-def env_ok() -> bool:
-    return os.name == "posix"

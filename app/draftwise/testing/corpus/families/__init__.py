@@ -1,0 +1,1 @@
+"""Corpus families: one module per family, each with models() -> list[ModelSpec]."""

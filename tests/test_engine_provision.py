@@ -191,3 +191,51 @@ def test_engine_list_shows_the_provisioned_engine(engine):
     rows = json.loads(out.stdout)
     prov = [r for r in rows if r["source"] == "provisioned"]
     assert prov and prov[0]["backend"] == "cpu" and prov[0]["version"].startswith("0.6.0")
+
+
+def _archive(tmp_path: Path, members: list[tuple[str, bytes | None, str | None]]) -> Path:
+    """A .tar.gz with (name, file bytes or None, symlink target or None) members."""
+    import io
+    import tarfile
+
+    path = tmp_path / "src.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data, link in members:
+            info = tarfile.TarInfo(name)
+            if link is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+            else:
+                info.size = len(data or b"")
+                tar.addfile(info, io.BytesIO(data or b""))
+    return path
+
+
+@pytest.mark.parametrize("has_data_filter", [True, False], ids=["python-3.11.4+", "debian-3.11.2"])
+def test_source_unpacks_safely_with_or_without_the_data_filter(tmp_path, monkeypatch, has_data_filter):
+    """Debian 12's Python 3.11.2 has no `extractall(filter=...)` (3.11.4 added it): the
+    source still unpacks, and a member escaping the folder is refused on both."""
+    import tarfile
+
+    if not has_data_filter:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+        real = tarfile.TarFile.extractall
+
+        def old_extractall(self, path=".", members=None, *, numeric_owner=False, **kw):
+            assert not kw, f"Python 3.11.2's extractall takes no {sorted(kw)}"
+            return real(self, path, members, numeric_owner=numeric_owner, filter="fully_trusted")
+
+        monkeypatch.setattr(tarfile.TarFile, "extractall", old_extractall)
+    good = _archive(tmp_path, [("pkg/llama.cpp/CMakeLists.txt", b"project(x)", None),
+                               ("pkg/link", None, "llama.cpp/CMakeLists.txt")])
+    dest = tmp_path / "ok"
+    dest.mkdir()
+    with tarfile.open(good) as tar:
+        provision.safe_extract(tar, dest)
+    assert (dest / "pkg/llama.cpp/CMakeLists.txt").read_bytes() == b"project(x)"
+    for bad in ([("../escape.txt", b"x", None)], [("pkg/out", None, "../../../etc/passwd")]):
+        out = tmp_path / f"bad{len(list(tmp_path.iterdir()))}"
+        out.mkdir()
+        with tarfile.open(_archive(out, bad)) as tar, pytest.raises(tarfile.TarError):
+            provision.safe_extract(tar, out / "dest")
+        assert not (tmp_path / "escape.txt").exists()

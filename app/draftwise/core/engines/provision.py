@@ -346,7 +346,7 @@ def _source_tree(say: Progress) -> Path:
     unpack.mkdir(parents=True, exist_ok=True)
     try:
         with tarfile.open(archives[0]) as tar:
-            tar.extractall(unpack, filter="data")
+            safe_extract(tar, unpack)
     except (tarfile.TarError, OSError) as exc:
         archives[0].unlink(missing_ok=True)
         raise ProvisionError(
@@ -355,6 +355,30 @@ def _source_tree(say: Progress) -> Path:
     if not (tree / "CMakeLists.txt").is_file():
         raise ProvisionError(f"The source archive has no llama.cpp/CMakeLists.txt under {unpack}.")
     return tree
+
+
+def safe_extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack `tar` into `dest`, refusing members that would land outside it.
+
+    Python's own "data" filter came in 3.11.4; Debian 12 ships 3.11.2, whose extractall has
+    no `filter` argument. There the same guarantees are checked by hand: no absolute or
+    `..` paths, no links pointing out of `dest`, no device files."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    members = tar.getmembers()
+    for m in members:
+        target = (root / m.name).resolve()
+        if target != root and root not in target.parents:
+            raise tarfile.TarError(f"{m.name!r} would be unpacked outside {dest}")
+        if m.isdev():
+            raise tarfile.TarError(f"{m.name!r} is a device file")
+        if m.issym() or m.islnk():
+            link = (target.parent / m.linkname) if m.issym() else (root / m.linkname)
+            if link.resolve() != root and root not in link.resolve().parents:
+                raise tarfile.TarError(f"{m.name!r} links outside {dest}")
+    tar.extractall(dest, members=members)  # noqa: S202 - every member was checked above
 
 
 _PERCENT = re.compile(r"^\[\s*(\d+)%\]")

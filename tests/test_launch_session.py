@@ -139,3 +139,41 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated):
     i = argv.index("--spec-draft-n-max")
     assert list(measure_spec.argv) == argv[:i] + argv[i + 2:]
     assert _env(measure_spec) == _env(launched)
+
+
+# ------------------------------------------------------------------ measurements decide
+@pytest.mark.parametrize(("with_tps", "used"), [(28.0, True), (20.2, False), (14.0, False)])
+def test_a_measured_ngram_speed_up_is_used_by_auto_without_the_flag(tmp_path, with_tps, used):
+    """1.40× measured (as on the real Gemma 3 270M): auto runs n-gram from then on; a result
+    within the noise, or slower, leaves it off; measure itself ignores the record."""
+    from draftwise.core.launch import prepare
+    from draftwise.core.launch.session import Engine, Records, plan_launch
+
+    model = write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", TinyModel())[0]
+    binary = tmp_path / "llama-server"
+    binary.write_bytes(b"#!/bin/sh\n")
+    machine = hardware.select(hardware.inventory(binary), None, {})
+    engine = Engine(binary, CAPS)
+    assert plan_launch(prepare.Request(model=model), engine, machine, Records.load(machine)).prepared.spec.argv == ()
+    ngram = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), CAPS, machine)
+    assert ngram.chosen.source == resolver.AUTO_NGRAM
+    combo = prepare.combination(model, ngram.chosen, binary, machine)
+    MeasuredRecords().record(Measurement(combo, ngram.chosen.spec_type or "", "n-gram", with_tps, 20.0, 0.02,
+                                         0.91, 3.0, None, None))
+    planned = plan_launch(prepare.Request(model=model), engine, machine, Records.load(machine))
+    assert (planned.prepared.spec.spec_type == ngram.chosen.spec_type) is used
+    assert (planned.measurement is not None) is used
+    if used:
+        assert any("measured faster" in str(n) for n in planned.prepared.spec.notes)
+        assert list(planned.spec(8181).argv) == list(ngram.launch(binary, port=8181).argv)
+    measuring = plan_launch(prepare.Request(model=model), engine, machine, Records.load(machine),
+                            ignore_measurements=True)
+    assert measuring.prepared.spec.argv == ()
+
+
+def test_launch_takes_ngram_like_plan_and_measure():
+    from draftwise.cli import main as cli_main
+
+    parser = cli_main.build_parser()
+    for command in ("launch", "plan", "measure"):
+        assert parser.parse_args([command, "m.gguf", "--ngram"]).ngram is True

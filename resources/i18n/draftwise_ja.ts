@@ -1409,6 +1409,11 @@
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="270" />
+      <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
+      <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/share.py" line="31" />
       <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
       <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
@@ -3462,7 +3467,7 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="477" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="471" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3567,42 +3572,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="79" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="78" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="156" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="155" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="171" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="186" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="199" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="207" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="220" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -3742,7 +3747,7 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/ladder.py" line="74" />
+      <location filename="../../app/draftwise/viewmodels/ladder.py" line="56" />
       <source>Could not clear the record of lowered settings.</source>
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
@@ -4267,17 +4272,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="110" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="100" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="210" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="220" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>

@@ -177,3 +177,40 @@ def test_launch_takes_ngram_like_plan_and_measure():
     parser = cli_main.build_parser()
     for command in ("launch", "plan", "measure"):
         assert parser.parse_args([command, "m.gguf", "--ngram"]).ngram is True
+
+
+def test_the_card_shows_a_measured_ngram_and_one_click_forgets_it(qtbot, tmp_path):
+    from draftwise.core.launch import prepare
+    from draftwise.core.settings import LoadResult, Settings
+    from draftwise.ui.speculation_card import SpeculationCard
+    from draftwise.viewmodels.app import AppViewModel
+    from draftwise.viewmodels.engine import EngineChoice
+
+    model = write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", TinyModel())[0]
+    binary = tmp_path / "llama-server"
+    binary.write_bytes(b"#!/bin/sh\n")
+    machine = hardware.inventory(binary)
+    ngram = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), CAPS, machine)
+    combo = prepare.combination(model, ngram.chosen, binary, machine)
+    MeasuredRecords().record(Measurement(combo, ngram.chosen.spec_type or "", "n-gram", 28.0, 20.0, 0.02,
+                                         0.91, 3.0, None, None))
+    vm = AppViewModel(LoadResult(Settings(), Path("/nonexistent/settings.json")), persist=False)
+    vm.engine.set_engines([EngineChoice("llama.cpp", binary, "cpu", "test", "test", "", CAPS)])
+    vm.set_machine(machine)
+    card = SpeculationCard(vm.speculation, vm.details, vm.launch)
+    card.forget_measurement.connect(vm.drafting.forget)
+    qtbot.addWidget(card)
+    with qtbot.waitSignal(vm.outcome_changed, timeout=20000):
+        vm.open_model(model)
+    qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
+    assert "--spec-type" in vm.outcome.argv
+    assert vm.speculation.measured_text() == "Measured on this computer: 1.40× with n-gram."
+    card.refresh()
+    assert not card.forget_measured.isHidden() and card.measured.text() == vm.speculation.measured_text()
+    with qtbot.waitSignal(vm.outcome_changed, timeout=20000):
+        card.forget_measured.click()
+    qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
+    assert "--spec-type" not in vm.outcome.argv and vm.speculation.measured_text() == ""
+    card.refresh()
+    assert card.forget_measured.isHidden()
+    assert MeasuredRecords().entries() == []

@@ -200,6 +200,7 @@ class Replanner(QObject):
         dropped = dropped or (out.prepared is not None and out.prepared.measurement is not None)
         # When the plan left the drafter out, show what will run (and why) rather than what
         # the resolver picked.
+        self.speculation.set_measurement(out.prepared.measurement if out.prepared is not None else None)
         self.speculation.set_result(out.check, out.launch_decision if dropped else out.decision, out.error)
         self.plan.set_result(out.plan, out.plan_error)
         self.outcome_changed.emit()
@@ -207,6 +208,7 @@ class Replanner(QObject):
     def _on_failed(self, exc: BaseException) -> None:
         log.error("re-plan failed: %s", exc)
         self.outcome = None
+        self.speculation.set_measurement(None)
         self.plan.set_result(None, tr("Could not plan: {0}").format(tr_error(exc)))
         self.speculation.set_result(None, None, resolver.ResolveError("model", getattr(exc, "message", None) or str(exc)))
         self.outcome_changed.emit()

@@ -1,9 +1,10 @@
 """One launch, decided: request → speculation → memory plan → argv → environment → LaunchSpec.
 
-The single place where the decisions are chained (docs/launch-path.md), so the window,
-`draftwise plan`, `draftwise launch`, the self-test and the machine check can never
-disagree: each builds a `Request`, calls `prepare()`, and asks the `Prepared` for its
-`launch()`. `draftwise plan --json` prints that LaunchSpec, so it shows what the window runs.
+The single place where the decisions are chained (docs/launch-path.md). Its one caller is the
+launch session (core/launch/session.py), which applies the remembered records first, and the
+out-of-memory ladder that session builds; the window, `draftwise plan`, `launch`, `measure`,
+the self-test and the machine check all go through the session, so they never disagree.
+`draftwise plan --json` prints that LaunchSpec, so it shows what the window runs.
 Pure: it reads GGUF headers and asks the engine's --help (cached), nothing else.
 """
 

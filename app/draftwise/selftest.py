@@ -186,15 +186,18 @@ def _pick_engine(mode: str):
 def _plan(info, engine):
     """The launch the app would make for `info`: core.prepare (resolver -> planner) -> LaunchSpec."""
     from draftwise.core.engines import capabilities
-    from draftwise.core.launch import launch_spec, prepare
+    from draftwise.core.launch import launch_spec, prepare, session
     from draftwise.core.machine import hardware
 
     caps = capabilities.capabilities(engine.binary) if engine else capabilities.pinned_caps()
     machine = hardware.inventory(engine.binary if engine else None)
-    prepared = prepare.prepare(prepare.Request(model=info.path), caps, machine, model=info)
     binary = engine.binary if engine else Path(provision_binary_name())
-    spec = prepared.launch(binary, port=launch_spec.any_free_port(), gpus=machine.gpus,
-                           engine_backend=engine.backend if engine else "cpu")
+    # The launch session without the user's records: the self-test plans its own generated model.
+    planned = session.plan_launch(prepare.Request(model=info.path),
+                                  session.Engine(Path(binary), caps, engine.backend if engine else "cpu"),
+                                  machine, session.Records.none(), model=info)
+    prepared = planned.prepared
+    spec = planned.spec(launch_spec.any_free_port())
     p = prepared.plan
     words = (f"speculation: {prepared.spec.source}; plan: context {p.ctx}, KV {p.kv_type}, "
              f"{p.slots} slot(s), fit {p.fit_state}")

@@ -1409,6 +1409,11 @@
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="270" />
+      <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
+      <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/share.py" line="31" />
       <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
       <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
@@ -3192,82 +3197,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>モデルファイルが自分について記していること：サイズ、レイヤー、語彙、組み込みの補助役</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="96" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="104" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="98" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="106" />
       <source>A small helper model guesses the next words and the big model checks them — same answers, faster.</source>
       <translation>小さな補助モデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="99" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
       <source>Speculative decoding: a draft model, or the model's own MTP head, proposes tokens and the model verifies them in one pass. The text is what the model alone would write.</source>
       <translation>投機的デコーディング：ドラフトモデルまたはモデル自身の MTP ヘッドがトークンを提案し、モデルが一度に検証します。文章はモデル単独で書く場合と同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="102" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="110" />
       <source>Speed-up:</source>
       <translation>高速化：</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="103" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="111" />
       <source>Auto: use the model's built-in helper (an MTP head) or a small draft model found beside it. Off: the big model works alone.</source>
       <translation>自動：モデルに組み込まれた補助役（MTP ヘッド）か、隣にある小さなドラフトモデルを使います。オフ：大きなモデルだけで動かします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="115" />
       <source>Speculation automatic</source>
       <translation>投機的デコードを自動にする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="110" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="118" />
       <source>Speculation off</source>
       <translation>投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="111" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="119" />
       <source>Run the big model alone: a little slower, same answers</source>
       <translation>大きなモデルだけで動かします：少し遅く、答えは同じです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="112" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="120" />
       <source>Draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="113" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="121" />
       <source>The small helper model: one of the same family that guesses words for the big one. Leave empty and Draftwise looks for one.</source>
       <translation>小さな補助モデル：同じファミリーのモデルで、大きなモデルのために言葉を予想します。空欄なら Draftwise が探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="115" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="123" />
       <source>automatic</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="116" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="124" />
       <source>Draft model file</source>
       <translation>ドラフトモデルのファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="126" />
       <source>Choose a draft model file</source>
       <translation>ドラフトモデルのファイルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="128" />
       <source>Try it again</source>
       <translation>もう一度試す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="129" />
       <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
       <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="158" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="130" />
+      <source>Forget the measurement</source>
+      <translation>計測結果を忘れる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="131" />
+      <source>Decide as if this model had never been measured here (an n-gram speed-up that turned speculation on is turned off)</source>
+      <translation>このモデルをここで計測しなかったものとして決めます（計測で投機がオンになった n-gram はオフになります）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="173" />
       <source>Choose a draft model</source>
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
@@ -3462,7 +3477,7 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="477" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="471" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -3567,42 +3582,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="79" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="78" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="156" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="155" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="171" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="186" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="199" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="207" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="220" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -3742,7 +3757,7 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/ladder.py" line="74" />
+      <location filename="../../app/draftwise/viewmodels/ladder.py" line="56" />
       <source>Could not clear the record of lowered settings.</source>
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
@@ -4267,17 +4282,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="110" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="100" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="212" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="222" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -4307,107 +4322,112 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
+      <source>Measured on this computer: {0}× with {1}.</source>
+      <translation>このコンピューターでの計測: {1} で {0}×。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="164" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="166" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="156" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="158" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="162" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="174" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="164" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="182" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="204" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="211" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="219" />
       <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
       <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="221" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="225" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="227" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="229" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="231" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="232" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="262" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>

@@ -38,6 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("model")
     p.add_argument("--mtp", choices=["auto", "off"], default="auto")
     p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
+    p.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
     p.add_argument("--port", type=int, default=None,
                    help=f"listen on this port and fail if it is taken (default: {DEFAULT_PORT}, or a free one)")
     p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
@@ -63,89 +64,78 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace):
-    from dataclasses import replace
-
+    """The headless run and its figures watch for `args`, planned by the launch session
+    (core/launch/session.py) like every other path; nothing is started."""
     from draftwise.core import paths
-    from draftwise.core.engines import discovery
     from draftwise.core.launch import headless, ladder, launch_spec, measure, orphans, prepare
-    from draftwise.core.launch.fixes import EngineFixes
-    from draftwise.core.launch.ladder_record import LadderRecord, remember
-    from draftwise.core.machine import hardware
-    from draftwise.core.speculation.broken import BrokenDrafters
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
-    if args.engine:
-        # The engine the user named, or an error: never another one in its place.
-        named = discovery.find_engines(args.engine)[0]
-        if not named.usable:
-            raise UserError(named.problem)
-        engine = named
-    else:
-        engine = discovery.best_engine()
-    if engine is None:
-        found = discovery.find_engines(args.engine)
-        why = "; ".join(str(e.problem) for e in found) or "none is installed"
-        raise UserError(f"No usable llama-server ({why}). Run `draftwise engine install`.")
-    caps = caps_of(engine.binary)
-    broken = BrokenDrafters()
-    if broken.problem:
-        print(f"warning: {broken.problem}", flush=True)
-    request = request_from(args)
-    machine = with_workers(select_machine(args, hardware.inventory(engine.binary)), args.rpc, engine.binary)
-    fixes = EngineFixes(machine=machine)
-    remembered = fixes.applicable(fixes.args_for(engine.binary, request.model, machine_devices(machine)),
-                                  request.extra_args)
-    request = replace(request, extra_args=(*request.extra_args, *remembered))
+    engine, machine, planned = planned_launch(args, full=getattr(args, "full", False))
+    for problem in planned.problems:
+        print(f"warning: {problem}", flush=True)
     if machine.cpu_variant:
         print(f"  - CPU module: {machine.cpu_variant} (the best of this engine's CPU variants for this CPU)",
               flush=True)
-    if remembered:
-        print(f"  - after an earlier crash with this engine: {' '.join(remembered)}", flush=True)
-    from draftwise.core.speculation.measured import MeasuredRecords
-
-    records = MeasuredRecords()
-    record = LadderRecord()
-    if getattr(args, "full", False):
-        record.forget(request.model, machine, engine.binary)
-    start = record.lookup(request.model, machine, engine.binary)
-    if record.problem:
-        print(f"warning: {record.problem}", flush=True)
-    if not start.empty:
-        print(f"lowered: {ladder.started_lower(start)}", flush=True)
-    broken_keys = broken.broken_for(engine.binary)
+    if planned.fixes:
+        print(f"  - after an earlier crash with this engine: {' '.join(planned.fixes)}", flush=True)
+    if not planned.start.empty:
+        print(f"lowered: {ladder.started_lower(planned.start)}", flush=True)
+    prepared, request = planned.prepared, planned.request
     try:
-        # A rung remembered after running out of memory is a new request, planned as usual.
-        prepared = prepare.prepare(ladder.apply(request, start), caps, machine, broken=broken_keys,
-                                   measured=records, engine=engine.binary)
-        if records.problem:
-            print(f"warning: {records.problem}", flush=True)
         if not prepared.plan.fits:
             raise UserError(" ".join(map(str, prepared.plan.reasons[-1:])) or "The model does not fit this machine.")
         port, port_note = launch_spec.choose_port(
             request.port, pinned=request.pinned_port,
             host=launch_spec.ALL_INTERFACES if request.network else LOOPBACK,
         )
-        launch = prepared.launch(
-            engine.binary, port=port, engine_backend=engine.backend, gpus=machine.gpus,
-            chosen_gpus=hardware.visible_for(machine, engine.backend), requested=machine.requested,
-            notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())),
-        )
+        launch = planned.spec(port, notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())))
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
-    climber = ladder.for_launch(request, prepared, launch, caps=caps, machine=machine, broken=broken_keys,
-                                start=start, on_success=remember(record, request.model, machine, engine.binary),
-                                measured=records, engine=engine.binary)
-    run = headless.HeadlessLaunch(launch, broken=broken, ladder=climber, fixes=fixes, log_path=log_path)
+    records = planned.records
+    run = headless.HeadlessLaunch(launch, broken=records.broken, ladder=planned.ladder(launch),
+                                  fixes=records.fixes, log_path=log_path)
     run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
     return run, measure.watch_for(prepared)
 
 
-def machine_devices(machine) -> tuple[str, ...]:
-    """The device names a remembered per-model engine fix is filed under (the plan's GPUs,
-    or the ones asked for); a machine-wide one (the CPU's) is found without them."""
-    return tuple(g.engine_name for g in machine.gpus) or machine.requested
+def find_engine(args: argparse.Namespace):
+    """The engine the user named (--engine), or an error: never another one in its place;
+    else the best installed one."""
+    from draftwise.core.engines import discovery
+
+    if getattr(args, "engine", None):
+        named = discovery.find_engines(args.engine)[0]
+        if not named.usable:
+            raise UserError(named.problem)
+        return named
+    engine = discovery.best_engine()
+    if engine is None:
+        found = discovery.find_engines(getattr(args, "engine", None))
+        why = "; ".join(str(e.problem) for e in found) or "none is installed"
+        raise UserError(f"No usable llama-server ({why}). Run `draftwise engine install`.")
+    return engine
+
+
+def planned_launch(args: argparse.Namespace, *, full: bool = False, ignore_measurements: bool = False):
+    """(engine found, machine selected with its workers, PlannedLaunch) for `launch` and
+    `measure`: the session with the user's records, on the devices and workers asked for."""
+    from draftwise.core.launch import prepare
+    from draftwise.core.launch.session import Engine, Records, plan_launch
+    from draftwise.core.machine import hardware
+
+    found = find_engine(args)
+    engine = Engine(found.binary, caps_of(found.binary), found.backend)
+    request = request_from(args)
+    machine = with_workers(select_machine(args, hardware.inventory(found.binary)), getattr(args, "rpc", None),
+                           found.binary)
+    try:
+        planned = plan_launch(request, engine, machine, Records.load(machine), full=full,
+                              ignore_measurements=ignore_measurements)
+    except prepare.PrepareError as exc:
+        raise UserError(str(exc)) from exc
+    return found, machine, planned
 
 
 FIGURES_EVERY_S = 3.0  # how often /metrics is read while the engine serves

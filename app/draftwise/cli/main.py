@@ -106,36 +106,30 @@ def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from draftwise.core.launch import ladder, launch_spec, prepare
-    from draftwise.core.launch.ladder_record import LadderRecord
-    from draftwise.core.machine import hardware
-    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.launch.session import Engine, Records, plan_launch
 
     binary, caps, backend = _engine_caps(getattr(args, "engine", None))
     request = request_from(args)
-    # The same broken-drafter record as `launch`, so plan never promises what launch skips.
-    broken = BrokenDrafters().broken_for(Path(binary)) if Path(binary).is_file() else frozenset()
     machine = with_workers(select_machine(args, machine_for(args, binary)), args.rpc, binary)
-    from draftwise.core.speculation.measured import MeasuredRecords
-
-    # And the same speed measurements: a drafter measured slower is left out here too.
-    engine = Path(binary) if Path(binary).is_file() else None
-    # The rung `launch` would start at after running out of memory before (docs/ladder.md).
-    start = LadderRecord().lookup(request.model, machine, Path(binary))
-    if not start.empty and not args.json:
-        print(f"lowered: {ladder.started_lower(start)}")
     try:
-        prepared = prepare.prepare(ladder.apply(request, start), caps, machine, broken=broken,
-                                   measured=MeasuredRecords(), engine=engine)
+        # The launch session `launch` and the window plan with: the same remembered fixes,
+        # rung, broken drafters and measurements, so plan never promises what launch skips.
+        planned = plan_launch(request, Engine(Path(binary), caps, backend), machine, Records.load(machine))
         # The LaunchSpec `launch` and the window would start for this request (on the port
         # asked for: whether it is free is decided at launch time).
-        spec = prepared.launch(binary, engine_backend=backend, gpus=machine.gpus,
-                               chosen_gpus=hardware.visible_for(machine, backend), requested=machine.requested)
+        spec = planned.spec()
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
+    prepared = planned.prepared
+    if not planned.start.empty and not args.json:
+        print(f"lowered: {ladder.started_lower(planned.start)}")
+    if planned.fixes and not args.json:
+        print(f"after an earlier crash with this engine: {' '.join(planned.fixes)}")
     argv = list(spec.argv)
     if args.json:
-        print(json.dumps({**prepared.to_json(), "argv": argv, "launch": spec.to_json()}, indent=2,
-                         default=str))
+        print(json.dumps({**prepared.to_json(), "argv": argv, "launch": spec.to_json(),
+                          "remembered": {"fixes": list(planned.fixes), "rung": planned.start.rung}},
+                         indent=2, default=str))
         return 0
     print(render_plan(prepared, argv, cpu_variant=machine.cpu_variant))
     return 0

@@ -14,8 +14,8 @@ import argparse
 import signal
 import threading
 
-from draftwise.cli.common import UserError, caps_of, request_from
-from draftwise.cli.launch import machine_devices
+from draftwise.cli.common import UserError, add_device_options
+from draftwise.cli.launch import planned_launch
 
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--rounds", type=int, default=2, help="rounds of the prompt set per arm (default: 2)")
     p.add_argument("--n-max", default=None,
                    help="draft lengths to try, comma-separated (default: a small set for the drafter's type)")
-    p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    add_device_options(p)
     p.add_argument("--forget", action="store_true", help="drop this model's measurements instead")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(engine_args=[])
@@ -45,33 +45,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p
 
 
-def _engine(args: argparse.Namespace):
-    from draftwise.core.engines import discovery
-
-    if args.engine:
-        named = discovery.find_engines(args.engine)[0]
-        if not named.usable:
-            raise UserError(named.problem)
-        return named
-    engine = discovery.best_engine()
-    if engine is None:
-        raise UserError("No usable llama-server is installed. Run `draftwise engine install`.")
-    return engine
-
-
 def cmd_measure(args: argparse.Namespace) -> int:
     import json
-    from dataclasses import replace
     from pathlib import Path
 
-    from draftwise.core.launch import measure, orphans, prepare
-    from draftwise.core.launch.fixes import EngineFixes
-    from draftwise.core.machine import hardware
-    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.launch import measure, orphans
     from draftwise.core.speculation.measured import MeasuredRecords
 
-    records = MeasuredRecords()
     if args.forget:
+        records = MeasuredRecords()
         n = records.forget(model=Path(args.model).expanduser())
         if records.problem:
             print(f"warning: {records.problem}", flush=True)
@@ -88,24 +70,16 @@ def cmd_measure(args: argparse.Namespace) -> int:
         raise UserError("--n-max values must be at least 1.")
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
-    engine = _engine(args)
-    caps = caps_of(engine.binary)
-    broken = BrokenDrafters()
-    request = request_from(args)
-    machine = hardware.inventory(engine.binary)
-    # Remembered engine fixes apply as on every launch path (-nr after the AMX fault), and one
-    # found here is recorded: the arms would otherwise crash the same way every time.
-    fixes = EngineFixes(machine=machine)
-    remembered = fixes.applicable(fixes.args_for(engine.binary, request.model, machine_devices(machine)),
-                                  request.extra_args)
-    request = replace(request, extra_args=(*request.extra_args, *remembered))
-    if remembered:
-        print(f"  - after an earlier crash with this engine: {' '.join(remembered)}", flush=True)
-    try:
-        # No `measured=`: a measurement measures the drafter even where an old record left it out.
-        prepared = prepare.prepare(request, caps, machine, broken=broken.broken_for(engine.binary))
-    except prepare.PrepareError as exc:
-        raise UserError(str(exc)) from exc
+    # The launch session, as `launch` plans it (the selected devices, the remembered fixes and
+    # rung, the broken drafters), except that an old measurement does not leave the drafter out:
+    # this one measures it again. A fix found on the way is recorded (the arms would otherwise
+    # crash the same way every time).
+    engine, machine, planned = planned_launch(args, ignore_measurements=True)
+    records, fixes, prepared = planned.records.measured, planned.records.fixes, planned.prepared
+    for problem in planned.problems:
+        print(f"warning: {problem}", flush=True)
+    if planned.fixes:
+        print(f"  - after an earlier crash with this engine: {' '.join(planned.fixes)}", flush=True)
     if not prepared.plan.fits:
         raise UserError(" ".join(str(r) for r in prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
     if not prepared.spec.argv:

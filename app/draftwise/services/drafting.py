@@ -10,15 +10,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from draftwise.core.launch import headless, measure, prepare
-from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.launch import headless, measure, prepare, session
+from draftwise.core.machine.hardware import Machine
 from draftwise.core.speculation.measured import MeasuredRecords, Measurement
 from draftwise.services.library_scan import Task, TaskRunner
 
@@ -96,16 +94,19 @@ class DraftingMonitor(QObject):
 
 
 def prepare_measure_and_record(
-    request: prepare.Request, caps, machine: Machine, broken: frozenset[str], binary: Path, backend: str,
-    gpus: Sequence[Gpu], settings: measure.Settings, *, report: Callable, cancel: threading.Event,
+    request: prepare.Request, engine: session.Engine, machine: Machine, settings: measure.Settings, *,
+    report: Callable, cancel: threading.Event,
 ) -> Measurement:
-    """The whole measurement on a worker thread; the record is written after the last arm (an
-    engine fix found on the way, at once: the window's request already carries the remembered ones)."""
-    prepared = prepare.prepare(request, caps, machine, broken=broken)
-    result = measure.measure(prepared, binary, machine, backend=backend, gpus=gpus, settings=settings,
-                             cancel=cancel, report=report, fixes=EngineFixes(machine=machine))
+    """The whole measurement on a worker thread, planned by the launch session as Launch plans
+    it (remembered fixes, rung, broken drafters) except that an old measurement does not leave
+    the drafter out. The record is written after the last arm (an engine fix found on the way,
+    at once)."""
+    records = session.Records.load(machine)
+    planned = session.plan_launch(request, engine, machine, records, ignore_measurements=True)
+    result = measure.measure(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
+                             settings=settings, cancel=cancel, report=report, fixes=records.fixes)
     if not cancel.is_set():
-        MeasuredRecords().record(result)
+        (records.measured or MeasuredRecords()).record(result)
     return result
 
 

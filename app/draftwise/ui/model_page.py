@@ -26,6 +26,7 @@ class ModelPage(QWidget):
         self.header = ModelHeader(app.details)
         self.speculation = SpeculationCard(app.speculation, app.details, app.launch)
         self.speculation.retry_drafters.connect(app.retry_broken_drafters)
+        self.speculation.forget_measurement.connect(app.drafting.forget)
         self.memory = MemoryCard(app.plan, app.details)
         self.advanced = AdvancedSection(app)
         # Other computers / share this computer (docs/rpc.md): inside Advanced, folded until used.

@@ -29,6 +29,7 @@ from draftwise.viewmodels.speculation import SpeculationViewModel
 
 class SpeculationCard(Card):
     retry_drafters = Signal()  # "Try it again": forget the drafters recorded as broken
+    forget_measurement = Signal()  # "Forget the measurement": auto decides as if never measured
 
     def __init__(self, speculation: SpeculationViewModel, details: ModelDetailsViewModel,
                  launch: LaunchViewModel, parent: QWidget | None = None) -> None:
@@ -66,6 +67,12 @@ class SpeculationCard(Card):
         self.retry_drafter = QPushButton()
         self.retry_drafter.setObjectName("retryDrafter")
         rrow.addWidget(self.retry_drafter)
+        self.measured = muted(QLabel())
+        self.measured.setObjectName("measured")
+        rrow.addWidget(self.measured)
+        self.forget_measured = QPushButton()
+        self.forget_measured.setObjectName("forgetMeasurement")
+        rrow.addWidget(self.forget_measured)
         rrow.addStretch(1)
         cl.addLayout(rrow)
         drow = QHBoxLayout()
@@ -88,6 +95,7 @@ class SpeculationCard(Card):
         self.draft_edit.textChanged.connect(speculation.set_draft)
         self.draft_browse.clicked.connect(self.browse_draft)
         self.retry_drafter.clicked.connect(self.retry_drafters)
+        self.forget_measured.clicked.connect(self.forget_measurement)
         speculation.changed.connect(self.refresh)
         details.changed.connect(self.refresh)
         launch.state_changed.connect(self.refresh)
@@ -119,6 +127,9 @@ class SpeculationCard(Card):
         self.draft_browse.setToolTip(tr("Choose a draft model file"))
         self.retry_drafter.setText(tr("Try it again"))
         self.retry_drafter.setToolTip(tr("Forget that this drafter made the engine fail, and use it at the next Launch"))
+        self.forget_measured.setText(tr("Forget the measurement"))
+        self.forget_measured.setToolTip(tr("Decide as if this model had never been measured here (an n-gram speed-up "
+                                           "that turned speculation on is turned off)"))
 
     def refresh(self) -> None:
         s = self.vm
@@ -147,6 +158,10 @@ class SpeculationCard(Card):
         self.draft_edit.setEnabled(has and s.mtp != "off")
         self.draft_browse.setEnabled(has and s.mtp != "off")
         self.retry_drafter.setVisible(s.left_out_broken() and not self.launch.running)
+        measured = s.measured_text()
+        self.measured.setText(measured)
+        self.measured.setVisible(bool(measured))
+        self.forget_measured.setVisible(bool(measured) and not self.launch.running)
         state = s.draft_state()
         set_tone(self.draft_msg, {"ok": "ok", "error": "error"}.get(state, ""))
         self.draft_edit.setStyleSheet(

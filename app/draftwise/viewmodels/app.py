@@ -393,7 +393,7 @@ class AppViewModel(LadderActions, QObject):
         assert out is not None and engine is not None and self.model is not None
         notes: list[str] = []
         try:
-            if out.prepared is None:
+            if out.planned is None:
                 raise launch_spec.LaunchError("model", tr("Planning…"))
             host = launch_spec.ALL_INTERFACES if self.settings.network else launch_spec.LOOPBACK
             port, note = launch_spec.choose_port(self.settings.port, host=host)
@@ -402,17 +402,11 @@ class AppViewModel(LadderActions, QObject):
             if not self.settings.api_key:
                 self.settings.api_key = launch_spec.new_api_key()
                 self.schedule_save()
-            # The same builder as the shown command and `draftwise plan`/`launch`.
+            # The launch session's spec: what the shown command and `draftwise plan`/`launch` run.
             # No chat template (and none given to the engine): the chat pane continues text.
             self.chat.base_model = not self.model.has_chat_template and not any(
                 a.startswith("--chat-template") for a in self.extra_args)
-            machine = self.machine if isinstance(self.machine, hardware.Machine) else None
-            spec = out.prepared.launch(
-                engine.binary, engine_backend=engine.backend, port=port, api_key=self.settings.api_key,
-                gpus=self.machine.gpus if self.machine is not None else (), notes=notes,
-                chosen_gpus=hardware.visible_for(machine, engine.backend) if machine is not None else None,
-                requested=machine.requested if machine is not None else (),
-            )
+            spec = out.planned.spec(port, self.settings.api_key, notes)
         except (FieldError, OSError) as exc:
             self.launch_error = tr_error(exc)
             self.message.emit(self.launch_error)
@@ -422,7 +416,7 @@ class AppViewModel(LadderActions, QObject):
         self.logs.clear()
         self.plan.set_launched(out.plan)
         self.logs.append([f"$ {command_line(spec.argv)}"])
-        climber = ladder_for(out, spec, self.engine.caps(), self.machine, engine.binary)
+        climber = ladder_for(out, spec)
         self.launch.start(spec, notes, model_name=self.details.title() or self.model.path.stem,
                           wanted_port=self.settings.port, ladder=climber)
         return True

@@ -21,10 +21,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.launch import measure, prepare
+from draftwise.core.launch import measure, prepare, session
 from draftwise.core.launch.drafting import Watch
 from draftwise.core.readable import human_duration
-from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.measured import MeasuredRecords, Measurement
 from draftwise.services.drafting import DraftingMonitor, Fetched, MeasureRunner
 from draftwise.viewmodels.i18n import tr, tr_message
@@ -187,10 +186,9 @@ class DraftingViewModel(QObject):
             self.error_text = tr("Nothing to measure: choose a model first.")
             self.changed.emit()
             return
-        request = self._request()
-        broken = BrokenDrafters().broken_for(engine.binary)
-        self.runner.start(request, app.engine.caps(), app.machine, broken, engine.binary, engine.backend,
-                          tuple(app.machine.gpus), self.settings)
+        # The launch session plans it again, as Launch would (services/drafting.py).
+        self.runner.start(self._request(), session.Engine(engine.binary, app.engine.caps(), engine.backend),
+                          app.machine, self.settings)
 
     def cancel(self) -> None:
         if self._pending_start:
@@ -255,8 +253,8 @@ class DraftingViewModel(QObject):
     # ---------------------------------------------------------------- helpers
     def _request(self) -> prepare.Request:
         out = self.app.outcome
-        if out is not None and out.prepared is not None and out.prepared.request is not None:
-            return out.prepared.request
+        if out is not None and out.planned is not None:
+            return out.request  # before the remembered rung, which the session applies again
         app = self.app
         return prepare.Request(
             model=app.model.path, mtp=app.speculation.mtp,

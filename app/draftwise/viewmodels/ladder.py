@@ -1,5 +1,5 @@
-"""The window's side of the out-of-memory ladder (docs/ladder.md): the rung remembered for a
-model (read while re-planning), the ladder handed to a Launch, what the launch card says was
+"""The window's side of the out-of-memory ladder (docs/ladder.md): the ladder handed to a
+Launch (the launch session's, which read the remembered rung while re-planning), what the launch card says was
 given up, and "Try full settings again". Mixed into `AppViewModel`, which owns the outcome,
 the launch, the engine and the machine."""
 
@@ -9,22 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.launch import ladder
-from draftwise.core.launch.ladder import Concessions, Ladder
-from draftwise.core.launch.ladder_record import LadderRecord, remember
+from draftwise.core.launch.ladder import Ladder
+from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.messages import Text
-from draftwise.core.speculation import resolver
 from draftwise.viewmodels.i18n import tr, tr_message
-
-
-def remembered_rung(model: Path, machine: Any, engine: Any, kind: str) -> tuple[Concessions, Text | None]:
-    """The ladder rung remembered for this model, machine and engine (docs/ladder.md), and a
-    problem with the record to show; nothing for other engines or an unknown machine."""
-    if engine is None or kind != resolver.LLAMA_CPP or machine is None:
-        return Concessions(), None
-    record = LadderRecord()
-    start = record.lookup(model, machine, engine.binary)
-    return start, record.problem
 
 
 def forget_rung(model: Path, machine: Any, binary: Path) -> bool:
@@ -35,18 +23,12 @@ def forget_rung(model: Path, machine: Any, binary: Path) -> bool:
     return True
 
 
-def ladder_for(out: Any, spec: LaunchSpec, caps: Any, machine: Any, binary: Path) -> Ladder | None:
-    """The out-of-memory ladder for a Launch of the outcome `out` (its request and remembered rung)."""
-    from draftwise.core.speculation.broken import BrokenDrafters
-    from draftwise.core.speculation.measured import MeasuredRecords
-
-    if out is None or out.prepared is None or out.request is None or caps is None or machine is None:
+def ladder_for(out: Any, spec: LaunchSpec) -> Ladder | None:
+    """The out-of-memory ladder for a Launch of the outcome `out`: the launch session's, with
+    the records it planned the first start with (core/launch/session.py)."""
+    if out is None or out.planned is None:
         return None
-    return ladder.for_launch(out.request, out.prepared, spec, caps=caps, machine=machine,
-                             broken=BrokenDrafters().broken_for(binary), start=out.start,
-                             on_success=remember(LadderRecord(), out.request.model, machine, binary),
-                             measured=MeasuredRecords(), engine=binary)  # as replan() planned the first start
-
+    return out.planned.ladder(spec)
 
 
 class LadderActions:

@@ -21,19 +21,14 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import ladder, prepare
-from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.launch import prepare, session
 from draftwise.core.launch.ladder import Concessions
-from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.readable import command_line
 from draftwise.core.speculation import resolver
-from draftwise.core.speculation.broken import BrokenDrafters
-from draftwise.core.speculation.measured import MeasuredRecords
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.i18n import tr, tr_error
-from draftwise.viewmodels.ladder import remembered_rung
 from draftwise.viewmodels.latest import Latest
 from draftwise.viewmodels.plan import PlanView, PlanViewModel, make_plan, prefs_for, view_of
 from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
@@ -70,41 +65,36 @@ class Outcome:
     prepared: prepare.Prepared | None = None  # what Launch turns into a LaunchSpec
     request: prepare.Request | None = None  # the user's request, before a remembered ladder rung
     start: Concessions = Concessions()  # the rung remembered after running out of memory (docs/ladder.md)
-    start_problem: Text | None = None  # the rung record could not be read
+    start_problem: Text | None = None  # a record could not be read (shown in the banner)
+    planned: session.PlannedLaunch | None = None  # the session's answer: spec and ladder for Launch
 
 
 def replan(inp: Inputs) -> Outcome:
-    """Resolve speculation, plan memory, build the command: `core.prepare`, the one builder
-    the CLI uses too. A user error (bad draft, bad extra arguments) still gets a plan without
+    """Resolve speculation, plan memory, build the command: the launch session
+    (core/launch/session.py) the CLI uses too, with the remembered fixes, rung, broken drafters
+    and measurements. A user error (bad draft, bad extra arguments) still gets a plan without
     speculation, so the memory bars stay meaningful while the user fixes the field."""
     model = inp.model
     check = check_draft(model, inp.draft) if inp.draft.strip() else None
-    engine = inp.engine
-    kind = engine.kind if engine is not None else resolver.LLAMA_CPP
-    binary = engine.binary if engine is not None else Path("llama-server")
-    broken: frozenset[str] = frozenset()
-    measured = None
-    if engine is not None and kind == resolver.LLAMA_CPP:
-        broken = BrokenDrafters().broken_for(engine.binary)
-        measured = MeasuredRecords()  # a slower auto drafter left out, the tuned draft length
-    request = request_of(inp)
-    start, start_problem = remembered_rung(inp.model.path, inp.machine, engine, kind)
     decision: resolver.SpecDecision | None = None
     error: FieldError | None = None
     plan: PlanView | None = None
     plan_error = None
     launch_decision = resolver.NO_SPECULATION
-    prepared: prepare.Prepared | None = None
+    planned: session.PlannedLaunch | None = None
+    request = request_of(inp)
+    start: Concessions = Concessions()
     argv: tuple[str, ...] = ()
+    records = session.Records.load(inp.machine) if inp.machine is not None else session.Records.none()
     try:
-        prepared = prepare.prepare(ladder.apply(request, start), inp.caps, inp.machine, broken=broken, model=model,
-                                   measured=measured, engine=engine.binary if engine is not None else None)
+        planned = session.plan_launch(request, engine_of(inp), inp.machine, records, model=model)
+        prepared = planned.prepared
+        request, start = planned.request, planned.start
         decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
-        argv = prepared.launch(binary, engine_backend=engine.backend if engine is not None else "cpu",
-                               gpus=getattr(inp.machine, "gpus", ())).argv
+        argv = tuple(planned.spec().argv)
     except FieldError as exc:
         error = exc
-        prepared = None
+        planned = None
     except (OSError, ValueError) as exc:
         log.exception("planning failed")
         plan_error = tr("Could not plan memory: {0}").format(exc)
@@ -113,31 +103,30 @@ def replan(inp: Inputs) -> Outcome:
             plan = make_plan(model, resolver.NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
         except (OSError, ValueError) as exc:
             plan_error = tr("Could not plan memory: {0}").format(exc)
-    return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, tuple(argv),
-                   prepared, request, start, start_problem)
+    problems = records.problems()
+    return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, argv,
+                   planned.prepared if planned is not None else None, request, start,
+                   problems[0] if problems else None, planned)
+
+
+def engine_of(inp: Inputs) -> session.Engine:
+    """The session's engine for the window's choice (a bare `llama-server` before one is found)."""
+    engine = inp.engine
+    if engine is None:
+        return session.Engine(Path("llama-server"), inp.caps)
+    return session.Engine(Path(engine.binary), inp.caps, engine.backend or "cpu")
 
 
 def request_of(inp: Inputs) -> prepare.Request:
-    """The window's settings as core's launch request (the same one `draftwise plan` builds)."""
+    """The window's settings as core's launch request (the same one `draftwise plan` builds);
+    the session adds what was remembered."""
     draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
     return prepare.Request(
         model=inp.model.path, mtp=inp.mtp, draft=draft,
         backend=inp.engine.kind if inp.engine is not None else resolver.LLAMA_CPP,
-        extra_args=(*inp.extra_args, *remembered_fixes(inp)), prefs=prefs_for(inp.context, inp.kv_type),
+        extra_args=tuple(inp.extra_args), prefs=prefs_for(inp.context, inp.kv_type),
         port=inp.port, network=inp.network,
     )
-
-
-def remembered_fixes(inp: Inputs) -> tuple[str, ...]:
-    """Arguments that switch off a feature which crashed this model on these devices, or any
-    model on this machine, with this engine before (core/launch/fixes.py), unless the user set
-    that option."""
-    engine, machine = inp.engine, inp.machine
-    if engine is None or engine.kind != resolver.LLAMA_CPP or not isinstance(machine, hardware.Machine):
-        return ()
-    devices = tuple(g.engine_name for g in machine.gpus) or machine.requested
-    store = EngineFixes(machine=machine)
-    return store.applicable(store.args_for(engine.binary, inp.model.path, devices), inp.extra_args)
 
 
 # ------------------------------------------------------------------ the view-model
@@ -211,6 +200,7 @@ class Replanner(QObject):
         dropped = dropped or (out.prepared is not None and out.prepared.measurement is not None)
         # When the plan left the drafter out, show what will run (and why) rather than what
         # the resolver picked.
+        self.speculation.set_measurement(out.prepared.measurement if out.prepared is not None else None)
         self.speculation.set_result(out.check, out.launch_decision if dropped else out.decision, out.error)
         self.plan.set_result(out.plan, out.plan_error)
         self.outcome_changed.emit()
@@ -218,6 +208,7 @@ class Replanner(QObject):
     def _on_failed(self, exc: BaseException) -> None:
         log.error("re-plan failed: %s", exc)
         self.outcome = None
+        self.speculation.set_measurement(None)
         self.plan.set_result(None, tr("Could not plan: {0}").format(tr_error(exc)))
         self.speculation.set_result(None, None, resolver.ResolveError("model", getattr(exc, "message", None) or str(exc)))
         self.outcome_changed.emit()

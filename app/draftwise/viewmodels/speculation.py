@@ -91,6 +91,7 @@ class SpeculationViewModel(QObject):
         # The drafter was left out because it failed in the run going on now (the app
         # sets this): the card says "just now", not "last time".
         self.fell_back_in_this_run = False
+        self.measurement = None  # the speed measurement that had its say in the plan (measured.Measurement)
 
     # ---------------------------------------------------------------- input
     def set_fell_back_in_this_run(self, on: bool) -> None:
@@ -134,6 +135,17 @@ class SpeculationViewModel(QObject):
         self.check, self.decision, self.error = check, decision, error
         self.pending = False
         self.changed.emit()
+
+    def set_measurement(self, m) -> None:
+        """The recorded speed measurement the plan used (None: none); set before set_result."""
+        self.measurement = m
+
+    def measured_text(self) -> str:
+        """"Measured on this computer: 1.40× with n-gram." — shown with its one-click undo."""
+        m = self.measurement
+        if m is None or self.error is not None:
+            return ""
+        return tr("Measured on this computer: {0}× with {1}.").format(f"{m.ratio:.2f}", m.what)
 
     def clear_result(self) -> None:
         self.set_result(None, None, None)

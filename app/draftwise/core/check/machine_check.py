@@ -106,18 +106,18 @@ def _launch(engine, model: Path, *, mtp: str, fixes=None):
     core/launch/prepare.py), with a small context: the check proves the engine, not memory.
     `fixes`: the engine-fix record whose remembered fixes apply (as on every launch path)."""
     from draftwise.core.engines import capabilities
-    from draftwise.core.launch import launch_spec, prepare
+    from draftwise.core.launch import launch_spec, prepare, session
     from draftwise.core.machine import hardware
     from draftwise.core.planning import planner
 
     caps = capabilities.capabilities(engine.binary)
     machine = hardware.inventory(engine.binary)
-    remembered = fixes.args_for(engine.binary, model, ()) if fixes is not None else ()
-    request = prepare.Request(model=model, mtp=mtp, extra_args=tuple(remembered),
-                              prefs=planner.PlanPrefs(ctx=CHECK_CONTEXT))
-    prepared = prepare.prepare(request, caps, machine)
-    return prepared.launch(engine.binary, engine_backend=engine.backend, gpus=machine.gpus,
-                           port=launch_spec.any_free_port())
+    request = prepare.Request(model=model, mtp=mtp, prefs=planner.PlanPrefs(ctx=CHECK_CONTEXT))
+    # The launch session with only the engine-fix record: the check's own generated models
+    # have no rung, broken drafter or measurement of the user's to honour.
+    planned = session.plan_launch(request, session.Engine(engine.binary, caps, engine.backend), machine,
+                                  session.Records(fixes=fixes.for_machine(machine) if fixes is not None else None))
+    return planned.spec(launch_spec.any_free_port())
 
 
 CHECK_CONTEXT = 512  # tokens: enough for the check's prompt and answer

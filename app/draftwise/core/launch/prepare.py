@@ -1,9 +1,10 @@
 """One launch, decided: request → speculation → memory plan → argv → environment → LaunchSpec.
 
-The single place where the decisions are chained (docs/launch-path.md), so the window,
-`draftwise plan`, `draftwise launch`, the self-test and the machine check can never
-disagree: each builds a `Request`, calls `prepare()`, and asks the `Prepared` for its
-`launch()`. `draftwise plan --json` prints that LaunchSpec, so it shows what the window runs.
+The single place where the decisions are chained (docs/launch-path.md). Its one caller is the
+launch session (core/launch/session.py), which applies the remembered records first, and the
+out-of-memory ladder that session builds; the window, `draftwise plan`, `launch`, `measure`,
+the self-test and the machine check all go through the session, so they never disagree.
+`draftwise plan --json` prints that LaunchSpec, so it shows what the window runs.
 Pure: it reads GGUF headers and asks the engine's --help (cached), nothing else.
 """
 
@@ -197,6 +198,10 @@ def prepare(
     except resolver.ResolveError as exc:
         raise PrepareError(exc.field, exc.message) from exc
     effective, measurement = chosen, None
+    if measured is not None and engine is not None and chosen.source == resolver.NONE:
+        # No drafter found, and n-gram speculation measured faster on this machine before:
+        # the measurement decides, without --ngram again.
+        chosen = _measured_ngram(model, options, caps, measured, engine, machine) or chosen
     if measured is not None and engine is not None and chosen.argv:
         measurement = measured.get(combination(model.path, chosen, engine, machine))
         if measurement is not None:
@@ -243,6 +248,28 @@ def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,
         model=measured_mod.file_identity(model_path), drafter=drafter,
         engine=engine_identity(Path(engine)), machine=machine_identity(machine),
     )
+
+
+def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: EngineCaps,
+                    measured: measured_mod.MeasuredRecords, engine: Path,
+                    machine: Machine) -> resolver.SpecDecision | None:
+    """The n-gram decision when a measurement of it on this model, engine and machine says it
+    pays (faster beyond the noise); None otherwise."""
+    if options.ngram_when_no_drafter:
+        return None
+    try:
+        ngram = resolver.resolve(model, replace(options, ngram_when_no_drafter=True), caps)
+    except resolver.ResolveError:
+        return None
+    if ngram.source != resolver.AUTO_NGRAM:
+        return None
+    m = measured.get(combination(model.path, ngram, engine, machine))
+    if m is None or not m.faster:
+        return None
+    # Still an automatic choice (the startup fallback may drop it); `Prepared.measurement` says
+    # it was measured, and decide() adds the figure and the tuned draft length.
+    return replace(ngram, notes=(*ngram.notes[:-1], msg(
+        "No drafter found; n-gram speculation measured faster on this computer, so it is on.")))
 
 
 def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measurement,

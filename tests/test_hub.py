@@ -187,3 +187,14 @@ def test_a_vision_repository_offers_its_f16_projector_and_it_lands_beside_the_mo
     assert got.projector.read_bytes() == BODY[:4096]  # checked against the hub's sha256 on the way
     without = op_fetch(models[0], tmp_path / "b", None, report=lambda _p: None, cancel=threading.Event())
     assert without.projector is None and not (without.model.parent / "mmproj-F16.gguf").exists()
+    # The CLI twin fetches it too, unless told not to.
+    run = lambda *a: subprocess.run([sys.executable, "-m", "draftwise.cli.main", "get", *a],  # noqa: E731
+                                    capture_output=True, text=True, timeout=120,
+                                    env={**__import__("os").environ, "DRAFTWISE_CONFIG_DIR": str(tmp_path / "c"),
+                                         "DRAFTWISE_DATA_DIR": str(tmp_path / "d")})  # fmt: skip
+    got = run("org/V-GGUF:v-Q4_K_M.gguf", "--to", str(tmp_path / "cli"))
+    assert got.returncode == 0, got.stderr
+    assert "vision projector mmproj-F16.gguf" in got.stdout
+    assert (tmp_path / "cli" / "org" / "V-GGUF" / "mmproj-F16.gguf").read_bytes() == BODY[:4096]
+    bare = run("org/V-GGUF:v-Q4_K_M.gguf", "--to", str(tmp_path / "cli2"), "--no-projector")
+    assert bare.returncode == 0 and not (tmp_path / "cli2" / "org" / "V-GGUF" / "mmproj-F16.gguf").exists()

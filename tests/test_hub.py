@@ -165,3 +165,36 @@ def test_cli_get_downloads_and_lists(hub, tmp_path, monkeypatch):
     assert (tmp_path / "lib" / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf").stat().st_size == 2 * len(BODY)
     missing = run("org/Nope-GGUF", "--to", str(tmp_path / "lib"))
     assert missing.returncode == 2 and "org/Nope-GGUF was not found" in missing.stderr
+
+
+def test_a_vision_repository_offers_its_f16_projector_and_it_lands_beside_the_model(hub, tmp_path):
+    import threading
+
+    from draftwise.viewmodels.get_models import op_fetch
+
+    hub.add_file("org/V-GGUF", "v-Q4_K_M.gguf", BODY)
+    hub.add_file("org/V-GGUF", "mmproj-F32.gguf", BODY + BODY)
+    hub.add_file("org/V-GGUF", "mmproj-F16.gguf", BODY[:4096])
+    hub.add_file("org/V-GGUF", "mmproj-BF16.gguf", BODY[:2048])
+    models = client.list_models("org/V-GGUF")
+    assert [m.name for m in models] == ["v-Q4_K_M.gguf"]  # the projectors are no models of their own
+    assert models[0].projector is not None and models[0].projector.path == "mmproj-F16.gguf"
+    assert files.pick_projector([files.HubFile("mmproj-x-Q8_0.gguf", 5), files.HubFile("mmproj-x-BF16.gguf", 9)]
+                                ).path == "mmproj-x-BF16.gguf"  # fmt: skip
+    assert files.pick_projector([files.HubFile("m.gguf", 5)]) is None
+    got = op_fetch(models[0], tmp_path, None, report=lambda _p: None, cancel=threading.Event(), projector=True)
+    assert got.projector == got.model.parent / "mmproj-F16.gguf"
+    assert got.projector.read_bytes() == BODY[:4096]  # checked against the hub's sha256 on the way
+    without = op_fetch(models[0], tmp_path / "b", None, report=lambda _p: None, cancel=threading.Event())
+    assert without.projector is None and not (without.model.parent / "mmproj-F16.gguf").exists()
+    # The CLI twin fetches it too, unless told not to.
+    run = lambda *a: subprocess.run([sys.executable, "-m", "draftwise.cli.main", "get", *a],  # noqa: E731
+                                    capture_output=True, text=True, timeout=120,
+                                    env={**__import__("os").environ, "DRAFTWISE_CONFIG_DIR": str(tmp_path / "c"),
+                                         "DRAFTWISE_DATA_DIR": str(tmp_path / "d")})  # fmt: skip
+    got = run("org/V-GGUF:v-Q4_K_M.gguf", "--to", str(tmp_path / "cli"))
+    assert got.returncode == 0, got.stderr
+    assert "vision projector mmproj-F16.gguf" in got.stdout
+    assert (tmp_path / "cli" / "org" / "V-GGUF" / "mmproj-F16.gguf").read_bytes() == BODY[:4096]
+    bare = run("org/V-GGUF:v-Q4_K_M.gguf", "--to", str(tmp_path / "cli2"), "--no-projector")
+    assert bare.returncode == 0 and not (tmp_path / "cli2" / "org" / "V-GGUF" / "mmproj-F16.gguf").exists()

@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --screenshot: launch the model and wait until it is ready first")
     p.add_argument("--chat", metavar="QUESTION",
                    help="with --screenshot --launch: ask the model this in the chat tab and wait for the reply")
+    p.add_argument("--picture", metavar="IMAGE",
+                   help="with --chat: attach this picture to the question (a model launched with its projector)")
     p.add_argument("--self-test", action="store_true", help="check this installation and exit")
     p.add_argument("--no-check", action="store_true", help="do not run the machine check on a first start")
     # For bench/gui_startup.py: print the wall time of the first paint and exit.
@@ -71,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.scheme == "dark" and not is_dark():
             app.setPalette(dark_palette())  # the platform has no dark theme to switch to
     if args.screenshot:
-        return _screenshot(app, Path(args.screenshot), args.model, args.size, args.lang, args.launch, args.chat)
+        return _screenshot(app, Path(args.screenshot), args.model, args.size, args.lang, args.launch, args.chat,
+                           args.picture)
     if args.first_paint_exit:
         return _first_paint(app)
     return _run(app, args)
@@ -175,7 +178,7 @@ def _first_paint(app) -> int:
 
 
 def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, launch: bool = False,
-                chat: str | None = None) -> int:
+                chat: str | None = None, picture: str | None = None) -> int:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
     from draftwise.core.settings import LoadResult, Settings
@@ -229,6 +232,15 @@ def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, 
         if chat and vm.launch.state == "ready":
             win.act_logs.setChecked(False)
             win.open_chat_page()
+            clock.restart()
+            if picture:  # the engine's /props answers just after ready
+                poll.timeout.disconnect()
+                poll.timeout.connect(lambda: wait.quit() if vm.chat.pictures.vision or clock.elapsed() > 10000
+                                     else None)  # fmt: skip
+                poll.start()
+                wait.exec()
+                poll.stop()
+                vm.chat.pictures.attach_file(picture)
             vm.chat.send(chat)
             clock.restart()
             poll.timeout.disconnect()

@@ -4,122 +4,122 @@
   <context>
     <name>Draftwise</name>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="121" />
+      <location filename="../../app/draftwise/core/chat.py" line="123" />
       <source>The engine sent a reply Draftwise cannot read.</source>
       <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="262" />
+      <location filename="../../app/draftwise/core/chat.py" line="265" />
       <source>The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise.</source>
       <translation>エンジンが Draftwise の API キーを拒否しました (401)。別のプログラムか別のキーで起動された可能性があります。停止して Draftwise からモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="266" />
+      <location filename="../../app/draftwise/core/chat.py" line="269" />
       <source>The model is still loading; your message goes out as soon as it is ready.</source>
       <translation>モデルを読み込み中です。準備ができ次第メッセージを送ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="271" />
+      <location filename="../../app/draftwise/core/chat.py" line="274" />
       <source>The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context.</source>
       <translation>会話（{used} トークン）がモデルのコンテキスト {ctx} トークンに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="274" />
+      <location filename="../../app/draftwise/core/chat.py" line="277" />
       <source>The conversation no longer fits the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="278" />
+      <location filename="../../app/draftwise/core/chat.py" line="281" />
       <source>This engine has no chat endpoint ({path}).</source>
       <translation>このエンジンにはチャットのエンドポイント（{path}）がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="280" />
+      <location filename="../../app/draftwise/core/chat.py" line="283" />
       <source>The engine answered with an error: {error}</source>
       <translation>エンジンがエラーを返しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="281" />
+      <location filename="../../app/draftwise/core/chat.py" line="284" />
       <source>The engine answered with HTTP {status}.</source>
       <translation>エンジンが HTTP {status} を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="293" />
+      <location filename="../../app/draftwise/core/chat.py" line="296" />
       <source>The connection to the engine was lost ({error}).</source>
       <translation>エンジンとの接続が切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="297" />
+      <location filename="../../app/draftwise/core/chat.py" line="300" />
       <source>The engine does not answer ({error}). Launch the model again.</source>
       <translation>エンジンが応答しません（{error}）。モデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="302" />
+      <location filename="../../app/draftwise/core/chat.py" line="305" />
       <source>No engine is running. Launch a model to chat with it.</source>
       <translation>エンジンが動いていません。チャットするにはモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="306" />
+      <location filename="../../app/draftwise/core/chat.py" line="309" />
       <source>The engine stopped while replying: {cause}</source>
       <translation>返答中にエンジンが停止しました: {cause}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="311" />
+      <location filename="../../app/draftwise/core/chat.py" line="314" />
       <source>The engine stopped: {cause} Launch the model again to chat.</source>
       <translation>エンジンが停止しました: {cause} チャットするにはモデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="315" />
+      <location filename="../../app/draftwise/core/chat.py" line="318" />
       <source>Stopped; the reply so far is kept.</source>
       <translation>停止しました。ここまでの返答は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="319" />
+      <location filename="../../app/draftwise/core/chat.py" line="322" />
       <source>The reply was cut short ({error}); what arrived is kept.</source>
       <translation>返答が途中で切れました（{error}）。届いた分は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="327" />
+      <location filename="../../app/draftwise/core/chat.py" line="330" />
       <source>Wrote {n} tokens; press Continue to write on, or set Max tokens under More.</source>
       <translation>{n} トークン書きました。続けるには「続ける」を押すか、「詳細」で最大トークン数を設定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="329" />
+      <location filename="../../app/draftwise/core/chat.py" line="332" />
       <source>The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.</source>
       <translation>最大トークン数（{n}）で返答が止まりました。長い返答が必要なら「詳細」で上げてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="333" />
+      <location filename="../../app/draftwise/core/chat.py" line="336" />
       <source>The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキスト（{used} トークン）を使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="335" />
+      <location filename="../../app/draftwise/core/chat.py" line="338" />
       <source>The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストを使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="402" />
+      <location filename="../../app/draftwise/core/chat.py" line="405" />
       <source>first token {time}</source>
       <translation>最初のトークン {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="404" />
+      <location filename="../../app/draftwise/core/chat.py" line="407" />
       <source>{rate} tokens/s</source>
       <translation>{rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="405" />
+      <location filename="../../app/draftwise/core/chat.py" line="408" />
       <source>{n} tokens</source>
       <translation>{n} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="408" />
+      <location filename="../../app/draftwise/core/chat.py" line="411" />
       <source>drafted {drafted}, accepted {accepted} ({share} %)</source>
       <translation>ドラフト {drafted}、採用 {accepted}（{share} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="411" />
+      <location filename="../../app/draftwise/core/chat.py" line="414" />
       <source>speculation is on, but nothing was drafted for this reply</source>
       <translation>投機的デコードは有効ですが、この返答では何もドラフトされませんでした</translation>
     </message>
@@ -1529,6 +1529,26 @@
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/pictures.py" line="63" />
+      <source>{name} is too big to attach ({size}); pictures up to {limit} are taken. Make it smaller and attach it again.</source>
+      <translation>{name} は大きすぎて添付できません（{size}）。添付できる画像は {limit} までです。小さくしてから添付し直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/pictures.py" line="68" />
+      <source>{name} is not a picture Draftwise can read; attach a PNG, JPEG, GIF, BMP or WebP file.</source>
+      <translation>{name} は Draftwise が読める画像ではありません。PNG、JPEG、GIF、BMP、WebP のファイルを添付してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/pictures.py" line="73" />
+      <source>The engine could not use the picture ({error}); your message is kept: attach another picture or send it without one.</source>
+      <translation>エンジンはこの画像を使えませんでした（{error}）。メッセージは残っています。別の画像を添付するか、画像なしで送ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/pictures.py" line="78" />
+      <source>This model does not see pictures: it was launched without a vision projector (mmproj).</source>
+      <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/planning/memory.py" line="554" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
@@ -2324,127 +2344,162 @@
       <translation>プロファイル名:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="211" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="227" />
       <source>New chat</source>
       <translation>新しいチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="212" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="228" />
       <source>Start a new chat</source>
       <translation>新しいチャットを始める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="213" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="229" />
       <source>More</source>
       <translation>詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="214" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
       <source>Show more chat settings</source>
       <translation>チャットの詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="215" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="231" />
       <source>Chats of this session</source>
       <translation>このセッションのチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="216" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="232" />
       <source>System prompt</source>
       <translation>システムプロンプト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="217" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="233" />
       <source>e.g. Answer briefly.</source>
       <translation>例: 簡潔に答えてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="219" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="235" />
       <source>Temperature</source>
       <translation>温度</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="220" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="236" />
       <source>engine default</source>
       <translation>エンジンの既定値</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="222" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="238" />
       <source>Max tokens</source>
       <translation>最大トークン数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="223" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="239" />
       <source>no limit</source>
       <translation>制限なし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="224" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="240" />
       <source>Max tokens per reply</source>
       <translation>1 回の返答の最大トークン数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="225" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="241" />
       <source>Keep chats on this computer (in the data folder)</source>
       <translation>チャットをこのコンピューターに保存する（データフォルダー）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="226" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="242" />
       <source>Message to the model</source>
       <translation>モデルへのメッセージ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="227" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="243" />
       <source>Send the message</source>
       <translation>メッセージを送信</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="228" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="244" />
       <source>Stop</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="229" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="245" />
       <source>Stop the reply</source>
       <translation>返答を止める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="246" />
       <source>Stop the reply and keep what came (Esc)</source>
       <translation>返答を止め、届いた分は残します (Esc)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="231" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="247" />
       <source>Launch</source>
       <translation>起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="232" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="248" />
       <source>Launch the model</source>
       <translation>モデルを起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="152" />
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="34" />
+      <source>Picture {name}</source>
+      <translation>画像 {name}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="46" />
+      <source>pasted picture</source>
+      <translation>貼り付けた画像</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="77" />
+      <source>Attach picture…</source>
+      <translation>画像を添付…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="78" />
+      <source>Add a picture to the message (or drop one here, or paste it)</source>
+      <translation>メッセージに画像を追加します（ここにドロップするか、貼り付けても追加できます）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="82" />
+      <source>Attach picture</source>
+      <translation>画像を添付</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="83" />
+      <source>Pictures (*.png *.jpg *.jpeg *.gif *.bmp *.webp);;All files (*)</source>
+      <translation>画像 (*.png *.jpg *.jpeg *.gif *.bmp *.webp);;すべてのファイル (*)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_pictures.py" line="102" />
+      <source>Remove the picture {name}</source>
+      <translation>画像 {name} を外す</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="159" />
       <source>Copy</source>
       <translation>コピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="153" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="160" />
       <source>Copy this message</source>
       <translation>このメッセージをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="154" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="161" />
       <source>Copy this message as Markdown</source>
       <translation>このメッセージを Markdown のままコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="175" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="182" />
       <source>Reasoning ({0} words)</source>
       <translation>思考過程（{0} 語）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="189" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="196" />
       <source>Copied</source>
       <translation>コピーしました</translation>
     </message>
@@ -2619,47 +2674,52 @@
       <translation>同じ系列の小さなモデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。モデルと同じフォルダーに保存され、Draftwise が自動で見つけます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="105" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="108" />
+      <source>A vision model's eyes: the mmproj file turns a picture into words the model reads. It is saved beside the model, and the launch passes it to the engine.</source>
+      <translation>視覚モデルの目です。mmproj ファイルが画像をモデルの読める形に変えます。モデルの隣に保存され、起動時にエンジンへ渡されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="111" />
       <source>Download</source>
       <translation>ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="162" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="170" />
       <source>  + draft model</source>
       <translation>  ＋ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="191" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="199" />
       <source>, {time} left</source>
       <translation>、残り {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="192" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="200" />
       <source>{done} of {total} — {speed}/s{left}</source>
       <translation>{total} 中 {done} — {speed}/秒{left}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="200" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="208" />
       <source>  (asks for an access token)</source>
       <translation>  （アクセストークンが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="203" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="211" />
       <source>{n} downloads</source>
       <translation>{n} ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="206" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="214" />
       <source>Loading {repo}…</source>
       <translation>{repo} を読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="230" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="240" />
       <source>  (draft model)</source>
       <translation>  （ドラフトモデル）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="231" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="241" />
       <source> in {n} parts</source>
       <translation>（{n} 分割）</translation>
     </message>
@@ -3482,92 +3542,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="204" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="209" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="216" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="222" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="235" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="242" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="242" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="239" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="244" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="248" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -3707,47 +3767,52 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="112" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="122" />
       <source>Measuring how fast this computer runs models…</source>
       <translation>このコンピューターでモデルがどれくらいの速さで動くか測っています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="125" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="135" />
       <source>about {rate} tokens/s</source>
       <translation>約 {rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="127" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="137" />
       <source>(slow here)</source>
       <translation>（この PC では遅め）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="160" />
+      <source>Get its vision projector too ({name}, {size}): the model can then see pictures you attach in the chat.</source>
+      <translation>視覚プロジェクターも取得する（{name}、{size}）：チャットで添付した画像をモデルが見られるようになります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="182" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="189" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="211" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="225" />
       <source>Downloaded {name} and its draft model.</source>
       <translation>{name} とそのドラフトモデルをダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="226" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="234" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="238" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>

@@ -21,6 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--json", action="store_true", help="the starters (no repository given) as JSON")
     g.add_argument("--search", metavar="WORDS", help="find GGUF repositories")
     g.add_argument("--list", action="store_true", help="list the repository's models, download nothing")
+    g.add_argument("--no-projector", action="store_true",
+                   help="do not download a vision model's projector (its repository's mmproj file) with it")
     g.add_argument("--to", metavar="FOLDER", help="library folder (default: your first library folder)")
     g.add_argument("--machine", default=None,
                    help="judge fit and speed for a machine described in a JSON file "
@@ -61,6 +63,10 @@ def cmd_get(args: argparse.Namespace) -> int:
         folder = _folder(args)
         path = download.download(model, folder, progress=_printer())
         print(f"\nDownloaded {model.name} ({human_bytes(model.size)}) to {path}")
+        projector = None if args.no_projector else files.projector_model(model)
+        if projector is not None:  # beside the model: the planner finds it and passes --mmproj
+            proj = download.download(projector, folder, progress=_printer(), into=path.parent)
+            print(f"\nDownloaded its vision projector {projector.name} ({human_bytes(projector.size)}) to {proj}")
         _remember_folder(folder)
         return 0
     except client.HubError as exc:

@@ -29,10 +29,12 @@ handle_completions_impl with TASK_RESPONSE_TYPE_OAI_CMPL). The legacy `/completi
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from draftwise.core import pictures as pics
 from draftwise.core.messages import Message, Text, msg
 
 CHAT_PATH = "/v1/chat/completions"
@@ -204,8 +206,9 @@ class Options:
     extra: tuple[tuple[str, Any], ...] = ()
 
 
-def request_body(messages: list[tuple[str, str]], options: Options) -> dict[str, Any]:
-    """The JSON body for `(role, content)` turns, streamed, with per-token timings."""
+def request_body(messages: list[tuple[str, Any]], options: Options) -> dict[str, Any]:
+    """The JSON body for `(role, content)` turns, streamed, with per-token timings. A content
+    is text, or a list of parts with pictures (`core.pictures.content`)."""
     turns = [{"role": "system", "content": options.system_prompt}] if options.system_prompt.strip() else []
     turns += [{"role": role, "content": content} for role, content in messages]
     body: dict[str, Any] = {
@@ -445,9 +448,15 @@ class Turn:
     figures: Figures | None = None
     note: Message | None = None  # stopped, cut short, crashed, length...
     problem: bool = False  # the note is a failure, not a quiet remark
+    pictures: list[pics.Picture] = field(default_factory=list)  # attached to a user turn
+    pictures_refused: bool = False  # the engine could not use them: not sent again
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.pictures:
+            out["pictures"] = [{"name": p.name, "mime": p.mime, "data": base64.b64encode(p.data).decode("ascii")}
+                               for p in self.pictures]
+            out["pictures_refused"] = self.pictures_refused
         if self.reasoning:
             out["reasoning"] = self.reasoning
         if self.figures is not None:
@@ -465,7 +474,25 @@ class Turn:
         if not isinstance(content, str) or not isinstance(reasoning, str):
             return None
         return cls(data["role"], content, reasoning, Figures.from_json(data.get("figures")),
-                   Message(note) if isinstance(note, str) and note else None, bool(data.get("problem")))
+                   Message(note) if isinstance(note, str) and note else None, bool(data.get("problem")),
+                   _pictures_from_json(data.get("pictures")), bool(data.get("pictures_refused")))
+
+    def sent_content(self) -> Any:
+        """What the engine gets for this turn: its text, with its pictures as parts."""
+        if self.role != "user" or self.pictures_refused:
+            return self.content
+        return pics.content(self.content, self.pictures)
+
+
+def _pictures_from_json(data: Any) -> list[pics.Picture]:
+    out = []
+    for p in data if isinstance(data, list) else []:
+        if isinstance(p, dict) and isinstance(p.get("data"), str) and isinstance(p.get("mime"), str):
+            try:
+                out.append(pics.Picture(str(p.get("name") or ""), p["mime"], base64.b64decode(p["data"])))
+            except ValueError:
+                continue  # a damaged entry: the text of the turn is still worth keeping
+    return out
 
 
 @dataclass
@@ -481,9 +508,11 @@ class Conversation:
         line = " ".join(first.split())
         return line[:60] + ("…" if len(line) > 60 else "")
 
-    def history(self) -> list[tuple[str, str]]:
-        """What the engine is sent: every turn with text (a failed reply's partial text too)."""
-        return [(t.role, t.content) for t in self.turns if t.content]
+    def history(self) -> list[tuple[str, Any]]:
+        """What the engine is sent: every turn with text or pictures (a failed reply's partial
+        text too)."""
+        return [(t.role, t.sent_content()) for t in self.turns
+                if t.content or (t.pictures and not t.pictures_refused)]
 
     def document(self) -> str:
         """A writing pane's text so far, as one piece to continue: every turn's text joined as

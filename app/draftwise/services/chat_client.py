@@ -128,3 +128,31 @@ class ChatStream(QObject):
                 # The socket closed cleanly but the engine never said [DONE]: it went away.
                 self.failed.emit(chat.connection_error(detail or "closed"))
         self.finished.emit()
+
+
+class PropsProbe(QObject):
+    """GET /props once the engine is ready: what it can take (`modalities.vision`)."""
+
+    answered = Signal(object)  # the decoded JSON object, or None when it did not answer
+
+    def __init__(self, net: QNetworkAccessManager | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._net = net or QNetworkAccessManager(self)
+
+    def ask(self, base_url: str, api_key: str) -> None:
+        request = QNetworkRequest(QUrl(base_url.rstrip("/") + "/props"))
+        if api_key:
+            request.setRawHeader(QByteArray(b"Authorization"), QByteArray(f"Bearer {api_key}".encode()))
+        request.setTransferTimeout(10_000)
+        reply = self._net.get(request)
+
+        def done() -> None:
+            data = bytes(reply.readAll().data())
+            ok = reply.error() == QNetworkReply.NetworkError.NoError
+            reply.deleteLater()
+            try:
+                self.answered.emit(json.loads(data.decode("utf-8", "replace")) if ok else None)
+            except json.JSONDecodeError:
+                self.answered.emit(None)
+
+        reply.finished.connect(done)

@@ -42,7 +42,9 @@ def write_gemma3_projector(path: Path, projection_dim: int, *, n_embd: int = 64,
 
     t("v.patch_embd.weight", n_embd, 3, patch_size, patch_size)
     t("v.patch_embd.bias", n_embd)
-    t("v.position_embd.weight", n_pos, n_embd)
+    # f32 like the converter's: the CPU backend cannot add an f16 position table to the f32
+    # patch embeddings (ggml-cpu binary_op aborts), so an F16 file keeps it f32.
+    t("v.position_embd.weight", n_pos, n_embd, matrix=False)
     for il in range(n_layer):
         p = f"v.blk.{il}."
         for name in ("attn_q", "attn_k", "attn_v", "attn_out"):

@@ -7,8 +7,8 @@ folded), forwards Enter / Shift+Enter / Esc, and offers Launch when no engine ru
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QPalette, QShortcut
+from PySide6.QtCore import QEvent, QMimeData, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from draftwise.ui.chat_pictures import PictureStrip, take_mime
 from draftwise.ui.chat_turns import TurnView
 from draftwise.ui.theme import ERROR_COLOR, WARN_COLOR, is_dark, text_color, tinted
 from draftwise.viewmodels.chat import ChatViewModel
@@ -42,9 +43,19 @@ NO_TEMPERATURE = -0.1  # the spin box's minimum: "the engine's default"
 
 
 class ChatInput(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line."""
+    """Enter sends, Shift+Enter starts a new line; a pasted picture goes to the tray."""
 
     submitted = Signal()
+    tray = None  # the PictureTray, set by the panel
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 — Qt override
+        return (self.tray is not None and self.tray.vision and source.hasImage()) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 — Qt override
+        if self.tray is not None and self.tray.vision and (source.hasImage() or (
+                source.hasUrls() and not source.hasText())) and take_mime(self.tray, source):
+            return
+        super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 — Qt override
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
@@ -156,8 +167,13 @@ class ChatPanel(QWidget):
         self.store_note.setWordWrap(True)
         outer.addWidget(self.store_note)
 
+        self.picture_strip = PictureStrip(vm.pictures)
+        outer.addWidget(self.picture_strip)
+        self.setAcceptDrops(True)
+
         bottom = QHBoxLayout()
         self.input = ChatInput()
+        self.input.tray = vm.pictures
         self.input.setObjectName("chatInput")
         self.input.setMaximumHeight(90)
         self.input.setTabChangesFocus(True)
@@ -232,6 +248,7 @@ class ChatPanel(QWidget):
         self.launch_button.setAccessibleName(tr("Launch the model"))
         for v in self.views:
             v.retranslate()
+        self.picture_strip.retranslate()
         self.refresh()
 
     # ---------------------------------------------------------------- refresh
@@ -309,6 +326,15 @@ class ChatPanel(QWidget):
         text = self.input.toPlainText()
         if self.vm.send(text):
             self.input.clear()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 — Qt override
+        mime = event.mimeData()
+        if self.vm.pictures.vision and (mime.hasUrls() or mime.hasImage()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 — Qt override
+        if take_mime(self.vm.pictures, event.mimeData()):
+            event.acceptProposedAction()
 
     def focus_input(self) -> None:
         self.input.setFocus(Qt.FocusReason.OtherFocusReason)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from draftwise.core.chat import Turn, markdown_segments
+from draftwise.ui.chat_pictures import thumbnail
 from draftwise.ui.theme import text_color
 from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.i18n import tr
@@ -130,6 +131,12 @@ class TurnView(QFrame):
         self.reasoning_toggle.toggled.connect(self._fold)
         lay.addWidget(self.reasoning_toggle)
         lay.addWidget(self.reasoning)
+        if turn.pictures:
+            row = QHBoxLayout()
+            for picture in turn.pictures:
+                row.addWidget(thumbnail(picture, 96))
+            row.addStretch(1)
+            lay.addLayout(row)
         self.body: TextView | MarkdownView = TextView() if turn.role == "user" else MarkdownView()
         self.body.setObjectName("replyBody" if turn.role == "assistant" else "userBody")
         lay.addWidget(self.body)

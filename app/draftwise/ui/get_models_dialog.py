@@ -102,6 +102,12 @@ class GetModelsDialog(QDialog):
         self.drafter.setToolTip(tr(
             "A small model of the same family guesses the next words and the big model checks "
             "them: same answers, faster. It is saved beside the model, where Draftwise finds it."))
+        self.projector = QCheckBox()
+        self.projector.setObjectName("withProjector")
+        self.projector.setChecked(vm.with_projector)
+        self.projector.setToolTip(tr(
+            "A vision model's eyes: the mmproj file turns a picture into words the model reads. It is "
+            "saved beside the model, and the launch passes it to the engine."))
         self.download_button = QPushButton(tr("Download"))
         self.download_button.setDefault(True)
         self.cancel_button = QPushButton(tr("Stop"))
@@ -119,6 +125,7 @@ class GetModelsDialog(QDialog):
         rv.addWidget(self.repo_label)
         rv.addWidget(self.files, 1)
         rv.addWidget(self.drafter)
+        rv.addWidget(self.projector)
         buttons = QHBoxLayout()
         buttons.addWidget(self.bar, 1)
         buttons.addWidget(self.download_button)
@@ -144,6 +151,7 @@ class GetModelsDialog(QDialog):
         self.files.doubleClicked.connect(lambda _i: self._on_download())
         self.cancel_button.clicked.connect(vm.cancel)
         self.drafter.toggled.connect(lambda on: setattr(vm, "with_drafter", on))
+        self.projector.toggled.connect(lambda on: setattr(vm, "with_projector", on))
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self._on_escape)
         vm.changed.connect(self.refresh)
         vm.starters_changed.connect(self._fill_starters)
@@ -208,6 +216,8 @@ class GetModelsDialog(QDialog):
         self._fill_files()
         offer = vm.drafter_offer()
         self.drafter.setVisible(offer is not None)
+        self.projector.setText(vm.projector_text())
+        self.projector.setVisible(vm.projector_offer() is not None)
         self.download_button.setEnabled(bool(vm.models) and not vm.downloading)
         self.cancel_button.setVisible(vm.downloading)
         self.bar.setVisible(vm.downloading)

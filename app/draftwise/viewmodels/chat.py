@@ -22,10 +22,12 @@ from typing import Any
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from draftwise.core import chat, chat_store
+from draftwise.core import pictures as pics
 from draftwise.core.chat import ChatError, Conversation, Options, Turn
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
+from draftwise.viewmodels.chat_pictures import PictureTray
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.launch import (
     FAILED,
@@ -59,7 +61,7 @@ class ChatViewModel(QObject):
 
     def __init__(self, launch: LaunchViewModel, settings: Settings | None = None, *,
                  store_path: Path | None = None, stream_factory: Any = None,
-                 parent: QObject | None = None) -> None:
+                 probe_factory: Any = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.launch = launch
         self.settings = settings or Settings()
@@ -101,6 +103,7 @@ class ChatViewModel(QObject):
         self._tick.setInterval(500)
         self._tick.timeout.connect(self.changed.emit)
         launch.state_changed.connect(self._on_launch_state)
+        self.pictures = PictureTray(launch, probe_factory, self)  # for the next message
         if self.settings.chat_save:
             self._load_saved()
 
@@ -122,11 +125,12 @@ class ChatViewModel(QObject):
         writing pane an empty message continues the text where it stopped."""
         if self.busy:
             return False
-        if not text.strip():
+        with_pictures = bool(self.pictures.attached) and not self.writing
+        if not text.strip() and not with_pictures:
             if not (self.writing and self.current.document()):
                 return False
         else:
-            self.current.turns.append(Turn("user", text))
+            self.current.turns.append(Turn("user", text, pictures=self.pictures.take() if with_pictures else []))
             self.turn_added.emit(len(self.turns) - 1)
         self.pending = True
         self._wait_clock.start()
@@ -410,6 +414,14 @@ class ChatViewModel(QObject):
             # The launcher may say why in a moment (the process exit comes after the socket).
             self._cut = (reply, time.monotonic())
             reply.note = chat.cut_note(error.detail) if reply.content else error.sentence
+            return
+        turns = self._reply_in.turns
+        asked = turns[:next((i for i, t in enumerate(turns) if t is reply), len(turns))]
+        if asked and asked[-1].role == "user" and asked[-1].pictures and pics.is_refusal(error.detail):
+            # Not sent again with the next message; the text stays in the conversation.
+            asked[-1].pictures_refused = True
+            reply.note = pics.refused(error.detail)
+            self.pictures.refused_by_engine(error.detail)
             return
         reply.note = error.sentence
 

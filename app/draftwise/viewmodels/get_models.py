@@ -25,10 +25,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.hub import catalog, client, download, helpers
-from draftwise.core.hub.files import Fit, RemoteModel, judge_fit
+from draftwise.core.hub.files import Fit, HubFile, RemoteModel, judge_fit, projector_model
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
+from draftwise.core.readable import human_bytes
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr, tr_message
 
@@ -53,20 +54,28 @@ def op_list(repo: str) -> list[RemoteModel]:
 class Fetched:
     model: Path
     drafter: Path | None
+    projector: Path | None = None
 
 
 def op_fetch(model: RemoteModel, folder: Path, drafter: catalog.Drafter | None, *,
-             report: Callable[[Any], None], cancel: threading.Event) -> Fetched:  # fmt: skip
+             report: Callable[[Any], None], cancel: threading.Event,
+             projector: bool = False) -> Fetched:  # fmt: skip
     path = download.download(model, folder, progress=report, cancelled=cancel.is_set)
+    proj = projector_model(model) if projector else None
+    # Beside the model: the reader lists an mmproj in the model's folder as its projector,
+    # and the planner plans and passes it (planner.projector_for).
+    proj_path = download.download(proj, folder, progress=report, cancelled=cancel.is_set,
+                                  into=path.parent) if proj is not None else None  # fmt: skip
     if drafter is None:
+        return Fetched(path, None, proj_path)
         return Fetched(path, None)
     draft = catalog.pick(client.list_models(drafter.repo), drafter.quant)
     if draft is None:
-        return Fetched(path, None)
+        return Fetched(path, None, proj_path)
     draft_path = download.download(draft, folder, progress=report, cancelled=cancel.is_set,
                                    into=path.parent)
     helpers.remember(draft_path, path)  # the library says "helper" for it (core/hub/helpers.py)
-    return Fetched(path, draft_path)
+    return Fetched(path, draft_path, proj_path)
 
 
 # ---------------------------------------------------------------- view-model
@@ -100,6 +109,7 @@ class GetModelsViewModel(QObject):
         self.status: str = ""
         self.loading = False
         self.with_drafter = True
+        self.with_projector = True  # a vision model's mmproj comes with it
         self._latest = 0
         self._download = None
 
@@ -139,6 +149,17 @@ class GetModelsViewModel(QObject):
         self.starters_changed.emit()
         self.changed.emit()
 
+    def projector_offer(self) -> HubFile | None:
+        """The repository's vision projector (mmproj), offered with its models."""
+        return next((m.projector for m in self.models if m.projector is not None), None)
+
+    def projector_text(self) -> str:
+        p = self.projector_offer()
+        if p is None:
+            return ""
+        return tr("Get its vision projector too ({name}, {size}): the model can then see pictures you attach "
+                  "in the chat.").format(name=p.path.rsplit("/", 1)[-1], size=human_bytes(p.size))
+
     def drafter_offer(self) -> catalog.Drafter | None:
         return catalog.drafter_for(self.repo or "")
 
@@ -160,7 +181,8 @@ class GetModelsViewModel(QObject):
         drafter = self.drafter_offer() if self.with_drafter and not model.drafter else None
         self.error, self.status = None, tr("Downloading {name}…").format(name=model.name)
         self._download = self.runner.submit(
-            op_fetch, model, self.folder, drafter, on_progress=self.progress.emit,
+            op_fetch, model, self.folder, drafter, projector=self.with_projector and not model.drafter,
+            on_progress=self.progress.emit,
             on_done=self._on_fetched, on_error=self._on_fetch_failed, name="hub-fetch",
         )
         self.busy_changed.emit(True)

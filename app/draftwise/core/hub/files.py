@@ -5,6 +5,7 @@ Pure data and rules (no network): the client hands in the file list the hub retu
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ class RemoteModel:
     files: tuple[HubFile, ...]
     quant: str | None
     drafter: bool = False
+    # The repository's vision projector (mmproj) that goes with this model, when it has one.
+    projector: HubFile | None = None
 
     @property
     def size(self) -> int:
@@ -78,8 +81,38 @@ def display_name(model: RemoteModel) -> str:
     return f"{m.group('stem')}.gguf" if m else model.name
 
 
+# Projector precisions in the order taken: F16 and BF16 are what the converter publishes by
+# default and what mtmd runs at full quality; F32 doubles the bytes for nothing; a quantized
+# projector loses more than it saves (the encoder is small next to the model).
+_PROJECTOR_ORDER = ("F16", "BF16", "F32")
+_MMPROJ = re.compile(r"(^|[/_.-])mmproj([/_.-]|$)", re.IGNORECASE)
+
+
+def pick_projector(files: Iterable[HubFile]) -> HubFile | None:
+    """The repository's vision projector to download with a model: its F16 mmproj, else BF16,
+    else F32, else the smallest one; None when the repository has no mmproj file."""
+    found = [f for f in files if f.path.lower().endswith(".gguf") and _MMPROJ.search(f.path.rsplit("/", 1)[-1])]
+    if not found:
+        return None
+
+    def rank(f: HubFile) -> tuple[int, int]:
+        q = quant_of(f.path)
+        return (_PROJECTOR_ORDER.index(q) if q in _PROJECTOR_ORDER else len(_PROJECTOR_ORDER), f.size)
+
+    return min(found, key=rank)
+
+
+def projector_model(model: RemoteModel) -> RemoteModel | None:
+    """The model's projector as a one-file download (the same resumable, checked path)."""
+    p = model.projector
+    return None if p is None else RemoteModel(model.repo, p.path.rsplit("/", 1)[-1], (p,), quant_of(p.path))
+
+
 def group_models(repo: str, files: Iterable[HubFile]) -> list[RemoteModel]:
-    """GGUF files as models: shards of one model together, in index order; others alone."""
+    """GGUF files as models: shards of one model together, in index order; others alone. A
+    vision projector is no model of its own: it goes with each non-drafter model."""
+    files = list(files)
+    projector = pick_projector(files)
     singles: list[RemoteModel] = []
     shards: dict[str, list[tuple[int, int, HubFile]]] = {}
     for f in files:
@@ -96,6 +129,7 @@ def group_models(repo: str, files: Iterable[HubFile]) -> list[RemoteModel]:
         if [p[0] for p in parts] != list(range(1, count + 1)):
             continue  # an incomplete set on the hub is not a model anyone can run
         singles.append(_model(repo, tuple(p[2] for p in parts)))
+    singles = [m if m.drafter else dataclasses.replace(m, projector=projector) for m in singles]
     return sorted(singles, key=lambda m: (m.drafter, m.size))
 
 

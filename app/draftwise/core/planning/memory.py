@@ -810,6 +810,16 @@ def mask_bytes(c: Cells, shape: Shape, layers: Iterable[Layer]) -> int:
     return size
 
 
+def host_compute(shape: Shape, c: Cells) -> int:
+    """The host compute buffer of a model wholly on GPUs (`Vulkan_Host compute buffer size`):
+    the CPU backend holds the graph inputs (ggml_backend_sched assigns every
+    GGML_TENSOR_FLAG_INPUT tensor to the last backend, the CPU) and the token embedding's
+    lookup (token_embd stays in RAM). Measured on the Vulkan engine (Llama-3.2-1B, Qwen3-0.6B,
+    gemma-3-1b, gemma-2-2b at 4k and 8k cells): 16 B per ubatch token and n_embd, plus the
+    f16 masks of the caches (2 B per cell and token, `mask_bytes`), to 0.03 MiB."""
+    return c.ubatch * shape.n_embd * 16 + mask_bytes(c, shape, shape.trunk)
+
+
 # common/common.h defaults of the drafters' lengths (common_speculative_n_max): the n-gram
 # drafters propose up to their m-gram size, ngram-mod up to --spec-ngram-mod-n-max.
 NGRAM_MOD_N_MAX = 64

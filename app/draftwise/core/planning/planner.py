@@ -505,13 +505,14 @@ class _Planner:
                 for buf, n in cw.extra.items():
                     b.cpu_extra[buf] = b.cpu_extra.get(buf, 0) + n
         # Compute: every device running blocks reserves the graph; a GPU-only model still
-        # keeps a small host buffer (inputs, the embedding lookup).
+        # keeps a host buffer (`<GPU>_Host compute buffer`, mem.host_compute): the scheduler
+        # places the graph's inputs and the embedding lookup on the CPU backend.
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
         for d in [*gpu_uses, ram]:
             if id(d) in used:
                 d.compute += tctx.compute
             elif d is ram:
-                d.compute += c.ubatch * shape.n_embd * 4 * 2
+                d.compute += mem.host_compute(shape, c)
         b.compute = sum(d.compute for d in {id(x): x for x in [*gpu_uses, ram]}.values())
         ram.output += tctx.output
         b.output = tctx.output

@@ -301,10 +301,11 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
 
 
 # Vulkan's maxStorageBufferRange: ggml-vulkan's supports_op refuses an op with a tensor larger
-# than it (ggml_backend_vk_device_supports_op, tensor_size_supported), so llama-model's
-# buffer choice leaves such a weight on the CPU. The limit is a uint32 (at most 4 GiB - 1,
-# what discrete drivers report); Mesa's lavapipe reports 2^27 (measured: LFM2-350M's 52.5 MiB
-# tied head goes to Vulkan0, Qwen2.5-0.5B's 137.9 MiB and gemma-3-1b's 306 MiB stay on the CPU).
+# than it (ggml_backend_vk_device_supports_op, tensor_size_supported: the sources and the
+# result), so llama-model's buffer choice leaves such a weight on the CPU. The limit is a uint32 (at most 4 GiB - 1,
+# what discrete drivers report); Mesa's lavapipe reports 2^27 (measured: the tied heads of
+# SmolLM2 and LFM2, 49,152 and 65,536 ids, go to Vulkan0; Qwen3-0.6B's (151,936 ids, a 297 MiB
+# test output), Llama-3.2-1B's and gemma-3-1b's stay on the CPU).
 VULKAN_MAX_STORAGE_RANGE = (1 << 32) - 1
 VULKAN_SOFTWARE_MAX_STORAGE_RANGE = 1 << 27
 
@@ -495,7 +496,11 @@ class _Planner:
         # A head that is token_embd itself (TENSOR_DUPLICATED) is copied to its GPU, unless
         # the GPU's backend refuses a matrix that large (Vulkan's storage range, `_max_weight`).
         head_gpu = self.gpus[where[self.n_all]] if head_dev is not ram else None
-        too_big = head_gpu is not None and head_gpu.max_weight is not None and wt.input > head_gpu.max_weight
+        # The backend is asked with the loader's test op (llama-model-loader.cpp
+        # weight_buft_supported: the matrix times 512 f32 columns), so its f32 output of
+        # n_vocab x 512 must fit as well as the matrix.
+        probe = max(wt.input, shape.n_vocab * 512 * 4)
+        too_big = head_gpu is not None and head_gpu.max_weight is not None and probe > head_gpu.max_weight
         tied_on_cpu = wt.tied and too_big and wt.tensors
         if tied_on_cpu:
             # Measured on Vulkan (Gemma 3 on lavapipe): such a head stays with the input on

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
 from draftwise.core.messages import msg
 from draftwise.core.planning import logparse, planner
@@ -430,3 +431,26 @@ def test_gpu_without_free_memory_is_left_out(base_info):
     p = plan_big(big(base_info), machine=gpu_machine(8, 16, free_gb=0.6))
     assert p.gpu_layers == 0 and [d.kind for d in p.per_device] == ["cpu"]
     assert any("is left out: only" in r for r in p.reasons)
+
+
+def test_tied_head_goes_to_the_gpu_unless_the_backend_refuses_its_size(files, monkeypatch):
+    """TENSOR_DUPLICATED copies a tied head to its GPU; ggml-vulkan refuses a matrix (or the
+    loader's probe output, n_vocab x 512 f32) above maxStorageBufferRange, and then the head
+    stays on the CPU (lavapipe: Qwen3-0.6B's stays, SmolLM2's goes; docs/planner.md)."""
+    info = info_of(files["gemma3"])
+    wt = mem.read_weight_table(info)
+    shape = mem.read_shape(info)
+    assert wt.tied
+
+    def gpu_weights(backend: str, software: bool = False) -> int:
+        g = Gpu(0, backend, "dev", None, 8 * GB, 8 * GB, device=f"{backend.upper()}0", software=software)
+        machine = Machine(16 * GB, 16 * GB, [g], "Linux")
+        if software:  # only an explicit choice takes a device that runs on the CPU
+            machine = hardware.select(machine, [g.device])
+        p = planner.plan(info, NO_SPEC, machine, planner.PlanPrefs(ctx=4096), shape=shape, weights=wt)
+        return next(d.weights for d in p.per_device if d.kind == "gpu")
+
+    cuda = gpu_weights("cuda")
+    assert gpu_weights("vulkan", software=True) == cuda  # a tiny head fits lavapipe's 2^27
+    monkeypatch.setattr(planner, "VULKAN_SOFTWARE_MAX_STORAGE_RANGE", shape.n_vocab * 512 * 4 - 1)
+    assert gpu_weights("vulkan", software=True) == cuda - wt.input

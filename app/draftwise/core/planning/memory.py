@@ -779,7 +779,23 @@ def _width_moe_down(shape: Shape, layer: Layer) -> int:
 
 
 def _width_mamba(shape: Shape) -> int:
+    if shape.arch in GDN_ARCHS:
+        return _width_gdn(shape)
     return 7 * shape.ssm_inner + 7 * shape.ssm_groups_state + _W_MAMBA_CONST
+
+
+# Hybrids whose recurrent blocks are a gated delta net (src/models/qwen35.cpp
+# build_layer_attn_linear, delta-net-base.cpp), not a Mamba-2 scan.
+GDN_ARCHS = frozenset({"qwen3next", "qwen35", "qwen35moe", "qwen4exp"})
+
+
+def _width_gdn(shape: Shape) -> int:
+    """A gated delta net mixer's phase: the fused qkv projection (2 x K + V, K = key heads
+    x key head length, V = d_inner) and z (V) stay live while the convolution writes its
+    output (2 x K + V), beside the block's inputs (5 x n_embd): 4 x K + 3 x V + 5 x n_embd.
+    Fitted on the CPU engine over Qwen3.5-0.8B's geometry with n_embd 1024/2048, K
+    1024-4096, V 2048/4096 (to 0.5 MiB); the fused CPU kernel keeps the heads unrepeated."""
+    return 4 * shape.ssm_groups_state + 3 * shape.ssm_inner + 5 * shape.n_embd + _W_CONST
 
 
 def compute_width(shape: Shape, layers: Iterable[Layer]) -> int:
@@ -792,7 +808,10 @@ def compute_width(shape: Shape, layers: Iterable[Layer]) -> int:
             widths.append(_width_mamba(shape))
         if ly.k or not ly.recurrent:
             widths.append(_width_attn(shape, ly))
-        if hybrid and ly.ff:
+        if hybrid and ly.ff and shape.ssm_inner and shape.arch not in GDN_ARCHS:
+            # A Mamba-2 hybrid's FFN phase (granite-hybrid, nemotron-h, falcon-h1...); the
+            # gated delta net and short-conv (LFM2) hybrids' FFN is the attention block's
+            # 3 x ffn + 5 x n_embd (Qwen3.5 0.8B/27B, LFM2 700M/1.2B on the engine).
             widths.append(4 * ly.ff + 4 * e)
     return max(widths)
 
@@ -808,6 +827,16 @@ def mask_bytes(c: Cells, shape: Shape, layers: Iterable[Layer]) -> int:
     if any(ly.idx_k for ly in layers):
         size += c.per_stream * c.ubatch * 2  # the indexer cache's own mask (measured, DSA)
     return size
+
+
+def host_compute(shape: Shape, c: Cells) -> int:
+    """The host compute buffer of a model wholly on GPUs (`Vulkan_Host compute buffer size`):
+    the CPU backend holds the graph inputs (ggml_backend_sched assigns every
+    GGML_TENSOR_FLAG_INPUT tensor to the last backend, the CPU) and the token embedding's
+    lookup (token_embd stays in RAM). Measured on the Vulkan engine (Llama-3.2-1B, Qwen3-0.6B,
+    gemma-3-1b, gemma-2-2b at 4k and 8k cells): 16 B per ubatch token and n_embd, plus the
+    f16 masks of the caches (2 B per cell and token, `mask_bytes`), to 0.03 MiB."""
+    return c.ubatch * shape.n_embd * 16 + mask_bytes(c, shape, shape.trunk)
 
 
 # common/common.h defaults of the drafters' lengths (common_speculative_n_max): the n-gram

@@ -27,7 +27,7 @@ from draftwise.core import readable
 from draftwise.core.engines import args as engine_args
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.machine.hardware import GB, METAL, Gpu, Machine
+from draftwise.core.machine.hardware import GB, METAL, VULKAN, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning.logparse import ActualMemory
@@ -244,6 +244,9 @@ class _Device:
     engine_name: str = ""  # Vulkan0, CUDA0: the engine's name for it
     buffer: str = ""  # the engine's buffer name (DeviceUse.buffer)
     worker: str | None = None  # an RPC worker's host:port
+    # The largest weight the device's backend takes (None: any size). A tied head larger
+    # than this stays on the CPU (`_max_weight`).
+    max_weight: int | None = None
 
 
 @dataclass(frozen=True)
@@ -293,8 +296,24 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
                          msg("{gpu} is left out: your limit leaves nothing of it to use.", gpu=g.label))
             continue
         devs.append(_Device(g.label, "gpu", cap, max(g.free_bytes, 1), margin, g.engine_name,
-                            buffer=_buffer_name(g)))
+                            buffer=_buffer_name(g), max_weight=_max_weight(g)))
     return devs, ram, notes
+
+
+# Vulkan's maxStorageBufferRange: ggml-vulkan's supports_op refuses an op with a tensor larger
+# than it (ggml_backend_vk_device_supports_op, tensor_size_supported: the sources and the
+# result), so llama-model's buffer choice leaves such a weight on the CPU. The limit is a uint32 (at most 4 GiB - 1,
+# what discrete drivers report); Mesa's lavapipe reports 2^27 (measured: the tied heads of
+# SmolLM2 and LFM2, 49,152 and 65,536 ids, go to Vulkan0; Qwen3-0.6B's (151,936 ids, a 297 MiB
+# test output), Llama-3.2-1B's and gemma-3-1b's stay on the CPU).
+VULKAN_MAX_STORAGE_RANGE = (1 << 32) - 1
+VULKAN_SOFTWARE_MAX_STORAGE_RANGE = 1 << 27
+
+
+def _max_weight(g: Gpu) -> int | None:
+    if g.backend != VULKAN:
+        return None  # CUDA, ROCm, Metal, RPC take a weight of any size
+    return VULKAN_SOFTWARE_MAX_STORAGE_RANGE if g.software else VULKAN_MAX_STORAGE_RANGE
 
 
 def _buffer_name(g: Gpu) -> str:
@@ -474,11 +493,19 @@ class _Planner:
         head_dev = dev(where[self.n_all])
         ram.weights += wt.input + wt.other
         head = wt.head(on_gpu=head_dev is not ram)
-        tied_on_cpu = wt.tied and head_dev is not ram and wt.tensors
+        # A head that is token_embd itself (TENSOR_DUPLICATED) is copied to its GPU, unless
+        # the GPU's backend refuses a matrix that large (Vulkan's storage range, `_max_weight`).
+        head_gpu = self.gpus[where[self.n_all]] if head_dev is not ram else None
+        # The backend is asked with the loader's test op (llama-model-loader.cpp
+        # weight_buft_supported: the matrix times 512 f32 columns), so its f32 output of
+        # n_vocab x 512 must fit as well as the matrix.
+        probe = max(wt.input, shape.n_vocab * 512 * 4)
+        too_big = head_gpu is not None and head_gpu.max_weight is not None and probe > head_gpu.max_weight
+        tied_on_cpu = wt.tied and too_big and wt.tensors
         if tied_on_cpu:
-            # Measured on Vulkan (Gemma 3): a head that is token_embd itself stays with the
-            # input on the CPU, as a second copy only where a CPU extra buffer takes it
-            # (below); the mapped file already holds the first. Its norm goes to the GPU.
+            # Measured on Vulkan (Gemma 3 on lavapipe): such a head stays with the input on
+            # the CPU, as a second copy only where a CPU extra buffer takes it (below); the
+            # mapped file already holds the first. Its norm goes to the GPU.
             head = wt.output
         head_dev.weights += head
         b.weights += wt.input + wt.other + head
@@ -505,13 +532,14 @@ class _Planner:
                 for buf, n in cw.extra.items():
                     b.cpu_extra[buf] = b.cpu_extra.get(buf, 0) + n
         # Compute: every device running blocks reserves the graph; a GPU-only model still
-        # keeps a small host buffer (inputs, the embedding lookup).
+        # keeps a host buffer (`<GPU>_Host compute buffer`, mem.host_compute): the scheduler
+        # places the graph's inputs and the embedding lookup on the CPU backend.
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
         for d in [*gpu_uses, ram]:
             if id(d) in used:
                 d.compute += tctx.compute
             elif d is ram:
-                d.compute += c.ubatch * shape.n_embd * 4 * 2
+                d.compute += mem.host_compute(shape, c)
         b.compute = sum(d.compute for d in {id(x): x for x in [*gpu_uses, ram]}.values())
         ram.output += tctx.output
         b.output = tctx.output

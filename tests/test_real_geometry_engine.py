@@ -39,14 +39,11 @@ TIER = {
 
 # (model, mode) -> the "device:component" rows the planner still misses, measured on the
 # pinned engine 11434 (planned / actual MiB). Weights, KV and recurrent state meet 1 % on
-# every tier model; these are compute buffers and one MTP drafter context.
+# every tier model; these are a compute buffer and an MTP drafter context.
 KNOWN_MISSES: dict[tuple[str, str], set[str]] = {
-    # The causes are not yet found; each is a planner fix still to make (docs/corpus.md).
+    # Each is a planner fix still to make (docs/corpus.md, "What the engine says about the plan").
     ("gemma-3n-E2B-it", judge.CPU): {"CPU:compute"},  # 75.0 / 120.0, under
-    ("Qwen3.5-0.8B", judge.CPU): {"CPU:compute"},  # 68.1 / 43.0, over (three sched_reserve lines)
     ("GLM-4.5-Air", judge.CPU): {"draft:drafter"},  # 99.2 / 166.6, the MTP context, under
-    # 8.5 / 20.5: the host-side compute buffer (Vulkan_Host) of a full offload, under.
-    ("Llama-3.2-1B-Instruct", judge.VULKAN): {"CPU:compute"},
 }
 
 

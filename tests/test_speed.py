@@ -112,6 +112,39 @@ def test_the_measurement_is_kept_per_computer_and_engine(tmp_path: Path):
     assert speed.recorded(None, record) is None and list(tmp_path.glob("speed-probe.json.corrupt-*"))
 
 
+@pytest.mark.real_machine  # the real speed.throughput; the probe itself is a stand-in
+def test_a_probe_taken_on_a_busy_processor_is_measured_again(tmp_path: Path, monkeypatch):
+    """A figure measured while other work held the processor is not kept for good: the next
+    chance to measure probes again and keeps the faster; a quiet probe is final."""
+    engine = tmp_path / "llama-server"
+    engine.write_text("x")
+    monkeypatch.setattr(speed, "record_path", lambda: tmp_path / "speed-probe.json")
+    probes = iter([speed.Throughput(9e9, "engine", 2, "t1", busy=True),
+                   speed.Throughput(35e9, "engine", 2, "t2", busy=False)])
+    calls = []
+
+    def probe(binary, **kw):
+        calls.append(binary)
+        return next(probes)
+
+    monkeypatch.setattr(speed, "probe_engine", probe)
+    assert speed.throughput(engine).cpu == 9e9 and speed.recorded(engine).busy
+    assert speed.throughput(engine, measure=False).cpu == 9e9 and len(calls) == 1  # a model runs: no probe
+    assert speed.throughput(engine).cpu == 35e9 and not speed.recorded(engine).busy
+    assert speed.throughput(engine).cpu == 35e9 and len(calls) == 2  # final: not measured again
+
+
+def test_busy_is_the_load_average_per_processor(monkeypatch):
+    monkeypatch.setattr(speed.os, "cpu_count", lambda: 2)
+    assert speed.busy_now(lambda: (2.1, 0.0, 0.0))
+    assert not speed.busy_now(lambda: (0.4, 0.0, 0.0))
+
+    def no_loadavg():
+        raise OSError("no load average here")
+
+    assert not speed.busy_now(no_loadavg)
+
+
 def test_the_probe_model_is_what_the_estimate_counts(tmp_path: Path):
     """The bytes the probe's rate is computed from are the matrices a token reads: all of the
     file's but the input embedding, of which a token reads one row."""
@@ -162,6 +195,9 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
 
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
+    # A quiet processor, whatever else this machine runs: a busy probe would be taken again
+    # (test_a_probe_taken_on_a_busy_processor_is_measured_again).
+    monkeypatch.setattr(speed, "busy_now", lambda loadavg=None: False)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     tp = speed.throughput(engine.binary)
     assert tp.source == "engine" and tp.cpu > 1e8 and tp.certain

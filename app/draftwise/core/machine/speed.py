@@ -113,6 +113,9 @@ class Throughput:
     source: str  # "engine": measured with the engine | "memory": the standard-library scan | "described"
     threads: int = 0  # the processor threads the engine used
     when: str = ""
+    # Taken while other work held the processor (busy_now()): a figure that low would rank
+    # every starter "slow" for good, so the next chance measures again and keeps the faster.
+    busy: bool = False
 
     @property
     def certain(self) -> bool:
@@ -120,7 +123,8 @@ class Throughput:
         return self.source != "memory"
 
     def to_json(self) -> dict[str, Any]:
-        return {"cpu": self.cpu, "source": self.source, "threads": self.threads, "when": self.when}
+        return {"cpu": self.cpu, "source": self.source, "threads": self.threads, "when": self.when,
+                "busy": self.busy}
 
     @classmethod
     def from_json(cls, data: Any) -> Throughput | None:
@@ -130,7 +134,23 @@ class Throughput:
         if not isinstance(cpu, (int, float)) or isinstance(cpu, bool) or cpu <= 0 or not isinstance(source, str):
             return None
         threads = data.get("threads")
-        return cls(float(cpu), source, int(threads) if isinstance(threads, int) else 0, str(data.get("when", "")))
+        return cls(float(cpu), source, int(threads) if isinstance(threads, int) else 0, str(data.get("when", "")),
+                   busy=data.get("busy") is True)
+
+
+# A processor whose one-minute load average per logical CPU is above this is busy with other
+# work: a probe then measures what is left over, not what a model will get.
+BUSY_LOAD_PER_CPU = 0.5
+
+
+def busy_now(loadavg: Callable[[], tuple[float, float, float]] | None = None) -> bool:
+    """Whether other work holds the processor now (False where the OS keeps no load
+    average, as on Windows)."""
+    try:
+        one_minute = (loadavg or os.getloadavg)()[0]
+    except (AttributeError, OSError):
+        return False
+    return one_minute / max(1, os.cpu_count() or 1) > BUSY_LOAD_PER_CPU
 
 
 def cores() -> int:
@@ -253,6 +273,7 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
         else:
             return None
         rates = []
+        busy = busy_now()
         for n in (8, PROBE_TOKENS, PROBE_TOKENS):  # the first warms up
             left = max(1.0, deadline - time.monotonic())
             timings = _post(url + "/completion", {"prompt": "a", "n_predict": n, "ignore_eos": True,
@@ -262,7 +283,7 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
                 rates.append(float(rate))
         if not rates:
             return None
-        return Throughput(max(rates) * probe_model_bytes(), "engine", cores(), _now())
+        return Throughput(max(rates) * probe_model_bytes(), "engine", cores(), _now(), busy=busy)
     except (OSError, ValueError, urllib.error.URLError) as exc:
         log.info("speed probe failed: %s", exc)
         return None
@@ -342,13 +363,19 @@ def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughpu
     share the processor) never starts the engine and keeps no new figure."""
     if binary is not None:
         hit = recorded(binary)
-        if hit is not None:
+        if hit is not None and not (hit.busy and measure):
             return hit
         if measure:
             tp = probe_engine(binary)
             if tp is not None:
+                if hit is not None and hit.cpu > tp.cpu:
+                    # Both figures are real; the faster is what a model gets when the
+                    # processor is its own (final once a probe ran on a quiet one).
+                    tp = Throughput(hit.cpu, hit.source, hit.threads, hit.when, busy=tp.busy)
                 remember(binary, tp)
                 return tp
+            if hit is not None:
+                return hit
     hit = recorded(None)
     if hit is not None:
         return hit

@@ -20,13 +20,13 @@ from draftwise.core import chat
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless, launch_spec
-from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
 from draftwise.ui.chat_panel import ChatPanel
 from draftwise.viewmodels.chat import IDLE, ChatViewModel
 from draftwise.viewmodels.launch import FAILED, LaunchViewModel
+from launched_window import launched_window
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(180)]
 LONG = {"ignore_eos": True}  # a tiny random model may stop at once; these replies must not
@@ -319,24 +319,7 @@ def test_a_base_model_continues_text_with_no_template_tokens(qtbot, launcher, mo
 
 # ------------------------------------------------------------------ the window
 def test_open_chat_opens_the_chat_in_the_window(qtbot, engine, model):
-    from draftwise.ui.main_window import MainWindow
-    from draftwise.viewmodels.app import AppViewModel
-    from draftwise.viewmodels.engine import EngineChoice
-
-    s = Settings(model_files=[str(model)])
-    s.close_action = "stop"
-    vm = AppViewModel(LoadResult(s, Path(os.devnull)), persist=False)
-    vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, engine.backend, engine.version, engine.source,
-                                        "", capabilities.capabilities(engine.binary))])
-    win = MainWindow(vm)
-    qtbot.addWidget(win)
-    win.resize(1200, 800)
-    win.show()
-    vm.start(detect_engines=False, probe=False, scan=False, reopen_last=False, stop_orphans=False)
-    vm.open_model(model)
-    qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=20_000)
-    with qtbot.waitSignal(vm.launch.became_ready, timeout=60_000):
-        qtbot.mouseClick(win.launch_card.launch_button, Qt.MouseButton.LeftButton)
+    vm, win = launched_window(qtbot, engine, model)
     assert win.right_tabs.tabBar().isVisible()  # Model | Chat
     qtbot.mouseClick(win.status.open_chat, Qt.MouseButton.LeftButton)
     assert win.right_tabs.currentWidget() is win.chat_panel

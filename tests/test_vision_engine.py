@@ -9,7 +9,6 @@ Waits on signals and conditions (qtbot), never sleeps.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 
 from draftwise.core import pictures as pics
-from draftwise.core.engines import capabilities
-from draftwise.core.settings import LoadResult, Settings
 from draftwise.testing import projectors
 from draftwise.testing import tinyarchs as ta
 from draftwise.viewmodels.chat import IDLE
 from draftwise.viewmodels.chat_pictures import png_bytes
+from launched_window import launched_window
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(240)]
 # Gemma's turn markers, enough for the engine to format a chat (the tiny vocabulary spells
@@ -46,25 +44,8 @@ def _vision_model(folder: Path) -> Path:
 
 
 def test_a_picture_goes_to_the_engine_from_the_window_and_it_answers(qtbot, engine, tmp_path):
-    from draftwise.ui.main_window import MainWindow
-    from draftwise.viewmodels.app import AppViewModel
-    from draftwise.viewmodels.engine import EngineChoice
-
     model = _vision_model(tmp_path / "models")
-    s = Settings(model_files=[str(model)])
-    s.close_action = "stop"
-    vm = AppViewModel(LoadResult(s, Path(os.devnull)), persist=False)
-    vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, engine.backend, engine.version, engine.source,
-                                        "", capabilities.capabilities(engine.binary))])
-    win = MainWindow(vm)
-    qtbot.addWidget(win)
-    win.resize(1200, 800)
-    win.show()
-    vm.start(detect_engines=False, probe=False, scan=False, reopen_last=False, stop_orphans=False)
-    vm.open_model(model)
-    qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=20_000)
-    with qtbot.waitSignal(vm.launch.became_ready, timeout=90_000):
-        qtbot.mouseClick(win.launch_card.launch_button, Qt.MouseButton.LeftButton)
+    vm, win = launched_window(qtbot, engine, model, ready_timeout=90_000)
     argv = vm.launch.spec.argv
     assert argv[argv.index("--mmproj") + 1] == str(model.parent / "mmproj-gemma3-tiny-F16.gguf")
     tray = vm.chat.pictures

@@ -39,14 +39,6 @@ REFUSED: dict[str, Callable[[str], Message]] = {
     "--fit-ctx": lambda flag: msg(
         "Draftwise plans the context itself; remove {flag} and use the Context field (--ctx).", flag=flag),
     "--fit-print": lambda flag: msg("Draftwise shows the memory plan itself; remove {flag}.", flag=flag),
-    "--spec-draft-type-k": lambda flag: msg(
-        "The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).",
-        flag=flag),
-    "--spec-draft-type-v": lambda flag: msg(
-        "The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).",
-        flag=flag),
-    "--spec-draft-ngl": lambda flag: msg(
-        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
     "--spec-draft-device": lambda flag: msg(
         "Draftwise keeps the draft model on this computer; remove {flag}.", flag=flag),
     "--rpc": lambda flag: msg(
@@ -59,16 +51,17 @@ REFUSED: dict[str, Callable[[str], Message]] = {
     "--main-gpu": lambda flag: msg(
         "Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field "
         "(draftwise launch --device NAME).", flag=flag),
-    "--spec-draft-override-tensor": lambda flag: msg(
-        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
-    "--spec-draft-cpu-moe": lambda flag: msg(
-        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
-    "--spec-draft-n-cpu-moe": lambda flag: msg(
-        "Draftwise places the draft model with the main model; remove {flag}.", flag=flag),
     "--kv-unified-per-slot": lambda flag: msg(
         "Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot "
         "in the Context field.", flag=flag),
 }
+# The drafter's KV type and placement follow the main model's, which the plan decides.
+for _name in ("--spec-draft-type-k", "--spec-draft-type-v"):
+    REFUSED[_name] = lambda flag: msg(
+        "The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).",
+        flag=flag)
+for _name in ("--spec-draft-ngl", "--spec-draft-override-tensor", "--spec-draft-cpu-moe", "--spec-draft-n-cpu-moe"):
+    REFUSED[_name] = lambda flag: msg("Draftwise places the draft model with the main model; remove {flag}.", flag=flag)
 # Options that fetch a model from elsewhere: the library is where models come from.
 for _name in ("--hf-repo", "--hf-file", "--hf-token", "--model-url", "--docker-repo", "--spec-draft-hf",
               "--mmproj-url"):

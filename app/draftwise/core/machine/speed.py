@@ -42,7 +42,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -371,7 +371,7 @@ def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughpu
                 if hit is not None and hit.cpu > tp.cpu:
                     # Both figures are real; the faster is what a model gets when the
                     # processor is its own (final once a probe ran on a quiet one).
-                    tp = Throughput(hit.cpu, hit.source, hit.threads, hit.when, busy=tp.busy)
+                    tp = replace(hit, busy=tp.busy)
                 remember(binary, tp)
                 return tp
             if hit is not None:

@@ -18,12 +18,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import EngineKind
 from draftwise.core.launch import launch_spec, orphans
 from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
-from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels import launch_gate
@@ -279,7 +279,7 @@ class AppViewModel(LadderActions, QObject):
 
     def _on_engine_changed(self) -> None:
         chosen = self.engine.selected
-        if chosen is not None and chosen.usable and chosen.kind == resolver.LLAMA_CPP:
+        if chosen is not None and chosen.usable and chosen.kind == EngineKind.LLAMA_CPP:
             # What the engine itself sees (a CPU build sees no GPU): plan for that.
             self.probe_machine(chosen.binary)
         self.settings.engine_binary = self.engine.preferred_binary

@@ -21,6 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import measure, prepare, session
 from draftwise.core.launch.drafting import Watch
 from draftwise.core.readable import human_duration
@@ -87,12 +88,12 @@ class DraftingViewModel(QObject):
         out = self.app.outcome
         engine = self.app.engine.selected
         return (not self.measuring and out is not None and out.decision is not None and bool(out.decision.argv)
-                and engine is not None and engine.kind == "llama.cpp" and self.app.machine is not None)
+                and engine is not None and engine.kind == EngineKind.LLAMA_CPP and self.app.machine is not None)
 
     # ---------------------------------------------------------------- live figures
     def _on_ready(self, _url: str) -> None:
         spec = self.app.launch.spec
-        if spec is None or spec.kind != "llama.cpp" or self.measuring:
+        if spec is None or spec.kind != EngineKind.LLAMA_CPP or self.measuring:
             return
         prepared = self._prepared()
         self.watch = measure.watch_for(prepared) if prepared is not None else Watch(
@@ -134,7 +135,7 @@ class DraftingViewModel(QObject):
 
     def turn_speculation_off(self) -> None:
         """The one click: speculation off for this model (a per-model setting; re-plans)."""
-        self.app.speculation.set_mtp("off")
+        self.app.speculation.set_mtp(MtpMode.OFF)
         self.can_turn_off = False
         self.warnings = [w for w in self.warnings if w]
         self.changed.emit()

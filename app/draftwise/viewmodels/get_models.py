@@ -26,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.hub import catalog, client, download, helpers
 from draftwise.core.hub.files import Fit, HubFile, RemoteModel, judge_fit, projector_model
+from draftwise.core.kinds import EngineKind
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
@@ -258,7 +259,7 @@ def for_app(app: Any) -> GetModelsViewModel:
     folders = app.settings.model_folders
     folder = Path(folders[0]) if folders else paths.models_dir()
     chosen = app.engine.selected
-    engine = Path(chosen.binary) if chosen is not None and chosen.kind == "llama.cpp" and chosen.usable else None
+    engine = Path(chosen.binary) if chosen is not None and chosen.kind == EngineKind.LLAMA_CPP and chosen.usable else None
     # While a model runs it shares the processor: use what was measured, measure nothing new.
     vm = GetModelsViewModel(app.runner, machine, folder, app, engine=engine, measure=not app.launch.running)
 

@@ -21,13 +21,13 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
+from draftwise.core.kinds import EngineKind
 from draftwise.core.launch import crash, share
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
 from draftwise.core.settings import Settings
-from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.rpc_share import ShareProcess
 from draftwise.viewmodels.i18n import tr, tr_error, tr_message
 
@@ -81,7 +81,7 @@ class WorkersViewModel(QObject):
 
         def binary() -> Path | None:
             e = engine()
-            return Path(e.binary) if e is not None and getattr(e, "kind", "") == LLAMA_CPP else None
+            return Path(e.binary) if e is not None and getattr(e, "kind", "") == EngineKind.LLAMA_CPP else None
 
         vm = cls(settings.workers, engine_binary=binary, parent=parent)
         vm.share_host, vm.share_port = settings.share_host, settings.share_port

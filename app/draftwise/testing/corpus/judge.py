@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.engines import capabilities
-from draftwise.core.kinds import DeviceKind
+from draftwise.core.kinds import Backend, DeviceKind
 from draftwise.core.launch import headless, launch_spec, prepare
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Machine
@@ -220,12 +220,12 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         raise ValueError(f"mode must be one of {MODES}")
     started = time.monotonic()
     work = work or Path(tempfile.mkdtemp(prefix="draftwise-judge-"))
-    backend = "cpu"
+    backend = Backend.CPU
     extra: tuple[str, ...] = ("--no-warmup",)
     if mode == VULKAN:
         if vulkan_engine is None:
             return Run(spec.name, mode, False, problem="no Vulkan engine")
-        binary, backend = vulkan_engine, "vulkan"
+        binary, backend = vulkan_engine, Backend.VULKAN
         machine = described_vulkan(binary)
         extra += ("-nr",)
     else:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -99,7 +98,7 @@ class AppViewModel(LadderActions, QObject):
         # Other computers / share this computer (docs/rpc.md); asked once the machine is known.
         self.workers = WorkersViewModel.from_settings(self.settings, lambda: self.engine.selected, self)
         self.workers.changed.connect(self.schedule_replan)
-        self.machine: Any = None
+        self.machine: hardware.Machine | None = None
         self.model: gguf.ModelInfo | None = None
         self.model_path: Path | None = None
         self.extra_args_text = ""
@@ -179,20 +178,19 @@ class AppViewModel(LadderActions, QObject):
                            on_error=lambda exc: log.warning("machine probe failed: %s", exc),
                            name="probe-machine")
 
-    def set_machine(self, machine: Any) -> None:
+    def set_machine(self, machine: hardware.Machine) -> None:
         """Use this machine (a described one, or a test's); probes still running are ignored."""
         self._machine_probes.new()
         self._use_machine(machine)
 
-    def _use_machine(self, machine: Any) -> None:
+    def _use_machine(self, machine: hardware.Machine) -> None:
         self.devices.set_probed(machine)
         self.workers.probe_once()
         self._apply_devices()
 
     def _apply_devices(self) -> None:
         # The plan and the launch see the chosen device and the user's limit (devices.py).
-        self.machine = self.devices.machine if isinstance(self.devices.probed, hardware.Machine) else \
-            self.devices.probed
+        self.machine = self.devices.machine
         self.library.set_machine(self.machine)
         self.machine_known.emit()
         self.schedule_replan()

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
@@ -33,8 +33,10 @@ from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.roles import AppRole
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")  # what a hub question answers
 
 
 def text(m: Message | str) -> str:
@@ -59,7 +61,7 @@ class Fetched:
 
 
 def op_fetch(model: RemoteModel, folder: Path, drafter: catalog.Drafter | None, *,
-             report: Callable[[Any], None], cancel: threading.Event,
+             report: Callable[[download.Progress], None], cancel: threading.Event,
              projector: bool = False) -> Fetched:  # fmt: skip
     path = download.download(model, folder, progress=report, cancelled=cancel.is_set)
     proj = projector_model(model) if projector else None
@@ -195,7 +197,7 @@ class GetModelsViewModel(QObject):
             self._download.cancel_event.set()
 
     # -- results
-    def _ask(self, fn: Callable[[str], Any], arg: str, done: Callable[[Any], None]) -> None:
+    def _ask(self, fn: Callable[[str], R], arg: str, done: Callable[[R], object]) -> None:
         self._latest += 1
         ticket = self._latest
         self.loading, self.error = True, None
@@ -241,7 +243,7 @@ class GetModelsViewModel(QObject):
         self.changed.emit()
 
 
-def for_app(app: Any) -> GetModelsViewModel:
+def for_app(app: AppRole) -> GetModelsViewModel:
     """The view-model for the window's app state: its runner, machine and first library folder.
 
     Before the machine probe has answered, RAM alone is used to size the starters (psutil,

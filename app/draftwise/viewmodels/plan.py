@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -84,7 +83,7 @@ class PlanView:
     max_context: int = 0
     estimate_only: bool = False
     warnings: tuple[Text, ...] = ()
-    raw: Any = field(default=None, compare=False, repr=False)  # the planner.Plan
+    raw: planner.Plan | None = field(default=None, compare=False, repr=False)  # what this view shows
 
     @property
     def total(self) -> int:

@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -24,6 +23,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, EngineKind, MtpMode
 from draftwise.core.launch import prepare, session
 from draftwise.core.launch.ladder import Concessions
+from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.readable import command_line
 from draftwise.core.speculation import resolver
@@ -48,7 +48,7 @@ class Inputs:
     caps: EngineCaps
     context: int | None
     kv_type: str | None
-    machine: Any
+    machine: hardware.Machine
     port: int
     network: bool = False
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -30,6 +30,10 @@ from draftwise.core.readable import human_bytes
 from draftwise.core.settings import Settings
 from draftwise.services.rpc_share import ShareProcess
 from draftwise.viewmodels.i18n import tr, tr_error, tr_message
+
+if TYPE_CHECKING:
+    from draftwise.viewmodels.engine import EngineChoice
+    from draftwise.viewmodels.launch import LaunchViewModel
 
 CHECKING, READY, FAILED = "checking", "ready", "failed"
 
@@ -74,7 +78,7 @@ class WorkersViewModel(QObject):
         self._probed_once = False
 
     @classmethod
-    def from_settings(cls, settings: Settings, engine: Callable[[], Any], parent: QObject | None = None,
+    def from_settings(cls, settings: Settings, engine: Callable[[], EngineChoice | None], parent: QObject | None = None,
                       ) -> WorkersViewModel:  # fmt: skip
         """The window's card: entries and share address from settings, written back on change;
         `engine()` is the chosen engine (its llama-server asks the workers)."""
@@ -100,7 +104,7 @@ class WorkersViewModel(QObject):
             self._probed_once = True
             self.probe_all()
 
-    def explain_crash(self, launch: Any) -> None:
+    def explain_crash(self, launch: LaunchViewModel) -> None:
         """After a launch ended: if a worker went away, name it in the failure and leave it
         out of the next plan (the window's offer to relaunch without it)."""
         cause = getattr(launch, "cause", None)

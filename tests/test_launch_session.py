@@ -72,11 +72,11 @@ def populated(tmp_path, monkeypatch):
     return {"model": model, "binary": binary, "machine": machine}
 
 
-def _launch_args(model: Path, **extra) -> argparse.Namespace:
-    base = dict(model=str(model), mtp="auto", draft=None, ngram=False, port=8181, ctx=None, kv=None,
-                network=False, device=None, engine=None, keep_free=None, use_at_most=None, rpc=None,
-                verbose=False, full=False, engine_args=[])
-    return argparse.Namespace(**{**base, **extra})
+def _args(command: str, model: Path, *more: str) -> argparse.Namespace:
+    """The options as the command's own parser reads them (cli/main.py)."""
+    from draftwise.cli import main as cli_main
+
+    return cli_main.build_parser().parse_args([command, str(model), *more])
 
 
 def _env(spec) -> dict[str, str]:
@@ -119,8 +119,8 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated):
     plan = json.loads(out.getvalue())
 
     with redirect_stdout(io.StringIO()):
-        run, _watch = cli_launch._prepare(_launch_args(model))
-        _found, _machine, measured = cli_launch.planned_launch(_launch_args(model), ignore_measurements=True)
+        run, _watch = cli_launch._prepare(_args("launch", model, "--port", "8181"))
+        _found, _machine, measured = cli_launch.planned_launch(_args("measure", model), ignore_measurements=True)
     launched = run.spec
     window, vm = _window(qtbot, model, binary)
     measure_spec = measured.spec(8181)

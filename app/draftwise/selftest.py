@@ -35,12 +35,23 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
+
+from draftwise.core.kinds import Backend, EngineSource
 
 # Modules that need the dev-only packages (gguf-py, numpy); the frozen app leaves them out.
 DEV_ONLY = ("draftwise.testing",)
 PASSED, FAILED = "self-test passed", "self-test failed"
+
+
+class EngineWanted(StrEnum):
+    """`--engine`: the engine the self-test starts."""
+
+    BUNDLED = EngineSource.BUNDLED.value  # the frozen app's own (a missing one fails the test)
+    ANY = "any"  # the best one here
+    NONE = "none"  # skip the engine steps
 
 
 # ------------------------------------------------------------------ timing
@@ -169,11 +180,11 @@ def _check_resources() -> str:
     return f"icon {icon}"
 
 
-def _pick_engine(mode: str):
+def _pick_engine(mode: EngineWanted):
     from draftwise.core.engines import discovery
 
-    if mode == "bundled":
-        found = [e for e in discovery.find_engines() if e.source == "bundled"]
+    if mode == EngineWanted.BUNDLED:
+        found = [e for e in discovery.find_engines() if e.source == EngineSource.BUNDLED]
         usable = [e for e in found if e.usable]
         if usable:
             return usable[0], ""
@@ -194,7 +205,7 @@ def _plan(info, engine):
     binary = engine.binary if engine else Path(provision_binary_name())
     # The launch session without the user's records: the self-test plans its own generated model.
     planned = session.plan_launch(prepare.Request(model=info.path),
-                                  session.Engine(Path(binary), caps, engine.backend if engine else "cpu"),
+                                  session.Engine(Path(binary), caps, engine.backend if engine else Backend.CPU),
                                   machine, session.Records.none(), model=info)
     prepared = planned.prepared
     spec = planned.spec(launch_spec.any_free_port())
@@ -220,8 +231,8 @@ def run(
     `window_factory()` builds the window the "Window" step paints."""
     parser = argparse.ArgumentParser(prog="draftwise --self-test", add_help=False)
     frozen = bool(getattr(sys, "frozen", False))
-    parser.add_argument("--engine", choices=["bundled", "any", "none"],
-                        default="bundled" if frozen else "any")
+    parser.add_argument("--engine", type=EngineWanted, choices=tuple(EngineWanted),
+                        default=EngineWanted.BUNDLED if frozen else EngineWanted.ANY)
     parser.add_argument("--log", default=None)
     opts, _unknown = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
 
@@ -276,7 +287,7 @@ def _timed(report: Report, title: str, fn: Callable[[], str]) -> bool:
     return True
 
 
-def _run(report: Report, engine_mode: str, frozen: bool, window_factory: Callable[[], Any]) -> int:
+def _run(report: Report, engine_mode: EngineWanted, frozen: bool, window_factory: Callable[[], Any]) -> int:
     where = f"frozen at {Path(sys.executable).parent}" if frozen else "from source"
     report.line(f"Draftwise self-test ({where}, {sys.platform})")
     report.step("Start", "info", "self-test started")
@@ -299,7 +310,7 @@ def _run(report: Report, engine_mode: str, frozen: bool, window_factory: Callabl
     return 0
 
 
-def _engine_steps(report: Report, tmp: Path, engine_mode: str) -> None:
+def _engine_steps(report: Report, tmp: Path, engine_mode: EngineWanted) -> None:
     from draftwise.core.check import check_models
     from draftwise.core.gguf import reader as gguf
     from draftwise.core.launch import headless
@@ -317,9 +328,9 @@ def _engine_steps(report: Report, tmp: Path, engine_mode: str) -> None:
     if not _timed(report, "Test model", model_step):
         return
 
-    engine, why = (None, "skipped (--engine none)") if engine_mode == "none" else _pick_engine(engine_mode)
+    engine, why = (None, "skipped (--engine none)") if engine_mode == EngineWanted.NONE else _pick_engine(engine_mode)
     if engine is None:
-        must = engine_mode == "bundled" or os.environ.get("DRAFTWISE_REQUIRE_ENGINE") == "1"
+        must = engine_mode == EngineWanted.BUNDLED or os.environ.get("DRAFTWISE_REQUIRE_ENGINE") == "1"
         report.step("Engine", "fail" if must else "info", why)
     else:
         report.step("Engine", "ok", f"llama.cpp {engine.version} ({engine.backend}, {engine.source}) {engine.binary}")

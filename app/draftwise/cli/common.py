@@ -1,13 +1,17 @@
-"""What the `draftwise` subcommands share: the user-error type, and reading the options that
-`plan` and `launch` both take into the core's request."""
+"""What the `draftwise` subcommands share: the user-error type, the request options that
+`plan`, `launch` and `measure` all take (`add_request_options`), and reading them into the
+core's request."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from draftwise.core.address import DEFAULT_PORT
+from draftwise.core.kinds import EngineKind, MtpMode
 
 EXIT_USER_ERROR = 2
 API_KEY_VARIABLE = "DRAFTWISE_API_KEY"  # the user's own key for `draftwise launch`
@@ -17,12 +21,54 @@ class UserError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
+def words_of(kind: type[StrEnum]) -> dict[str, Any]:
+    """argparse keywords for an option whose words are `kind`'s (core/kinds.py): the value
+    arrives as the member, and a wrong word gets argparse's own line naming the right ones
+    ("invalid choice: 'on' (choose from 'auto', 'off')")."""
+
+    def word(text: str) -> StrEnum | str:
+        try:
+            return kind(text)
+        except ValueError:
+            return text  # not a member: the choices check below refuses it by name
+
+    word.__name__ = kind.__name__
+    return {"type": word, "choices": [k.value for k in kind]}
+
+
+def add_request_options(p: argparse.ArgumentParser) -> None:
+    """The options of one launch request, the same for `plan`, `launch` and `measure`: the
+    model, speculation (--mtp, --draft, --ngram, --backend), memory (--ctx, --kv), the devices
+    (--device, --engine, the per-device limit), other computers (--rpc), and engine arguments
+    after --. `request_from` reads them."""
+    p.add_argument("model")
+    p.add_argument("--mtp", default=MtpMode.AUTO, **words_of(MtpMode),
+                   help="speculation: auto (Draftwise decides) or off (default: auto)")
+    p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
+    p.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
+    p.add_argument("--backend", default=EngineKind.LLAMA_CPP, **words_of(EngineKind),
+                   help="the server program that runs the model (default: llama.cpp)")
+    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
+    p.add_argument("--kv", default=None, help="KV cache type (f16, q8_0, q4_0, ...; default: planned)")
+    add_device_options(p)
+    p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
+    p.set_defaults(engine_args=[])  # filled from what follows -- (cli/main.py)
+
+
+def add_address_options(p: argparse.ArgumentParser) -> None:
+    """Where the engine listens, for the commands that plan or start a serving engine
+    (`plan`, `launch`; `measure` starts its own engines on free ports)."""
+    p.add_argument("--port", type=int, default=None,
+                   help=f"listen on this port and fail if it is taken (default: {DEFAULT_PORT}, or a free one)")
+    p.add_argument("--network", action="store_true",
+                   help="accept connections from other computers (an API key is always required)")
+
+
 def request_from(args: argparse.Namespace):
-    """The core's launch request from the shared options (model, --mtp, --draft, --ctx, --kv,
-    --port, --network, engine arguments after --, and plan's --backend/--ngram where given)."""
+    """The core's launch request from the request options (`add_request_options`) and, where
+    the command has them, the address options (--port, --network)."""
     from draftwise.core.launch import prepare
     from draftwise.core.planning import planner
-    from draftwise.core.speculation import resolver
 
     try:
         prefs = planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
@@ -31,11 +77,11 @@ def request_from(args: argparse.Namespace):
     port = getattr(args, "port", None)
     return prepare.Request(
         model=Path(args.model).expanduser().resolve(),
-        mtp=args.mtp,
+        mtp=MtpMode(args.mtp),
         draft=Path(args.draft).expanduser().resolve() if args.draft else None,
-        backend=getattr(args, "backend", resolver.LLAMA_CPP),
+        backend=EngineKind(args.backend),
         extra_args=tuple(args.engine_args),
-        ngram_when_no_drafter=getattr(args, "ngram", False),
+        ngram_when_no_drafter=args.ngram,
         prefs=prefs,
         port=DEFAULT_PORT if port is None else port,
         pinned_port=port is not None,
@@ -77,13 +123,14 @@ def with_workers(machine, rpc: str | None, binary: Path | str | None):
 
 
 RPC_HELP = "other computers' ggml-rpc-server workers to split the model across (host:port,...)"
-def add_device_options(p: argparse.ArgumentParser, *, engine: bool = True) -> None:
-    """--device, --engine and the per-device memory limit, shared by `plan` and `launch`."""
+
+
+def add_device_options(p: argparse.ArgumentParser) -> None:
+    """--device, --engine and the per-device memory limit (part of the request options)."""
     p.add_argument("--device", action="append", default=None, metavar="NAME",
                    help="the GPU to use, as the engine names it (e.g. Vulkan0); repeat or separate with "
                         "commas for several. Default: Draftwise chooses (never a software device)")
-    if engine:
-        p.add_argument("--engine", default=None, help="path of the llama-server to use")
+    p.add_argument("--engine", default=None, help="path of the llama-server to use")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--keep-free", type=float, default=None, metavar="GB",
                        help="keep this much memory free on each GPU used (default: 1 GB)")

@@ -16,15 +16,16 @@ import threading
 
 from draftwise.cli.common import (
     API_KEY_VARIABLE,
-    RPC_HELP,
     UserError,
-    add_device_options,
+    add_address_options,
+    add_request_options,
     caps_of,
     request_from,
     select_machine,
     with_workers,
 )
-from draftwise.core.address import DEFAULT_PORT, LOOPBACK
+from draftwise.core.address import LOOPBACK
+from draftwise.core.kinds import EngineKind
 
 EXIT_NOT_READY = 1
 
@@ -35,24 +36,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Start llama-server for MODEL with speculative decoding set up automatically. "
                     "Engine arguments go after --. Ctrl-C stops it.",
     )
-    p.add_argument("model")
-    p.add_argument("--mtp", choices=["auto", "off"], default="auto")
-    p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
-    p.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
-    p.add_argument("--port", type=int, default=None,
-                   help=f"listen on this port and fail if it is taken (default: {DEFAULT_PORT}, or a free one)")
-    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
-    p.add_argument("--kv", default=None, help="KV cache type (default: planned)")
-    p.add_argument("--network", action="store_true",
-                   help="accept connections from other computers (an API key is always required)")
-    add_device_options(p)
-    p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
+    add_request_options(p)
+    add_address_options(p)
     p.add_argument("--verbose", action="store_true",
                    help="print the engine's log lines, and the planned memory beside what it allocated")
     p.add_argument("--full", action="store_true",
                    help="try the full settings again: forget the lowered settings remembered after running "
                         "out of memory")
-    p.set_defaults(engine_args=[])
     p.set_defaults(func=cmd_launch)
     return p
 
@@ -125,9 +115,14 @@ def planned_launch(args: argparse.Namespace, *, full: bool = False, ignore_measu
     from draftwise.core.launch.session import Engine, Records, plan_launch
     from draftwise.core.machine import hardware
 
+    request = request_from(args)
+    if request.backend != EngineKind.LLAMA_CPP:
+        # The headless run, its crash explanations, ladder and figures are llama-server's.
+        raise UserError(f"--backend {request.backend}: `draftwise {args.command}` runs llama.cpp's llama-server "
+                        f"only; {request.backend} is started from the window's engine picker, and `draftwise plan "
+                        f"--backend {request.backend} MODEL` shows its command.")
     found = find_engine(args)
     engine = Engine(found.binary, caps_of(found.binary), found.backend)
-    request = request_from(args)
     machine = with_workers(select_machine(args, hardware.inventory(found.binary)), getattr(args, "rpc", None),
                            found.binary)
     try:

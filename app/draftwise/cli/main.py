@@ -14,14 +14,15 @@ from pathlib import Path
 from draftwise import __version__
 from draftwise.cli.common import (
     EXIT_USER_ERROR,
-    RPC_HELP,
     UserError,
-    add_device_options,
+    add_address_options,
+    add_request_options,
     caps_of,
     request_from,
     select_machine,
     with_workers,
 )
+from draftwise.core.kinds import BUILD_BACKENDS, Backend, DeviceKind, SpecSource
 from draftwise.core.readable import command_line, human_bytes, human_ctx, human_params
 
 
@@ -87,7 +88,7 @@ def _engine_caps(configured: str | None = None):
         return named.binary, caps_of(named.binary), named.backend
     engine = discovery.best_engine(configured)
     if engine is None:
-        return "llama-server", capabilities.pinned_caps(), "cpu"
+        return "llama-server", capabilities.pinned_caps(), Backend.CPU
     return engine.binary, caps_of(engine.binary), engine.backend
 
 
@@ -143,7 +144,7 @@ def render_plan(prepared, argv: list[str], cpu_variant: str | None = None) -> st
         f"{model.path.name}: {model.architecture}, {human_params(model.parameters)} parameters, "
         f"{human_bytes(model.size_bytes)}",
     ]
-    label = {"off": "off", "none": "none"}.get(spec.source, spec.spec_type or "none")
+    label = spec.source if spec.source in (SpecSource.OFF, SpecSource.NONE) else spec.spec_type or "none"
     lines.append(f"Speculation: {label}  (decided by: {spec.source})")
     lines += [f"  - {note}" for note in spec.notes]
     lines += [f"  ! {warning}" for warning in spec.warnings]
@@ -153,7 +154,7 @@ def render_plan(prepared, argv: list[str], cpu_variant: str | None = None) -> st
         f"{plan.slots} slot{'s' if plan.slots != 1 else ''}, total {human_bytes(plan.bytes.total)}"
     )
     for dev in plan.per_device:
-        if dev.total or dev.kind != "cpu":
+        if dev.total or dev.kind != DeviceKind.CPU:
             lines.append(f"  {dev.name:<24} {human_bytes(dev.total):>9} of {human_bytes(dev.capacity)}"
                          f"  (weights {human_bytes(dev.weights)}, context {human_bytes(dev.kv)}"
                          + (f", drafter {human_bytes(dev.drafter)}" if dev.drafter else "")
@@ -185,7 +186,7 @@ def cmd_engine_install(args: argparse.Namespace) -> int:
             print(line, flush=True)
 
     try:
-        backends = [b for item in args.backend or ["cpu"] for b in item.split(",") if b]
+        backends = [b for item in args.backend or [Backend.CPU] for b in item.split(",") if b]
         builds = provision.install_many(backends, jobs=args.jobs, progress=progress, force=args.force)
     except provision.ProvisionError as exc:
         raise UserError(str(exc)) from exc
@@ -266,29 +267,18 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--json", action="store_true")
     ins.set_defaults(func=cmd_inspect)
 
-    pl = sub.add_parser("plan", help="decide speculation (and later memory) for a model")
-    pl.add_argument("model")
-    pl.add_argument("--mtp", choices=["auto", "off"], default="auto")
-    pl.add_argument("--draft", default=None, help="a draft model file (GGUF)")
-    pl.add_argument("--backend", choices=["llama.cpp", "vllm", "mlx"], default="llama.cpp")
-    pl.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
-    pl.add_argument("--ctx", type=int, default=None, help="context size in tokens")
-    pl.add_argument("--kv", default=None, help="KV cache type (f16, q8_0, q4_0, ...)")
+    pl = sub.add_parser("plan", help="decide speculation and memory for a model: what `launch` would run")
+    add_request_options(pl)
+    add_address_options(pl)
     pl.add_argument("--machine", default=None, help="plan for a machine described in a JSON file")
-    pl.add_argument("--port", type=int, default=None, help="the port the command listens on (default: 8080)")
-    pl.add_argument("--network", action="store_true", help="plan a launch open to other computers")
-    pl.add_argument("--engine", default=None, help="path of the llama-server to plan for")
-    pl.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
     pl.add_argument("--json", action="store_true")
-    add_device_options(pl, engine=False)
-    pl.set_defaults(engine_args=[])
     pl.set_defaults(func=cmd_plan)
 
     eng = sub.add_parser("engine", help="install or list llama-server engines")
     esub = eng.add_subparsers(dest="engine_command", required=True)
     inst = esub.add_parser("install", help="build llama-server from the pinned source")
     inst.add_argument(
-        "--backend", action="append", metavar="cpu|cuda|rocm|vulkan|metal",
+        "--backend", action="append", metavar="|".join(BUILD_BACKENDS),
         help="the engine(s) to install; repeat or separate with commas to build them in one go "
         "(default cpu)",
     )

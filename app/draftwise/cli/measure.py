@@ -14,7 +14,7 @@ import argparse
 import signal
 import threading
 
-from draftwise.cli.common import UserError, add_device_options
+from draftwise.cli.common import UserError, add_request_options
 from draftwise.cli.launch import planned_launch
 
 EXIT_FAILED = 1
@@ -27,20 +27,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Generate a fixed prompt set with the chosen speculation and without it, tune the "
                     "draft length, print the speed-up and remember it for later launches.",
     )
-    p.add_argument("model")
-    p.add_argument("--mtp", choices=["auto", "off"], default="auto")
-    p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
-    p.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
-    p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
-    p.add_argument("--kv", default=None, help="KV cache type (default: planned)")
+    add_request_options(p)
     p.add_argument("--tokens", type=int, default=128, help="tokens generated per prompt (default: 128)")
     p.add_argument("--rounds", type=int, default=2, help="rounds of the prompt set per arm (default: 2)")
     p.add_argument("--n-max", default=None,
                    help="draft lengths to try, comma-separated (default: a small set for the drafter's type)")
-    add_device_options(p)
     p.add_argument("--forget", action="store_true", help="drop this model's measurements instead")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(engine_args=[])
     p.set_defaults(func=cmd_measure)
     return p
 

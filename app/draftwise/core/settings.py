@@ -22,6 +22,7 @@ from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.address import DEFAULT_PORT, LOOPBACK, RPC_PORT
+from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message, msg
 
 __all__ = [
@@ -44,7 +45,6 @@ log = logging.getLogger(__name__)
 FILE_NAME = "settings.json"
 SCHEMA_VERSION = 1
 LANGUAGES = ("system", "en", "ja")
-MTP_MODES = ("auto", "off")
 CLOSE_ACTIONS = ("ask", "stop", "tray")
 
 
@@ -54,7 +54,7 @@ class ModelOverrides:
 
     context: int | None = None
     kv_type: str | None = None
-    mtp: str | None = None  # auto | off
+    mtp: MtpMode | None = None  # auto | off
     draft: str | None = None  # a file path
     extra_args: list[str] = field(default_factory=list)
 
@@ -85,7 +85,7 @@ class ModelOverrides:
         return cls(
             context=context if isinstance(context, int) and not isinstance(context, bool) and context > 0 else None,
             kv_type=_str_or_none(data.get("kv_type")),
-            mtp=mtp if mtp in MTP_MODES else None,
+            mtp=MtpMode(mtp) if mtp in tuple(MtpMode) else None,
             draft=_str_or_none(data.get("draft")),
             extra_args=_str_list(data.get("extra_args")),
         )

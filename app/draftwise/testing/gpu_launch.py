@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.engines import capabilities
+from draftwise.core.kinds import MtpMode
 from draftwise.core.launch import headless, launch_flow, launch_spec, prepare
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.gpu_check import Verdict
@@ -60,7 +61,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
     fixes = fixes.for_machine(machine) if fixes is not None else None
     remembered = fixes.args_for(binary, model, tuple(g.engine_name for g in machine.gpus) or machine.requested) \
         if fixes is not None else ()
-    request = prepare.Request(model=model, mtp="off", extra_args=(*extra_args, *remembered),
+    request = prepare.Request(model=model, mtp=MtpMode.OFF, extra_args=(*extra_args, *remembered),
                               prefs=prefs or planner.PlanPrefs(ctx=512))  # fmt: skip
     prepared = prepare.prepare(request, caps, machine)
     spec = prepared.launch(binary, port=launch_spec.any_free_port(), engine_backend=backend, gpus=machine.gpus,

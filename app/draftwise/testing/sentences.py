@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from draftwise.core.kinds import Backend, EngineKind, EngineSource, MtpMode
 from draftwise.testing.tinymodels import (
     TinyModel,
     draft_model,
@@ -68,14 +69,14 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     info = gguf.read_model(target)
     key = resolver.drafter_key(draft, "draft-simple")
     option_sets = [
-        resolver.SpecOptions(), resolver.SpecOptions(mtp="off"), resolver.SpecOptions(draft=draft),
-        resolver.SpecOptions(backend="vllm"), resolver.SpecOptions(extra_args=("--spec-type", "ngram-mod")),
+        resolver.SpecOptions(), resolver.SpecOptions(mtp=MtpMode.OFF), resolver.SpecOptions(draft=draft),
+        resolver.SpecOptions(backend=EngineKind.VLLM), resolver.SpecOptions(extra_args=("--spec-type", "ngram-mod")),
         resolver.SpecOptions(extra_args=("--spec-type", "draft-simple"), draft=draft),
         resolver.SpecOptions(extra_args=("-sm", "tensor")), resolver.SpecOptions(broken=frozenset({key})),
         resolver.SpecOptions(broken=frozenset({key}), ngram_when_no_drafter=True),
         # errors
-        resolver.SpecOptions(mtp="on"), resolver.SpecOptions(backend="vllm", draft=draft),
-        resolver.SpecOptions(backend="vllm", mtp="off"), resolver.SpecOptions(mtp="off", draft=draft),
+        resolver.SpecOptions(mtp="on"), resolver.SpecOptions(backend=EngineKind.VLLM, draft=draft),
+        resolver.SpecOptions(backend=EngineKind.VLLM, mtp=MtpMode.OFF), resolver.SpecOptions(mtp=MtpMode.OFF, draft=draft),
         resolver.SpecOptions(extra_args=("--spec-type",)), resolver.SpecOptions(extra_args=("--spec-type", "nope")),
         resolver.SpecOptions(extra_args=("-m", "x.gguf")), resolver.SpecOptions(extra_args=("-md", "x.gguf")),
         resolver.SpecOptions(draft=folder / "missing.gguf"), resolver.SpecOptions(draft=folder / "alone"),
@@ -111,7 +112,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
 
     def gpu(vram: float, ram: float, free: float | None = None) -> Machine:
         f = int((vram - 0.5 if free is None else free) * GB)
-        return Machine(int(ram * GB), int(ram * GB), [Gpu(0, "cuda", "RTX 4060", "GPU-0", int(vram * GB), f,
+        return Machine(int(ram * GB), int(ram * GB), [Gpu(0, Backend.CUDA, "RTX 4060", "GPU-0", int(vram * GB), f,
                                                           device="CUDA0")], "Linux")
 
     wt = mem.WeightTable(tuple([per] * (n + 1)), (0,) * (n + 1), emb, emb, 0, (per,))
@@ -177,8 +178,8 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
                 out += [c.sentence, c.next_step]
     c = crash.failed_to_start("/opt/llama-server", "No such file or directory")
     out += [c.sentence, c.next_step, crash.SPECULATION_OFF_WARNING,
-            gpu_check.check("cuda", [], ["failed to initialize CUDA: no device"]).message,
-            gpu_check.check("vulkan", [], []).message]
+            gpu_check.check(Backend.CUDA, [], ["failed to initialize CUDA: no device"]).message,
+            gpu_check.check(Backend.VULKAN, [], []).message]
 
     # The launch flow: fallback, the broken-drafter notice, the record that cannot be written.
     binary = Path("/opt/engine/llama-server")
@@ -189,9 +190,9 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
                                          drafter_key=f"{spec_type}|x|1|2")
         for store in (_Store(), _Store(fail=True)):
             ls = launch_spec.LaunchSpec(
-                kind="llama.cpp", binary=binary, model_path=Path("/m/fam.gguf"), argv=base + argv,
+                kind=EngineKind.LLAMA_CPP, binary=binary, model_path=Path("/m/fam.gguf"), argv=base + argv,
                 env={}, host="127.0.0.1", port=8080, api_key="k", spec=decision, fallback_argv=base,
-                backend="cuda")
+                backend=Backend.CUDA)
             flow = launch_flow.LaunchFlow(ls, broken=store)  # type: ignore[arg-type]
             flow.start(0.0)
             flow.output(["E cudaMalloc failed: out of memory"], 1.0)
@@ -207,16 +208,16 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     out += [flow.cause.sentence, flow.cause.next_step] if flow.cause else []
 
     # Launch settings: GPUs, ports, the network, flags, other backends.
-    cuda = [Gpu(0, "cuda", "RTX 4090", total_bytes=24 * GB), Gpu(1, "cuda", "Intel iGPU", total_bytes=2 * GB,
+    cuda = [Gpu(0, Backend.CUDA, "RTX 4090", total_bytes=24 * GB), Gpu(1, Backend.CUDA, "Intel iGPU", total_bytes=2 * GB,
                                                                   integrated=True)]
-    rocm = [Gpu(0, "rocm", "RX 7900", total_bytes=24 * GB, gfx_target="gfx1100"),
-            Gpu(1, "rocm", "780M", total_bytes=4 * GB, gfx_target="gfx1103", integrated=True),
-            Gpu(2, "rocm", "RX 6600", total_bytes=8 * GB, gfx_target="gfx1032"),
-            Gpu(3, "rocm", "Old", total_bytes=8 * GB, gfx_target="gfx900")]
+    rocm = [Gpu(0, Backend.ROCM, "RX 7900", total_bytes=24 * GB, gfx_target="gfx1100"),
+            Gpu(1, Backend.ROCM, "780M", total_bytes=4 * GB, gfx_target="gfx1103", integrated=True),
+            Gpu(2, Backend.ROCM, "RX 6600", total_bytes=8 * GB, gfx_target="gfx1032"),
+            Gpu(3, Backend.ROCM, "Old", total_bytes=8 * GB, gfx_target="gfx900")]
     for backend, gpus, chosen, targets in (
-        ("cuda", cuda, None, None), ("vulkan", cuda, None, None), ("rocm", rocm, None, {"gfx1100", "gfx1030"}),
-        ("rocm", rocm, [2, 3], {"gfx1030"}), ("rocm", rocm[3:], None, {"gfx1100"}),
-        ("rocm", rocm[2:3], None, {"gfx1030"}),
+        (Backend.CUDA, cuda, None, None), (Backend.VULKAN, cuda, None, None), (Backend.ROCM, rocm, None, {"gfx1100", "gfx1030"}),
+        (Backend.ROCM, rocm, [2, 3], {"gfx1030"}), (Backend.ROCM, rocm[3:], None, {"gfx1100"}),
+        (Backend.ROCM, rocm[2:3], None, {"gfx1030"}),
     ):
         out += launch_spec.gpu_env(backend, gpus, chosen=chosen, kernel_targets=targets, platform="linux").notes
     out += [launch_spec.network_warning(8080), launch_spec.network_note(8080, ["192.168.1.2", "10.0.0.3"])]
@@ -278,7 +279,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     not_exec.chmod(0o644)
     out.append(discovery.binary_version(not_exec)[1])
     out.append(discovery.binary_version(folder / "missing-llama-server")[1])
-    out += [e.problem for e in discovery.find_engines(str(folder / "no-such-engine")) if e.source == "configured"]
+    out += [e.problem for e in discovery.find_engines(str(folder / "no-such-engine")) if e.source == EngineSource.CONFIGURED]
 
     # Settings problems and the broken-drafter record's.
     conf = folder / "conf"
@@ -306,7 +307,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     for line in ("/src/common.cpp:2216: get_sub_batch: failed to add token 896 at index 0 (error -2, n = 1)",
                  "#4  0x00007f1e in common_speculative_impl_draft_simple::draft() () from libllama-common.so"):
         ls = launch_spec.LaunchSpec(
-            kind="llama.cpp", binary=binary, model_path=Path("/m/fam.gguf"), argv=base + decision.argv,
+            kind=EngineKind.LLAMA_CPP, binary=binary, model_path=Path("/m/fam.gguf"), argv=base + decision.argv,
             env={}, host="127.0.0.1", port=8080, api_key="k", spec=decision, fallback_argv=base)
         flow = launch_flow.LaunchFlow(ls, broken=_Store())  # type: ignore[arg-type]
         flow.start(0.0)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from draftwise.core.kinds import MtpMode
 from draftwise.ui.cards import DisclosedCard, explain, muted, set_tone
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.i18n import LANGUAGE_NAMES, tr, tr_error
@@ -195,7 +196,7 @@ class AdvancedSection(DisclosedCard):
         if ov.kv_type:
             parts.append(tr("KV {0}").format(ov.kv_type))
         if ov.mtp:
-            parts.append(tr("speculation {0}").format(tr("Off") if ov.mtp == "off" else ov.mtp))
+            parts.append(tr("speculation {0}").format(tr("Off") if ov.mtp == MtpMode.OFF else ov.mtp))
         if ov.draft:
             parts.append(tr("draft {0}").format(Path(ov.draft).name))
         if ov.extra_args:

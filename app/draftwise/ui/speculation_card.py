@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from draftwise.core.kinds import MtpMode
 from draftwise.ui.cards import Card, explain, muted, set_tone
 from draftwise.ui.theme import ERROR_COLOR
 from draftwise.viewmodels.i18n import tr
@@ -90,8 +91,8 @@ class SpeculationCard(Card):
         self.draft_msg.setWordWrap(True)
         cl.addWidget(self.draft_msg)
 
-        self.mtp_auto.toggled.connect(lambda on: speculation.set_mtp("auto") if on else None)
-        self.mtp_off.toggled.connect(lambda on: speculation.set_mtp("off") if on else None)
+        self.mtp_auto.toggled.connect(lambda on: speculation.set_mtp(MtpMode.AUTO) if on else None)
+        self.mtp_off.toggled.connect(lambda on: speculation.set_mtp(MtpMode.OFF) if on else None)
         self.draft_edit.textChanged.connect(speculation.set_draft)
         self.draft_browse.clicked.connect(self.browse_draft)
         self.retry_drafter.clicked.connect(self.retry_drafters)
@@ -133,7 +134,7 @@ class SpeculationCard(Card):
 
     def refresh(self) -> None:
         s = self.vm
-        for b, on in ((self.mtp_auto, s.mtp == "auto"), (self.mtp_off, s.mtp == "off")):
+        for b, on in ((self.mtp_auto, s.mtp == MtpMode.AUTO), (self.mtp_off, s.mtp == MtpMode.OFF)):
             b.blockSignals(True)
             b.setChecked(on)
             b.blockSignals(False)
@@ -155,8 +156,8 @@ class SpeculationCard(Card):
         has = self.details.path is not None
         self.mtp_auto.setEnabled(has)
         self.mtp_off.setEnabled(has)
-        self.draft_edit.setEnabled(has and s.mtp != "off")
-        self.draft_browse.setEnabled(has and s.mtp != "off")
+        self.draft_edit.setEnabled(has and s.mtp != MtpMode.OFF)
+        self.draft_browse.setEnabled(has and s.mtp != MtpMode.OFF)
         self.retry_drafter.setVisible(s.left_out_broken() and not self.launch.running)
         measured = s.measured_text()
         self.measured.setText(measured)

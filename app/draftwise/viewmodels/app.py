@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import EngineKind
 from draftwise.core.launch import launch_spec, orphans
 from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
-from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels import launch_gate
@@ -99,7 +98,7 @@ class AppViewModel(LadderActions, QObject):
         # Other computers / share this computer (docs/rpc.md); asked once the machine is known.
         self.workers = WorkersViewModel.from_settings(self.settings, lambda: self.engine.selected, self)
         self.workers.changed.connect(self.schedule_replan)
-        self.machine: Any = None
+        self.machine: hardware.Machine | None = None
         self.model: gguf.ModelInfo | None = None
         self.model_path: Path | None = None
         self.extra_args_text = ""
@@ -179,20 +178,19 @@ class AppViewModel(LadderActions, QObject):
                            on_error=lambda exc: log.warning("machine probe failed: %s", exc),
                            name="probe-machine")
 
-    def set_machine(self, machine: Any) -> None:
+    def set_machine(self, machine: hardware.Machine) -> None:
         """Use this machine (a described one, or a test's); probes still running are ignored."""
         self._machine_probes.new()
         self._use_machine(machine)
 
-    def _use_machine(self, machine: Any) -> None:
+    def _use_machine(self, machine: hardware.Machine) -> None:
         self.devices.set_probed(machine)
         self.workers.probe_once()
         self._apply_devices()
 
     def _apply_devices(self) -> None:
         # The plan and the launch see the chosen device and the user's limit (devices.py).
-        self.machine = self.devices.machine if isinstance(self.devices.probed, hardware.Machine) else \
-            self.devices.probed
+        self.machine = self.devices.machine
         self.library.set_machine(self.machine)
         self.machine_known.emit()
         self.schedule_replan()
@@ -279,7 +277,7 @@ class AppViewModel(LadderActions, QObject):
 
     def _on_engine_changed(self) -> None:
         chosen = self.engine.selected
-        if chosen is not None and chosen.usable and chosen.kind == resolver.LLAMA_CPP:
+        if chosen is not None and chosen.usable and chosen.kind == EngineKind.LLAMA_CPP:
             # What the engine itself sees (a CPU build sees no GPU): plan for that.
             self.probe_machine(chosen.binary)
         self.settings.engine_binary = self.engine.preferred_binary

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from draftwise.viewmodels.launch import (
     STOPPING,
     LaunchViewModel,
 )
+from draftwise.viewmodels.roles import ChatStreamRole, PropsProbeRole
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"
 
@@ -60,8 +62,9 @@ class ChatViewModel(QObject):
     CRASH_WINDOW_S = 10.0  # a cut reply this recent takes the launcher's crash sentence
 
     def __init__(self, launch: LaunchViewModel, settings: Settings | None = None, *,
-                 store_path: Path | None = None, stream_factory: Any = None,
-                 probe_factory: Any = None, parent: QObject | None = None) -> None:
+                 store_path: Path | None = None,
+                 stream_factory: Callable[[QObject], ChatStreamRole] | None = None,
+                 probe_factory: Callable[[QObject], PropsProbeRole] | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.launch = launch
         self.settings = settings or Settings()
@@ -77,7 +80,7 @@ class ChatViewModel(QObject):
         self.conversations: list[Conversation] = []
         self.current = self._new_conversation()
         self.pending = False  # the last user turn waits for the engine
-        self._stream: Any = None
+        self._stream: ChatStreamRole | None = None
         self._reply: Turn | None = None
         self._reply_in: Conversation = self.current
         self._buffer: list[chat.Delta] = []
@@ -466,7 +469,7 @@ class ChatViewModel(QObject):
         return None
 
 
-def _default_stream(parent: QObject) -> Any:
+def _default_stream(parent: QObject) -> ChatStreamRole:
     from draftwise.services.chat_client import ChatStream
 
     return ChatStream(parent=parent)

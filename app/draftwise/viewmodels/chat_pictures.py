@@ -9,6 +9,7 @@ anything is sent. Formats the engine does not decode itself are sent as PNG.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from draftwise.core import pictures as pics
 from draftwise.core.messages import Message
 from draftwise.viewmodels.i18n import tr_message
 from draftwise.viewmodels.launch import READY, LaunchViewModel
+from draftwise.viewmodels.roles import PropsProbeRole
 
 
 def read_picture(data: bytes, name: str) -> pics.Picture | Message:
@@ -48,14 +50,15 @@ def png_bytes(image: QImage) -> bytes:
 class PictureTray(QObject):
     changed = Signal()
 
-    def __init__(self, launch: LaunchViewModel, probe_factory: Any = None, parent: QObject | None = None) -> None:
+    def __init__(self, launch: LaunchViewModel, probe_factory: Callable[[QObject], PropsProbeRole] | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.launch = launch
         self.vision = False  # the running engine reported modalities.vision
         self.attached: list[pics.Picture] = []
         self.problem: Message | None = None
         self._probe_factory = probe_factory or _default_probe
-        self._probe: Any = None
+        self._probe: PropsProbeRole | None = None
         launch.state_changed.connect(self._on_launch_state)
 
     # ------------------------------------------------------------ attaching
@@ -122,14 +125,14 @@ class PictureTray(QObject):
             self.vision = False
             self.changed.emit()
 
-    def _on_props(self, obj: Any) -> None:
+    def _on_props(self, obj: Any) -> None:  # /props: the engine's JSON
         self.vision = self.launch.state == READY and pics.vision_of_props(obj)
         if not self.vision:
             self.attached = []
         self.changed.emit()
 
 
-def _default_probe(parent: QObject) -> Any:
+def _default_probe(parent: QObject) -> PropsProbeRole:
     from draftwise.services.chat_client import PropsProbe
 
     return PropsProbe(parent=parent)

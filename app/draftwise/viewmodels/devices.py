@@ -9,11 +9,11 @@ software device such as lavapipe; an explicit one does).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.machine import hardware
+from draftwise.core.settings import Settings
 from draftwise.viewmodels.i18n import tr
 
 
@@ -27,7 +27,7 @@ class DevicesViewModel(QObject):
     changed = Signal()  # the user changed the choice or the limit
     probed_changed = Signal()  # a new machine was probed (the choices may differ)
 
-    def __init__(self, settings: Any, parent: QObject | None = None) -> None:
+    def __init__(self, settings: Settings, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
         self.probed: hardware.Machine | None = None

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import measure, prepare, session
 from draftwise.core.launch.drafting import Watch
 from draftwise.core.readable import human_duration
-from draftwise.core.speculation.measured import MeasuredRecords, Measurement
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
 from draftwise.services.drafting import DraftingMonitor, Fetched, MeasureRunner
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import prefs_for
+from draftwise.viewmodels.roles import AppRole
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 class DraftingViewModel(QObject):
     changed = Signal()
 
-    def __init__(self, app: Any, parent: QObject | None = None) -> None:
+    def __init__(self, app: AppRole, parent: QObject | None = None) -> None:
         super().__init__(parent or app)
         self.app = app
         self.monitor = DraftingMonitor(app.runner, self)
@@ -49,7 +51,7 @@ class DraftingViewModel(QObject):
         self.fraction = 0.0
         self.result_text = ""
         self.error_text = ""
-        self._offered: set[Any] = set()
+        self._offered: set[Combination] = set()  # each offered "Measure speed?" once
         self._restore = False  # start the user's engine again once the measurement is done
         self._relaunch_after_replan = False
         self._pending_start = False  # waiting for the user's engine to stop
@@ -87,12 +89,12 @@ class DraftingViewModel(QObject):
         out = self.app.outcome
         engine = self.app.engine.selected
         return (not self.measuring and out is not None and out.decision is not None and bool(out.decision.argv)
-                and engine is not None and engine.kind == "llama.cpp" and self.app.machine is not None)
+                and engine is not None and engine.kind == EngineKind.LLAMA_CPP and self.app.machine is not None)
 
     # ---------------------------------------------------------------- live figures
     def _on_ready(self, _url: str) -> None:
         spec = self.app.launch.spec
-        if spec is None or spec.kind != "llama.cpp" or self.measuring:
+        if spec is None or spec.kind != EngineKind.LLAMA_CPP or self.measuring:
             return
         prepared = self._prepared()
         self.watch = measure.watch_for(prepared) if prepared is not None else Watch(
@@ -134,7 +136,7 @@ class DraftingViewModel(QObject):
 
     def turn_speculation_off(self) -> None:
         """The one click: speculation off for this model (a per-model setting; re-plans)."""
-        self.app.speculation.set_mtp("off")
+        self.app.speculation.set_mtp(MtpMode.OFF)
         self.can_turn_off = False
         self.warnings = [w for w in self.warnings if w]
         self.changed.emit()
@@ -267,7 +269,7 @@ class DraftingViewModel(QObject):
         out = self.app.outcome
         return out.prepared if out is not None else None
 
-    def _combination(self, decision) -> Any:
+    def _combination(self, decision: resolver.SpecDecision | None) -> Combination | None:
         app = self.app
         engine = app.engine.selected
         if decision is None or not decision.argv or app.model is None or app.machine is None or engine is None:

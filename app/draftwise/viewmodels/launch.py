@@ -9,7 +9,6 @@ The process itself belongs to `services.engine_process.EngineProcess`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
@@ -19,16 +18,17 @@ from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_duration
 from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.roles import EngineProcessRole
 
 IDLE, STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
     "idle", "starting", "loading", "ready", "stopping", "stopped", "failed",
 )
 RUNNING = frozenset({STARTING, LOADING, READY, STOPPING})
 
-EngineFactory = Callable[[LaunchSpec, QObject], Any]
+EngineFactory = Callable[[LaunchSpec, QObject], EngineProcessRole]
 
 
-def default_engine_factory(spec: LaunchSpec, parent: QObject) -> Any:
+def default_engine_factory(spec: LaunchSpec, parent: QObject) -> EngineProcessRole:
     from draftwise.core.launch.fixes import EngineFixes
     from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
@@ -58,7 +58,7 @@ class LaunchViewModel(QObject):
         self.factory = factory or default_engine_factory
         self.state = IDLE
         self.spec: LaunchSpec | None = None
-        self.process: Any = None
+        self.process: EngineProcessRole | None = None
         self.cause: crash.Cause | None = None
         self.fallback_reason: Text | None = None
         self.fallback_cause: crash.Cause | None = None  # why the first start failed (for "Details")
@@ -188,12 +188,12 @@ class LaunchViewModel(QObject):
     def _on_logs(self, lines: list[str]) -> None:
         self.log_lines.emit(list(lines))
 
-    def _on_ready(self, url: str = "", *args: Any) -> None:
+    def _on_ready(self, url: str = "", *args: object) -> None:
         self.ready_seconds = self._clock.elapsed() / 1000.0
         self._set_state(READY)
         self.became_ready.emit(self.api_url())
 
-    def _on_crashed(self, cause: Any) -> None:
+    def _on_crashed(self, cause: object) -> None:
         self._fail(cause if isinstance(cause, crash.Cause) else crash.Cause("unknown", str(cause), tr("Look at the log for details.")))
 
     def _fail(self, cause: crash.Cause) -> None:
@@ -204,7 +204,7 @@ class LaunchViewModel(QObject):
         if was != FAILED:
             self.ended.emit(FAILED)
 
-    def _on_fell_back(self, reason: Any, cause: Any = None) -> None:
+    def _on_fell_back(self, reason: Text, cause: object = None) -> None:
         self.fallback_reason = reason
         self.fallback_cause = cause if isinstance(cause, crash.Cause) else None
         if self.state not in (STARTING, LOADING):
@@ -213,7 +213,7 @@ class LaunchViewModel(QObject):
         self.changed.emit()
         self.fell_back.emit(self.fallback_reason)
 
-    def _on_climbed(self, reason: Any, concessions: Any) -> None:
+    def _on_climbed(self, reason: Text, concessions: object) -> None:
         self.ladder_reason = reason
         if isinstance(concessions, Concessions):
             self.lowered = concessions
@@ -241,7 +241,7 @@ class LaunchViewModel(QObject):
         self.stalled_seconds = float(seconds)
         self.changed.emit()
 
-    def _on_stopped(self, *args: Any) -> None:
+    def _on_stopped(self, *args: object) -> None:
         # The engine reports its exit twice (stage "stopped", then `stopped`): one end.
         if self.state in (FAILED, STOPPED):
             return

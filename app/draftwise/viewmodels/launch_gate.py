@@ -3,13 +3,12 @@ engine, the model still being read, its problems, the engine, extra arguments, t
 
 from __future__ import annotations
 
-from typing import Any
-
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import NO_FIT
+from draftwise.viewmodels.roles import AppRole
 
 
-def block_reason(app: Any) -> str | None:
+def block_reason(app: AppRole) -> str | None:
     """Why Launch is not possible now, in the window's words; None when it is."""
     if app.launch.running:
         running = app.running_model_path()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -22,6 +21,7 @@ from PySide6.QtCore import (
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import helpers
+from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.core.speculation import tags
@@ -151,7 +151,7 @@ class LibraryModel(QAbstractTableModel):
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation != Qt.Orientation.Horizontal:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -161,7 +161,7 @@ class LibraryModel(QAbstractTableModel):
             return tr(tip) if tip else None
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or index.row() >= len(self.rows):
             return None
         row = self.rows[index.row()]
@@ -219,7 +219,7 @@ class LibraryModel(QAbstractTableModel):
             return tr(FIT_WORDS[row.fit]) if row.fit else ""
         return ""
 
-    def _sort_value(self, row: LibraryRow, key: str) -> Any:
+    def _sort_value(self, row: LibraryRow, key: str) -> str | int:
         i = row.info
         if key == "name":
             return row.name.lower()
@@ -309,7 +309,7 @@ class LibraryViewModel(QObject):
         self.proxy.sort(COL["name"], Qt.SortOrder.AscendingOrder)
         self.folders: list[str] = []
         self.files: list[str] = []  # single files the user opened or dropped
-        self.machine: Any = None
+        self.machine: hardware.Machine | None = None
         self.search = ""
         self.last_scan_seconds: float | None = None
         self.scanner.batch_found.connect(self._on_batch)
@@ -364,7 +364,7 @@ class LibraryViewModel(QObject):
         self.proxy.setFilterFixedString(text)
         self.changed.emit()
 
-    def set_machine(self, machine: Any) -> None:
+    def set_machine(self, machine: hardware.Machine | None) -> None:
         """The machine is known: (re)compute every fit badge off the GUI thread."""
         self.machine = machine
         infos = [r.info for r in self.model.rows if r.info is not None]

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.planning import logparse, planner
@@ -83,7 +83,7 @@ class PlanView:
     max_context: int = 0
     estimate_only: bool = False
     warnings: tuple[Text, ...] = ()
-    raw: Any = field(default=None, compare=False, repr=False)  # the planner.Plan
+    raw: planner.Plan | None = field(default=None, compare=False, repr=False)  # what this view shows
 
     @property
     def total(self) -> int:
@@ -277,7 +277,7 @@ class PlanViewModel(QObject):
         """The "why" when nothing had to give: where it runs and what is left."""
         used = [d for d in r.devices if d.used > 0]
         spare = human_bytes(min((d.free for d in used), default=0))
-        gpus = [d for d in used if d.kind != "cpu"]
+        gpus = [d for d in used if d.kind != DeviceKind.CPU]
         if gpus and r.fit == FITS:
             text = tr("Everything runs on {0} with {1} to spare.").format(", ".join(d.name for d in gpus), spare)
         elif gpus:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from draftwise.core.kinds import MtpMode
 from draftwise.core.settings import ModelOverrides, Settings
 from draftwise.viewmodels.plan import PlanViewModel
 from draftwise.viewmodels.speculation import SpeculationViewModel
@@ -51,7 +52,7 @@ class ProfilesViewModel(QObject):
         args, _error = self._extra_args()
         return ModelOverrides(
             context=self.plan.context, kv_type=self.plan.kv_type,
-            mtp=self.speculation.mtp if self.speculation.mtp != "auto" else None,
+            mtp=self.speculation.mtp if self.speculation.mtp != MtpMode.AUTO else None,
             draft=self.speculation.draft.strip() or None, extra_args=list(args),
         )
 
@@ -69,7 +70,7 @@ class ProfilesViewModel(QObject):
 
     def load(self, o: ModelOverrides, max_context: int) -> None:
         """Show these settings (nothing is stored or re-planned)."""
-        self.speculation.load(o.mtp or "auto", o.draft or "")
+        self.speculation.load(o.mtp or MtpMode.AUTO, o.draft or "")
         self.plan.load(o.context, o.kv_type, max_context)
         self._set_extra_args_text(" ".join(shlex.quote(a) for a in o.extra_args))
 

@@ -14,15 +14,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import Backend, EngineKind, MtpMode
 from draftwise.core.launch import prepare, session
 from draftwise.core.launch.ladder import Concessions
+from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.readable import command_line
 from draftwise.core.speculation import resolver
@@ -40,14 +41,14 @@ log = logging.getLogger(__name__)
 class Inputs:
     generation: int
     model: gguf.ModelInfo
-    mtp: str
+    mtp: MtpMode
     draft: str
     extra_args: tuple[str, ...]
     engine: EngineChoice | None
     caps: EngineCaps
     context: int | None
     kv_type: str | None
-    machine: Any
+    machine: hardware.Machine
     port: int
     network: bool = False
 
@@ -114,7 +115,7 @@ def engine_of(inp: Inputs) -> session.Engine:
     engine = inp.engine
     if engine is None:
         return session.Engine(Path("llama-server"), inp.caps)
-    return session.Engine(Path(engine.binary), inp.caps, engine.backend or "cpu")
+    return session.Engine(Path(engine.binary), inp.caps, engine.backend or Backend.CPU)
 
 
 def request_of(inp: Inputs) -> prepare.Request:
@@ -123,7 +124,7 @@ def request_of(inp: Inputs) -> prepare.Request:
     draft = Path(inp.draft.strip()).expanduser() if inp.draft.strip() else None
     return prepare.Request(
         model=inp.model.path, mtp=inp.mtp, draft=draft,
-        backend=inp.engine.kind if inp.engine is not None else resolver.LLAMA_CPP,
+        backend=inp.engine.kind if inp.engine is not None else EngineKind.LLAMA_CPP,
         extra_args=tuple(inp.extra_args), prefs=prefs_for(inp.context, inp.kv_type),
         port=inp.port, network=inp.network,
     )

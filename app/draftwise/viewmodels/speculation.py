@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message, Text
 from draftwise.core.speculation import resolver
 from draftwise.viewmodels.i18n import N_, tr, tr_message
@@ -82,7 +83,7 @@ class SpeculationViewModel(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.mtp = "auto"
+        self.mtp = MtpMode.AUTO
         self.draft = ""
         self.check: DraftCheck | None = None
         self.decision: resolver.SpecDecision | None = None
@@ -99,9 +100,8 @@ class SpeculationViewModel(QObject):
             self.fell_back_in_this_run = on
             self.changed.emit()
 
-    def set_mtp(self, mode: str) -> None:
-        if mode not in ("auto", "off"):
-            raise ValueError(mode)
+    def set_mtp(self, mode: MtpMode | str) -> None:
+        mode = MtpMode(mode)  # ValueError for a word that is no mode
         if mode != self.mtp:
             self.mtp = mode
             self.pending = True
@@ -115,9 +115,9 @@ class SpeculationViewModel(QObject):
             self.changed.emit()
             self.inputs_changed.emit()
 
-    def load(self, mtp: str, draft: str) -> None:
+    def load(self, mtp: MtpMode | str, draft: str) -> None:
         """Set both from saved overrides without re-resolving twice."""
-        self.mtp = mtp if mtp in ("auto", "off") else "auto"
+        self.mtp = MtpMode(mtp) if mtp in tuple(MtpMode) else MtpMode.AUTO
         self.draft = draft
         self.check = self.decision = self.error = None
         self.changed.emit()
@@ -159,7 +159,7 @@ class SpeculationViewModel(QObject):
                 return tr_message(self.error.message)
         c = self.check
         if c is None or c.state == EMPTY:
-            if self.mtp == "off":
+            if self.mtp == MtpMode.OFF:
                 return ""
             return tr("Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.")
         if c.state == MISSING:

@@ -9,14 +9,15 @@ in the meantime, or when the chosen model cannot be launched (the launch card sa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
+from draftwise.viewmodels.roles import AppRole
+
 
 class ModelSwitch(QObject):
-    def __init__(self, app: Any) -> None:
-        super().__init__(app)
+    def __init__(self, app: AppRole) -> None:
+        super().__init__(app)  # the AppViewModel, a QObject, owns it
         self.app = app
         self.pending: Path | None = None  # the model to launch once the engine has exited
         self.exited = False  # the engine reported its exit (not just "stopping")

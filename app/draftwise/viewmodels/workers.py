@@ -15,21 +15,25 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
+from draftwise.core.kinds import EngineKind
 from draftwise.core.launch import crash, share
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
 from draftwise.core.settings import Settings
-from draftwise.core.speculation.resolver import LLAMA_CPP
 from draftwise.services.rpc_share import ShareProcess
 from draftwise.viewmodels.i18n import tr, tr_error, tr_message
+
+if TYPE_CHECKING:
+    from draftwise.viewmodels.engine import EngineChoice
+    from draftwise.viewmodels.launch import LaunchViewModel
 
 CHECKING, READY, FAILED = "checking", "ready", "failed"
 
@@ -74,14 +78,14 @@ class WorkersViewModel(QObject):
         self._probed_once = False
 
     @classmethod
-    def from_settings(cls, settings: Settings, engine: Callable[[], Any], parent: QObject | None = None,
+    def from_settings(cls, settings: Settings, engine: Callable[[], EngineChoice | None], parent: QObject | None = None,
                       ) -> WorkersViewModel:  # fmt: skip
         """The window's card: entries and share address from settings, written back on change;
         `engine()` is the chosen engine (its llama-server asks the workers)."""
 
         def binary() -> Path | None:
             e = engine()
-            return Path(e.binary) if e is not None and getattr(e, "kind", "") == LLAMA_CPP else None
+            return Path(e.binary) if e is not None and getattr(e, "kind", "") == EngineKind.LLAMA_CPP else None
 
         vm = cls(settings.workers, engine_binary=binary, parent=parent)
         vm.share_host, vm.share_port = settings.share_host, settings.share_port
@@ -100,7 +104,7 @@ class WorkersViewModel(QObject):
             self._probed_once = True
             self.probe_all()
 
-    def explain_crash(self, launch: Any) -> None:
+    def explain_crash(self, launch: LaunchViewModel) -> None:
         """After a launch ended: if a worker went away, name it in the failure and leave it
         out of the next plan (the window's offer to relaunch without it)."""
         cause = getattr(launch, "cause", None)

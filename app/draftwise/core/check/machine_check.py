@@ -17,6 +17,7 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.check import check_models
+from draftwise.core.kinds import Backend, MtpMode
 from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_bytes
 
@@ -79,7 +80,7 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
     yield CheckStep(msg("The engine that runs models"), "ok", _engine_words(engine.backend))
 
     try:
-        server = headless.serve(_launch(engine, model, mtp="off"))
+        server = headless.serve(_launch(engine, model, mtp=MtpMode.OFF))
     except (OSError, ValueError) as exc:  # PrepareError / LaunchError are ValueErrors
         yield CheckStep(msg("Starting a model"), "fail", str(exc))
         return
@@ -96,12 +97,12 @@ def run_check(prompt: str = "Hello", configured_engine: str | None = None) -> It
 
 
 def _engine_words(backend: str):
-    if backend == "cpu":
+    if backend == Backend.CPU:
         return msg("installed; it runs models on the processor")
     return msg("installed; it can use a graphics card ({backend})", backend=backend)
 
 
-def _launch(engine, model: Path, *, mtp: str, fixes=None):
+def _launch(engine, model: Path, *, mtp: MtpMode, fixes=None):
     """The launch the window would make for `model` on this engine (the one builder,
     core/launch/prepare.py), with a small context: the check proves the engine, not memory.
     `fixes`: the engine-fix record whose remembered fixes apply (as on every launch path)."""
@@ -148,7 +149,7 @@ def _exercise(server, engine, prompt: str) -> Iterator[CheckStep]:
     devices = sorted(set(_GPU_LINE.findall(server.log_text())))
     if devices:
         yield CheckStep(msg("Graphics card"), "ok", msg("used: {devices}", devices=", ".join(devices)))
-    elif engine.backend in ("cpu", "unknown"):
+    elif engine.backend in (Backend.CPU, Backend.UNKNOWN):
         yield CheckStep(msg("Graphics card"), "info",
                         msg("not used: this engine runs models on the processor"))
     else:
@@ -168,7 +169,7 @@ def _check_quantized(engine, prompt: str) -> Iterator[CheckStep]:
     title = msg("Quantized models")
     try:
         fixes = EngineFixes(machine=hardware.inventory(engine.binary))
-        spec = _launch(engine, write_check_model("q4_0"), mtp="off", fixes=fixes)
+        spec = _launch(engine, write_check_model("q4_0"), mtp=MtpMode.OFF, fixes=fixes)
     except (OSError, ValueError) as exc:
         yield CheckStep(title, "fail", str(exc))
         return
@@ -203,7 +204,7 @@ def _check_speculation(engine) -> Iterator[CheckStep]:
 
     try:
         path = write_check_model("mtp")
-        spec = _launch(engine, path, mtp="auto")
+        spec = _launch(engine, path, mtp=MtpMode.AUTO)
     except (OSError, ValueError) as exc:
         yield CheckStep(msg("Faster answers (speculation)"), "fail", msg("could not prepare the MTP test: {error}", error=str(exc)))
         return

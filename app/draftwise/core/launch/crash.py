@@ -17,6 +17,7 @@ import signal as _signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from draftwise.core.kinds import Switch
 from draftwise.core.messages import Message, Text, msg
 
 # Cause kinds.
@@ -378,7 +379,7 @@ def speculation_warning(line: str) -> Message | None:
 
 
 # ------------------------------------------------------------------ features that crash
-FA_OFF = ("-fa", "off")
+FA_OFF = ("-fa", Switch.OFF)
 NO_REPACK = ("-nr",)
 _FA_FLAGS = ("-fa", "--flash-attn")
 _NR_FLAGS = ("-nr", "--no-repack")
@@ -424,7 +425,7 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
     segfault = sig in (SIGSEGV, SIGABRT) or code == _WIN_ACCESS_VIOLATION
     illegal = sig == SIGILL or code == _WIN_ILLEGAL_INSTRUCTION
     on_gpu = any(_GPU_DEVICE_LINE.search(x) for x in lines)
-    if segfault and after_ready and on_gpu and not _has_flag(argv, _FA_FLAGS, "off"):
+    if segfault and after_ready and on_gpu and not _has_flag(argv, _FA_FLAGS, Switch.OFF):
         return FeatureFix(FA_OFF, msg(
             "The GPU driver crashed while answering with flash attention on; the engine starts again "
             "with flash attention off, and this model keeps it off on this device."))

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from draftwise.core.kinds import Backend
 from draftwise.core.messages import Message, msg
 
 # Lines the verdict reads (a cheap filter for the log reader).
@@ -26,8 +27,9 @@ _OFFLOADED = re.compile(r"offloaded (?P<n>\d+)/(?P<m>\d+) layers to GPU")
 _MODEL_BUF = re.compile(r"load_tensors:\s*(?P<buf>[\w.\-]+) model buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
 _FAILURES = ("ggml_vulkan: No devices found", "failed to initialize CUDA", "failed to initialize ROCm",
              "no CUDA-capable device", "no ROCm-capable device", "Invalid device index")
-_BACKEND_OF = {"Vulkan": "vulkan", "CUDA": "cuda", "ROCm": "rocm", "MTL": "metal", "HIP": "rocm"}
-_BACKEND_WORD = {"vulkan": "Vulkan", "cuda": "CUDA", "rocm": "ROCm", "metal": "Metal"}
+_BACKEND_OF = {"Vulkan": Backend.VULKAN, "CUDA": Backend.CUDA, "ROCm": Backend.ROCM, "MTL": Backend.METAL,
+               "HIP": Backend.ROCM}
+_BACKEND_WORD = {Backend.VULKAN: "Vulkan", Backend.CUDA: "CUDA", Backend.ROCM: "ROCm", Backend.METAL: "Metal"}
 
 USED, NOT_USED, CPU_ONLY = "used", "not-used", "cpu"
 
@@ -121,14 +123,14 @@ def check(build_backend: str, expected: Sequence[str], lines: Iterable[str]) -> 
         return Verdict(NOT_USED, msg(
             "GPU not used: the engine did not open {devices}; the model runs on the CPU.",
             devices=", ".join(missing or expected)), seen)
-    if build_backend in ("cpu", "unknown", ""):
+    if build_backend in (Backend.CPU, Backend.UNKNOWN, ""):
         return None
     if seen.devices and n > 0:
         names = ", ".join(f"{d} ({_short(desc)})" for d, desc in seen.devices.items() if d in on_gpu)
         return Verdict(USED, msg("{n} of {m} layers on {devices}.", n=n, m=m, devices=names), seen)
     word = _BACKEND_WORD.get(build_backend, build_backend)
     # The engine's own line, when it gave one, goes into the sentence.
-    if build_backend == "vulkan":
+    if build_backend == Backend.VULKAN:
         if seen.failure:
             return Verdict(CPU_ONLY, msg(
                 "This Vulkan engine runs on the CPU (the engine said \"{line}\"): it found no GPU it uses by "

@@ -33,6 +33,7 @@ from typing import Any
 
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
+from draftwise.core.kinds import EngineKind, Switch
 from draftwise.core.launch import crash, owned_args
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.prepare import Prepared, Request, prepare
@@ -313,7 +314,7 @@ class Ladder:
             if user.kv_type is not None:
                 return Halt(msg("The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache "
                                 "to Auto (or q8_0) to let Draftwise lower it.", kv=user.kv_type))
-            if ((model.architecture or "") in planner.KV_QUANT_AVOID or user.flash_attn == "off"
+            if ((model.architecture or "") in planner.KV_QUANT_AVOID or user.flash_attn == Switch.OFF
                     or LADDER_KV not in planner.kv_types_for(model)):
                 # This model, or -fa off (the user's, a remembered fix, or this launch's fix:
                 # with_fix), keeps an f16 cache: go on to the context.
@@ -360,7 +361,7 @@ def for_launch(
     """The ladder for a launch `spec` built from `prepared` (which has `start` applied):
     every rung is started with the same binary, port, key and GPUs. None for engines other
     than llama.cpp (they plan their own memory)."""
-    if request.backend != resolver.LLAMA_CPP or spec.kind != "llama.cpp":
+    if request.backend != resolver.LLAMA_CPP or spec.kind != EngineKind.LLAMA_CPP:
         return None
     gpus = machine.gpus
 

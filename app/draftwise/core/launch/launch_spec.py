@@ -21,6 +21,7 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message, Text, msg
@@ -80,16 +81,16 @@ def gpu_env(
     `chosen`: indexes the user picked (None: let Draftwise decide). `kernel_targets`: the
     ROCm gfx targets the build has kernels for, when known.
     """
-    if backend == "cuda":
+    if backend == Backend.CUDA:
         # Without PCI_BUS_ID, CUDA numbers the fastest GPU first and indexes stop matching
         # nvidia-smi (and our inventory).
         env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
         if chosen is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in chosen)
         return GpuEnv(env)
-    if backend == "rocm":
+    if backend == Backend.ROCM:
         return _rocm_env(gpus, chosen, kernel_targets, platform)
-    if backend == "vulkan":
+    if backend == Backend.VULKAN:
         visible, notes = _visible(gpus, chosen, lambda g: True)
         if not visible:
             # Nothing chosen (only software devices, which only a person picks): the engine's
@@ -106,7 +107,7 @@ def _visible(gpus, chosen, usable) -> tuple[list[Gpu] | None, tuple[Message, ...
     notes: list[Message] = []
     if chosen is not None:
         by_index = {g.index: g for g in gpus}
-        picked = [by_index.get(i, Gpu(i, "unknown", "")) for i in chosen]
+        picked = [by_index.get(i, Gpu(i, Backend.UNKNOWN, "")) for i in chosen]
         keep = [g for g in picked if usable(g)]
         for g in picked:
             if g not in keep:
@@ -261,7 +262,7 @@ def network_warning(port: int) -> Message:
 class LaunchSpec:
     """Everything needed to start one engine, and to restart it without speculation."""
 
-    kind: str  # llama.cpp | vllm | mlx
+    kind: EngineKind  # llama.cpp | vllm | mlx
     binary: Path  # the program started (for vllm/mlx: the Python interpreter)
     model_path: Path
     argv: tuple[str, ...]
@@ -273,7 +274,7 @@ class LaunchSpec:
     # Rebuilt from scratch without speculation (never cut from `argv`); None when the
     # decision may not be dropped (docs/rules.md, "Launch and the startup fallback").
     fallback_argv: tuple[str, ...] | None = None
-    backend: str = "cpu"  # the build's GPU backend: cpu | cuda | rocm | vulkan | metal
+    backend: Backend = Backend.CPU  # the build's GPU backend: cpu | cuda | rocm | vulkan | metal
     pinned_port: bool = False
     health_path: str = "/health"
     notes: tuple[Text, ...] = ()
@@ -380,7 +381,7 @@ def engine_env(
     engine_folder: Path,
     api_key: str,
     *,
-    backend: str = "cpu",
+    backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
     chosen_gpus: Sequence[int] | None = None,
     kernel_targets: Collection[str] | None = None,
@@ -414,7 +415,7 @@ def llamacpp_launch(
     fallback_plan_args: Sequence[str] | None = None,
     network: bool = False,
     api_key: str | None = None,
-    backend: str = "cpu",
+    backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
     chosen_gpus: Sequence[int] | None = None,
     kernel_targets: Collection[str] | None = None,
@@ -454,7 +455,7 @@ def llamacpp_launch(
             # Beside the warning, where the window's banner and the CLI show it.
             warnings.append(reach)
     return LaunchSpec(
-        kind="llama.cpp", binary=Path(binary), model_path=model.path if isinstance(model, gguf.ModelInfo) else Path(model),
+        kind=EngineKind.LLAMA_CPP, binary=Path(binary), model_path=model.path if isinstance(model, gguf.ModelInfo) else Path(model),
         argv=tuple(argv), env=env,
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),

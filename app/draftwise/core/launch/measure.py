@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, drafting, headless, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
@@ -198,7 +199,7 @@ def measure(
     binary: Path,
     machine: Machine,
     *,
-    backend: str = "cpu",
+    backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
     settings: Settings = Settings(),
     cancel: threading.Event | None = None,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from draftwise.core.address import DEFAULT_PORT, LOOPBACK
+from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch.launch_spec import (
     LaunchError,
     LaunchSpec,
@@ -26,7 +27,7 @@ PACKAGE = "mlx_lm"
 
 
 def find(pythons: Sequence[Path | str] | None = None) -> PythonEngine | None:
-    return find_python_package("mlx", PACKAGE, pythons)
+    return find_python_package(EngineKind.MLX, PACKAGE, pythons)
 
 
 def build_argv(python: Path | str, model: Path, *, port: int = DEFAULT_PORT,
@@ -53,9 +54,9 @@ def mlx_launch(
     if ctx:
         notes.append(msg("mlx-lm sizes its context itself; the context setting is not passed on."))
     return LaunchSpec(
-        kind="mlx", binary=Path(python), model_path=Path(model),
+        kind=EngineKind.MLX, binary=Path(python), model_path=Path(model),
         argv=tuple(build_argv(python, model, port=port, extra_args=extra_args)),
         # A key is still generated so every LaunchSpec looks alike; mlx-lm ignores it.
-        env={}, host=LOOPBACK, port=port, api_key=new_api_key(), spec=spec, backend="metal",
+        env={}, host=LOOPBACK, port=port, api_key=new_api_key(), spec=spec, backend=Backend.METAL,
         notes=tuple(notes),
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.errors import FieldError
+from draftwise.core.kinds import Switch
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import planner
 from draftwise.core.planning.memory import KV_TYPES
@@ -86,9 +87,9 @@ READ = frozenset({
 OWNED = READ | frozenset(REFUSED)
 
 # common/arg.cpp is_truthy / is_falsey / is_autoy, for -fa.
-_FA_WORDS = {"on": "on", "enabled": "on", "true": "on", "1": "on",
-             "off": "off", "disabled": "off", "false": "off", "0": "off",
-             "auto": "auto", "-1": "auto"}  # fmt: skip
+_FA_WORDS = {"on": Switch.ON, "enabled": Switch.ON, "true": Switch.ON, "1": Switch.ON,
+             "off": Switch.OFF, "disabled": Switch.OFF, "false": Switch.OFF, "0": Switch.OFF,
+             "auto": Switch.AUTO, "-1": Switch.AUTO}  # fmt: skip
 
 
 class OwnedArgError(FieldError):
@@ -198,7 +199,7 @@ def read(extra_args: Sequence[str], prefs: planner.PlanPrefs, *, n_ctx_train: in
         flag, v = val("--n-gpu-layers")
         if v == "all":
             changes["gpu_layers"] = planner.ALL_LAYERS
-        elif v != "auto":  # auto: the engine fits by itself, which is the planner's job here
+        elif v != Switch.AUTO:  # auto: the engine fits by itself, which is the planner's job here
             changes["gpu_layers"] = _int(flag, v, 0)
     if "--cpu-moe" in found:
         changes["n_cpu_moe"] = planner.ALL_LAYERS

@@ -19,6 +19,7 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, MtpMode
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
@@ -38,9 +39,9 @@ class Request:
     """Everything the user chose for one launch."""
 
     model: Path
-    mtp: str = resolver.MtpMode.AUTO
+    mtp: MtpMode = MtpMode.AUTO
     draft: Path | None = None
-    backend: str = resolver.LLAMA_CPP  # the engine kind: llama.cpp | vllm | mlx
+    backend: EngineKind = EngineKind.LLAMA_CPP  # the server program: llama.cpp | vllm | mlx
     extra_args: tuple[str, ...] = ()
     ngram_when_no_drafter: bool = False
     prefs: planner.PlanPrefs = field(default_factory=planner.PlanPrefs)
@@ -74,13 +75,13 @@ class Prepared:
         verdict checks and engine fixes are filed under. RPC workers' devices are not this
         computer's GPUs (their buffer lines name `RPC0[host:port]`)."""
         return tuple(d.device for d in self.plan.per_device
-                     if d.kind != "cpu" and d.layers and d.device and d.worker is None)
+                     if d.kind != DeviceKind.CPU and d.layers and d.device and d.worker is None)
 
     def launch(
         self,
         binary: Path | str,
         *,
-        engine_backend: str = "cpu",
+        engine_backend: str = Backend.CPU,
         gpus: Sequence[Gpu] = (),
         port: int | None = None,
         api_key: str | None = None,
@@ -100,11 +101,11 @@ class Prepared:
         port = request.port if port is None else port
         key = request.api_key if api_key is None else api_key
         binary = Path(binary)
-        if request.backend == "vllm":
+        if request.backend == EngineKind.VLLM:
             return vllm.vllm_launch(binary, self.model.path, self.spec, port=port, ctx=self.plan.ctx,
                                     extra_args=self.extra_args, network=request.network, api_key=key,
                                     gpus=gpus, kernel_targets=kernel_targets)
-        if request.backend == "mlx":
+        if request.backend == EngineKind.MLX:
             return mlx.mlx_launch(binary, self.model.path, self.spec, port=port, extra_args=self.extra_args,
                                   network=request.network)
         spec = launch_spec.llamacpp_launch(
@@ -275,7 +276,7 @@ def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: 
 def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measurement,
                        extra_args: tuple[str, ...]) -> resolver.SpecDecision:
     use = measured_mod.decide(
-        m, automatic=chosen.source in resolver.AUTO_SOURCES,
+        m, automatic=chosen.source in AUTO_SOURCES,
         user_args=tuple(engine_args.flag_name(t) for t in extra_args),
     )
     if not use.keep:

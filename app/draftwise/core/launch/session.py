@@ -23,6 +23,7 @@ from pathlib import Path
 
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import Backend
 from draftwise.core.launch import ladder as ladder_mod
 from draftwise.core.launch import prepare
 from draftwise.core.launch.fixes import EngineFixes
@@ -72,7 +73,7 @@ class Engine:
 
     binary: Path
     caps: EngineCaps
-    backend: str = "cpu"  # cpu, cuda, rocm, vulkan, metal
+    backend: Backend = Backend.CPU  # the build's: cpu, cuda, rocm, vulkan, metal
 
 
 @dataclass(frozen=True)

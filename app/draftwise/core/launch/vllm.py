@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftwise.core.address import ALL_INTERFACES, LOOPBACK
+from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch.launch_spec import (
     LaunchError,
     LaunchSpec,
@@ -46,7 +47,7 @@ _PROBE = (
 class PythonEngine:
     """A Python environment that can run a server module."""
 
-    kind: str  # vllm | mlx
+    kind: EngineKind  # vllm | mlx
     python: Path
     version: str
 
@@ -62,7 +63,7 @@ def default_pythons() -> list[Path]:
     return found
 
 
-def find_python_package(kind: str, package: str, pythons: Sequence[Path | str] | None = None,
+def find_python_package(kind: EngineKind, package: str, pythons: Sequence[Path | str] | None = None,
                         timeout: float = 20.0) -> PythonEngine | None:
     """The first interpreter that has `package` installed, with its version."""
     seen: set[Path] = set()
@@ -84,7 +85,7 @@ def find_python_package(kind: str, package: str, pythons: Sequence[Path | str] |
 
 
 def find(pythons: Sequence[Path | str] | None = None) -> PythonEngine | None:
-    return find_python_package("vllm", PACKAGE, pythons)
+    return find_python_package(EngineKind.VLLM, PACKAGE, pythons)
 
 
 def build_argv(python: Path | str, model: Path, *, host: str = LOOPBACK, port: int = 8000,
@@ -115,11 +116,11 @@ def vllm_launch(
         raise LaunchError("api_key", msg("An engine open to the network needs an API key."))
     key = api_key or new_api_key()
     host = ALL_INTERFACES if network else LOOPBACK
-    gpu = gpu_env("cuda", gpus, chosen=chosen_gpus, kernel_targets=kernel_targets)
+    gpu = gpu_env(Backend.CUDA, gpus, chosen=chosen_gpus, kernel_targets=kernel_targets)
     env = {**gpu.env, KEY_VARIABLE: key}
     return LaunchSpec(
-        kind="vllm", binary=Path(python), model_path=Path(model),
+        kind=EngineKind.VLLM, binary=Path(python), model_path=Path(model),
         argv=tuple(build_argv(python, model, host=host, port=port, ctx=ctx, extra_args=extra_args)),
-        env=env, host=host, port=port, api_key=key, spec=spec, backend="cuda",
+        env=env, host=host, port=port, api_key=key, spec=spec, backend=Backend.CUDA,
         notes=(*spec.notes, *gpu.notes), warnings=(network_warning(port),) if network else (),
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.engines import provision
+from draftwise.core.kinds import GPU_BACKENDS, Backend
 from draftwise.core.messages import Text, msg
 
 MiB = 1 << 20
@@ -38,9 +39,10 @@ ENGINE_PROBE_TIMEOUT = 20.0
 NO_ENGINE_GPU = "the engine sees no GPU (a CPU build, or no usable GPU driver)"
 CACHE_SECONDS = 5.0
 
-CUDA, ROCM, VULKAN, METAL, CPU = "cuda", "rocm", "vulkan", "metal", "cpu"
-RPC = "rpc"  # another computer's device, lent by its ggml-rpc-server (core/machine/workers.py)
-BACKENDS = (CUDA, ROCM, VULKAN, METAL)
+# The backend names are core/kinds.py's; these aliases keep this module's vocabulary short.
+CUDA, ROCM, VULKAN, METAL, CPU = Backend.CUDA, Backend.ROCM, Backend.VULKAN, Backend.METAL, Backend.CPU
+RPC = Backend.RPC  # another computer's device, lent by its ggml-rpc-server (core/machine/workers.py)
+BACKENDS = GPU_BACKENDS
 # Device name prefixes of `--list-devices` (ggml backend names) -> backend.
 _DEVICE_PREFIX = {"CUDA": CUDA, "ROCm": ROCM, "HIP": ROCM, "Vulkan": VULKAN, "MTL": METAL,
                   "Metal": METAL}  # fmt: skip
@@ -113,7 +115,7 @@ class DeviceLimit:
 @dataclass(frozen=True)
 class Gpu:
     index: int
-    backend: str  # cuda | rocm | vulkan | metal
+    backend: Backend  # cuda | rocm | vulkan | metal (rpc: a worker's)
     name: str
     uuid: str | None = None
     total_bytes: int = 0
@@ -212,9 +214,10 @@ class Machine:
         unified = bool(data.get("unified_memory", False))
         gpus = []
         for i, g in enumerate(data.get("gpus") or []):
-            backend = str(g.get("backend", CUDA)).lower()
-            if backend not in BACKENDS:
-                raise ValueError(f"GPU backend {backend!r} is not one of {', '.join(BACKENDS)}")
+            named = str(g.get("backend", CUDA)).lower()
+            if named not in BACKENDS:
+                raise ValueError(f"GPU backend {named!r} is not one of {', '.join(BACKENDS)}")
+            backend = Backend(named)
             total = size(g, "memory_gb", "total_bytes")
             if total <= 0:
                 raise ValueError(f"GPU {i} needs memory_gb (its memory in GB)")
@@ -321,7 +324,7 @@ def limits_from(stored: Mapping[str, Mapping[str, Any]]) -> dict[str, DeviceLimi
     return out
 
 
-def visible_for(machine: Machine, backend: str) -> list[int] | None:
+def visible_for(machine: Machine, backend: Backend | str) -> list[int] | None:
     """The physical indexes of `backend`'s GPUs a launch shows the engine, or None to
     leave its own choice alone."""
     if machine.visible is None:

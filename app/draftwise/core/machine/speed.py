@@ -50,6 +50,7 @@ from draftwise.core import paths, settings
 from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
+from draftwise.core.kinds import Backend
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,8 @@ GPU_BANDWIDTH: tuple[tuple[str, float], ...] = (
     (r"M\d (Ultra)", 800), (r"M\d Max", 400), (r"M\d Pro", 200),
 )  # fmt: skip
 # A card not in the table: a modest one of its kind.
-GPU_DEFAULT_BANDWIDTH = {"cuda": 300.0, "rocm": 300.0, "vulkan": 250.0, "metal": 100.0, "rpc": 0.0}
+GPU_DEFAULT_BANDWIDTH = {Backend.CUDA: 300.0, Backend.ROCM: 300.0, Backend.VULKAN: 250.0, Backend.METAL: 100.0,
+                         Backend.RPC: 0.0}
 GPU_MARGIN = GB // 2  # room a card keeps beside the weights (context, compute buffers)
 
 PROBE_BYTES = 256 << 20  # the engine probe's model: bigger than any processor cache
@@ -453,8 +455,8 @@ def gpu_bandwidth(gpu: Gpu) -> float:
 def _gpus(machine: Machine) -> list[Gpu]:
     """The cards the model would run on: discrete ones (software devices never), or Apple's
     GPU, which shares the fast unified memory."""
-    cards = [g for g in machine.automatic_gpus if not g.software and g.backend != "rpc"]
-    return [g for g in cards if not g.integrated or g.backend == "metal"]
+    cards = [g for g in machine.automatic_gpus if not g.software and g.backend != Backend.RPC]
+    return [g for g in cards if not g.integrated or g.backend == Backend.METAL]
 
 
 def estimate(work: Workload, machine: Machine, tp: Throughput) -> Estimate:

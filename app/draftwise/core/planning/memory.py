@@ -900,7 +900,7 @@ def target_context(
             rs[il] += state if il < shape.n_layer else 0
     if shape.kv_margin:
         kv = [int(x * (1 + shape.kv_margin)) for x in kv]
-    speculative = spec_type is not None and spec_type != "none"
+    speculative = spec_type is not None and spec_type != spec_types.NONE
     outs = min(n_outputs(c.n_seq, speculative, lengths.outputs(spec_type)), c.ubatch)
     compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
     compute = max(compute, indexer_phase(shape, c, trunk))

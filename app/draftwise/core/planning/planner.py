@@ -27,12 +27,13 @@ from draftwise.core import readable
 from draftwise.core.engines import args as engine_args
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import AUTO_SOURCES, DeviceKind, Switch
 from draftwise.core.machine.hardware import GB, METAL, VULKAN, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning.logparse import ActualMemory
 from draftwise.core.readable import human_ctx
-from draftwise.core.speculation.resolver import AUTO_SOURCES, SpecDecision
+from draftwise.core.speculation.resolver import SpecDecision
 
 MiB = mem.MiB
 
@@ -71,7 +72,7 @@ class PlanPrefs:
     projector: Path | None = None  # an mmproj file that will be loaded with the model
     # Engine settings the user gave as extra arguments (core/launch/owned_args.py): planned
     # with, and emitted once by `_args`. None: the planner (or the engine's default) decides.
-    flash_attn: str | None = None  # -fa on|off|auto
+    flash_attn: Switch | None = None  # -fa on|off|auto
     gpu_layers: int | None = None  # -ngl N (a number above the model's layers: all)
     n_cpu_moe: int | None = None  # --n-cpu-moe N (--cpu-moe: ALL_LAYERS)
     batch: int | None = None  # -b
@@ -94,7 +95,7 @@ class DeviceUse:
     """One device's share of the plan."""
 
     name: str  # "CUDA0 (RTX 4060)", "RAM", "MTL0 (Apple M3)", "RPC0 (192.168.1.20:50052)"
-    kind: str  # gpu | cpu | unified
+    kind: DeviceKind  # gpu | cpu | unified
     capacity: int  # usable bytes (free memory minus the margin)
     # The engine's name for this device's buffers ("CUDA0", "RPC0[host:port]", "CPU"): what
     # `compare_devices` matches the buffer lines with.
@@ -237,7 +238,7 @@ class _Drafter:
 @dataclass(frozen=True)
 class _Device:
     name: str
-    kind: str  # gpu | cpu | unified
+    kind: DeviceKind  # gpu | cpu | unified
     capacity: int
     share: float = 1.0  # layer split weight among GPUs (their free memory)
     margin: int = GPU_MARGIN  # what the engine's --fit leaves free here (--fit-target)
@@ -263,7 +264,7 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
     the host RAM, and notes. A unified-memory machine is one device holding everything."""
     margin_gpu = GPU_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
     margin_ram = RAM_MARGIN if prefs.margin_bytes is None else prefs.margin_bytes
-    ram = _Device("RAM", "cpu", max(machine.ram_available - margin_ram, 0), buffer="CPU")
+    ram = _Device("RAM", DeviceKind.CPU, max(machine.ram_available - margin_ram, 0), buffer="CPU")
     if prefs.cpu_only:
         return [], ram, []
     gpus: list[Gpu] = machine.automatic_gpus
@@ -274,14 +275,14 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
         name = g.label if g else "GPU (unified memory)"
         notes = [msg("Other computers are not used with unified memory: the model is planned for this computer "
                      "alone.")] if machine.workers else []
-        return [_Device(name, "unified", max(cap - margin_gpu, 0), buffer=(g.device or "") if g else "")], ram, notes
+        return [_Device(name, DeviceKind.UNIFIED, max(cap - margin_gpu, 0), buffer=(g.device or "") if g else "")], ram, notes
     devs: list[_Device] = []
     notes: list[Message] = []
     # The engine puts RPC devices first (llama.cpp `llama_model_load_from_file_impl`) and splits
     # the layers in proportion to every device's free memory, workers included.
     for g in machine.workers:
         if g.free_bytes > margin_gpu:
-            devs.append(_Device(g.label, "gpu", max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1),
+            devs.append(_Device(g.label, DeviceKind.GPU, max(g.free_bytes - margin_gpu, 0), max(g.free_bytes, 1),
                                 margin_gpu, g.engine_name, buffer=_buffer_name(g), worker=g.endpoint))
     for g in gpus:
         if g.limit is not None:
@@ -295,7 +296,7 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
                          if g.limit is None else
                          msg("{gpu} is left out: your limit leaves nothing of it to use.", gpu=g.label))
             continue
-        devs.append(_Device(g.label, "gpu", cap, max(g.free_bytes, 1), margin, g.engine_name,
+        devs.append(_Device(g.label, DeviceKind.GPU, cap, max(g.free_bytes, 1), margin, g.engine_name,
                             buffer=_buffer_name(g), max_weight=_max_weight(g)))
     return devs, ram, notes
 
@@ -342,13 +343,13 @@ def kv_types_for(model: gguf.ModelInfo) -> list[str]:
 
 def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
     valid = kv_types_for(model)
-    if prefs.flash_attn == "off":
+    if prefs.flash_attn == Switch.OFF:
         # llama_init_from_model refuses a quantized V cache with flash attention disabled.
         valid = [t for t in valid if t in _UNQUANTIZED_KV]
     if prefs.kv_type:
         if prefs.kv_type not in mem.KV_TYPES:
             raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(mem.KV_TYPES)})")
-        if prefs.flash_attn == "off" and prefs.kv_type not in _UNQUANTIZED_KV:
+        if prefs.flash_attn == Switch.OFF and prefs.kv_type not in _UNQUANTIZED_KV:
             raise FieldError("kv_type", msg(
                 "KV cache {kv} needs flash attention, and -fa off turns it off. "
                 "Remove -fa off or set the KV cache to Auto or f16.", kv=prefs.kv_type,
@@ -401,7 +402,7 @@ class _Planner:
         self.n_all = len(shape.layers)
         # MTP blocks are loaded only when the MTP head runs (TENSOR_SKIP otherwise).
         self.n_loaded = self.n_all if self.mtp else shape.n_layer
-        self.unified = bool(gpus) and gpus[0].kind == "unified"
+        self.unified = bool(gpus) and gpus[0].kind == DeviceKind.UNIFIED
         # This machine's own GPUs (index into self.gpus): a draft model stays on them.
         self.local = [i for i, d in enumerate(gpus) if d.worker is None]
         self.workers = [d.worker for d in gpus if d.worker is not None]
@@ -463,7 +464,7 @@ class _Planner:
         tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type, lengths=self.lengths)
         gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker, device=d.engine_name)
                     for d in self.gpus]
-        ram = DeviceUse(self.ram.name, "cpu", self.ram.capacity, buffer=self.ram.buffer, device="CPU")
+        ram = DeviceUse(self.ram.name, DeviceKind.CPU, self.ram.capacity, buffer=self.ram.buffer, device="CPU")
         if self.unified:
             ram = gpu_uses[0]  # one pool: "RAM" lines land in the same device
 
@@ -587,7 +588,7 @@ class _Planner:
 
     def gpus_fit(self, s: _Setup) -> bool:
         devices, _ = self.evaluate(s)
-        return all(d.fits for d in devices if d.kind != "cpu")
+        return all(d.fits for d in devices if d.kind != DeviceKind.CPU)
 
 
 # ------------------------------------------------------------------ engine arguments the plan reads
@@ -897,12 +898,12 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
         # The engine measures exactly and splits layers/experts itself; our margin is its
         # target. -c is set, so it will not touch the context.
         targets = ",".join(str(d.margin // MiB) for d in p.gpus)
-        args += ["--fit", "on", "--fit-target", targets]
+        args += ["--fit", Switch.ON, "--fit-target", targets]
     else:
         args += ["-ngl", "all" if r.ngl >= p.full_ngl else str(r.ngl)]
         if r.n_cpu_moe:
             args += ["--n-cpu-moe", str(r.n_cpu_moe)]
-        args += ["--fit", "off"]
+        args += ["--fit", Switch.OFF]
     if with_drafter and p.drafter is not None:
         if r.kv_type != "f16":
             args += ["--spec-draft-type-k", r.kv_type, "--spec-draft-type-v", r.kv_type]
@@ -937,7 +938,7 @@ def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
     saved prompts. Checkpoints come first (they spare re-reading a long prompt on each turn
     of a chat with a sliding-window or recurrent model); the prompt cache gets the rest."""
     devices, _b = p.evaluate(r)
-    pool = devices[0] if p.unified else next(d for d in devices if d.kind == "cpu")
+    pool = devices[0] if p.unified else next(d for d in devices if d.kind == DeviceKind.CPU)
     headroom = max(pool.capacity - pool.total - pool.host_cache, 0)
     shape = p.shape
     c = mem.cells(r.ctx, r.slots, shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
@@ -1088,7 +1089,7 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
     reasons += notes
     host = _host_cache(p, setup, prefs)
     if fits:
-        pool = devices[0] if p.unified else next(d for d in devices if d.kind == "cpu")
+        pool = devices[0] if p.unified else next(d for d in devices if d.kind == DeviceKind.CPU)
         pool.host_cache = host.checkpoints_total + host.prompt_cache
         b.checkpoints, b.prompt_cache = host.checkpoints_total, host.prompt_cache
         if host.reason is not None:
@@ -1191,7 +1192,7 @@ def compare_devices(p: Plan, actual: ActualMemory) -> list[dict[str, Any]]:
     held = actual.by_buffer_component()
     rows = []
     for d in p.per_device:
-        if d.kind == "cpu":
+        if d.kind == DeviceKind.CPU:
             keys = [b for b in held if b.startswith("CPU") or b.endswith("_Host")]
         else:
             keys = [b for b in held if b == d.buffer]
@@ -1214,7 +1215,7 @@ def compare_device_components(p: Plan, actual: ActualMemory) -> list[dict[str, A
     seen = actual.by_device()
     rows = []
     for d in p.per_device:
-        name = d.device or ("CPU" if d.kind == "cpu" else d.name)
+        name = d.device or ("CPU" if d.kind == DeviceKind.CPU else d.name)
         got = seen.get(name, {})
         for comp, planned in (("weights", d.weights), ("kv", d.kv)):
             real = got.get(comp, 0)

@@ -12,7 +12,6 @@ import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
@@ -27,36 +26,17 @@ from draftwise.core.engines.spec_types import (
 )
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
+from draftwise.core.kinds import EngineKind, MtpMode, SpecSource
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import pairing
 from draftwise.core.speculation.drafter_key import DrafterKey
 
-
-class Source(StrEnum):
-    """Where the decision came from. Only the auto sources may be dropped by the launcher's
-    startup fallback: what the user chose stays theirs."""
-
-    OFF = "off"
-    USER_ARGS = "user-args"
-    EXPLICIT = "explicit"
-    AUTO_MTP = "auto-mtp"
-    AUTO_COMPANION = "auto-companion"
-    AUTO_NGRAM = "auto-ngram"
-    NONE = "none"
-
-
-class MtpMode(StrEnum):
-    """The MTP setting: auto (Draftwise decides) or off."""
-
-    AUTO = "auto"
-    OFF = "off"
-
-
+# The names live in core/kinds.py; these aliases keep the resolver's vocabulary short.
+Source = SpecSource
 OFF, USER_ARGS, EXPLICIT = Source.OFF, Source.USER_ARGS, Source.EXPLICIT
 AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM, NONE = Source.AUTO_MTP, Source.AUTO_COMPANION, Source.AUTO_NGRAM, Source.NONE
-AUTO_SOURCES = frozenset({AUTO_MTP, AUTO_COMPANION, AUTO_NGRAM})
 
-LLAMA_CPP = "llama.cpp"
+LLAMA_CPP = EngineKind.LLAMA_CPP
 
 # Extra arguments that would re-specify what the model and draft fields own (rule 7).
 _MODEL_FLAGS = {"-m": "Model", "--model": "Model"}
@@ -77,9 +57,9 @@ class ResolveError(FieldError):
 class SpecOptions:
     """What the user asked for."""
 
-    mtp: str = MtpMode.AUTO
+    mtp: MtpMode = MtpMode.AUTO
     draft: Path | None = None
-    backend: str = LLAMA_CPP
+    backend: EngineKind = LLAMA_CPP
     extra_args: tuple[str, ...] = ()
     ngram_when_no_drafter: bool = False
     # Drafters the launcher saw crash this engine (keys from `drafter_key`): auto skips them.
@@ -90,7 +70,7 @@ class SpecOptions:
 class SpecDecision:
     spec_type: str | None
     draft: Path | None
-    source: str
+    source: SpecSource
     fallback_eligible: bool
     argv: tuple[str, ...]
     notes: tuple[Message, ...] = ()

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.engines import capabilities
+from draftwise.core.kinds import Backend, DeviceKind
 from draftwise.core.launch import headless, launch_spec, prepare
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Machine
@@ -157,7 +158,7 @@ def compare(spec: ModelSpec, plan: planner.Plan, actual: logparse.ActualMemory, 
 
     head = plan.bytes.embedded_head
     for d in plan.per_device:
-        dev = d.device or ("CPU" if d.kind == "cpu" else d.name)
+        dev = d.device or ("CPU" if d.kind == DeviceKind.CPU else d.name)
         got = seen.get(dev, {})
         weights = d.weights + (head if dev == _head_device(plan) else 0)
         checks = [("weights", weights, got.get("weights", 0), TOL_EXACT, FLOOR_EXACT),
@@ -200,7 +201,7 @@ def _buffer_of(line: str) -> str:
 
 def _head_device(plan: planner.Plan) -> str:
     """Where the engine keeps an embedded MTP head's block: the last block's device."""
-    gpus = [d for d in plan.per_device if d.kind != "cpu" and d.layers]
+    gpus = [d for d in plan.per_device if d.kind != DeviceKind.CPU and d.layers]
     if gpus and plan.gpu_layers >= plan.n_layers:
         return gpus[-1].device or gpus[-1].name
     return "CPU"
@@ -219,12 +220,12 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         raise ValueError(f"mode must be one of {MODES}")
     started = time.monotonic()
     work = work or Path(tempfile.mkdtemp(prefix="draftwise-judge-"))
-    backend = "cpu"
+    backend = Backend.CPU
     extra: tuple[str, ...] = ("--no-warmup",)
     if mode == VULKAN:
         if vulkan_engine is None:
             return Run(spec.name, mode, False, problem="no Vulkan engine")
-        binary, backend = vulkan_engine, "vulkan"
+        binary, backend = vulkan_engine, Backend.VULKAN
         machine = described_vulkan(binary)
         extra += ("-nr",)
     else:

@@ -470,3 +470,22 @@ def test_an_engine_fix_is_read_under_the_devices_it_was_written_under(ctx, tmp_p
     assert isinstance(fix.reason, Message) and "flash attention" in str(fix.reason)
     again = plan_launch(prepare.Request(model=model, mtp="off"), engine, machine, Records(fixes=store))
     assert again.fixes == crash.FA_OFF
+
+
+def test_an_english_reason_from_an_earlier_file_is_shown_in_japanese(qtbot, ctx, tmp_path):
+    """The window's edge (viewmodels/i18n.tr_message) translates a recognised reason with the
+    real catalog; an unrecognised one is shown as it is."""
+    from draftwise.viewmodels.i18n import LanguageManager, tr_message
+
+    files = _earlier_files(ctx, tmp_path)
+    reason = BrokenDrafters(files["broken"]).entries()[0].reason
+    unknown = EngineFixes(files["fixes"]).entries()[0].reason
+    lm = LanguageManager()
+    lm.apply("ja")
+    try:
+        assert lm.problem is None
+        shown = tr_message(reason)
+        assert shown != ENGLISH and "1" in shown and any("\u3040" <= ch <= "\u30ff" for ch in shown), shown
+        assert tr_message(unknown) == "Something no template of this version says."
+    finally:
+        lm.apply("en")

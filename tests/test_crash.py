@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from draftwise.core.identity import engine_build_key
 from draftwise.core.launch import crash, gpu_check, launch_flow
 from draftwise.core.launch.crash import ExitStatus, classify
 from draftwise.core.launch.launch_flow import (
@@ -32,7 +33,7 @@ from draftwise.core.launch.launch_flow import (
     Terminate,
 )
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.speculation.broken import BrokenDrafters, engine_identity
+from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.resolver import (
     AUTO_COMPANION,
     AUTO_MTP,
@@ -231,7 +232,7 @@ def test_drafter_is_recorded_when_the_start_without_it_works():
     flow.start(0.0)
     crashed = flow.exited(ExitStatus(1), 0.06)
     ready = flow.health(200, 0.5)
-    assert store.recorded == [(BIN, spec.drafter_key, str(crashed[0].cause.sentence))]
+    assert store.recorded == [(BIN, spec.drafter_key, crashed[0].cause.sentence)]
     assert _kinds(ready)[-1] is Notice and "left out from now on" in ready[-1].text
 
 
@@ -368,7 +369,7 @@ def test_record_is_per_engine_identity_and_survives_a_restart(tmp_path):
     assert len(store.entries()) == 1
     engine.write_bytes(b"v2 is a new build")  # size and mtime change: a new chance
     assert BrokenDrafters(store.path).broken_for(engine) == frozenset()
-    assert engine_identity(engine).startswith(str(engine.resolve()))
+    assert engine_build_key(engine).startswith(str(engine.resolve()))
     assert store.forget() == 1 and store.entries() == []
 
 
@@ -455,7 +456,7 @@ def test_drafter_crash_while_serving_relaunches_once_and_records_at_once():
     assert actions[-1] == Spawn(spec.fallback_argv, 1)
     assert "fam-draft.gguf made the engine stop while it was serving" in actions[0].reason
     assert actions[0].cause.kind == crash.DRAFTER_CRASH
-    assert store.recorded == [(BIN, spec.drafter_key, str(actions[0].cause.sentence))]
+    assert store.recorded == [(BIN, spec.drafter_key, actions[0].cause.sentence)]
     assert "left out from now on" in actions[1].text
     ready = flow.health(200, 401.0)
     assert _kinds(ready) == [StageChanged, Ready] and len(store.recorded) == 1  # not twice

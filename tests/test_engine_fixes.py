@@ -22,7 +22,7 @@ import pytest
 from draftwise.cli.main import main
 from draftwise.core.check import machine_check
 from draftwise.core.launch import crash, headless, launch_flow, launch_spec, prepare
-from draftwise.core.launch.fixes import EngineFixes, key, machine_key
+from draftwise.core.launch.fixes import EngineFixes, key, machine_wide_key
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 from draftwise.core.speculation.resolver import NO_SPECULATION
@@ -94,7 +94,7 @@ def test_an_amx_fault_is_remembered_for_the_machine_not_the_model(files):
     flow.spawned(1.8)
     flow.health(200, 2.5)  # ready without AMX: recorded
     [entry] = fixes.entries()
-    assert entry.key == machine_key(files["engine"], MACHINE) and entry.args == crash.NO_REPACK
+    assert entry.key == machine_wide_key(files["engine"], MACHINE) and entry.args == crash.NO_REPACK
     # Every model on this machine with this build starts with it, whatever GPUs the launch uses.
     with_gpu = replace(MACHINE, gpus=[Gpu(0, "vulkan", "llvmpipe", 2 * GB, 2 * GB, device="Vulkan0")])
     for machine in (MACHINE, with_gpu):
@@ -154,7 +154,7 @@ def test_the_machine_check_meets_the_fault_once_and_the_next_launch_starts_witho
     assert faults.faults(faulty) == 1
     machine = hardware.inventory(faulty)
     [entry] = EngineFixes().entries()
-    assert entry.key == machine_key(faulty, machine) and entry.args == crash.NO_REPACK
+    assert entry.key == machine_wide_key(faulty, machine) and entry.args == crash.NO_REPACK
     # A model the user never launched: its first launch starts with -nr and does not crash.
     model = _quantized(tmp_path, "first-launch")
     fixes = EngineFixes(machine=machine)
@@ -187,7 +187,7 @@ def test_measure_records_the_fix_and_crashes_at_most_once_per_machine(faulty, tm
     out = capsys.readouterr().out
     assert faults.faults(faulty) == 1, out  # the first arm's first start; the 3 starts after it have -nr
     [entry] = EngineFixes().entries()
-    assert entry.key == machine_key(faulty, hardware.inventory(faulty)) and entry.args == crash.NO_REPACK
+    assert entry.key == machine_wide_key(faulty, hardware.inventory(faulty)) and entry.args == crash.NO_REPACK
     # Another model, another measurement: the fix applies from the start.
     assert main([*argv[:1], str(_quantized(tmp_path, "second")), *argv[2:]]) == 0
     out = capsys.readouterr().out

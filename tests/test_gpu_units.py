@@ -212,7 +212,8 @@ def test_mapped_range_spans_the_holes():
 def _spec(tmp_path: Path, backend: str = "vulkan") -> LaunchSpec:
     return LaunchSpec(kind="llama.cpp", binary=tmp_path / "llama-server", model_path=tmp_path / "m.gguf",
                       argv=("llama-server", "-m", "m.gguf"), env={}, host="127.0.0.1", port=8080, api_key="k",
-                      spec=NO_SPEC, backend=backend, expected_devices=("Vulkan0",))  # fmt: skip
+                      spec=NO_SPEC, backend=backend, expected_devices=("Vulkan0",),
+                      fix_devices=("Vulkan0",))  # fmt: skip
 
 
 def test_gpu_crash_after_ready_relaunches_once_with_fa_off_and_is_remembered(tmp_path: Path):

@@ -306,7 +306,8 @@ def test_the_record_is_per_model_machine_and_engine(files, tmp_path):
     assert record.lookup(files["dense"], CPU_BOX, BINARY).empty
 
 
-@pytest.mark.parametrize("text", ["{not json", json.dumps({"version": 99, "entries": []}),
+# A newer version's file is not damage: it is left alone (tests/test_records.py).
+@pytest.mark.parametrize("text", ["{not json", json.dumps({"version": 1}),
                                   json.dumps({"version": 1, "entries": [{"model": "m", "machine": "x", "engine": "e",
                                                                          "concessions": {"rung": "nonsense"}}]})])
 def test_a_damaged_record_is_set_aside_and_reported(text):

@@ -118,9 +118,7 @@ def test_corrupt_record_is_set_aside_and_reported(tmp_path: Path):
     assert records.problem and "set aside" in records.problem
     assert not path.exists()
     assert len(list(tmp_path.glob(f"{m.FILE_NAME}.corrupt-*"))) == 1
-    # A file from another version is not guessed at either.
-    path.write_text(json.dumps({"version": 99, "entries": []}))
-    assert m.MeasuredRecords(path).entries() == []
+    # (A newer version's file is left alone instead: tests/test_records.py.)
     records.record(figure(1.1))
     assert m.MeasuredRecords(path).get(COMBO) is not None
 

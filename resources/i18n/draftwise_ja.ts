@@ -524,312 +524,317 @@
       <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="87" />
+      <location filename="../../app/draftwise/core/hub/helpers.py" line="38" />
+      <source>record of helper drafters</source>
+      <translation>ヘルパーのドラフターの記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="91" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="88" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="96" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="108" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="112" />
       <source>{sentence} {next_step}</source>
       <translation>{sentence}{next_step}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="223" />
       <source>The engine stopped while writing a reply: the model wrote token {id}, which the draft's vocabulary lacks.</source>
       <translation>応答の生成中にエンジンが止まりました: モデルがトークン {id} を出力しましたが、ドラフトモデルの語彙にはこのトークンがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="222" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="226" />
       <source>The engine stopped while writing a reply, inside its speculative decoding (the drafter).</source>
       <translation>応答の生成中に、投機的デコーディング（ドラフター）の処理の中でエンジンが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="224" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="228" />
       <source>Start without this drafter, or choose a draft model whose vocabulary covers the model's.</source>
       <translation>このドラフターなしで起動するか、モデルの語彙をすべて含むドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="233" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="237" />
       <source>The engine cannot start: the shared library {name} is missing.</source>
       <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="234" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="235" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="244" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="244" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="249" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="248" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="252" />
       <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
       <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
       <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
       <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="257" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="256" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
       <source>The engine could not load the draft model {name} because memory ran out.</source>
       <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
       <source>The engine could not load the draft model {name} ({detail}).</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="261" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="265" />
       <source>The engine could not load the draft model {name}.</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
       <source>Choose another draft model from the same family, or start without one.</source>
       <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="269" />
       <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
       <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
       <source>Download the model again, or a different quantization of it.</source>
       <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="269" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="273" />
       <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
       <source>The compressed KV cache does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
       <source>Set the KV cache back to Auto (or f16) and start again.</source>
       <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="282" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="286" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="282" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="286" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="284" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="288" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="285" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="289" />
       <source>The engine ran out of {where} while loading.</source>
       <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="286" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
       <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
       <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="294" />
       <source>A worker computer went away: the engine lost its connection to one of the other computers it was using.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンが使っていた他のコンピューターとの接続が切れました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="292" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
       <source>Start ggml-rpc-server there again, or launch without that computer.</source>
       <translation>そのコンピューターで ggml-rpc-server をもう一度起動するか、そのコンピューターなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="300" />
       <source>The worker {worker} did not answer when the engine started.</source>
       <translation>エンジンの起動時にワーカー {worker} が応答しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="301" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="305" />
       <source>The engine stopped on an internal check ({what}).</source>
       <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="302" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="306" />
       <source>The engine stopped on an internal check.</source>
       <translation>エンジンが内部チェックで停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="304" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="308" />
       <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
       <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="310" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="314" />
       <source>The engine could not load the model: {why}.</source>
       <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="311" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
       <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
       <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="317" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="321" />
       <source>The engine ended for an unknown reason.</source>
       <translation>エンジンが不明な理由で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="323" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="327" />
       <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
       <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="324" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
       <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
       <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="327" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="331" />
       <source>The engine cannot start: a library it needs is missing.</source>
       <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="330" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="334" />
       <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
       <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="336" />
       <source>If memory is short, use a smaller context or model; then start it again.</source>
       <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="338" />
       <source>The engine crashed (segmentation fault).</source>
       <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="335" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
       <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
       <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="343" />
       <source>The engine exited on its own.</source>
       <translation>エンジンが自分で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="340" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="344" />
       <source>Start it again; look at the log if it keeps exiting.</source>
       <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="342" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="346" />
       <source>Try without speculation or extra engine arguments; the log has the details.</source>
       <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="343" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="347" />
       <source>Try without extra engine arguments; the log has the details.</source>
       <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="344" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="348" />
       <source>The engine stopped unexpectedly ({status}): {last}.</source>
       <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="345" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="349" />
       <source>The engine stopped unexpectedly ({status}).</source>
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="352" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="356" />
       <source>The engine could not listen on {where}: another program uses it.</source>
       <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="354" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="358" />
       <source>Choose another port, or stop the program that uses it.</source>
       <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="359" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="363" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="361" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="365" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="367" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="371" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="428" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="432" />
       <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
       <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="432" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="436" />
       <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="443" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="447" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="445" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="449" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -852,6 +857,11 @@
       <location filename="../../app/draftwise/core/launch/drafting.py" line="177" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/fixes.py" line="96" />
+      <source>record of engine fixes</source>
+      <translation>エンジンの修正の記録</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/gpu_check.py" line="104" />
@@ -899,162 +909,152 @@
       <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="81" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="84" />
       <source>no automatic drafter</source>
       <translation>自動ドラフターなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="91" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="94" />
       <source>{n} layers on the GPU</source>
       <translation>GPU に {n} 層</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="98" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="101" />
       <source>the full settings</source>
       <translation>本来の設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="101" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="104" />
       <source>{first}, {rest}</source>
       <translation>{first}、{rest}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="185" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="188" />
       <source>the automatic drafter off</source>
       <translation>自動ドラフターをオフにした設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="187" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="190" />
       <source>a {kv} KV cache</source>
       <translation>{kv} の KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="189" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
       <source>a {ctx} context</source>
       <translation>{ctx} のコンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="195" />
       <source>the experts in RAM</source>
       <translation>エキスパートを RAM に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="196" />
       <source>{n} of {total} layers on the GPU</source>
       <translation>{total} 層中 {n} 層を GPU に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="194" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="197" />
       <source>the CPU only</source>
       <translation>CPU のみ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="232" />
       <source>The start with {change} failed for another reason, so Draftwise stopped lowering the settings; the cause is below.</source>
       <translation>{change}での起動はメモリ以外の理由で失敗したため、Draftwise は設定を下げるのをやめました。原因は下にあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="256" />
       <source>{cause} Starting it again with {change}.</source>
       <translation>{cause}{change}でもう一度起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="263" />
       <source>Draftwise has no lower setting to try for this model.</source>
       <translation>このモデルで試せる、より低い設定はありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="261" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="264" />
       <source>Draftwise has no lower setting left to try: it ran out of memory even with {change}.</source>
       <translation>試せる低い設定はもうありません: {change}でもメモリが足りませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="284" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="287" />
       <source>out of memory</source>
       <translation>メモリ不足</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="306" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="309" />
       <source>The engine ran out of memory with the drafter you chose. To let Draftwise lower the settings, clear the Draft model field (or remove --spec-type from the extra arguments), or choose a smaller drafter.</source>
       <translation>あなたが選んだドラフターでエンジンのメモリが足りなくなりました。Draftwise に設定を下げさせるには、ドラフトモデル欄を空にする（または追加引数から --spec-type を外す）か、より小さなドラフターを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="314" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="317" />
       <source>The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache to Auto (or q8_0) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {kv} の KV キャッシュでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、KV キャッシュを「自動」（または q8_0）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="324" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="327" />
       <source>The engine ran out of memory with the {ctx} context you chose. Set the context to Auto (or smaller) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {ctx} のコンテキストでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、コンテキストを「自動」（またはより小さく）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="335" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="338" />
       <source>The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). Remove them from the extra arguments to let Draftwise move layers to the CPU.</source>
       <translation>あなたが指定した GPU 層（-ngl / --n-cpu-moe）でエンジンのメモリが足りなくなりました。Draftwise に層を CPU へ移させるには、追加引数から外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="380" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="383" />
       <source>Starting with {given_up}, the settings that worked after this model ran out of memory last time (Try full settings again, or `draftwise launch --full`, goes back to the full settings).</source>
       <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="85" />
-      <source>Could not read the record of lowered settings {path}: {error}.</source>
-      <translation>下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="66" />
+      <source>record of lowered settings</source>
+      <translation>下げた設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="106" />
-      <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>
-      <translation>下げた設定の記録が壊れていました（{error}）。{name} として退避し、次の起動は本来の設定で始めます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="109" />
-      <source>The record of lowered settings {path} is damaged ({error}) and could not be moved: {move_error}.</source>
-      <translation>下げた設定の記録 {path} が壊れていて（{error}）、移動できませんでした: {move_error}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="153" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="125" />
       <source>Could not remember the lowered settings ({error}); the next launch will try the full settings first.</source>
       <translation>下げた設定を記録できませんでした（{error}）。次の起動はまず本来の設定で試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="155" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="127" />
       <source>The engine started with {given_up}; the next launch of this model starts there (Try full settings again undoes it).</source>
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="397" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="398" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="399" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="400" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="403" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="404" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="406" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="407" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="457" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="458" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="470" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="471" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="473" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="474" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1129,22 +1129,22 @@
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="330" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="333" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="341" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="374" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="377" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="432" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="436" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
@@ -1164,62 +1164,62 @@
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="248" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="249" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="251" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="252" />
       <source>with {what}</source>
       <translation>{what}あり</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="253" />
       <source>with {what}, draft length {n}</source>
       <translation>{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="266" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="285" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="286" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="291" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="292" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="305" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="306" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="309" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="310" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="330" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="331" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="332" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="333" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="365" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="366" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="368" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="369" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1234,12 +1234,12 @@
       <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/orphans.py" line="200" />
+      <location filename="../../app/draftwise/core/launch/orphans.py" line="197" />
       <source>Stopped an engine left running by an earlier Draftwise (pid {pid}, port {port}).</source>
       <translation>以前の Draftwise が動かしたまま残したエンジンを停止しました（pid {pid}、ポート {port}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/orphans.py" line="203" />
+      <location filename="../../app/draftwise/core/launch/orphans.py" line="200" />
       <source>An engine left running by an earlier Draftwise (pid {pid}) would not stop; end it in the task manager.</source>
       <translation>以前の Draftwise が残したエンジン（pid {pid}）が停止しません。タスクマネージャーで終了してください。</translation>
     </message>
@@ -1290,126 +1290,126 @@
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/owned_args.py" line="42" />
-      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
-      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
-      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
-      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="50" />
       <source>Draftwise keeps the draft model on this computer; remove {flag}.</source>
       <translation>Draftwise はドラフトモデルをこのコンピューターに置きます。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="52" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="44" />
       <source>Draftwise asks the other computers and plans for them itself: remove {flag} and list them under Other computers (draftwise launch --rpc host:port,...).</source>
       <translation>Draftwise は他のコンピューターに問い合わせて自分で計画します。{flag} を削除し、「他のコンピューター」に追加してください（draftwise launch --rpc host:port,...）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="56" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
       <source>Draftwise chooses the devices and plans for them; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が使うデバイスを選び、それに合わせて計画します。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="59" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="51" />
       <source>Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が GPU を選びます。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="54" />
       <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot in the Context field.</source>
       <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除して、スロットあたりのコンテキストをコンテキスト欄で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="75" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="60" />
+      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
+      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="64" />
+      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
+      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
       <source>Draftwise runs the models in your library, so the engine downloads nothing; remove {flag}, get the model with Get models… (draftwise get REPO) and choose it.</source>
       <translation>Draftwise はライブラリのモデルを動かすので、エンジンは何もダウンロードしません。{flag} を削除し、「モデルを入手…」（draftwise get REPO）でモデルを入手して選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="80" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="73" />
       <source>Draftwise plans the layer split across the GPUs it uses; to use one GPU, remove {flag} none and pick it in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise は使う GPU 間でレイヤーを分けて計画します。GPU を 1 つだけ使うには、{flag} none を削除してデバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="83" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="76" />
       <source>Draftwise plans the layer split and cannot plan {flag} row; remove it.</source>
       <translation>Draftwise はレイヤー単位の分割を計画するため、{flag} row は計画できません。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="84" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="77" />
       <source>Draftwise fits the model with the engine's --fit, which aborts with {flag} tensor (common/fit.cpp: not implemented for it); remove it.</source>
       <translation>Draftwise はエンジンの --fit でモデルを収めますが、{flag} tensor では --fit が中断します（common/fit.cpp: 未実装）。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="113" />
       <source>{flag} needs a whole number, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="122" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="115" />
       <source>{flag} must be at least {least}.</source>
       <translation>{flag} は {least} 以上にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="127" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
       <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
       <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="148" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="141" />
       <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
       <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="170" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="163" />
       <source>{flag} 0 means the model's trained context, which this file does not state; give the context as a number.</source>
       <translation>{flag} 0 はモデルの学習時のコンテキスト長を意味しますが、このファイルには記載がありません。コンテキストを数値で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="177" />
       <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
       <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="188" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="181" />
       <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
       <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="191" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
       <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
       <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="200" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="193" />
       <source>{flag} takes on, off or auto, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="209" />
       <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="225" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="218" />
       <source>{flag} takes none, layer, row or tensor, not '{value}'.</source>
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="144" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="146" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="151" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="153" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="271" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="270" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
@@ -1457,6 +1457,11 @@
       <location filename="../../app/draftwise/core/machine/hardware.py" line="705" />
       <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/speed.py" line="323" />
+      <source>record of this computer's speed</source>
+      <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
@@ -1559,254 +1564,269 @@
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="272" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="275" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="293" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="293" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="296" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="333" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="352" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="338" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="357" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="690" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="718" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="744" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="772" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="755" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="783" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="759" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="787" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="792" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="798" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="773" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="801" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="828" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="856" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="830" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="858" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="836" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="864" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="839" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="867" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="842" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="870" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="845" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="873" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="934" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="962" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="980" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1008" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1049" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1022" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1050" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1054" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1056" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1031" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1059" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1061" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1064" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1038" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1066" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1041" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1069" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1043" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1071" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1073" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1101" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1090" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1118" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1092" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1120" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1097" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1125" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1101" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1129" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="295" />
+      <location filename="../../app/draftwise/core/records.py" line="91" />
+      <source>Could not read the {what} {path}: {error}.</source>
+      <translation>{what} {path} を読み込めませんでした: {error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/records.py" line="103" />
+      <source>The {what} {path} was written by a newer Draftwise (version {found}; this one reads {known}): it is left as it is and not used. Update Draftwise to use it again.</source>
+      <translation>{what} {path} は新しい Draftwise で書かれています（バージョン {found}。このバージョンが読めるのは {known} まで）。ファイルはそのまま残し、使いません。また使うには Draftwise を更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/records.py" line="136" />
+      <source>The {what} {path} is damaged ({error}) and could not be moved: {move_error}.</source>
+      <translation>{what} {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/records.py" line="140" />
+      <source>The {what} was damaged ({error}); it was set aside as {name} and a new one is started.</source>
+      <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/settings.py" line="292" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="303" />
+      <location filename="../../app/draftwise/core/settings.py" line="300" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="312" />
+      <location filename="../../app/draftwise/core/settings.py" line="309" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="319" />
+      <location filename="../../app/draftwise/core/settings.py" line="316" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="322" />
+      <location filename="../../app/draftwise/core/settings.py" line="319" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="62" />
-      <source>Could not read the broken-drafter record {path}: {error}.</source>
-      <translation>動かなかったドラフターの記録 {path} を読み込めませんでした: {error}。</translation>
+      <location filename="../../app/draftwise/core/speculation/broken.py" line="59" />
+      <source>broken-drafter record</source>
+      <translation>動かなかったドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="79" />
-      <source>The broken-drafter record was damaged ({error}); it was set aside as {name} and a new one is started.</source>
-      <translation>動かなかったドラフターの記録が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/broken.py" line="82" />
-      <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
-      <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="130" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="134" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="171" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="176" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="176" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="181" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="179" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="184" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="181" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="186" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="216" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="221" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="239" />
+      <source>record of speed measurements</source>
+      <translation>速度測定の記録</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/pairing.py" line="174" />
@@ -4549,6 +4569,14 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">内蔵の MTP ヘッド（生成が速くなります）</translation>
     </message>
     <message>
+      <source>Could not read the broken-drafter record {path}: {error}.</source>
+      <translation type="vanished">動かなかったドラフターの記録 {path} を読み込めませんでした: {error}。</translation>
+    </message>
+    <message>
+      <source>Could not read the record of lowered settings {path}: {error}.</source>
+      <translation type="vanished">下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
+    </message>
+    <message>
       <source>Draftwise cannot start {0} yet; choose a llama.cpp engine.</source>
       <translation type="vanished">Draftwise はまだ {0} を起動できません。llama.cpp エンジンを選んでください。</translation>
     </message>
@@ -4663,12 +4691,28 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このモデルでは今後も使いません。</translation>
     </message>
     <message>
+      <source>The broken-drafter record was damaged ({error}); it was set aside as {name} and a new one is started.</source>
+      <translation type="vanished">動かなかったドラフターの記録が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
+    </message>
+    <message>
+      <source>The broken-drafter record {path} is damaged ({error}) and could not be moved: {move_error}.</source>
+      <translation type="vanished">動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
+    </message>
+    <message>
       <source>The context of {want} is above the {trained} this model was trained for; answers may degrade past that.</source>
       <translation type="vanished">コンテキスト {want} は、このモデルが学習した {trained} を超えています。それより長くなると回答の質が落ちることがあります。</translation>
     </message>
     <message>
       <source>The engine failed to start with {what} ({cause}); starting it again without speculation.</source>
       <translation type="vanished">{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
+    </message>
+    <message>
+      <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>
+      <translation type="vanished">下げた設定の記録が壊れていました（{error}）。{name} として退避し、次の起動は本来の設定で始めます。</translation>
+    </message>
+    <message>
+      <source>The record of lowered settings {path} is damaged ({error}) and could not be moved: {move_error}.</source>
+      <translation type="vanished">下げた設定の記録 {path} が壊れていて（{error}）、移動できませんでした: {move_error}。</translation>
     </message>
     <message>
       <source>This build of Draftwise cannot start engines ({0}).</source>

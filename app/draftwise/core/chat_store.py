@@ -1,6 +1,6 @@
 """Saved chats: one JSON file in the data folder, only when the user opts in.
 
-Written atomically like the settings (`settings.write_atomic`). A file that cannot be read
+Written atomically like the settings (`records.write_atomic`). A file that cannot be read
 is never overwritten: it is set aside as `chats.json.corrupt-<timestamp>` and the problem is
 said in words, so the user's old chats can still be recovered by hand.
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from draftwise.core import paths, settings
+from draftwise.core import paths, records
 from draftwise.core.chat import Conversation
 from draftwise.core.messages import Message, msg
 
@@ -60,7 +60,7 @@ def load(path: Path | None = None, *, now: float | None = None) -> Loaded:
         why = msg("it is not valid JSON (line {line}, column {column})", line=exc.lineno, column=exc.colno)
     if why is None:
         return Loaded(items)
-    aside = settings.set_aside(path, now)
+    aside = records.set_aside(path, now)
     if aside is None:
         return Loaded(problem=msg("Your saved chats could not be read: {why}. The file could not be moved aside; "
                                   "new chats are not saved over it.", why=why), save_blocked=True)
@@ -72,7 +72,7 @@ def save(conversations: Sequence[Conversation], path: Path | None = None) -> Pat
     """Raises OSError when the data folder cannot be written."""
     path = path or chats_path()
     data = {"version": VERSION, "conversations": [c.to_json() for c in conversations if c.turns]}
-    settings.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    records.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return path
 
 

@@ -1,7 +1,7 @@
 """The user's settings: one versioned JSON file in `paths.config_dir()`.
 
-Pure Python (no Qt). Written atomically (a temporary file in the same folder, flushed, then
-renamed over the old one), so a crash mid-write never leaves half a file. A file that cannot
+Pure Python (no Qt). Written atomically (`records.write_atomic`: a temporary file in the same
+folder, flushed, then renamed over the old one), so a crash mid-write never leaves half a file. A file that cannot
 be read as settings is never overwritten in place: it is set aside as
 `settings.json.corrupt-<timestamp>`, the defaults are used, and `LoadResult.problem` says so
 in words for the window to show. A field of the wrong type falls back to its default alone;
@@ -12,18 +12,16 @@ wipe what a newer one stored.
 from __future__ import annotations
 
 import json
-import logging
-import os
-import tempfile
-import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.address import DEFAULT_PORT, LOOPBACK, RPC_PORT
+from draftwise.core.identity import path_key
 from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message, msg
+from draftwise.core.records import move_aside, set_aside, write_atomic
 
 __all__ = [
     "FILE_NAME",
@@ -34,13 +32,12 @@ __all__ = [
     "Profile",
     "Settings",
     "load",
+    "move_aside",
     "save",
     "set_aside",
     "settings_path",
     "write_atomic",
 ]
-
-log = logging.getLogger(__name__)
 
 FILE_NAME = "settings.json"
 SCHEMA_VERSION = 1
@@ -150,11 +147,11 @@ class Settings:
     # ---------------------------------------------------------------- per model
     def overrides_for(self, model_path: str | Path) -> ModelOverrides:
         """The overrides for a model (a fresh empty one when there are none; not stored)."""
-        found = self.overrides.get(_key(model_path))
+        found = self.overrides.get(path_key(model_path))
         return ModelOverrides(**found.to_json()) if found else ModelOverrides()
 
     def set_overrides(self, model_path: str | Path, overrides: ModelOverrides) -> None:
-        key = _key(model_path)
+        key = path_key(model_path)
         if overrides.is_empty():
             self.overrides.pop(key, None)
         else:
@@ -328,29 +325,6 @@ def load(path: Path | None = None, *, now: float | None = None) -> LoadResult:
     )
 
 
-def move_aside(path: Path, now: float | None = None) -> Path:
-    """Move an unreadable file out of the way as `NAME.corrupt-<timestamp>` (a `-2`, `-3`…
-    suffix rather than overwrite an earlier one the user may want back). Raises OSError when
-    it cannot be moved. Every record in the data folder sets its damaged files aside so."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    path.replace(target)
-    return target
-
-
-def set_aside(path: Path, now: float | None = None) -> Path | None:
-    """`move_aside`, or None when the file could not be moved (logged)."""
-    try:
-        return move_aside(path, now)
-    except OSError as exc:
-        log.warning("could not set aside %s: %s", path, exc)
-        return None
-
-
 def save(settings: Settings, path: Path | None = None) -> Path:
     """Write atomically; raises OSError when the folder cannot be written."""
     path = path or settings_path()
@@ -358,33 +332,7 @@ def save(settings: Settings, path: Path | None = None) -> Path:
     return path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """A temporary file in the same folder, flushed, renamed over `path`: a crash mid-write
-    never leaves half a file. Raises OSError when the folder cannot be written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            log.debug("could not remove %s", tmp)
-        raise
-
-
 # ---------------------------------------------------------------- helpers
-def _key(model_path: str | Path) -> str:
-    try:
-        return str(Path(model_path).expanduser().resolve())
-    except OSError:
-        return str(model_path)
-
-
 def _limit(v: Any) -> dict[str, float] | None:
     """One device limit as stored: exactly one of keep_free_gb / max_gb, a positive number."""
     if not isinstance(v, dict):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from draftwise.core import identity
 from draftwise.core.engines import capabilities
 from draftwise.core.kinds import MtpMode
 from draftwise.core.launch import headless, launch_flow, launch_spec, prepare
@@ -59,7 +60,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
     machine = hardware.select(hardware.inventory(binary, max_age=0), devices, limits)
     caps = capabilities.capabilities(binary)
     fixes = fixes.for_machine(machine) if fixes is not None else None
-    remembered = fixes.args_for(binary, model, tuple(g.engine_name for g in machine.gpus) or machine.requested) \
+    remembered = fixes.args_for(binary, model, identity.launch_devices(machine.gpus, machine.requested)) \
         if fixes is not None else ()
     request = prepare.Request(model=model, mtp=MtpMode.OFF, extra_args=(*extra_args, *remembered),
                               prefs=prefs or planner.PlanPrefs(ctx=512))  # fmt: skip

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftwise.core import paths
+from draftwise.core import identity, paths, records
 from draftwise.core.engines import provision
 from draftwise.core.engines.spec_types import DRAFT_MTP
 from draftwise.core.engines.spec_types import PINNED as PINNED_SPEC_TYPES
@@ -110,9 +110,9 @@ def _cache_file() -> Path:
 
 def capabilities(binary: Path, timeout: float = 30.0) -> EngineCaps:
     """The binary's capabilities; raises OSError/ValueError when it cannot be asked."""
-    st = binary.stat()
+    binary.stat()  # a binary that is not there raises here, before the cache is read
     # The parser's version is part of the key: a better parser must not reuse old answers.
-    key = f"v{_PARSER_VERSION}|{binary.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    key = f"v{_PARSER_VERSION}|{identity.engine_build_key(binary)}"
     cache_path = _cache_file()
     cache: dict[str, dict] = {}
     try:
@@ -134,10 +134,7 @@ def capabilities(binary: Path, timeout: float = 30.0) -> EngineCaps:
         raise ValueError(f"{binary} --help printed no options; is it llama-server?")
     cache[key] = caps.to_json()
     try:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(cache), encoding="utf-8")
-        tmp.replace(cache_path)
+        records.write_atomic(cache_path, json.dumps(cache))
     except OSError as exc:
         # The cache only saves a process start; asking again next time is still correct.
         log.info("could not write the engine capability cache %s: %s", cache_path, exc)

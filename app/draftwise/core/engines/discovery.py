@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from draftwise.core import paths
+from draftwise.core import identity, paths
 from draftwise.core.engines import provision
 from draftwise.core.kinds import Backend, EngineKind, EngineSource
 from draftwise.core.messages import Text, msg
@@ -77,16 +77,16 @@ def guess_backend(folder: Path) -> Backend:
     return Backend.CPU if "ggml-cpu" in names or "ggml" in names else Backend.UNKNOWN
 
 
-_version_cache: dict[tuple[str, int, float], str] = {}
+_version_cache: dict[str, str] = {}  # by identity.engine_build_key
 
 
 def binary_version(binary: Path, timeout: float = 15.0) -> tuple[str, Text]:
-    """(version line, problem). Cached by path, size and mtime: the binary's identity."""
+    """(version line, problem). Cached by the engine build (path, size and mtime)."""
     try:
-        st = binary.stat()
+        binary.stat()
     except OSError as exc:
         return "", msg("{binary} cannot be read: {error}", binary=str(binary), error=exc.strerror or str(exc))
-    key = (str(binary), st.st_size, st.st_mtime)
+    key = identity.engine_build_key(binary)
     if key in _version_cache:
         return _version_cache[key], ""
     if not os.access(binary, os.X_OK):

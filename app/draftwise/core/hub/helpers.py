@@ -3,18 +3,21 @@
 The library labels such a file "helper", whatever its own header says (a small chat model
 such as Gemma 3 270M reads as "chat" on its own): it is there because Draftwise fetched it
 for a bigger model. One small record in the data folder, `helpers.json`:
-`{"version": 1, "helpers": {"<drafter path>": "<model path>"}}`. A damaged record is set
-aside and starts empty; a record that cannot be written costs only the label (the library
-still pairs the files by folder and family, core/speculation/tags.py).
+`{"version": 1, "helpers": {"<drafter path>": "<model path>"}}`, one `records.JsonRecord`
+(docs/records.md: a damaged record is set aside and starts empty, a newer one left alone); a
+record that cannot be written costs only the label (the library still pairs the files by
+folder and family, core/speculation/tags.py).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
+from typing import Any
 
-from draftwise.core import paths, settings
+from draftwise.core import paths
+from draftwise.core.messages import msg
+from draftwise.core.records import JsonRecord
 
 RECORD = "helpers.json"
 VERSION = 1
@@ -25,30 +28,26 @@ def record_path() -> Path:
     return paths.data_dir() / RECORD
 
 
+def _parse(helpers: Any, _version: int) -> dict[str, str]:
+    if not isinstance(helpers, dict):
+        raise ValueError("no helpers object")
+    return {str(k): str(v) for k, v in helpers.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def record_file(path: Path | None = None) -> JsonRecord[dict[str, str]]:
+    return JsonRecord(path or record_path(), msg("record of helper drafters"), VERSION, parse=_parse,
+                      dump=lambda helpers: helpers, empty=dict, container="helpers")
+
+
 def recorded(path: Path | None = None) -> dict[str, str]:
     """drafter path -> the model it was fetched for; {} when there is no readable record."""
-    path = path or record_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        settings.set_aside(path)
-        return {}
-    helpers = data.get("helpers") if isinstance(data, dict) else None
-    if not isinstance(helpers, dict):
-        settings.set_aside(path)
-        return {}
-    return {str(k): str(v) for k, v in helpers.items() if isinstance(k, str) and isinstance(v, str)}
+    return record_file(path).read()
 
 
 def remember(drafter: Path, model: Path, path: Path | None = None) -> bool:
     """Record that `drafter` was fetched as `model`'s helper; False when it could not be written."""
-    path = path or record_path()
-    helpers = recorded(path)
-    helpers[str(drafter)] = str(model)
     try:
-        settings.write_atomic(path, json.dumps({"version": VERSION, "helpers": helpers}, indent=2) + "\n")
+        record_file(path).update(lambda helpers: {**helpers, str(drafter): str(model)})
     except OSError as exc:
         log.warning("could not record %s as a helper: %s", drafter, exc)
         return False

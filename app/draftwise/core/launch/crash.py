@@ -18,7 +18,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from draftwise.core.kinds import Switch
-from draftwise.core.messages import Message, Text, msg
+from draftwise.core.messages import Message, Text, msg, stored_in_records
+
+# Crash causes and feature fixes were kept as English in the broken-drafter and engine-fix
+# records before they kept templates: recognised when read back (core/records.py).
+stored_in_records(__name__)
 
 # Cause kinds.
 MTP_CONTEXT = "mtp-context"

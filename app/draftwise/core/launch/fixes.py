@@ -14,42 +14,34 @@ once — for the scope the fault belongs to:
   (lavapipe segfaults on the first request of Gemma-like models).
 
 A record of a machine-wide fix written per model (before they were machine-wide) is still
-read for that model. A store that was not told the machine (`EngineFixes()`) files every fix
-per model, as before.
+read for that model, as is one filed under the earlier model key (path and size). A store
+that was not told the machine (`EngineFixes()`) files every fix per model, as before.
 
-Small JSON in paths.data_dir(), written atomically; a damaged file is set aside.
+The keys are core/identity.py's: `engine_build_key`, the model's `file_key`, the
+`device_key` of the launch's selected devices (`identity.launch_devices`: the session reads
+under them before the plan, and the launch writes under the same, `LaunchSpec.fix_devices`),
+and for machine-wide fixes `host_key`. `engine-fixes.json` in paths.data_dir(), one
+`records.JsonRecord` (docs/records.md); the reason is kept as a message beside its English.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from draftwise.core import paths
+from draftwise.core import identity, paths
 from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import crash
-from draftwise.core.launch.ladder_record import machine_identity
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.settings import move_aside, write_atomic
-from draftwise.core.speculation.broken import engine_identity
-
-log = logging.getLogger(__name__)
+from draftwise.core.messages import Message, Text, msg
+from draftwise.core.records import JsonRecord, sentence_from_json, sentence_to_json
 
 FILE_NAME = "engine-fixes.json"
 _ALIASES = {"-fa": ("--flash-attn",), "-nr": ("--no-repack",)}
 VERSION = 1
-
-
-def _model_identity(model: Path) -> str:
-    try:
-        st = model.stat()
-        return f"{model.resolve()}|{st.st_size}"
-    except OSError:
-        return str(model)
 
 
 # Faults of this computer's CPU, not of a model or a GPU driver: remembered machine-wide.
@@ -58,20 +50,42 @@ MACHINE_WIDE: frozenset[tuple[str, ...]] = frozenset({crash.NO_REPACK})
 
 def key(binary: Path, model: Path, devices: Sequence[str]) -> str:
     """A fix for one model on these devices with this engine build."""
-    return f"{engine_identity(binary)}#{_model_identity(model)}#{','.join(devices) or 'CPU'}"
+    return f"{identity.engine_build_key(binary)}#{identity.file_key(model)}#{identity.device_key(devices)}"
 
 
-def machine_key(binary: Path, machine: Machine) -> str:
+def _earlier_key(binary: Path, model: Path, devices: Sequence[str]) -> str:
+    """`key` as it was written before core/identity.py (the model by path and size)."""
+    return (f"{identity.engine_build_key(binary)}#{identity.legacy_fix_file_key(model)}"
+            f"#{identity.device_key(devices)}")
+
+
+def machine_wide_key(binary: Path, machine: Machine) -> str:
     """A fix for every model on this machine with this engine build (its CPU's fault)."""
-    return f"{engine_identity(binary)}#machine={machine_identity(replace(machine, gpus=[], workers=[]))}"
+    return f"{identity.engine_build_key(binary)}#machine={identity.host_key(machine)}"
 
 
 @dataclass(frozen=True)
 class Fix:
     key: str
     args: tuple[str, ...]
-    reason: str
+    reason: Text
     when: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "args": list(self.args), **sentence_to_json(self.reason), "when": self.when}
+
+    @classmethod
+    def from_json(cls, e: Any) -> Fix:
+        args = e["args"]
+        if not isinstance(args, list):
+            raise ValueError("a fix's arguments are not a list")
+        return cls(str(e["key"]), tuple(str(a) for a in args), sentence_from_json(e), str(e.get("when", "")))
+
+
+def _parse(entries: Any, _version: int) -> list[Fix]:
+    if not isinstance(entries, list):
+        raise ValueError("no entries list")
+    return [Fix.from_json(e) for e in entries]
 
 
 class EngineFixes:
@@ -79,34 +93,31 @@ class EngineFixes:
     fixes (without it every fix is filed per model)."""
 
     def __init__(self, path: Path | None = None, machine: Machine | None = None) -> None:
-        self.path = path or paths.data_dir() / FILE_NAME
+        self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("record of engine fixes"), VERSION,
+                                      parse=_parse, dump=lambda fs: [f.to_json() for f in fs], empty=list)
         self.machine = machine
-        self.problem: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.record_file.path
+
+    @property
+    def problem(self) -> Message | None:
+        """Set when the file could not be read, was set aside, or is a newer version's."""
+        return self.record_file.problem
 
     def for_machine(self, machine: Machine | None) -> EngineFixes:
         """The same record, told the machine (machine-wide fixes found and filed)."""
         return EngineFixes(self.path, machine)
 
     def entries(self) -> list[Fix]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            return [Fix(str(e["key"]), tuple(str(a) for a in e["args"]), str(e.get("reason", "")),
-                        str(e.get("when", ""))) for e in data["entries"]]
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            try:
-                move_aside(self.path)
-            except OSError:
-                log.warning("could not set aside %s", self.path)
-            self.problem = f"The record of engine fixes was damaged ({exc}); a new one is started."
-            return []
+        return self.record_file.read()
 
     def args_for(self, binary: Path, model: Path, devices: Sequence[str]) -> tuple[str, ...]:
         """The fixes for this model on these devices, and this machine's (each once)."""
-        keys = {key(binary, model, devices)}
+        keys = {key(binary, model, devices), _earlier_key(binary, model, devices)}
         if self.machine is not None:
-            keys.add(machine_key(binary, self.machine))
+            keys.add(machine_wide_key(binary, self.machine))
         found: list[tuple[str, ...]] = []
         for e in self.entries():
             if e.key in keys and e.args not in found:
@@ -129,20 +140,25 @@ class EngineFixes:
     def key_for(self, binary: Path, model: Path, devices: Sequence[str], args: Sequence[str]) -> str:
         """Where a fix of `args` is filed: machine-wide when it is the CPU's and the machine is known."""
         if tuple(args) in MACHINE_WIDE and self.machine is not None:
-            return machine_key(binary, self.machine)
+            return machine_wide_key(binary, self.machine)
         return key(binary, model, devices)
 
-    def record(self, binary: Path, model: Path, devices: Sequence[str], args: Sequence[str], reason: str) -> None:
+    def record(self, binary: Path, model: Path, devices: Sequence[str], args: Sequence[str], reason: Text) -> None:
+        """Remember `args` for the scope `key_for` gives (in place of the same fix filed under
+        this key or its earlier form). `devices`: the launch's `fix_devices`."""
         k = self.key_for(binary, model, devices, args)
-        entries = [e for e in self.entries() if not (e.key == k and e.args == tuple(args))]
-        entries.append(Fix(k, tuple(args), reason, time.strftime("%Y-%m-%dT%H:%M:%S")))
-        write_atomic(self.path, json.dumps(
-            {"version": VERSION, "entries": [{**e.__dict__, "args": list(e.args)} for e in entries]}, indent=1))
+        same = {k, _earlier_key(binary, model, devices)}
+        fix = Fix(k, tuple(args), reason, time.strftime("%Y-%m-%dT%H:%M:%S"))
+        self.record_file.update(lambda old: [*(e for e in old if not (e.key in same and e.args == fix.args)), fix])
 
     def forget(self) -> int:
-        n = len(self.entries())
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            return 0
-        return n
+        """Drop every fix; returns how many went."""
+        gone = 0
+
+        def change(old: list[Fix]) -> list[Fix] | None:
+            nonlocal gone
+            gone = len(old)
+            return [] if old else None
+
+        self.record_file.update(change)
+        return gone

@@ -39,13 +39,16 @@ from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.prepare import Prepared, Request, prepare
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.messages import Message, msg
+from draftwise.core.messages import Message, msg, stored_in_records
 from draftwise.core.planning import planner
 from draftwise.core.planning.memory import KV_TYPES
 from draftwise.core.readable import human_ctx
 from draftwise.core.speculation import resolver
 
 log = logging.getLogger(__name__)
+# The step a rung was reached by was kept as English in the ladder record before it kept
+# templates: recognised when read back (core/records.py).
+stored_in_records(__name__)
 
 DRAFTER_OFF, KV_Q8, CTX_HALF, FEWER_GPU, CPU_ONLY = (
     "drafter-off", "kv-q8_0", "context-half", "fewer-gpu-layers", "cpu-only")

@@ -36,6 +36,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.records import write_error
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,7 @@ class LaunchFlow:
         self._attempt_start = 0.0
         self._last_activity = 0.0
         self._stall_reported = False
-        self._blame: tuple[str | None, Text, str] | None = None  # the drafter a fallback suspects
+        self._blame: tuple[str | None, Text, Text] | None = None  # the drafter a fallback suspects
         self._stop_requested = False
         self._spec_warned = False
         self._blame_recorded = False
@@ -292,7 +293,7 @@ class LaunchFlow:
         if self._fix_pending:
             self._fix_pending = False
             actions += self._record_fix()
-        verdict = gpu_check.check(self.spec.backend, self.spec.expected_devices, self._gpu_lines)
+        verdict = gpu_check.check(self.spec.backend, self.spec.fix_devices, self._gpu_lines)
         self.gpu_verdict = verdict
         if verdict is not None:
             actions.append(GpuChecked(verdict))
@@ -411,7 +412,7 @@ class LaunchFlow:
         # fails too, the cause was something else (an argument, memory, a library). A crash
         # while serving inside the drafter's code is evidence enough by itself.
         self._fell_back = True
-        self._blame = (self.spec.drafter_key, what, str(cause.sentence))
+        self._blame = (self.spec.drafter_key, what, cause.sentence)
         if while_serving:
             actions += self._record_broken()
             self._blame = None
@@ -451,11 +452,11 @@ class LaunchFlow:
         if self.fixes is None or self.fix is None:
             return []
         try:
-            self.fixes.record(self.spec.binary, self.spec.model_path, self.spec.expected_devices,
-                              self.fix.args, str(self.fix.message))
+            self.fixes.record(self.spec.binary, self.spec.model_path, self.spec.fix_devices,
+                              self.fix.args, self.fix.message)
         except OSError as exc:
             return [self._notice(msg("Could not remember the engine fix ({error}); the next launch may "
-                                     "crash once more.", error=str(exc.strerror or exc)))]
+                                     "crash once more.", error=write_error(exc)))]
         return []
 
     def _record_broken(self) -> list[Action]:
@@ -469,7 +470,7 @@ class LaunchFlow:
         except OSError as exc:
             return [self._notice(msg(
                 "Could not remember the broken drafter ({error}); the next launch will try it again.",
-                error=exc.strerror or str(exc)), about_fallback=True)]
+                error=write_error(exc)), about_fallback=True)]
         return [self._notice(msg("The engine started without {what}, so it will be left out from now on.", what=what),
                              about_fallback=True)]
 

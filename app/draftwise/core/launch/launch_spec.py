@@ -282,6 +282,9 @@ class LaunchSpec:
     # Engine devices the plan put layers on, or the user asked for (`Vulkan0`): what the
     # GPU verdict checks the engine's own lines against.
     expected_devices: tuple[str, ...] = ()
+    # The devices a per-model engine fix found on this launch is filed under: the machine's
+    # selected GPUs (identity.launch_devices), as the launch session reads the fixes.
+    fix_devices: tuple[str, ...] = ()
 
     @property
     def fallback_eligible(self) -> bool:
@@ -422,6 +425,7 @@ def llamacpp_launch(
     pinned_port: bool = False,
     notes: Sequence[Text] = (),
     expected_devices: Sequence[str] = (),
+    fix_devices: Sequence[str] = (),
 ) -> LaunchSpec:
     """The llama-server launch for a resolved decision and (later) the planner's args.
 
@@ -459,5 +463,5 @@ def llamacpp_launch(
         argv=tuple(argv), env=env,
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
-        expected_devices=tuple(expected_devices),
+        expected_devices=tuple(expected_devices), fix_devices=tuple(fix_devices),
     )

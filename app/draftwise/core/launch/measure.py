@@ -239,7 +239,8 @@ def measure(
         plan = replace(prepared.plan, plan_args=tuple(plan_args), fallback_plan_args=tuple(plan_args))
         arm = replace(prepared, spec=decision, plan=plan, request=request,
                       extra_args=(*prepared.extra_args, *fixed))
-        launch = arm.launch(binary, engine_backend=backend, gpus=gpus, port=launch_spec.any_free_port())
+        launch = arm.launch(binary, engine_backend=backend, gpus=gpus, port=launch_spec.any_free_port(),
+                            requested=machine.requested)
         return replace(launch, fallback_argv=None)  # a drafter that fails is the result, not retried
 
     # One engine start per arm and round, the arms interleaved round by round: a machine

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from draftwise.core import paths
+from draftwise.core import paths, records
 from draftwise.core.messages import Message, msg
 
 log = logging.getLogger(__name__)
@@ -75,10 +75,7 @@ def register(pid: int, binary: Path, argv: Sequence[str], port: int) -> Path | N
                        os.getpid(), _create_time(os.getpid()))
     path = run_dir() / f"engine-{pid}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record.__dict__), encoding="utf-8")
-        tmp.replace(path)
+        records.write_atomic(path, json.dumps(record.__dict__))
     except OSError as exc:
         log.warning("could not write the engine run file %s: %s", path, exc)
         return None

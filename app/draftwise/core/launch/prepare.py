@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from draftwise.core import identity
 from draftwise.core.address import DEFAULT_PORT
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
@@ -27,7 +28,6 @@ from draftwise.core.messages import msg
 from draftwise.core.planning import memory, planner
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import resolver
-from draftwise.core.speculation.broken import engine_identity
 
 
 class PrepareError(FieldError):
@@ -72,8 +72,9 @@ class Prepared:
     @property
     def gpu_devices(self) -> tuple[str, ...]:
         """This computer's engine devices the plan puts layers on (`Vulkan0`): what the GPU
-        verdict checks and engine fixes are filed under. RPC workers' devices are not this
-        computer's GPUs (their buffer lines name `RPC0[host:port]`)."""
+        verdict checks. RPC workers' devices are not this computer's GPUs (their buffer lines
+        name `RPC0[host:port]`). Engine fixes are filed under the selected devices instead
+        (`LaunchSpec.fix_devices`), which are known before the plan that reads them."""
         return tuple(d.device for d in self.plan.per_device
                      if d.kind != DeviceKind.CPU and d.layers and d.device and d.worker is None)
 
@@ -115,6 +116,7 @@ class Prepared:
             network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
             kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
             chosen_gpus=chosen_gpus, expected_devices=self.gpu_devices or tuple(requested),
+            fix_devices=identity.launch_devices(gpus, requested),
         )
         # Settings outside the argv that still reach the engine (a system-wide config.ini):
         # said where `draftwise launch` and the window's banner show launch warnings.
@@ -235,19 +237,16 @@ def prepare(
     )
 
 
-def machine_identity(machine: Machine) -> str:
-    """What makes a speed measurement another computer's: memory, GPUs, OS."""
-    gpus = ",".join(f"{g.backend}:{g.name}:{g.total_bytes}" for g in machine.gpus)
-    return f"{machine.os}|{machine.ram_total}|{gpus}"
-
-
 def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,
                 machine: Machine) -> measured_mod.Combination:
-    """The (model, drafter, engine build, machine) a measurement of `spec` is valid for."""
+    """The (model, drafter, engine build, machine) a measurement of `spec` is valid for: the
+    one key `measure` records under and `launch`, `plan` and the window look up, given the
+    machine as selected (core/identity.py)."""
     drafter = str(spec.drafter_key or f"{spec.spec_type}|{spec.draft or ''}|{' '.join(spec.argv)}")
     return measured_mod.Combination(
-        model=measured_mod.file_identity(model_path), drafter=drafter,
-        engine=engine_identity(Path(engine)), machine=machine_identity(machine),
+        model=identity.file_key(model_path), drafter=drafter, engine=identity.engine_build_key(engine),
+        machine=identity.machine_key(machine),
+        earlier_machines=(identity.legacy_measurement_machine_key(machine),),
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from draftwise.core import identity
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend
@@ -161,9 +162,10 @@ def plan_launch(
 
 
 def devices_of(machine: hardware.Machine) -> tuple[str, ...]:
-    """The device names a per-model engine fix is filed under (the machine's selected GPUs,
-    or the ones asked for); a machine-wide one (the CPU's) is found without them."""
-    return tuple(g.engine_name for g in machine.gpus) or tuple(machine.requested)
+    """The device names a per-model engine fix is filed under (identity.launch_devices: the
+    machine's selected GPUs, or the ones asked for), the same that `PlannedLaunch.spec` gives
+    the launch to write a fix under; a machine-wide one (the CPU's) is found without them."""
+    return identity.launch_devices(machine.gpus, machine.requested)
 
 
 def _broken(records: Records, engine: Engine, request: prepare.Request) -> frozenset[str]:

@@ -46,12 +46,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from draftwise.core import paths, settings
+from draftwise.core import identity, paths
 from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
 from draftwise.core.kinds import Backend
 from draftwise.core.machine.hardware import GB, Gpu, Machine
+from draftwise.core.messages import msg
+from draftwise.core.records import JsonRecord
 
 log = logging.getLogger(__name__)
 
@@ -301,60 +303,36 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
 
 
 # ------------------------------------------------------------------ the record
-def machine_key() -> str:
-    """This processor and memory: what makes a measurement another computer's."""
-    info = Path("/proc/cpuinfo")  # Linux names the model there; elsewhere platform.processor()
-    text = info.read_text(encoding="utf-8", errors="replace") if info.is_file() else ""
-    m = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
-    cpu = m.group(1).strip() if m else platform.processor() or ""
-    try:
-        import psutil
-
-        ram = int(psutil.virtual_memory().total) // (1 << 20)
-    except (ImportError, OSError):
-        ram = 0
-    return f"{platform.system()}|{platform.machine()}|{cpu}|{os.cpu_count()}|{ram}"
-
-
-def engine_key(binary: Path | None) -> str:
-    if binary is None:
-        return "memory"
-    try:
-        st = binary.stat()
-        return f"{binary.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    except OSError:
-        return str(binary)
+def _key(binary: Path | None) -> str:
+    """This processor (identity.processor_key) and what measured it: the engine build, or the
+    memory scan."""
+    return f"{identity.processor_key()}#{identity.engine_build_key(binary) if binary is not None else 'memory'}"
 
 
 def record_path() -> Path:
     return paths.data_dir() / RECORD
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        settings.set_aside(path)
-        return {}
-    entries = data.get("entries") if isinstance(data, dict) and data.get("version") == RECORD_VERSION else None
+def _parse(entries: Any, _version: int) -> dict[str, Any]:
     if not isinstance(entries, dict):
-        settings.set_aside(path)
-        return {}
+        raise ValueError("no entries object")
     return entries
 
 
+def record_file(path: Path | None = None) -> JsonRecord[dict[str, Any]]:
+    """`speed-probe.json`, one records.JsonRecord (docs/records.md); an entry that does not
+    read as a Throughput is measured again, not a damaged file."""
+    return JsonRecord(path or record_path(), msg("record of this computer's speed"), RECORD_VERSION,
+                      parse=_parse, dump=lambda entries: entries, empty=dict)
+
+
 def recorded(binary: Path | None, path: Path | None = None) -> Throughput | None:
-    return Throughput.from_json(_load(path or record_path()).get(f"{machine_key()}#{engine_key(binary)}"))
+    return Throughput.from_json(record_file(path).read().get(_key(binary)))
 
 
 def remember(binary: Path | None, tp: Throughput, path: Path | None = None) -> None:
-    path = path or record_path()
-    entries = _load(path)
-    entries[f"{machine_key()}#{engine_key(binary)}"] = tp.to_json()
     try:
-        settings.write_atomic(path, json.dumps({"version": RECORD_VERSION, "entries": entries}, indent=2) + "\n")
+        record_file(path).update(lambda entries: {**entries, _key(binary): tp.to_json()})
     except OSError as exc:
         log.warning("could not keep the speed measurement: %s", exc)
 

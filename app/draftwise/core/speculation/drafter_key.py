@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftwise.core.identity import file_stamp
+
 _SEP = "|"
 
 
@@ -27,11 +29,8 @@ class DrafterKey:
 
     @classmethod
     def of_file(cls, path: Path, kind: str) -> DrafterKey:
-        try:
-            st = path.stat()
-            return cls(kind, str(path.resolve()), st.st_size, st.st_mtime_ns)
-        except OSError:
-            return cls(kind, str(path))
+        resolved, size, mtime_ns = file_stamp(path)
+        return cls(kind, resolved, size, mtime_ns)
 
     @classmethod
     def parse(cls, text: str) -> DrafterKey:

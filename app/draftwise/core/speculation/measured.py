@@ -11,13 +11,15 @@ the figure shown; otherwise the tuned draft length is passed. Without a measurem
 live figures still count: `cannot_pay()` says when the acceptance seen so far is too low
 for drafting to pay, from the break-even worked out in `break_even_acceptance()`.
 
-The file is versioned JSON in paths.data_dir(), written atomically; a corrupt one is set
-aside (renamed, never deleted) and reported through `problem`.
+The keys are core/identity.py's: the model's `file_key`, the resolver's drafter key, the
+`engine_build_key` and the `machine_key` of the machine as selected — the same in the window,
+`launch` and `measure` (a measurement filed under the earlier machine key is still found).
+`speculation-measured.json` in paths.data_dir(), one `records.JsonRecord` (docs/records.md:
+a damaged file set aside, a newer one left alone, atomic writes), problems through `problem`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -25,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
+from draftwise.core.identity import same_file
 from draftwise.core.messages import Message, msg
-from draftwise.core.settings import move_aside, write_atomic
+from draftwise.core.records import JsonRecord
 
 log = logging.getLogger(__name__)
 
@@ -70,27 +73,28 @@ def n_max_flag(spec_type: str | None) -> str | None:
     return _N_MAX_FLAGS.get(spec_type or "")
 
 
-def file_identity(path: Path | str) -> str:
-    """Path, size and mtime: what replacing or re-downloading the file changes."""
-    p = Path(path)
-    try:
-        st = p.stat()
-        return f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    except OSError:
-        return str(p)
-
-
 @dataclass(frozen=True)
 class Combination:
     """What a measurement is valid for."""
 
-    model: str  # file_identity of the model
+    model: str  # identity.file_key of the model
     drafter: str  # the resolver's drafter key (kind, path, size, mtime)
-    engine: str  # broken.engine_identity of the llama-server binary
-    machine: str  # hardware.machine_identity
+    engine: str  # identity.engine_build_key of the llama-server binary
+    machine: str  # identity.machine_key of the machine as selected
+    # The machine's key in an earlier form (identity.legacy_*): a stored measurement filed
+    # under one of these is this combination's too. Not stored, not compared.
+    earlier_machines: tuple[str, ...] = field(default=(), compare=False)
 
     def matches_model(self, model_path: Path | str) -> bool:
-        return self.model.split("|", 1)[0] == str(Path(model_path).resolve())
+        return same_file(self.model, model_path)
+
+    def covers(self, stored: Combination) -> bool:
+        """Whether a stored measurement's combination is this one (under any form of the machine key)."""
+        return ((stored.model, stored.drafter, stored.engine) == (self.model, self.drafter, self.engine)
+                and stored.machine in (self.machine, *self.earlier_machines))
+
+    def to_json(self) -> dict[str, str]:
+        return {"model": self.model, "drafter": self.drafter, "engine": self.engine, "machine": self.machine}
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ class Measurement:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["combination"] = self.combination.to_json()
         data["tried"] = [list(t) for t in self.tried]
         data["ratio"] = round(self.ratio, 4)  # for people reading the file; recomputed on load
         return data
@@ -143,7 +148,7 @@ class Measurement:
     def from_json(cls, data: Any) -> Measurement:
         if not isinstance(data, dict):
             raise ValueError("an entry is not an object")
-        combo = Combination(**{f.name: str(data["combination"][f.name]) for f in fields(Combination)})
+        combo = Combination(*(str(data["combination"][k]) for k in ("model", "drafter", "engine", "machine")))
         known = {f.name for f in fields(cls)} - {"combination", "tried"}
         kwargs = {k: data[k] for k in known if k in data}
         for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
@@ -221,62 +226,52 @@ def cannot_pay_warning(acceptance: float, break_even: float) -> Message:
 
 
 # ------------------------------------------------------------------ the record
-@dataclass
+def _parse(entries: Any, _version: int) -> list[Measurement]:
+    if not isinstance(entries, list):
+        raise ValueError("no entries list")
+    return [Measurement.from_json(e) for e in entries]
+
+
 class MeasuredRecords:
     """The persistent record. Cheap to create; reads the file on each question."""
 
-    path: Path = field(default_factory=lambda: paths.data_dir() / FILE_NAME)
-    problem: str | None = None  # set when a corrupt file was set aside
+    def __init__(self, path: Path | None = None) -> None:
+        self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("record of speed measurements"),
+                                      VERSION, parse=_parse, dump=lambda ms: [m.to_json() for m in ms], empty=list)
+
+    @property
+    def path(self) -> Path:
+        return self.record_file.path
+
+    @property
+    def problem(self) -> Message | None:
+        """Set when the file could not be read, was set aside, or is a newer version's."""
+        return self.record_file.problem
 
     def entries(self) -> list[Measurement]:
-        try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            self.problem = f"Could not read the speed measurements {self.path}: {exc.strerror or exc}."
-            log.warning("%s", self.problem)
-            return []
-        try:
-            data = json.loads(raw)
-            if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-                raise ValueError("no entries list")
-            if data.get("version") != VERSION:
-                raise ValueError(f"version {data.get('version')!r}, this Draftwise reads {VERSION}")
-            return [Measurement.from_json(e) for e in data["entries"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            self._set_aside(exc)
-            return []
+        return self.record_file.read()
 
     def get(self, combination: Combination) -> Measurement | None:
         for m in self.entries():
-            if m.combination == combination:
+            if combination.covers(m.combination):
                 return m
         return None
 
     def record(self, m: Measurement) -> None:
-        keep = [e for e in self.entries() if e.combination != m.combination]
-        self._write([*keep, m])
+        """Keep `m`, in place of an earlier measurement of its combination (under any key form)."""
+        self.record_file.update(lambda old: [*(e for e in old if not m.combination.covers(e.combination)), m])
 
     def forget(self, *, model: Path | str | None = None, combination: Combination | None = None) -> int:
         """Drop the records of one combination, of every combination of a model, or all."""
-        old = self.entries()
-        keep = [e for e in old if not (
-            (combination is None or e.combination == combination)
-            and (model is None or e.combination.matches_model(model)))]
-        if len(keep) != len(old):
-            self._write(keep)
-        return len(old) - len(keep)
+        gone = 0
 
-    def _set_aside(self, exc: Exception) -> None:
-        try:
-            aside = move_aside(self.path)
-            self.problem = (f"The speed measurements file was damaged ({exc}); it was set aside as {aside.name} "
-                            "and the models will be measured again.")
-        except OSError as move_exc:
-            self.problem = f"The speed measurements file {self.path} is damaged ({exc}) and could not be moved: {move_exc}."
-        log.warning("%s", self.problem)
+        def change(old: list[Measurement]) -> list[Measurement] | None:
+            nonlocal gone
+            keep = [e for e in old if not (
+                (combination is None or combination.covers(e.combination))
+                and (model is None or e.combination.matches_model(model)))]
+            gone = len(old) - len(keep)
+            return keep if gone else None
 
-    def _write(self, entries: list[Measurement]) -> None:
-        # Readers see the old file or the new one, never half of one.
-        write_atomic(self.path, json.dumps({"version": VERSION, "entries": [e.to_json() for e in entries]}, indent=1))
+        self.record_file.update(change)
+        return gone

@@ -413,12 +413,9 @@ def test_measure_launch_plan_and_the_window_use_one_machine_key(qtbot, laptop, m
     assert measured.n_max == 4
     capsys.readouterr()
 
-    args = dict(model=str(model), mtp="auto", draft=None, ngram=False, port=8181, ctx=None, kv=None,
-                network=False, device=None, engine=None, keep_free=None, use_at_most=None, rpc=None,
-                verbose=False, full=False, engine_args=[])
-    import argparse
-
-    _found, machine, planned = cli_launch.planned_launch(argparse.Namespace(**args))
+    # The real parser, so the test sees every option `launch` has.
+    args = cli_main.build_parser().parse_args(["launch", str(model), "--port", "8181"])
+    _found, machine, planned = cli_launch.planned_launch(args)
     assert identity.machine_key(machine) == measured.combination.machine
     assert planned.measurement == measured  # launch finds what measure recorded
     assert cli_main.main(["plan", str(model), "--json"]) == 0

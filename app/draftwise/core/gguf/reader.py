@@ -13,15 +13,23 @@ as many merges) are read through one reused 1 MiB window and stepped over in C b
 numeric arrays are skipped by arithmetic; the token list is hashed a window at a time. A
 Qwen-size header reads in ~16 ms, a few hundred times faster than gguf-py's GGUFReader
 (bench/gguf_inspect.py).
+
+One launch asks for the same headers several times (the resolver, the planner's shape and
+weight table, the draft's twice), so `read_header` keeps the last few it parsed, keyed by the
+file's path, size, mtime and inode: each file is parsed once per re-plan, and not again while
+it stays the same (`_HeaderCache`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import struct
-from collections import Counter
+import threading
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +48,7 @@ __all__ = [
     "Vocab",
     "VocabPlace",
     "model_info_json",
+    "clear_header_cache",
     "read_header",
     "read_header_bytes",
     "read_model",
@@ -489,13 +498,85 @@ def _open(path: Path) -> BinaryIO:
         ) from None
 
 
+class _HeaderCache:
+    """The headers parsed last, keyed by what changes when a file is written (path as given,
+    size, mtime, inode, device). Shared by every thread (re-plans and library scans run on a
+    pool), so guarded by a lock; the headers it hands out are shared too: callers read them,
+    never change them.
+
+    A file modified less than `RACY_NS` before it was parsed is not kept: written again in
+    place at the same size within the file system's timestamp step (a few ms on ext4, 2 s on
+    FAT), it would look unchanged (git's "racily clean" index entries, the same cure)."""
+
+    SIZE = 32  # headers kept: a folder's model and drafters, a few re-plans' worth
+    RACY_NS = 2_000_000_000
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[tuple[str, int, int, int, int], GGUFHeader] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(path: Path) -> tuple[str, int, int, int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None  # the read says why
+        return str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev
+
+    def get(self, key: tuple[str, int, int, int, int], keep_vocab: bool) -> GGUFHeader | None:
+        with self._lock:
+            header = self._entries.get(key)
+            if header is None or (keep_vocab and header.vocab is None and header.vocab_place is not None):
+                return None  # a read without the token list cannot answer one that needs it
+            self._entries.move_to_end(key)
+            return header
+
+    def put(self, key: tuple[str, int, int, int, int], header: GGUFHeader, parsed_at_ns: int) -> None:
+        if key[2] > parsed_at_ns - self.RACY_NS:
+            return
+        with self._lock:
+            old = self._entries.get(key)
+            if old is not None and old.vocab is not None and header.vocab is None:
+                return  # keep the read that holds the token list: it answers both kinds
+            self._entries[key] = header
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.SIZE:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_headers = _HeaderCache()
+
+
+def clear_header_cache() -> None:
+    """Forget the parsed headers (tests and benchmarks that time a first read)."""
+    _headers.clear()
+
+
 def read_header(path: str | Path, *, keep_vocab: bool = False) -> GGUFHeader:
     """Read a GGUF file's metadata and tensor table. Raises GGUFError, nothing else.
 
     `keep_vocab` also keeps the token list and types (`GGUFHeader.vocab`) from the same
-    read, for a draft whose vocabulary is compared with the model's.
+    read, for a draft whose vocabulary is compared with the model's. A file parsed before and
+    unchanged since is not parsed again (`_HeaderCache`); the header returned is shared.
     """
     path = Path(path)
+    key = _HeaderCache.key(path)
+    if key is not None:
+        cached = _headers.get(key, keep_vocab)
+        if cached is not None:
+            return cached
+    parsed_at = time.time_ns()
+    header = _read_header_file(path, keep_vocab)
+    if key is not None and _HeaderCache.key(path) == key:  # not written while it was read
+        _headers.put(key, header, parsed_at)
+    return header
+
+
+def _read_header_file(path: Path, keep_vocab: bool) -> GGUFHeader:
     f = _open(path)
     try:
         try:

@@ -891,7 +891,7 @@ def test_a_read_without_the_token_list_does_not_answer_one_that_needs_it(tmp_pat
 
 def test_a_file_written_a_moment_ago_is_parsed_every_time(tmp_path: Path, parses: list[str]) -> None:
     """Rewritten in place at the same size within one timestamp step, it would look the same:
-    the cache keeps only files older than RACY_NS."""
+    the cache keeps only files older than _FileCache.RACY_NS."""
     path = write_tiny_model(tmp_path / "m.gguf", TinyModel(name="tiny-before"))[0]
     st = path.stat()
     assert g.read_header(path).kv["general.name"] == "tiny-before"
@@ -906,9 +906,26 @@ def test_the_cache_keeps_a_bounded_number_of_headers(tmp_path: Path, parses: lis
     paths = [write_tiny_model(tmp_path / f"m{i}.gguf", TinyModel())[0] for i in range(3)]
     _age(*paths)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(g._HeaderCache, "SIZE", 2)
+        mp.setattr(g._headers, "size", 2)
         for p in paths:
             g.read_header(p)
         g.read_header(paths[2])
         g.read_header(paths[0])  # the oldest went out
     assert parses == ["m0.gguf", "m1.gguf", "m2.gguf", "m0.gguf"]
+
+
+def test_a_models_token_list_is_read_once_until_its_file_changes(tmp_path: Path, monkeypatch) -> None:
+    """Pairing reads the model's token list on every re-plan: an unchanged file's comes from
+    memory, a changed file's is read (and checked against its digest) again."""
+    g.clear_header_cache()
+    path = write_tiny_model(tmp_path / "m.gguf", TinyModel())[0]
+    _age(path)
+    info = g.read_model(path)
+    assert info.vocab is None
+    reads: list[str] = []
+    real = g._read_vocab_file
+    monkeypatch.setattr(g, "_read_vocab_file", lambda i, place: reads.append(i.path.name) or real(i, place))
+    first = g.read_vocab(info)
+    assert g.read_vocab(info) is first and reads == ["m.gguf"]
+    os.utime(path, ns=(2 * 10**18, 2 * 10**18))
+    assert g.read_vocab(info).tokens == first.tokens and reads == ["m.gguf", "m.gguf"]

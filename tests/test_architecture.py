@@ -1,4 +1,5 @@
-"""The layer rule (core -> services -> viewmodels -> ui, no Qt in core) is a contract."""
+"""The layer rule (core -> services -> viewmodels -> ui, no Qt in core) and the other import
+rules are import-linter contracts (pyproject.toml), each proved able to fail."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,10 +18,51 @@ def _lint_imports() -> list[str]:
     return [str(exe)] if exe.exists() else [shutil.which("lint-imports") or "lint-imports"]
 
 
+def _contracts() -> list[dict]:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)["tool"]["importlinter"]["contracts"]
+
+
+def _contract(name_start: str) -> dict:
+    found = [c for c in _contracts() if c["name"].startswith(name_start)]
+    assert len(found) == 1, f"one contract named {name_start!r}..., found {len(found)}"
+    return found[0]
+
+
 def test_import_contracts_hold():
+    """Every contract in pyproject.toml is checked and kept (counted from the config, so a
+    contract added or dropped cannot leave this test asserting an old number)."""
     out = subprocess.run(_lint_imports(), cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 6 kept, 0 broken" in out.stdout
+    n = len(_contracts())
+    assert n >= 7 and f"Contracts: {n} kept, 0 broken" in out.stdout
+    text = " ".join(out.stdout.split())  # lint-imports wraps long names
+    for contract in _contracts():
+        assert f"{contract['name']} KEPT" in text
+
+
+def _module_names(folder: Path, prefix: str) -> set[str]:
+    """The modules and packages directly in `folder`, as dotted names."""
+    out = {f"{prefix}.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__"}
+    return out | {f"{prefix}.{p.name}" for p in folder.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_core_top_level_modules_are_all_in_the_helper_contract():
+    """core/*.py (the shared helpers, the chat's data: chat, chat_store, pictures) sit below every
+    core subpackage; a new top-level module is held to that too."""
+    helpers = _contract("Core's top-level modules")
+    core = ROOT / "app" / "draftwise" / "core"
+    top = {f"draftwise.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
+    assert {"draftwise.core.chat", "draftwise.core.chat_store"} <= top
+    assert set(helpers["source_modules"]) == top
+    assert set(helpers["forbidden_modules"]) == _module_names(core, "draftwise.core") - top
+
+
+def test_every_app_package_is_kept_from_draftwise_testing():
+    contract = _contract("App code never imports draftwise.testing")
+    app = _module_names(ROOT / "app" / "draftwise", "draftwise") - {"draftwise.testing"}
+    assert set(contract["source_modules"]) == app
+    assert contract["forbidden_modules"] == ["draftwise.testing"]
 
 
 def _lint_copy_with(tmp_path: Path, rel: str, text: str) -> subprocess.CompletedProcess[str]:
@@ -46,6 +89,22 @@ def test_contract_catches_an_upward_import_inside_core(tmp_path):
                           "from draftwise.core.launch import crash  # noqa: F401\n")
     assert out.returncode != 0
     assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
+
+
+def test_contract_catches_app_code_importing_the_test_helpers(tmp_path):
+    """A view-model importing draftwise.testing (tiny models, the hub stand-in) breaks it."""
+    out = _lint_copy_with(tmp_path, "draftwise/viewmodels/_planted.py",
+                          "from draftwise.testing import tinymodels  # noqa: F401\n")
+    assert out.returncode != 0
+    assert "App code never imports draftwise.testing BROKEN" in out.stdout
+
+
+def test_contract_catches_the_chat_importing_a_core_subpackage(tmp_path):
+    out = _lint_copy_with(tmp_path, "draftwise/core/chat.py",
+                          (ROOT / "app/draftwise/core/chat.py").read_text(encoding="utf-8")
+                          + "\nfrom draftwise.core.launch import crash  # noqa: E402,F401\n")
+    assert out.returncode != 0
+    assert "Core's top-level modules (shared helpers, chat) import no core subpackage BROKEN" in out.stdout
 
 
 def test_contract_catches_the_selftest_importing_the_gui(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -30,9 +31,38 @@ def test_parse_help_reads_flags_types_and_removed_ones():
     assert not parse_help(HELP.replace("draft-mtp,", "")).runs_mtp("glm4moe")
 
 
+def test_capabilities_are_asked_once_then_known_until_the_binary_changes(tmp_path, monkeypatch):
+    """The binary's --help once; the same process then answers from memory, a new one from
+    the cache file; a rebuilt binary (another size or mtime) is asked again."""
+    import os
+    import subprocess
+
+    monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(capabilities, "_KNOWN", {})
+    binary = tmp_path / "llama-server"
+    binary.write_text("#!/bin/sh\n")
+    asked: list[Path] = []
+
+    def ask(path, *args, **kwargs):
+        asked.append(path)
+        return subprocess.CompletedProcess([str(path), *args], 0, HELP, "")
+
+    monkeypatch.setattr(provision, "ask_engine", ask)
+    reads: list[int] = []
+    real_read = capabilities._asked_or_cached
+    monkeypatch.setattr(capabilities, "_asked_or_cached", lambda *a: reads.append(1) or real_read(*a))
+    first = capabilities.capabilities(binary)
+    assert capabilities.capabilities(binary) is first and asked == [binary] and len(reads) == 1
+    monkeypatch.setattr(capabilities, "_KNOWN", {})  # another process: the cache file answers
+    assert capabilities.capabilities(binary) == first and asked == [binary] and len(reads) == 2
+    os.utime(binary, ns=(10**18, 10**18))  # rebuilt
+    assert capabilities.capabilities(binary) == first and asked == [binary, binary]
+
+
 @pytest.mark.engine
 def test_real_engine_capabilities_cover_the_pinned_facts(engine, tmp_path, monkeypatch):
     monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(capabilities, "_KNOWN", {})  # asked here, not known from an earlier test
     real = capabilities.capabilities(engine.binary)
     pinned = pinned_caps()
     assert set(pinned.spec_types) == set(real.spec_types)
@@ -40,6 +70,7 @@ def test_real_engine_capabilities_cover_the_pinned_facts(engine, tmp_path, monke
     assert {"--draft", "--draft-max", "--draft-min"} <= real.removed
     # A second ask comes from the cache file, not a new process.
     monkeypatch.setattr(provision, "ask_engine", lambda *a, **k: pytest.fail("asked twice"))
+    monkeypatch.setattr(capabilities, "_KNOWN", {})
     assert capabilities.capabilities(engine.binary) == real
 
 

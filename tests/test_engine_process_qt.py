@@ -182,6 +182,51 @@ def test_log_flood_arrives_in_bounded_batches(qtbot, tmp_path):
     assert _gone(pid)
 
 
+# A stand-in engine whose first /health answer is slow: it says the model is loaded while that
+# answer (503) is still on its way, as llama-server can when a poll meets the end of loading.
+SLOW_FIRST_ANSWER = r"""
+import http.server, sys, time
+port = int(sys.argv[1])
+asked = []
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        asked.append(self.path)
+        if len(asked) == 1:
+            print("srv  llama_server: model loaded", flush=True)
+            time.sleep(0.5)
+        self.send_response(503 if len(asked) == 1 else 200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Health)
+print(f"srv  llama_server: listening on http://127.0.0.1:{port}", flush=True)
+server.serve_forever()
+"""
+
+
+def test_ready_said_while_a_health_answer_is_on_its_way_is_asked_again_at_once(qtbot, tmp_path, monkeypatch):
+    """The engine's "model loaded" arrives while a /health request is in flight (its answer a
+    503): /health is asked again the moment that answer is in, not after the back-off. The
+    back-off is made a minute here, so waiting it out would miss the 10 s below."""
+    from draftwise.services import engine_process
+
+    monkeypatch.setattr(engine_process, "POLL_FIRST_MS", 60_000)
+    monkeypatch.setattr(engine_process, "POLL_MAX_MS", 60_000)
+    port = launch_spec.any_free_port()
+    spec = launch_spec.LaunchSpec(
+        kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none",
+        argv=(sys.executable, "-c", SLOW_FIRST_ANSWER, str(port)), env={}, host="127.0.0.1", port=port,
+        api_key="k", spec=SpecDecision(None, None, NONE, False, ()),
+    )
+    proc = EngineProcess(spec, record_run=False)
+    with qtbot.waitSignal(proc.ready, timeout=10_000):
+        proc.start()
+    assert proc.stage == "ready"
+    with qtbot.waitSignal(proc.stopped, timeout=10_000):
+        proc.stop()
+
+
 def test_shutdown_stops_synchronously(qtbot, tmp_path):
     decision = SpecDecision(None, None, NONE, False, ())
     argv = (sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)")

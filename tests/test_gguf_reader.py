@@ -838,3 +838,94 @@ def test_error_is_value_error() -> None:
         "/m.gguf: at byte 1234: string length 99999999 runs past the end of the file (size 5000). "
         "The file is damaged or not a GGUF model; download it again."
     )
+
+
+# --- the header cache -------------------------------------------------------------------------
+
+
+def _age(*paths: Path) -> None:
+    """Written long ago (the cache does not keep a file modified in the last moments)."""
+    for p in paths:
+        os.utime(p, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files really parsed (not answered from the cache), in order."""
+    g.clear_header_cache()
+    seen: list[str] = []
+    real = g._read_header_file
+
+    def counting(path: Path, keep_vocab: bool) -> g.GGUFHeader:
+        seen.append(path.name)
+        return real(path, keep_vocab)
+
+    monkeypatch.setattr(g, "_read_header_file", counting)
+    return seen
+
+
+def test_a_header_is_parsed_once_until_its_file_changes(tmp_path: Path, parses: list[str]) -> None:
+    path = write_tiny_model(tmp_path / "m.gguf", TinyModel())[0]
+    _age(path)
+    first = g.read_header(path)
+    assert g.read_header(path) is first and g.read_model(path).path == path
+    assert parses == ["m.gguf"]
+    os.utime(path, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))  # written again
+    assert g.read_header(path) is not first and parses == ["m.gguf", "m.gguf"]
+    # Another spelling of the path is another entry: a header names the path it was read as.
+    other = tmp_path / "." / "m.gguf"
+    assert g.read_header(other).path == other
+
+
+def test_a_read_without_the_token_list_does_not_answer_one_that_needs_it(tmp_path: Path,
+                                                                       parses: list[str]) -> None:
+    path = write_tiny_model(tmp_path / "m.gguf", TinyModel())[0]
+    _age(path)
+    assert g.read_header(path).vocab is None
+    with_vocab = g.read_header(path, keep_vocab=True)
+    assert with_vocab.vocab is not None and parses == ["m.gguf", "m.gguf"]
+    # ... while the one that holds it answers both.
+    assert g.read_header(path) is with_vocab and g.read_header(path, keep_vocab=True) is with_vocab
+    assert len(parses) == 2
+
+
+def test_a_file_written_a_moment_ago_is_parsed_every_time(tmp_path: Path, parses: list[str]) -> None:
+    """Rewritten in place at the same size within one timestamp step, it would look the same:
+    the cache keeps only files older than _FileCache.RACY_NS."""
+    path = write_tiny_model(tmp_path / "m.gguf", TinyModel(name="tiny-before"))[0]
+    st = path.stat()
+    assert g.read_header(path).kv["general.name"] == "tiny-before"
+    data = path.read_bytes()
+    with path.open("r+b") as f:  # the same inode and size, and (below) the same mtime
+        f.write(data.replace(b"tiny-before", b"tiny-after!", 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert g.read_header(path).kv["general.name"] == "tiny-after!" and len(parses) == 2
+
+
+def test_the_cache_keeps_a_bounded_number_of_headers(tmp_path: Path, parses: list[str]) -> None:
+    paths = [write_tiny_model(tmp_path / f"m{i}.gguf", TinyModel())[0] for i in range(3)]
+    _age(*paths)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(g._headers, "size", 2)
+        for p in paths:
+            g.read_header(p)
+        g.read_header(paths[2])
+        g.read_header(paths[0])  # the oldest went out
+    assert parses == ["m0.gguf", "m1.gguf", "m2.gguf", "m0.gguf"]
+
+
+def test_a_models_token_list_is_read_once_until_its_file_changes(tmp_path: Path, monkeypatch) -> None:
+    """Pairing reads the model's token list on every re-plan: an unchanged file's comes from
+    memory, a changed file's is read (and checked against its digest) again."""
+    g.clear_header_cache()
+    path = write_tiny_model(tmp_path / "m.gguf", TinyModel())[0]
+    _age(path)
+    info = g.read_model(path)
+    assert info.vocab is None
+    reads: list[str] = []
+    real = g._read_vocab_file
+    monkeypatch.setattr(g, "_read_vocab_file", lambda i, place: reads.append(i.path.name) or real(i, place))
+    first = g.read_vocab(info)
+    assert g.read_vocab(info) is first and reads == ["m.gguf"]
+    os.utime(path, ns=(2 * 10**18, 2 * 10**18))
+    assert g.read_vocab(info).tokens == first.tokens and reads == ["m.gguf", "m.gguf"]

@@ -1,6 +1,7 @@
-"""One launch path: request → plan → argv → environment, the same for the window and the CLI;
-planner-owned extra arguments planned or refused, never doubled; nothing outside the argv
-(LLAMA_ARG_* variables, a user config.ini) changes what the engine runs."""
+"""One launch path: request → plan → argv → environment; planner-owned extra arguments planned
+or refused, never doubled; nothing outside the argv (LLAMA_ARG_* variables, a user config.ini)
+changes what the engine runs. That every entry point runs the same request is
+tests/test_launch_session.py's."""
 
 from __future__ import annotations
 
@@ -229,41 +230,9 @@ def test_a_system_wide_config_file_is_named_in_the_plan(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ window == CLI
-def test_plan_json_prints_what_the_window_runs(tmp_path, monkeypatch):
-    """The same request through the window's re-plan and `draftwise plan --json`: the same argv
-    (the API key aside, which is in the environment) and the same environment variable names."""
-    from draftwise.core.engines import discovery
-    from draftwise.viewmodels.engine import EngineChoice
-    from draftwise.viewmodels.replan import Inputs, replan
-
-    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
-    model_path = write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", TinyModel())[0]
-    box = tmp_path / "box.json"
-    box.write_text(json.dumps({"ram_gb": 16, "gpus": []}), encoding="utf-8")
-    extra = ("--ctx-size=1024", "-ngl", "0", "--jinja", "--spec_draft_n_max", "3")
-
-    out = subprocess.run(
-        [sys.executable, "-m", "draftwise.cli.main", "plan", str(model_path), "--json", "--machine", str(box),
-         "--port", "8181", "--", *extra], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    cli = json.loads(out.stdout)
-
-    found = discovery.best_engine()
-    engine = None if found is None else EngineChoice(found.kind, found.binary, found.backend, found.version)
-    caps = capabilities.capabilities(found.binary) if found is not None else CAPS
-    from draftwise.core.gguf import reader as gguf
-
-    outcome = replan(Inputs(
-        generation=1, model=gguf.read_model(model_path), mtp="auto", draft="", extra_args=extra, engine=engine,
-        caps=caps, context=None, kv_type=None, machine=hardware.load_machine(box), port=8181,
-    ))
-    assert outcome.error is None and outcome.prepared is not None
-    assert list(outcome.argv) == cli["argv"] == cli["launch"]["argv"]
-    assert outcome.prepared.plan.ctx == cli["plan"]["ctx"] == 1024
-    # What the window's Launch really starts (AppViewModel.do_launch) over a populated data
-    # folder is compared with plan, launch and measure in tests/test_launch_session.py.
+# The same request through every entry point (the window's real Launch through
+# AppViewModel.do_launch, plan, launch, measure, the drafting service, the ladder, the self-test
+# and the machine check) over a populated data folder: tests/test_launch_session.py.
 
 
 # ------------------------------------------------------------------ the real engine

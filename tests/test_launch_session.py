@@ -1,7 +1,9 @@
 """Every entry point plans through the launch session (core/launch/session.py): the same
 request over a data folder that holds a remembered engine fix, a ladder rung, a broken
 drafter and a measurement gives the same argv and environment from `draftwise plan --json`,
-the launch CLI's preparation, measure's preparation and the window's real Launch."""
+`launch`, the window's real Launch (AppViewModel.do_launch) and the ladder it climbs, `measure`
+and the window's measurement (their arms, as measure.measure builds them), the self-test and
+the machine check (each with the records it honours)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,13 @@ import argparse
 import io
 import json
 from contextlib import redirect_stdout
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from draftwise.core.engines import capabilities
+from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import ladder
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions
@@ -83,19 +87,18 @@ def _env(spec) -> dict[str, str]:
     return {k: v for k, v in spec.env.items() if not k.endswith("API_KEY")}
 
 
-def _window(qtbot, model: Path, binary: Path):
+def _window_vm(qtbot, model: Path, binary: Path, made: list):
+    """The window's AppViewModel over `model`, re-planned; its engines are `made`'s (nothing starts)."""
     from draftwise.core.settings import LoadResult, Settings
     from draftwise.viewmodels.app import AppViewModel
     from draftwise.viewmodels.engine import EngineChoice
 
-    made = []
-
     class Captured:
         def __init__(self, spec, parent):
-            self.spec = spec
+            made.append((spec, parent.ladder))  # LaunchViewModel.start set the ladder it climbs
 
         def start(self):
-            made.append(self.spec)
+            pass
 
     vm = AppViewModel(LoadResult(Settings(port=8181), Path("/nonexistent/settings.json")), persist=False,
                       engine_factory=Captured)
@@ -104,27 +107,74 @@ def _window(qtbot, model: Path, binary: Path):
     with qtbot.waitSignal(vm.outcome_changed, timeout=20000):
         vm.open_model(model)
     qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
-    assert vm.do_launch(), vm.launch_error
-    return made[0], vm
+    return vm
 
 
-def test_every_entry_point_runs_the_same_launch(qtbot, populated):
+def _at_port(argv, port: str = "8181") -> list[str]:
+    """The argv with its --port value set to `port` (paths that pick a free port for each start)."""
+    out = list(argv)
+    out[out.index("--port") + 1] = port
+    return out
+
+
+def _with_n_max(argv: list[str], n: str | None) -> list[str]:
+    """`argv` with its draft length `n` (None: without the option)."""
+    i = argv.index("--spec-draft-n-max")
+    return argv[:i] + argv[i + 2:] if n is None else argv[:i + 1] + [n] + argv[i + 2:]
+
+
+class _Arms:
+    """Stands in for measure's engine starts: keeps each arm's LaunchSpec and draft length,
+    then stops the measurement as a cancel would (nothing is started)."""
+
+    def __init__(self, monkeypatch, arms: int = 2) -> None:
+        from draftwise.core.launch import drafting, measure
+
+        self.specs: list = []
+        self.n_max: list = []
+
+        def run_arm(spec, n_max, *_args, **_kwargs):
+            self.specs.append(spec)
+            self.n_max.append(n_max)
+            if len(self.specs) == arms:
+                raise measure.Cancelled()
+            return measure.Arm(n_max, 1.0, 1.0, (), drafting.Counters())
+
+        monkeypatch.setattr(measure, "_run_arm", run_arm)
+
+
+def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, tmp_path):
+    """One request, every entry point: `plan --json`, `launch`, the window's Launch (through
+    AppViewModel.do_launch), `measure` and the window's measurement (the drafting service),
+    the ladder's re-plan, the self-test and the machine check. Over a data folder holding a fix,
+    a rung, a broken drafter and a measurement, all but the last two run the same argv and
+    environment; measure only leaves the old measurement's draft length out (it measures the
+    drafter again), and the self-test and the machine check, which plan their own generated
+    models, honour no record (the self-test) or only the engine fixes (the machine check):
+    each equals `plan --json` over a data folder holding only what it honours."""
+    import os
+    import shutil
+
+    from draftwise import selftest
     from draftwise.cli import launch as cli_launch
     from draftwise.cli import main as cli_main
+    from draftwise.core import paths
+    from draftwise.core.check import machine_check
+    from draftwise.core.launch import fixes
 
     model, binary = populated["model"], populated["binary"]
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert cli_main.main(["plan", str(model), "--json", "--port", "8181"]) == 0
-    plan = json.loads(out.getvalue())
+    monkeypatch.setattr(capabilities, "capabilities", lambda b, *a, **k: CAPS)
 
+    def plan_json(*extra: str) -> dict:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert cli_main.main(["plan", str(model), "--json", "--port", "8181", *extra]) == 0
+        return json.loads(out.getvalue())
+
+    plan = plan_json()
     with redirect_stdout(io.StringIO()):
         run, _watch = cli_launch._prepare(_args("launch", model, "--port", "8181"))
-        _found, _machine, measured = cli_launch.planned_launch(_args("measure", model), ignore_measurements=True)
     launched = run.spec
-    window, vm = _window(qtbot, model, binary)
-    measure_spec = measured.spec(8181)
-
     argv = list(launched.argv)
     # Every record had its say: the fix, the rung, the broken drafter left out, the measured length.
     assert argv[argv.index("-fa") + 1] == "off"
@@ -132,13 +182,61 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated):
     assert "b-draft-F32.gguf" in " ".join(argv) and "a-draft-F32.gguf" not in " ".join(argv)
     assert argv[argv.index("--spec-draft-n-max") + 1] == "5"
 
-    assert plan["argv"] == plan["launch"]["argv"] == argv == list(window.argv) == list(vm.outcome.argv)
+    # plan and launch.
+    assert plan["argv"] == plan["launch"]["argv"] == argv
     assert {k: v for k, v in plan["launch"]["env"].items() if not k.endswith("API_KEY")} == _env(launched)
-    assert _env(launched) == _env(window) and sorted(launched.env) == sorted(window.env)
-    # measure measures the drafter again (no old measurement's say), all else the same.
-    i = argv.index("--spec-draft-n-max")
-    assert list(measure_spec.argv) == argv[:i] + argv[i + 2:]
-    assert _env(measure_spec) == _env(launched)
+
+    # The window: its Launch, and the ladder that Launch hands the engine.
+    made: list = []
+    vm = _window_vm(qtbot, model, binary, made)
+    assert vm.do_launch(), vm.launch_error
+    (window, climber), = made
+    assert list(window.argv) == list(vm.outcome.argv) == argv
+    assert _env(window) == _env(launched) and sorted(window.env) == sorted(launched.env)
+    # The ladder re-plans with the same records: the running rung again is the same launch, and
+    # a feature fix adds only itself (the rung, the fix, the drafter and its length stay).
+    assert climber is not None and climber.start.ctx == 2048
+    again = climber.with_fix(())
+    assert list(again.argv) == argv and again.env == window.env
+    fixed = list(climber.with_fix(("-nr",)).argv)
+    assert "-nr" in fixed and [a for a in fixed if a != "-nr"] == argv
+
+    # measure (the CLI) and the window's measurement (the drafting service): the arms are the
+    # launch without the old measurement's length, then with each length tried.
+    cli_arms = _Arms(monkeypatch)
+    with redirect_stdout(io.StringIO()):
+        assert cli_main.main(["measure", str(model), "--n-max", "3"]) == 130  # cancelled after two arms
+    window_arms = _Arms(monkeypatch)
+    measuring = _window_vm(qtbot, model, binary, [])  # a window whose engine is not running
+    measuring.drafting.settings = replace(measuring.drafting.settings, n_max_values=(3,))
+    assert measuring.drafting.measure_speed()
+    qtbot.waitUntil(lambda: not measuring.drafting.measuring, timeout=20000)
+    for arms in (cli_arms, window_arms):
+        assert arms.n_max == [None, 3]
+        baseline, drafting = (_at_port(a.argv) for a in arms.specs)
+        assert drafting == _with_n_max(argv, "3")
+        assert "--spec-type" not in baseline and baseline[baseline.index("-c") + 1] == "2048" and "-fa" in baseline
+        assert all(_env(a) == _env(launched) for a in arms.specs)
+
+    # The self-test: the session without the user's records, as `plan` over an empty data folder.
+    selftest_spec, _words = selftest._plan(gguf.read_model(model), _Found(binary))
+    data = paths.data_dir()
+    empty, only_fixes = tmp_path / "empty-data", tmp_path / "fixes-data"
+    only_fixes.mkdir()
+    shutil.copy2(data / fixes.FILE_NAME, only_fixes / fixes.FILE_NAME)
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(empty))
+    fresh = plan_json()
+    assert _at_port(selftest_spec.argv) == fresh["argv"] and "a-draft-F32.gguf" in " ".join(fresh["argv"])
+    assert "-fa" not in fresh["argv"] and fresh["argv"] != argv
+    # The machine check: only the engine fixes (and its small context), as `plan --ctx 512` over
+    # a data folder holding only them.
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(data))
+    check_spec = machine_check._launch(_Found(binary), model, mtp="auto", fixes=fixes.EngineFixes())
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(only_fixes))
+    fixes_only = plan_json("--ctx", str(machine_check.CHECK_CONTEXT))
+    assert _at_port(check_spec.argv) == fixes_only["argv"]
+    assert fixes_only["argv"][fixes_only["argv"].index("-fa") + 1] == "off"
+    assert os.environ["DRAFTWISE_DATA_DIR"] == str(only_fixes)
 
 
 # ------------------------------------------------------------------ measurements decide

@@ -139,19 +139,38 @@ def test_explicit_draft(target, tmp_path):
 
 
 def test_explicit_draft_errors(target, tmp_path):
+    """The one draft check: each bad draft gets its state and sentence, and resolve raises that
+    verdict (the window shows the error's `draft` under the field)."""
     model = _read(target)
-    cases = {
-        tmp_path / "missing.gguf": "does not exist",
-        tmp_path: "is a folder",
-        target: "is the model itself",
-    }
     bad = tmp_path / "notes.gguf"
     bad.write_text("these are my notes, not a model")
-    cases[bad] = "cannot be used"
-    for path, message in cases.items():
+    other = _write(tmp_path / "other.gguf", _small(vocab="other"))
+    cases = {
+        tmp_path / "missing.gguf": (resolver.DraftState.MISSING, "does not exist"),
+        tmp_path: (resolver.DraftState.FOLDER, "is a folder"),
+        target: (resolver.DraftState.SAME_FILE, "is the model itself"),
+        bad: (resolver.DraftState.NOT_GGUF, "cannot be used"),
+        other: (resolver.DraftState.VOCAB, "cannot draft for this model: token 259 differs"),
+    }
+    for path, (state, message) in cases.items():
+        verdict = resolver.check_draft(model, path, CAPS)
+        assert (verdict.state, verdict.ok) == (state, False), path
+        assert message in str(verdict.reason)
         with pytest.raises(ResolveError, match=message) as err:
             resolve(model, SpecOptions(draft=path), CAPS)
-        assert err.value.field == "draft"
+        assert err.value.field == "draft" and err.value.draft == verdict
+
+
+def test_the_draft_check_of_a_good_draft_is_the_decisions(target, tmp_path):
+    draft = _write(tmp_path / "d.gguf", _small())
+    verdict = resolver.check_draft(_read(target), draft, CAPS)
+    assert verdict.ok and verdict.state == resolver.DraftState.OK and verdict.spec_type == "draft-simple"
+    assert verdict.reason is None and verdict.info is not None and verdict.info.path == draft
+    d = resolve(_read(target), SpecOptions(draft=draft), CAPS)
+    assert d.draft_check == verdict and d.draft_info is d.draft_check.info
+    # The user's own --spec-type says how the draft drafts: its type is not checked, the file is.
+    users = resolve(_read(target), SpecOptions(draft=draft, extra_args=("--spec-type", "draft-simple")), CAPS)
+    assert users.source == resolver.USER_ARGS and users.draft_check is not None and users.draft_check.ok
 
 
 @pytest.mark.parametrize("draft_model, field", [
@@ -175,8 +194,9 @@ def test_explicit_draft_type_comes_from_tensors(tmp_path):
 def test_engine_without_the_type_refuses_explicit(target, tmp_path):
     draft = _write(tmp_path / "d.gguf", _small())
     old = parse_help("--spec-type none,ngram-mod  types\n-md, --model-draft FNAME  draft\n")
-    with pytest.raises(ResolveError, match="cannot run a draft model"):
+    with pytest.raises(ResolveError, match="cannot run a draft model") as err:
         resolve(_read(target), SpecOptions(draft=draft), old)
+    assert err.value.draft is not None and err.value.draft.state == resolver.DraftState.UNSUITABLE
 
 
 # ----------------------------------------------------------------- rule 5: auto

@@ -14,7 +14,6 @@ from draftwise.core.engines import capabilities
 from draftwise.core.launch import crash
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
-from draftwise.viewmodels import speculation as spec_vm
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.launch import LaunchViewModel
@@ -147,22 +146,6 @@ def test_scan_never_blocks_and_a_new_scan_cancels_the_old(qtbot, models) -> None
     scanner.runner.wait()
 
 
-# ------------------------------------------------------------------ speculation: draft checks
-def test_check_draft_states(models, tmp_path: Path) -> None:
-    from draftwise.core.gguf import reader as gguf
-
-    target = gguf.read_model(models["llama"])
-    assert spec_vm.check_draft(target, "").state == spec_vm.EMPTY
-    assert spec_vm.check_draft(target, str(tmp_path / "nope.gguf")).state == spec_vm.MISSING
-    assert spec_vm.check_draft(target, str(tmp_path)).state == spec_vm.FOLDER
-    assert spec_vm.check_draft(target, str(models["junk"])).state == spec_vm.NOT_GGUF
-    assert spec_vm.check_draft(target, str(models["llama"])).state == spec_vm.SAME_FILE
-    vocab = spec_vm.check_draft(target, str(models["other_vocab"]))
-    assert vocab.state == spec_vm.VOCAB and "token" in vocab.message
-    ok = spec_vm.check_draft(target, str(models["draft"]))
-    assert ok.state == spec_vm.OK and ok.spec_type == "draft-simple"
-
-
 # ------------------------------------------------------------------ the app view-model
 def test_choosing_a_model_fills_details_speculation_plan_and_command(qtbot, models) -> None:
     vm = make_vm()
@@ -186,17 +169,75 @@ def test_mtp_off_removes_speculative_flags(qtbot, models) -> None:
     assert vm.settings.overrides_for(models["mtp"]).mtp == "off", "the choice is remembered per model"
 
 
-@pytest.mark.parametrize("which, words", [("missing", "Missing"), ("junk", "Not a GGUF model"),
-                                          ("other_vocab", "Vocabulary differs")])
-def test_a_bad_draft_blocks_launch_with_the_reason(qtbot, models, tmp_path: Path, which: str, words: str) -> None:
+@pytest.mark.parametrize("which, state, words", [
+    ("missing", "missing", "does not exist; choose the file again."),
+    ("junk", "not-gguf", "The draft model cannot be used: "),
+    ("other_vocab", "vocab", "cannot draft for this model: token "),
+    ("llama", "same-file", "is the model itself; choose a smaller draft model."),
+])
+def test_a_bad_draft_blocks_launch_with_the_reason(qtbot, models, tmp_path: Path, which: str, state: str,
+                                                   words: str) -> None:
+    """The field shows the resolver's own draft check, the one the command line refuses with."""
     vm = make_vm()
     open_and_wait(qtbot, vm, models["llama"])
     path = tmp_path / "missing.gguf" if which == "missing" else models[which]
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.speculation.set_draft(str(path))
-    assert vm.speculation.draft_message().startswith(words)
+    check = vm.speculation.check
+    assert check is not None and check.state == state and check.path == path
+    assert vm.speculation.error is not None and vm.speculation.error.draft == check
+    assert words in vm.speculation.draft_message() and vm.speculation.draft_message() == str(check.reason)
     assert vm.speculation.draft_state() == "error"
     assert not vm.can_launch() and vm.launch_block_reason()
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_one_replan_reads_each_header_once(tmp_path: Path, monkeypatch, explicit: bool) -> None:
+    """A model with a drafter beside it (found by auto, or named in the Draft model field):
+    the re-plan parses the draft's header once (the resolver's check, pairing, the planner's
+    shape and weights all reuse it) and the model's not at all (read when it was chosen);
+    the next re-plan parses nothing."""
+    import os
+
+    from draftwise.core.gguf import reader as gguf
+    from draftwise.core.machine import hardware
+    from draftwise.viewmodels.replan import Inputs, replan
+
+    geometry = TinyModel(n_embd=128, n_head=4, n_head_kv=4)
+    model = write_tiny_model(tmp_path / "tiny-dense-F32.gguf", geometry)[0]
+    draft = write_tiny_model(tmp_path / "tiny-draft-F32.gguf", draft_model(geometry))[0]
+    for p in (model, draft):  # written long ago: the cache keeps no file modified a moment ago
+        os.utime(p, ns=(10**18, 10**18))
+    gguf.clear_header_cache()
+    parsed: list[str] = []
+    real = gguf._read_header_file
+    monkeypatch.setattr(gguf, "_read_header_file", lambda path, kv: parsed.append(path.name) or real(path, kv))
+    info = gguf.read_model(model)  # choosing the model
+    assert parsed == [model.name]
+    inputs = Inputs(generation=1, model=info, mtp="auto", draft=str(draft) if explicit else "", extra_args=(),
+                    engine=fake_engine(), caps=capabilities.pinned_caps(), context=None, kv_type=None,
+                    machine=hardware.cpu_only(16 * hardware.GB), port=8181)
+    parsed.clear()
+    out = replan(inputs)
+    assert out.error is None and str(draft) in out.argv
+    assert (out.check is not None and out.check.ok) is explicit
+    assert parsed == [draft.name]
+    parsed.clear()
+    assert replan(inputs).argv == out.argv and parsed == []
+
+
+def test_the_draft_check_is_shown_when_another_field_stops_the_plan(qtbot, models) -> None:
+    """Extra arguments that are refused stop the plan before the resolver looks at the draft:
+    the field still says what the resolver's check says of it."""
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.set_extra_args_text("-ot exps=CPU")
+    with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
+        vm.speculation.set_draft(str(models["other_vocab"]))
+    assert vm.outcome.error is not None and vm.outcome.error.field == "extra_args"
+    assert vm.speculation.check is not None and vm.speculation.check.state == "vocab"
+    assert vm.speculation.draft_state() == "error"
 
 
 def test_a_good_draft_says_which_type(qtbot, models) -> None:
@@ -684,7 +725,7 @@ def test_bad_draft_is_said_once(qtbot, models) -> None:
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.speculation.set_draft(str(models["junk"]))
     s = vm.speculation
-    assert s.draft_message().startswith("Not a GGUF model")
+    assert s.draft_message().startswith("The draft model cannot be used: ")
     assert s.draft_message() not in (s.headline(), vm.launch_block_reason())
     assert vm.launch_block_reason() == "Fix the draft model first (see the message under the field)."
 
@@ -772,8 +813,8 @@ def test_core_sentences_show_in_japanese(japanese, tmp_path: Path) -> None:
     assert refusal.startswith("It does not fit")
     ja = tr_message(refusal)
     assert _JA.search(ja) and "It does not fit" not in ja
-    assert all(n in ja for n in __import__("re").findall(r"\d+(?:\.\d+)? (?:GiB|MiB)", str(refusal)))
-    assert "GiB" in str(refusal) or "MiB" in str(refusal)
+    sizes = __import__("re").findall(r"\d+(?:\.\d+)? (?:GiB|MiB)", str(refusal))
+    assert sizes and all(n in ja for n in sizes)  # the sizes are said, and kept in the translation
 
     cause = crash.classify(crash.ExitStatus(1), ["E ggml_cuda: cudaMalloc failed: out of memory"])
     ja = tr_message(cause.sentence)

@@ -115,7 +115,7 @@ def test_bad_draft_shows_the_message_and_disables_launch(qtbot, window, tmp_path
     bad.write_bytes(b"hello")
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):
         win.speculation.draft_edit.setText(str(bad))
-    assert win.speculation.draft_msg.text().startswith("Not a GGUF model")
+    assert win.speculation.draft_msg.text().startswith("The draft model cannot be used: ")
     assert not win.launch_card.launch_button.isEnabled()
     assert win.launch_card.block_reason.text()
     with qtbot.waitSignal(win.vm.outcome_changed, timeout=10000):

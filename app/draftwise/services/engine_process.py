@@ -101,6 +101,7 @@ class EngineProcess(QObject):
         self._poll_timer.timeout.connect(self._poll_health)
         self._poll_delay = POLL_FIRST_MS
         self._reply: QNetworkReply | None = None
+        self._poll_again = False  # the engine said it is ready while an answer was on its way
         self._net = QNetworkAccessManager(self)
         # Never send loopback health checks through a proxy from the environment.
         self._net.setProxy(QNetworkProxy(QNetworkProxy.ProxyType.NoProxy))
@@ -197,6 +198,10 @@ class EngineProcess(QObject):
             elif isinstance(action, launch_flow.PollHealth):
                 if self._reply is None:
                     self._poll_timer.start(0)
+                else:
+                    # The answer on its way was asked for before this line: ask again the
+                    # moment it is in, not after the back-off (up to POLL_MAX_MS).
+                    self._poll_again = True
             elif isinstance(action, launch_flow.Terminate):
                 self._poll_timer.stop()
                 if self._proc is not None:
@@ -220,6 +225,7 @@ class EngineProcess(QObject):
         self._proc = proc
         self._partial = b""
         self._poll_delay = POLL_FIRST_MS
+        self._poll_again = False
         # The whole environment from core (the engine's option variables left out), not the
         # system's plus additions: nothing outside the argv may change what runs.
         proc.start(argv, self.spec.environment(os.environ), binary=self.spec.binary, host=self.spec.host,
@@ -309,6 +315,7 @@ class EngineProcess(QObject):
         request = QNetworkRequest(QUrl(self.spec.url + self.spec.health_path))
         request.setRawHeader(QByteArray(b"Authorization"), QByteArray(f"Bearer {self.spec.api_key}".encode()))
         request.setTransferTimeout(HEALTH_TIMEOUT_MS)
+        self._poll_again = False
         self._reply = self._net.get(request)
         self._reply.finished.connect(self._health_answered)
 
@@ -322,5 +329,8 @@ class EngineProcess(QObject):
         status = int(code) if code is not None else None
         self._do(self.flow.health(status, time.monotonic()))
         if self.flow.polling and self.running:
+            if self._poll_again:
+                self._poll_timer.start(0)
+                return
             self._poll_delay = min(int(self._poll_delay * 1.5) + 1, POLL_MAX_MS)
             self._poll_timer.start(self._poll_delay)

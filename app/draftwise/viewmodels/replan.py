@@ -32,7 +32,7 @@ from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.i18n import tr, tr_error
 from draftwise.viewmodels.latest import Latest
 from draftwise.viewmodels.plan import PlanView, PlanViewModel, make_plan, prefs_for, view_of
-from draftwise.viewmodels.speculation import DraftCheck, SpeculationViewModel, check_draft
+from draftwise.viewmodels.speculation import SpeculationViewModel
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Inputs:
 @dataclass(frozen=True)
 class Outcome:
     generation: int
-    check: DraftCheck | None
+    check: resolver.DraftVerdict | None  # the resolver's draft check (None: the field is empty)
     decision: resolver.SpecDecision | None
     error: FieldError | None
     plan: PlanView | None
@@ -76,7 +76,6 @@ def replan(inp: Inputs) -> Outcome:
     and measurements. A user error (bad draft, bad extra arguments) still gets a plan without
     speculation, so the memory bars stay meaningful while the user fixes the field."""
     model = inp.model
-    check = check_draft(model, inp.draft) if inp.draft.strip() else None
     decision: resolver.SpecDecision | None = None
     error: FieldError | None = None
     plan: PlanView | None = None
@@ -99,6 +98,7 @@ def replan(inp: Inputs) -> Outcome:
     except (OSError, ValueError) as exc:
         log.exception("planning failed")
         plan_error = tr("Could not plan memory: {0}").format(exc)
+    check = _draft_check(request, decision, error, model, inp.caps)
     if plan is None and plan_error is None:
         try:
             plan = make_plan(model, resolver.NO_SPECULATION, inp.machine, inp.context, inp.kv_type)
@@ -108,6 +108,20 @@ def replan(inp: Inputs) -> Outcome:
     return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, argv,
                    planned.prepared if planned is not None else None, request, start,
                    problems[0] if problems else None, planned)
+
+
+def _draft_check(request: prepare.Request, decision: resolver.SpecDecision | None, error: FieldError | None,
+                 model: gguf.ModelInfo, caps: EngineCaps) -> resolver.DraftVerdict | None:
+    """The resolver's verdict on the Draft model field, as the launch session's resolve gave
+    it; only when another field's error stopped the plan before the draft was looked at is
+    the same check asked for itself (the header comes from the reader's cache)."""
+    if request.draft is None:
+        return None
+    if decision is not None and decision.draft_check is not None:
+        return decision.draft_check
+    if error is not None and getattr(error, "draft", None) is not None:
+        return error.draft  # type: ignore[attr-defined]
+    return resolver.check_draft(model, request.draft, caps)
 
 
 def engine_of(inp: Inputs) -> session.Engine:

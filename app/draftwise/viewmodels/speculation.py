@@ -1,80 +1,24 @@
 """Speculation settings: MTP auto/off, an optional draft model, and the decision in words.
 
-The draft field is validated live (off the GUI thread, by the app's re-plan job):
-missing / not a GGUF model / vocabulary differs / OK with the speculative type it calls
-for. A bad draft blocks Launch with the reason next to the field.
+The draft field shows the resolver's own draft check (core/speculation/resolver.py
+`check_draft`, run by the app's re-plan off the GUI thread): missing / a folder / not a GGUF
+model / the model itself / another vocabulary / not for this model or engine / OK with the
+speculative type it calls for. A bad draft blocks Launch with the reason next to the field.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import MtpMode
-from draftwise.core.messages import Message, Text
+from draftwise.core.messages import Message
 from draftwise.core.speculation import resolver
-from draftwise.viewmodels.i18n import N_, tr, tr_message
+from draftwise.viewmodels.i18n import tr, tr_message
 
 # The resolver's note for a companion it could not use (core/speculation/resolver.py).
 _SKIPPED = "Skipped {name}: {reason}."
-
-# Draft check states.
-EMPTY, MISSING, FOLDER, NOT_GGUF, SAME_FILE, VOCAB, OK = (
-    "empty", "missing", "folder", "not-gguf", "same-file", "vocab", "ok",
-)
-
-TYPE_WORDS = {
-    "draft-mtp": N_("MTP head"),
-    "draft-simple": N_("draft model"),
-    "draft-eagle3": N_("EAGLE-3 drafter"),
-    "draft-dflash": N_("DFlash drafter"),
-    "draft-dspark": N_("DSpark drafter"),
-    "ngram-mod": N_("n-gram lookup"),
-}
-
-
-@dataclass(frozen=True)
-class DraftCheck:
-    state: str
-    message: Text = ""  # the view-model translates it (a core Message) or shows it (a file's own error)
-    spec_type: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.state in (EMPTY, OK)
-
-
-def check_draft(model: gguf.ModelInfo | None, text: str, read=resolver.read_draft) -> DraftCheck:
-    """What is wrong with a draft path, if anything (reads the draft's header: not on the
-    GUI thread)."""
-    text = text.strip()
-    if not text:
-        return DraftCheck(EMPTY)
-    path = Path(text).expanduser()
-    if not path.exists():
-        return DraftCheck(MISSING, f"{path.name} does not exist.")
-    if path.is_dir():
-        return DraftCheck(FOLDER, f"{path.name} is a folder; choose a .gguf file inside it.")
-    try:
-        info = read(path)
-    except gguf.GGUFError as exc:
-        return DraftCheck(NOT_GGUF, exc.reason)
-    except OSError as exc:
-        return DraftCheck(MISSING, str(exc.strerror or exc))
-    if model is not None:
-        try:
-            if any(path.resolve() == f.resolve() for f in model.files):
-                return DraftCheck(SAME_FILE, f"{path.name} is the model itself.")
-        except OSError:
-            pass
-        difference = resolver.vocabulary_difference(model, info)
-        if difference is not None:
-            return DraftCheck(VOCAB, difference)
-    spec_type = resolver.draft_type(info)
-    return DraftCheck(OK, TYPE_WORDS.get(spec_type, spec_type), spec_type)
 
 
 class SpeculationViewModel(QObject):
@@ -85,7 +29,7 @@ class SpeculationViewModel(QObject):
         super().__init__(parent)
         self.mtp = MtpMode.AUTO
         self.draft = ""
-        self.check: DraftCheck | None = None
+        self.check: resolver.DraftVerdict | None = None  # None: the field is empty
         self.decision: resolver.SpecDecision | None = None
         self.error: resolver.ResolveError | None = None
         self.pending = False
@@ -128,7 +72,7 @@ class SpeculationViewModel(QObject):
     # ---------------------------------------------------------------- results
     def set_result(
         self,
-        check: DraftCheck | None,
+        check: resolver.DraftVerdict | None,
         decision: resolver.SpecDecision | None,
         error: resolver.ResolveError | None,
     ) -> None:
@@ -152,44 +96,36 @@ class SpeculationViewModel(QObject):
 
     # ---------------------------------------------------------------- texts
     def draft_message(self) -> str:
-        """The line under the draft field."""
-        if self.error is not None and getattr(self.error, "field", "") == "draft":
-            c = self.check
-            if c is None or c.ok:
-                return tr_message(self.error.message)
+        """The line under the draft field: the draft check's verdict in words."""
         c = self.check
-        if c is None or c.state == EMPTY:
+        if c is not None and not c.ok:
+            return tr_message(c.reason)
+        if self._draft_error():
+            return tr_message(self.error.message)  # e.g. a draft with MTP off
+        if c is None:
             if self.mtp == MtpMode.OFF:
                 return ""
             return tr("Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.")
-        if c.state == MISSING:
-            return tr("Missing: {0}").format(c.message)
-        if c.state == FOLDER:
-            return tr("Not a file: {0}").format(c.message)
-        if c.state == NOT_GGUF:
-            return tr("Not a GGUF model: {0}").format(tr_message(c.message))
-        if c.state == SAME_FILE:
-            return tr("This is the model itself; choose a smaller draft model.")
-        if c.state == VOCAB:
-            return tr("Vocabulary differs: {0}. A draft must come from the same model family.").format(
-                tr_message(c.message))
-        return tr("OK — {0}").format(tr(str(c.message)))  # one of TYPE_WORDS
+        return tr("OK — {0}").format(tr_message(resolver.type_words(c.spec_type or "")))
 
     def draft_tooltip(self) -> str:
         """The technical speculative type of an accepted draft (for the field's tooltip)."""
         c = self.check
-        if c is not None and c.state == OK and c.spec_type:
+        if c is not None and c.ok and c.spec_type:
             return tr("Speculative type: {0}").format(c.spec_type)
         return ""
 
     def draft_state(self) -> str:
         """ok | error | neutral — for the field's colour."""
-        if self.error is not None and getattr(self.error, "field", "") == "draft":
+        if self._draft_error():
             return "error"
         c = self.check
-        if c is None or c.state == EMPTY:
+        if c is None:
             return "neutral"
         return "ok" if c.ok else "error"
+
+    def _draft_error(self) -> bool:
+        return self.error is not None and getattr(self.error, "field", "") == "draft"
 
     def headline(self) -> str:
         """"→ MTP head found in the model: on" — the decision in one line."""
@@ -220,7 +156,7 @@ class SpeculationViewModel(QObject):
                               "speculation.").format(name, tr_message(why))
                 return tr("No draft model found: the model runs without speculation.")
             return tr_message(last)  # e.g. another backend, or the planner left the drafter out
-        words = tr(TYPE_WORDS.get(d.spec_type, d.spec_type))
+        words = tr_message(resolver.type_words(d.spec_type))
         if d.source == resolver.AUTO_MTP:
             return tr("This model has its own helper built in (an MTP head): speculation on.")
         if d.source == resolver.AUTO_COMPANION:
@@ -255,7 +191,7 @@ class SpeculationViewModel(QObject):
 
     def blocks_launch(self) -> str | None:
         """Why Launch is disabled by the speculation settings, or None."""
-        draft_error = self.error is not None and getattr(self.error, "field", "") == "draft"
+        draft_error = self._draft_error()
         if self.error is not None and not draft_error:
             return tr_message(self.error.message)
         if draft_error or (self.check is not None and not self.check.ok):

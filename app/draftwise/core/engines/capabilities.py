@@ -108,11 +108,26 @@ def _cache_file() -> Path:
     return paths.cache_dir() / "engine-caps.json"
 
 
+# The answers this process already has, by the cache file's key: each launch (the window
+# re-plans on every change) would otherwise read and parse the cache file again.
+_KNOWN: dict[str, EngineCaps] = {}
+
+
 def capabilities(binary: Path, timeout: float = 30.0) -> EngineCaps:
     """The binary's capabilities; raises OSError/ValueError when it cannot be asked."""
     binary.stat()  # a binary that is not there raises here, before the cache is read
     # The parser's version is part of the key: a better parser must not reuse old answers.
     key = f"v{_PARSER_VERSION}|{identity.engine_build_key(binary)}"
+    known = _KNOWN.get(key)
+    if known is not None:
+        return known
+    caps = _asked_or_cached(binary, key, timeout)
+    _KNOWN[key] = caps
+    return caps
+
+
+def _asked_or_cached(binary: Path, key: str, timeout: float) -> EngineCaps:
+    """The answer in the cache file, else the binary's --help (written to the file)."""
     cache_path = _cache_file()
     cache: dict[str, dict] = {}
     try:

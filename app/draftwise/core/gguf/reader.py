@@ -13,16 +13,24 @@ as many merges) are read through one reused 1 MiB window and stepped over in C b
 numeric arrays are skipped by arithmetic; the token list is hashed a window at a time. A
 Qwen-size header reads in ~16 ms, a few hundred times faster than gguf-py's GGUFReader
 (bench/gguf_inspect.py).
+
+One launch asks for the same headers several times (the resolver, the planner's shape and
+weight table, the draft's twice), so `read_header` keeps the last few it parsed, keyed by the
+file's path, size, mtime and inode: each file is parsed once per re-plan, and not again while
+it stays the same (`_FileCache`); so is a model's token list, which pairing compares.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import struct
-from collections import Counter
-from collections.abc import Sequence
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
@@ -40,6 +48,7 @@ __all__ = [
     "Vocab",
     "VocabPlace",
     "model_info_json",
+    "clear_header_cache",
     "read_header",
     "read_header_bytes",
     "read_model",
@@ -489,13 +498,97 @@ def _open(path: Path) -> BinaryIO:
         ) from None
 
 
+FileKey = tuple[str, int, int, int, int]  # path as given, size, mtime (ns), inode, device
+
+
+class _FileCache:
+    """What was read lately from files, keyed by what changes when a file is written
+    (`FileKey`). Shared by every thread (re-plans and library scans run on a pool), so guarded
+    by a lock; what it hands out is shared too: callers read it, never change it.
+
+    A file modified less than `RACY_NS` before it was read is not kept: written again in
+    place at the same size within the file system's timestamp step (a few ms on ext4, 2 s on
+    FAT), it would look unchanged (git's "racily clean" index entries, the same cure)."""
+
+    RACY_NS = 2_000_000_000
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[FileKey, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(path: Path) -> FileKey | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None  # the read says why
+        return str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev
+
+    def get(self, key: FileKey, usable: Callable[[Any], bool] = lambda _v: True) -> Any:
+        """The value kept for `key` if `usable` takes it, else None."""
+        with self._lock:
+            value = self._entries.get(key)
+            if value is None or not usable(value):
+                return None
+            self._entries.move_to_end(key)
+            return value
+
+    def put(self, key: FileKey, value: Any, read_at_ns: int,
+            keep_old: Callable[[Any, Any], bool] = lambda _old, _new: False) -> None:
+        """Keep `value`, read from the file at `read_at_ns` (time.time_ns), unless the file
+        was modified too shortly before, or `keep_old(old, value)` prefers the one kept."""
+        if key[2] > read_at_ns - self.RACY_NS:
+            return
+        with self._lock:
+            old = self._entries.get(key)
+            if old is not None and keep_old(old, value):
+                return
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+# A folder's model and drafters, a few re-plans' worth of headers; token lists are megabytes
+# (a Qwen-size one is 2 MB): the few models being planned.
+_headers = _FileCache(32)
+_vocabs = _FileCache(4)
+
+
+def clear_header_cache() -> None:
+    """Forget the parsed headers and token lists (tests and benchmarks that time a first read)."""
+    _headers.clear()
+    _vocabs.clear()
+
+
 def read_header(path: str | Path, *, keep_vocab: bool = False) -> GGUFHeader:
     """Read a GGUF file's metadata and tensor table. Raises GGUFError, nothing else.
 
     `keep_vocab` also keeps the token list and types (`GGUFHeader.vocab`) from the same
-    read, for a draft whose vocabulary is compared with the model's.
+    read, for a draft whose vocabulary is compared with the model's. A file parsed before and
+    unchanged since is not parsed again (`_FileCache`); the header returned is shared.
     """
     path = Path(path)
+    key = _FileCache.key(path)
+    if key is not None:
+        # A read without the token list cannot answer one that needs it.
+        cached = _headers.get(key, lambda h: not (keep_vocab and h.vocab is None and h.vocab_place is not None))
+        if cached is not None:
+            return cached
+    parsed_at = time.time_ns()
+    header = _read_header_file(path, keep_vocab)
+    if key is not None and _FileCache.key(path) == key:  # not written while it was read
+        # The read that holds the token list answers both kinds: it stays.
+        _headers.put(key, header, parsed_at, lambda old, new: old.vocab is not None and new.vocab is None)
+    return header
+
+
+def _read_header_file(path: Path, keep_vocab: bool) -> GGUFHeader:
     f = _open(path)
     try:
         try:
@@ -1008,6 +1101,20 @@ def read_vocab(info: ModelInfo) -> Vocab:
     place = info.tokenizer.place
     if place is None:
         raise GGUFError(info.path, None, "the file has no token list", hint=None)
+    key = _FileCache.key(info.path)
+    # The same list of an unchanged file (every re-plan pairs the model with its drafter again).
+    digest = info.tokenizer.tokens_sha256
+    cached = _vocabs.get(key, lambda v: v[:2] == (place, digest)) if key is not None else None
+    if cached is not None:
+        return cached[2]
+    read_at = time.time_ns()
+    vocab = _read_vocab_file(info, place)  # checked against `digest`
+    if key is not None and _FileCache.key(info.path) == key:
+        _vocabs.put(key, (place, digest, vocab), read_at)
+    return vocab
+
+
+def _read_vocab_file(info: ModelInfo, place: VocabPlace) -> Vocab:
     f = _open(info.path)
     try:
         try:

@@ -249,6 +249,11 @@ class LaunchFlow:
         """The process exists; the startup window counts from here."""
         self._attempt_start = self._last_activity = now
 
+    @property
+    def spawned_at(self) -> float:
+        """When the running start's process came to exist (the drivers' clock: monotonic)."""
+        return self._attempt_start
+
     def output(self, lines: Iterable[str], now: float) -> list[Action]:
         lines = list(lines)
         if not lines:

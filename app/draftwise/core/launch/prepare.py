@@ -24,14 +24,19 @@ from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, 
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.messages import msg
+from draftwise.core.messages import Text, msg
 from draftwise.core.planning import memory, planner
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import resolver
 
 
 class PrepareError(FieldError):
-    """Input that cannot be launched."""
+    """Input that cannot be launched. `draft`: the draft check's verdict when the draft is
+    what cannot be used (resolver.DraftVerdict), for the field that shows it."""
+
+    def __init__(self, field_name: str, message: Text, draft: resolver.DraftVerdict | None = None) -> None:
+        super().__init__(field_name, message)
+        self.draft = draft
 
 
 @dataclass(frozen=True)
@@ -199,7 +204,7 @@ def prepare(
     try:
         chosen = resolver.resolve(model, options, caps)
     except resolver.ResolveError as exc:
-        raise PrepareError(exc.field, exc.message) from exc
+        raise PrepareError(exc.field, exc.message, exc.draft) from exc
     effective, measurement = chosen, None
     if measured is not None and engine is not None and chosen.source == resolver.NONE:
         # No drafter found, and n-gram speculation measured faster on this machine before:

@@ -410,6 +410,17 @@ class _Planner:
         self.cpu_variant: str | None = None
         # The CPU variant whose extra buffers may take a tied head kept on the CPU.
         self.head_variant: str | None = None
+        # cpu_weights per placement: the search evaluates the same placement at several
+        # contexts and KV types, and each pass walks the whole tensor table.
+        self._cpu_weights: dict[tuple[tuple[int, ...], int, bool, str | None], mem.CpuWeights | None] = {}
+
+    def _cpu_weights_of(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool) -> mem.CpuWeights | None:
+        """mem.cpu_weights for this placement, computed once per placement."""
+        key = (tuple(where), n_cpu_moe, head_on_cpu, self.cpu_variant)
+        if key not in self._cpu_weights:
+            self._cpu_weights[key] = mem.cpu_weights(self.wt, self.cpu_variant, skip_nextn=not self.mtp,
+                                                     on_cpu=self._on_cpu(where, n_cpu_moe, head_on_cpu))
+        return self._cpu_weights[key]
 
     def _on_cpu(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool):
         """Which tensors stay in RAM for this placement (the loader's rules)."""
@@ -524,8 +535,7 @@ class _Planner:
         if wt.tensors and not self.unified:
             # What the CPU really holds: the mapped range over its tensors (holes included)
             # and, without a GPU device, the re-laid copies in the CPU's extra buffers.
-            cw = mem.cpu_weights(wt, self.cpu_variant, skip_nextn=not self.mtp,
-                                 on_cpu=self._on_cpu(where, s.n_cpu_moe, head_dev is ram))  # fmt: skip
+            cw = self._cpu_weights_of(where, s.n_cpu_moe, head_dev is ram)
             if cw is not None:
                 delta = cw.total - cw.summed
                 ram.weights += delta

@@ -12,6 +12,7 @@ import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
@@ -50,7 +51,49 @@ _QUANT_TAG = re.compile(
 
 
 class ResolveError(FieldError):
-    """A user error in the speculative settings."""
+    """A user error in the speculative settings. `draft`: the draft check's verdict, when the
+    error is the draft's (the window shows it under the Draft model field)."""
+
+    def __init__(self, field_name: str, message: Text, draft: DraftVerdict | None = None) -> None:
+        super().__init__(field_name, message)
+        self.draft = draft
+
+
+class DraftState(StrEnum):
+    """What the draft check found in the Draft model field."""
+
+    MISSING = "missing"
+    FOLDER = "folder"
+    NOT_GGUF = "not-gguf"
+    SAME_FILE = "same-file"
+    VOCAB = "vocab"  # another vocabulary (core/speculation/pairing.py)
+    UNSUITABLE = "unsuitable"  # this engine cannot run it for this model (type, architecture, MTP layers)
+    OK = "ok"
+
+
+@dataclass(frozen=True)
+class DraftVerdict:
+    """The draft check, one for the window and the command line (`check_draft`): a draft file
+    judged for a model and an engine. The resolver raises its reason when it is not ok; the
+    window shows the same verdict under the Draft model field."""
+
+    path: Path
+    state: DraftState
+    reason: Message | None = None  # why it cannot draft (None when ok)
+    spec_type: str | None = None  # the speculative type its own metadata and tensors call for
+    # The vocabulary verdict: the ids banned on the model while it drafts.
+    pairing: pairing.Verdict = pairing.COMPATIBLE
+    # Its header as read, so nothing reads it again (the planner sizes it from this).
+    info: gguf.ModelInfo | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.state == DraftState.OK
+
+    def error(self) -> ResolveError:
+        """The resolver's error for a verdict that is not ok."""
+        assert self.reason is not None, "an ok draft has no error"
+        return ResolveError("draft", self.reason, draft=self)
 
 
 @dataclass(frozen=True)
@@ -89,6 +132,8 @@ class SpecDecision:
     # Companions beside the model that auto could not use, each with why (the card names
     # them instead of "no draft model found").
     refused: tuple[tuple[str, Message], ...] = ()
+    # The draft check of the Draft model field (None when it is empty): the window shows it.
+    draft_check: DraftVerdict | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -161,11 +206,6 @@ def vocabulary_verdict(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> pairing
     if _vocabless_sidecar(draft):
         return pairing.COMPATIBLE
     return pairing.check(target, draft)
-
-
-def vocabulary_difference(target: gguf.ModelInfo, draft: gguf.ModelInfo) -> Message | None:
-    """What keeps `draft` from drafting for `target` by vocabulary, or None."""
-    return vocabulary_verdict(target, draft).reason
 
 
 def _spec_argv(caps: EngineCaps, spec_type: str, draft: Path | None) -> tuple[str, ...]:
@@ -281,9 +321,12 @@ def resolve(
         draft_path = None
         users_draft = None
         bans: tuple[int, ...] = ()
+        checked = None
         if options.draft is not None:
-            # The field is the only place a draft may come from (rule 7), so pass it on.
-            users_draft, verdict = _explicit_draft(model, options.draft, read)
+            # The field is the only place a draft may come from (rule 7), so pass it on; the
+            # user's --spec-type says how it drafts, so its own type is not checked.
+            checked = _usable(check_draft(model, options.draft, caps, own_type=False, read=read))
+            users_draft, verdict = checked.info, checked.pairing
             draft_path = options.draft
             argv = _spec_argv(caps, users, draft_path)[2:]
             notes.append(msg("The draft model {name} is passed to the engine.", name=draft_path.name))
@@ -292,40 +335,19 @@ def resolve(
         if _split_mode_tensor(extra):
             warnings.append(_SPLIT_WARNING)
         return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings),
-                            draft_info=users_draft, bans=bans)
+                            draft_info=users_draft, bans=bans, draft_check=checked)
 
     # 4. An explicit draft: checked, typed by its own tensors, never dropped by fallback.
     if options.draft is not None:
-        draft_info, verdict = _explicit_draft(model, options.draft, read)
-        spec_type = draft_type(draft_info)
-        _require_type(caps, spec_type, "draft")
-        if draft_info.sidecar_kind == ASSISTANT:
-            unusable = _assistant_unsuitable(model, draft_info)
-            if unusable is not None:
-                raise ResolveError("draft", msg("{name} cannot draft for this model: {reason}.",
-                                                name=options.draft.name, reason=unusable))
-        elif spec_type == DRAFT_MTP and draft_info.architecture != model.architecture:
-            raise ResolveError(
-                "draft",
-                msg("{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for "
-                    "this {arch} model.", name=options.draft.name, draft_arch=draft_info.architecture,
-                    arch=model.architecture),
-            )
-        elif spec_type == DRAFT_MTP and not mtp_nextn_runs(draft_info.architecture, draft_info.nextn_predict_layers):
-            raise ResolveError("draft", _one_nextn_only(draft_info))
-        if spec_type == DRAFT_MTP and draft_info.sidecar_kind != ASSISTANT and not caps.runs_mtp(
-                draft_info.architecture):
-            raise ResolveError(
-                "draft",
-                msg("{name} is an MTP head for {draft_arch}, which this engine does not run.",
-                    name=options.draft.name, draft_arch=draft_info.architecture),
-            )
+        checked = _usable(check_draft(model, options.draft, caps, read=read))
+        spec_type, verdict = checked.spec_type or DRAFT_SIMPLE, checked.pairing
         decision = SpecDecision(
             spec_type, options.draft, EXPLICIT, False, _spec_argv(caps, spec_type, options.draft),
             notes=(msg("Using your draft model {name} ({kind}).", name=options.draft.name,
-                       kind=_type_words(spec_type)),
+                       kind=type_words(spec_type)),
                    *(n for n in (verdict.ban_note(),) if n is not None)),
-            drafter_key=drafter_key(options.draft, spec_type), draft_info=draft_info, bans=verdict.bans,
+            drafter_key=drafter_key(options.draft, spec_type), draft_info=checked.info, bans=verdict.bans,
+            draft_check=checked,
         )
         return _with_split_warning(decision, extra)
 
@@ -345,45 +367,79 @@ def _with_split_warning(decision: SpecDecision, extra: Sequence[str]) -> SpecDec
     return decision
 
 
-def _type_words(spec_type: str) -> Text:
+def type_words(spec_type: str) -> Text:
+    """A speculative type in words ("draft model" for draft-simple), for notes and the card."""
     return {
         DRAFT_MTP: msg("MTP head"),
         DRAFT_SIMPLE: msg("draft model"),
         DRAFT_EAGLE3: msg("EAGLE-3 drafter"),
         DRAFT_DFLASH: msg("DFlash drafter"),
         DRAFT_DSPARK: msg("DSpark drafter"),
+        NGRAM_MOD: msg("n-gram lookup"),
     }.get(spec_type, spec_type)
 
 
-def _require_type(caps: EngineCaps, spec_type: str, field_name: str) -> None:
-    if not caps.has_spec_type(spec_type):
-        raise ResolveError(
-            field_name,
-            msg("This engine cannot run a {kind} (--spec-type {type}); update the engine.",
-                kind=_type_words(spec_type), type=spec_type),
-        )
+def check_draft(model: gguf.ModelInfo, draft: Path, caps: EngineCaps, *, own_type: bool = True,
+                read: Reader = read_draft) -> DraftVerdict:
+    """The draft check: whether the file `draft` can draft for `model` on this engine, and as
+    what. Reads its header once (through the reader's cache); never raises.
 
+    In order: the file is there and is a file, not the model itself, a readable GGUF, of the
+    model's vocabulary; then (`own_type`, unless the user's --spec-type says how it drafts)
+    this engine runs its type, and an MTP head or assistant fits this model."""
+    def bad(state: DraftState, reason: Message, info: gguf.ModelInfo | None = None) -> DraftVerdict:
+        return DraftVerdict(draft, state, reason, info=info)
 
-def _explicit_draft(model: gguf.ModelInfo, draft: Path, read: Reader) -> tuple[gguf.ModelInfo, pairing.Verdict]:
     if not draft.exists():
-        raise ResolveError("draft", msg("The draft model {path} does not exist; choose the file again.", path=str(draft)))
+        return bad(DraftState.MISSING, msg("The draft model {path} does not exist; choose the file again.",
+                                           path=str(draft)))
     if not draft.is_file():
-        raise ResolveError("draft", msg("The draft model {path} is a folder; choose a .gguf file inside it.",
-                                        path=str(draft)))
+        return bad(DraftState.FOLDER, msg("The draft model {path} is a folder; choose a .gguf file inside it.",
+                                          path=str(draft)))
     if _same_file(draft, model.files):
-        raise ResolveError("draft", msg("{name} is the model itself; choose a smaller draft model.", name=draft.name))
+        return bad(DraftState.SAME_FILE, msg("{name} is the model itself; choose a smaller draft model.",
+                                             name=draft.name))
     try:
         info = read(draft)
     except gguf.GGUFError as exc:
-        raise ResolveError("draft", msg("The draft model cannot be used: {error}", error=exc.message)) from exc
+        return bad(DraftState.NOT_GGUF, msg("The draft model cannot be used: {error}", error=exc.message))
     verdict = vocabulary_verdict(model, info)
     if not verdict.ok:
-        raise ResolveError(
-            "draft",
-            msg("{name} cannot draft for this model: {reason}. A draft must come from the same model family.",
-                name=draft.name, reason=verdict.reason),
-        )
-    return info, verdict
+        return bad(DraftState.VOCAB, msg(
+            "{name} cannot draft for this model: {reason}. A draft must come from the same model family.",
+            name=draft.name, reason=verdict.reason), info)
+    spec_type = draft_type(info)
+    unsuitable = _unsuitable_explicit(model, draft.name, info, spec_type, caps) if own_type else None
+    if unsuitable is not None:
+        return bad(DraftState.UNSUITABLE, unsuitable, info)
+    return DraftVerdict(draft, DraftState.OK, None, spec_type, verdict, info)
+
+
+def _usable(verdict: DraftVerdict) -> DraftVerdict:
+    if not verdict.ok:
+        raise verdict.error()
+    return verdict
+
+
+def _unsuitable_explicit(model: gguf.ModelInfo, name: str, info: gguf.ModelInfo, spec_type: str,
+                         caps: EngineCaps) -> Message | None:
+    """Why this engine cannot run the chosen draft `name` (its header `info`) for `model`."""
+    if not caps.has_spec_type(spec_type):
+        return msg("This engine cannot run a {kind} (--spec-type {type}); update the engine.",
+                   kind=type_words(spec_type), type=spec_type)
+    if info.sidecar_kind == ASSISTANT:
+        unusable = _assistant_unsuitable(model, info)
+        if unusable is not None:
+            return msg("{name} cannot draft for this model: {reason}.", name=name, reason=unusable)
+    elif spec_type == DRAFT_MTP and info.architecture != model.architecture:
+        return msg("{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for "
+                   "this {arch} model.", name=name, draft_arch=info.architecture, arch=model.architecture)
+    elif spec_type == DRAFT_MTP and not mtp_nextn_runs(info.architecture, info.nextn_predict_layers):
+        return _one_nextn_only(info)
+    if spec_type == DRAFT_MTP and info.sidecar_kind != ASSISTANT and not caps.runs_mtp(info.architecture):
+        return msg("{name} is an MTP head for {draft_arch}, which this engine does not run.",
+                   name=name, draft_arch=info.architecture)
+    return None
 
 
 def _vocabless_sidecar(info: gguf.ModelInfo) -> bool:
@@ -450,7 +506,7 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             why = msg("MTP head found beside the model in {name}: speculation is on.", name=best.path.name)
         else:
             why = msg("Draft model found beside the model: {name} ({kind}). Speculation is on.",
-                      name=best.path.name, kind=_type_words(best.spec_type))
+                      name=best.path.name, kind=type_words(best.spec_type))
         if len(candidates) > 1:
             others = ", ".join(c.path.name for c in sorted(candidates, key=lambda c: c.rank)[1:])
             notes.append(msg("Also suitable, not chosen: {names}.", names=others))
@@ -586,7 +642,7 @@ def _assistant_unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo) -> Messa
 def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> Message | None:
     if spec_type == DRAFT_MTP and draft.sidecar_kind == ASSISTANT:
         return _assistant_unsuitable(model, draft) or (
-            None if caps.has_spec_type(DRAFT_MTP) else msg("this engine cannot run a {kind}", kind=_type_words(DRAFT_MTP)))
+            None if caps.has_spec_type(DRAFT_MTP) else msg("this engine cannot run a {kind}", kind=type_words(DRAFT_MTP)))
     if spec_type == DRAFT_MTP:
         if draft.mtp_layout != "mtp-only":
             return msg("it carries its own MTP head, so it is a model, not a drafter")
@@ -603,5 +659,5 @@ def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, ca
     # A plain draft of another architecture is fine: the engine's rule compares vocabularies
     # only (a Qwen3 dense draft for a Qwen3 MoE model).
     if not caps.has_spec_type(spec_type):
-        return msg("this engine cannot run a {kind}", kind=_type_words(spec_type))
+        return msg("this engine cannot run a {kind}", kind=type_words(spec_type))
     return None

@@ -27,6 +27,7 @@ from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.gguf.ggml_types import GGML_TYPES
 from draftwise.core.messages import Message, msg
+from draftwise.core.planning import gemma3n_graph
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -409,6 +410,8 @@ class Shape:
     # Share added to the KV of an architecture whose own cache is modelled from the source
     # but not yet compared with the engine's buffer lines (0: checked, or nothing unusual).
     kv_margin: float = 0.0
+    # Gemma 3n's graph dimensions: its compute buffer is replayed from the engine's graph.
+    gemma3n: gemma3n_graph.Gemma3nDims | None = None
 
     @property
     def n_layer(self) -> int:
@@ -559,6 +562,9 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
         n_swa=info.sliding_window or 0, r_state=r_state, s_state=s_state,
         ssm_inner=d_inner, ssm_groups_state=n_group * d_state, notes=tuple(notes),
         dsv4=dsv4, kv_margin=margin,
+        gemma3n=gemma3n_graph.Gemma3nDims(e, heads[0], heads_kv[0], hk, tuple(ff_dense[:n_layer]),
+                                          tuple(swa[:n_layer]), info.tokenizer.vocab_size or 0)
+        if arch == "gemma3n" else None,
     )
 
 
@@ -902,11 +908,22 @@ def target_context(
         kv = [int(x * (1 + shape.kv_margin)) for x in kv]
     speculative = spec_type is not None and spec_type != "none"
     outs = min(n_outputs(c.n_seq, speculative, lengths.outputs(spec_type)), c.ubatch)
-    compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
-    compute = max(compute, indexer_phase(shape, c, trunk))
-    compute += outs * shape.n_vocab * 4  # logits of the reserved graph
+    compute = graph_compute(shape, c, outs)
+    if compute is None:
+        compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
+        compute = max(compute, indexer_phase(shape, c, trunk))
+        compute += outs * shape.n_vocab * 4  # logits of the reserved graph
     output = outs * shape.n_vocab * 4
     return ContextBytes(kv, rs, compute, output)
+
+
+def graph_compute(shape: Shape, c: Cells, outs: int) -> int | None:
+    """The compute buffer replayed from the engine's own graph (ggml_sim), for the
+    architectures whose peak is decided by ggml-alloc's placement rather than one phase's
+    width (Gemma 3n: gemma3n_graph); None for the rest, which use the fitted widths."""
+    if shape.gemma3n is not None:
+        return gemma3n_graph.compute_bytes(shape.gemma3n, c.ubatch, c.per_stream, c.swa_per_stream, outs)
+    return None
 
 
 # --ctx-checkpoints and --cache-ram defaults of the pinned server (common/common.h).

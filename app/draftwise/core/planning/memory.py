@@ -962,12 +962,40 @@ def mtp_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:
     kv = [0] * shape.n_layer + [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in head]
     e = shape.n_embd
     ff = max([ly.ff for ly in head] or [0])
-    # Two phases of the MTP graph: the FFN (mask already freed) or attention with the mask.
+    # Phases of the MTP graph: the FFN (mask already freed), attention with the mask, and a
+    # MoE head's down projection.
     compute = max(c.ubatch * 4 * (3 * ff + 2 * e + 5),
-                  mask_bytes(c, shape, head) + c.ubatch * 4 * (4 * e + 5))
+                  mask_bytes(c, shape, head) + c.ubatch * 4 * (4 * e + 5),
+                  mtp_moe_phase(shape, c, head))
     compute += c.n_seq * shape.n_vocab * 4
     output = c.n_seq * shape.n_vocab * 4
     return ContextBytes(kv, [0] * len(shape.layers), compute, output)
+
+
+# MTP graphs that keep only the output rows before their FFN (`ggml_get_rows(cur,
+# inp_out_ids)` ahead of build_moe_ffn: src/models/qwen3next.cpp, nemotron-h-moe.cpp): their
+# FFN runs on one row per sequence, not the whole batch.
+MTP_ROWS_BEFORE_FFN = frozenset({"qwen3next", "nemotron_h_moe"})
+
+
+def mtp_moe_phase(shape: Shape, c: Cells, head: Iterable[Layer]) -> int:
+    """A MoE MTP head's down projection (build_moe_ffn in the graph_mtp of glm4-moe.cpp,
+    qwen35moe.cpp, ...), as ggml-alloc lays it out over the whole batch: the block's input
+    (n_embd) and its post-attention norm (n_embd) stay live; below them the attention mask's
+    hole, unless the norm took it (a mask smaller than n_embd rows cannot); then the routed
+    experts' gate, up and SwiGLU (3 x used x expert width), and the down projection's output
+    (used x n_embd), which lands past them unless it fits where gate and up were freed
+    (n_embd <= 2 x expert width). The engine's buffer lines on GLM-4.5-Air (150.01 MiB) and
+    Qwen3.5-35B-A3B (65.02 MiB), 4096 cells: within 0.1 and 1.1 MiB (the router's rows)."""
+    moe = [ly for ly in head if ly.n_used]
+    if not moe or shape.arch in MTP_ROWS_BEFORE_FFN:
+        return 0
+    ly = max(moe, key=lambda x: x.ff)
+    e, rows = shape.n_embd, ly.ff  # rows: used experts x expert width (Layer.ff)
+    down = ly.n_used * e if ly.n_used * e > 2 * rows else 0
+    row_bytes = c.ubatch * 4
+    mask = mask_bytes(c, shape, head)
+    return row_bytes * (2 * e + 3 * rows + down) + (mask if mask < row_bytes * e else 0)
 
 
 def draft_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:

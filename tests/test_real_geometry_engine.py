@@ -105,6 +105,24 @@ def test_the_vulkan_device_matches(files, engine, vulkan_engine, tmp_path):
     _assert_misses(run)
 
 
+@pytest.mark.gpu
+def test_a_partial_offload_matches(engine, vulkan_engine, pinned_source, tmp_path):
+    """gemma-2-2b does not fit lavapipe's 2 GiB: the engine's --fit keeps 11 of 26 blocks in
+    RAM, and Vulkan runs their prompt batch too (offload_op), copying each CPU-held weight and
+    KV view in: the host keeps only the inputs' buffer (27.0 MiB, planned 86.5 before) and
+    Vulkan0 the graph with the FFN weight's copy (95.9 MiB, planned 85.5 before)."""
+    spec = registry.get("gemma-2-2b-it")
+    try:
+        path = build.generate(spec, pinned=pinned_source)
+    except RuntimeError as exc:
+        pytest.skip(f"the corpus file could not be written: {exc}")
+    run = _judge(spec.name, {spec.name: path}, engine, judge.VULKAN, vulkan=vulkan_engine, work=tmp_path)
+    assert run.ready and not run.problem, _describe(run)
+    cpu = [r for r in run.rows if r.device == "CPU" and r.component in ("weights", "compute")]
+    assert len(cpu) == 2 and all(r.actual > 0 for r in cpu), _describe(run)  # blocks stayed in RAM
+    _assert_misses(run)
+
+
 def test_the_preload_changes_no_buffer(files, engine, tmp_path, monkeypatch):
     """The judge keeps the engine off the hole (nopopulate.py); what it allocates is the same
     with the engine reading every page."""

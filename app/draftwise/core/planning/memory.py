@@ -237,7 +237,8 @@ class CpuWeights:
         return self.mapped + sum(self.extra.values())
 
 
-def _matmul_weight(t: gguf.TensorInfo) -> bool:
+def matmul_weight(t: gguf.TensorInfo) -> bool:
+    """A block or head weight that is a matrix product's (not a lookup, norm or convolution)."""
     if len(t.shape) not in (2, 3) or not t.name.endswith(".weight"):
         return False
     base = t.name.split(".")[-2] if t.name.startswith("blk.") else t.name.split(".")[0]
@@ -246,7 +247,7 @@ def _matmul_weight(t: gguf.TensorInfo) -> bool:
 
 def extra_buffer(t: gguf.TensorInfo, variant: str | None) -> tuple[str, int] | None:
     """(buffer, bytes) when the CPU variant `variant` moves this weight to an extra buffer."""
-    if variant is None or not _matmul_weight(t):
+    if variant is None or not matmul_weight(t):
         return None
     ne0 = t.shape[0]
     ne1 = t.shape[1] if len(t.shape) > 1 else 1
@@ -843,6 +844,47 @@ def host_compute(shape: Shape, c: Cells) -> int:
     gemma-3-1b, gemma-2-2b at 4k and 8k cells): 16 B per ubatch token and n_embd, plus the
     f16 masks of the caches (2 B per cell and token, `mask_bytes`), to 0.03 MiB."""
     return c.ubatch * shape.n_embd * 16 + mask_bytes(c, shape, shape.trunk)
+
+
+# A GPU backend that runs a host tensor's operation itself for a large batch
+# (`offload_op`: ggml-vulkan, ggml-cuda (ROCm too), ggml-sycl; at least 32 rows,
+# GGML_OP_OFFLOAD_MIN_BATCH), unless the engine runs with --no-op-offload.
+OP_OFFLOAD_MIN_BATCH = 32
+# The CPU-held weights whose copy on the GPU is live under the FFN's peak: the inputs' matmuls
+# (their copy is freed before the outputs are, and the next one takes its hole); the down
+# projection's copy goes where gate and up were.
+_FFN_IN = ("ffn_gate", "ffn_up")
+
+
+@dataclass(frozen=True)
+class OffloadCopies:
+    """What the GPU copies in for one prompt batch when blocks (or experts) stay in RAM and
+    its backend offloads their operations: ggml_backend_sched makes every CPU-held weight of
+    an offloaded op, and the KV cache views of a CPU block, inputs of their own split, copied
+    into the GPU's compute buffer before the op and freed after it (the engine's allocation
+    trace: gemma-2-2b on Vulkan, 146 splits for the prompt graph, 3 for one token)."""
+
+    ffn_weight: int = 0  # the largest CPU-held FFN input weight (gate, up; routed experts too)
+    attn_weight: int = 0  # the largest CPU-held attention weight
+    kv: int = 0  # the largest K + V of a block whose cache stays in RAM, at the cells in use
+
+
+def offloaded_compute(shape: Shape, c: Cells, compute: int, copies: OffloadCopies) -> int:
+    """The compute buffer of the GPU that runs the CPU blocks' prompt batch: the graph's own
+    peak with the FFN weight's copy under it, or a CPU block's attention with its K and V
+    copies beside the masks, the block's input and its mixed-batch copy (2 x n_embd), and the
+    query and attention output (2 x q). gemma-2-2b on lavapipe (11 of 26 blocks in RAM, 4k):
+    95.89 MiB, planned 96.9; SmolLM2-1.7B: 81.0, planned 81.2."""
+    q = max((ly.q for ly in shape.trunk), default=0) or shape.n_embd
+    attn = mask_bytes(c, shape, shape.trunk) + c.ubatch * 4 * (2 * shape.n_embd + 2 * q) + copies.kv \
+        + copies.attn_weight
+    return max(compute + copies.ffn_weight, attn)
+
+
+def ffn_input_weight(name: str) -> bool:
+    """A block's FFN input matmul (ffn_gate, ffn_up, their _exps/_shexp forms)."""
+    kind = name.split(".")[2] if name.count(".") >= 2 else ""
+    return kind.startswith(_FFN_IN)
 
 
 # common/common.h defaults of the drafters' lengths (common_speculative_n_max): the n-gram

@@ -123,6 +123,26 @@ def test_a_partial_offload_matches(engine, vulkan_engine, pinned_source, tmp_pat
     _assert_misses(run)
 
 
+def test_the_gemma4_assistant_runs_as_mtp(engine, pinned_source, tmp_path):
+    """The corpus Gemma 4 26B-A4B with its assistant file as the Draft model: the app passes
+    `--spec-type draft-mtp --spec-draft-model FILE` (the engine does not detect an assistant by
+    itself: common_speculative_types_from_gguf looks for blk.N.nextn.eh_proj, which an assistant
+    lacks), the engine adds the draft-mtp implementation, and the assistant's own buffers (its
+    weights, its compute; the KV is the target's) are planned."""
+    target, assistant = registry.get("gemma-4-26B-A4B-it"), registry.get("gemma-4-26B-A4B-it-assistant")
+    try:
+        t_path, a_path = build.generate(target, pinned=pinned_source), build.generate(assistant, pinned=pinned_source)
+    except RuntimeError as exc:
+        pytest.skip(f"the corpus files could not be written: {exc}")
+    run = judge.judge_run(target, t_path, judge.CPU, cpu_engine=engine.binary, work=tmp_path, companion=a_path)
+    print(_describe(run))
+    assert run.ready and not run.problem, _describe(run)
+    i = run.argv.index("--spec-type")
+    assert run.argv[i + 1] == "draft-mtp" and str(a_path) in run.argv and run.engine_spec == ("draft-mtp",)
+    assert any(r.component == "drafter" and r.actual > 0 for r in run.rows), _describe(run)
+    _assert_misses(run)
+
+
 def test_the_preload_changes_no_buffer(files, engine, tmp_path, monkeypatch):
     """The judge keeps the engine off the hole (nopopulate.py); what it allocates is the same
     with the engine reading every page."""

@@ -152,6 +152,41 @@ def test_gemma4_drafts_with_its_assistant_on_the_engine(engine, folder, tmp_path
     assert abs(p.plan.bytes.drafter - drafter) <= 0.1 * drafter + (1 << 20), (p.plan.bytes.drafter, drafter)
 
 
+@pytest.mark.engine
+@pytest.mark.parametrize("spec_type, drafts", [("draft-mtp", True), ("draft-simple", False), (None, False)])
+def test_the_engine_drafts_with_an_assistant_only_as_draft_mtp(engine, folder, spec_type, drafts):
+    """What the pinned engine needs for a gemma4-assistant file: `--spec-type draft-mtp`. With
+    draft-simple it loads the assistant as a plain model and the first request fails (it has no
+    hidden state to read: "failed to process speculative batch"); with no type it detects none
+    (common_speculative_types_from_gguf looks for blk.N.nextn.eh_proj) and does not speculate."""
+    from draftwise.core.engines import capabilities
+
+    caps = capabilities.capabilities(engine.binary)
+    p = prepare.prepare(prepare.Request(model=folder / MODEL, extra_args=("-t", "1")), caps, TEST_MACHINE)
+    spec = p.launch(engine.binary, port=headless_port())
+    argv = list(spec.argv)
+    i = argv.index("--spec-type")
+    del argv[i : i + 2]
+    if spec_type is not None:
+        argv[i:i] = ["--spec-type", spec_type]
+    run = headless.HeadlessLaunch(replace(spec, argv=tuple(argv)))
+    run.start()
+    try:
+        assert run.wait_ready(90), run.log_text()[-3000:]
+        status, raw = headless.request(run.url, spec.api_key, "/completion",
+                                       {"prompt": "Hello there", "n_predict": 16, "temperature": 0}, 60)
+    finally:
+        run.stop()
+    log = run.log_text()
+    if drafts:
+        assert status == 200 and json.loads(raw)["timings"].get("draft_n", 0) > 0, log[-3000:]
+    elif spec_type == "draft-simple":
+        assert status == 500 and "failed to process speculative batch" in log, (status, log[-3000:])
+    else:
+        assert status == 200 and "no implementations specified for speculative decoding" in log, log[-3000:]
+        assert json.loads(raw)["timings"].get("draft_n", 0) == 0
+
+
 def headless_port() -> int:
     from draftwise.core.launch import launch_spec
 

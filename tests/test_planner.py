@@ -454,3 +454,50 @@ def test_tied_head_goes_to_the_gpu_unless_the_backend_refuses_its_size(files, mo
     assert gpu_weights("vulkan", software=True) == cuda  # a tiny head fits lavapipe's 2^27
     monkeypatch.setattr(planner, "VULKAN_SOFTWARE_MAX_STORAGE_RANGE", shape.n_vocab * 512 * 4 - 1)
     assert gpu_weights("vulkan", software=True) == cuda - wt.input
+
+
+@pytest.mark.parametrize("name, e, heads, kv_heads, head, used, expert, vocab, engine_mib", [
+    # zai-org/GLM-4.5-Air: the nextn block's MoE (8 of 128 experts, 1408 wide) over 4096 wide
+    ("glm4moe", 4096, 96, 8, 128, 8, 1408, 151552, 166.59),
+    # Qwen/Qwen3.5-35B-A3B: 8 of 256 experts, 512 wide, over 2048 wide
+    ("qwen35moe", 2048, 16, 2, 256, 8, 512, 248320, 73.97),
+])  # fmt: skip
+def test_a_moe_mtp_heads_context_is_the_engines(name, e, heads, kv_heads, head, used, expert, vocab, engine_mib):
+    """The MTP context of a MoE head, at 4096 cells: the engine's KV + compute + output lines
+    for the corpus files (tests/test_real_geometry_engine.py; GLM-4.5-Air 16.00 + 150.01 + 0.58
+    MiB). The down projection's output (used x n_embd per token) lands past the experts' gate,
+    up and SwiGLU rows; without it the plan was 99.2 and 41.9 MiB."""
+    head_layer = mem.Layer(k=kv_heads * head, v=kv_heads * head, ff=used * expert, n_used=used, q=heads * head)
+    shape = mem.Shape(arch=name, n_embd=e, n_vocab=vocab, n_ctx_train=131072,
+                      layers=(mem.Layer(k=1, v=1, ff=1), head_layer), n_nextn=1)  # fmt: skip
+    ctx = mem.mtp_context(shape, mem.cells(4096, 1, 0), "f16")
+    got = (ctx.kv + ctx.compute + ctx.output) / (1 << 20)
+    assert abs(got - engine_mib) <= max(0.05 * engine_mib, 8), got
+    assert abs(got - engine_mib) <= 1.5, got  # to the router's rows, which the plan leaves out
+
+
+def test_a_partial_offload_runs_the_cpu_blocks_prompt_on_the_gpu(files):
+    """With blocks in RAM on a GPU whose backend offloads ops (Vulkan, CUDA, ROCm), the GPU runs
+    their prompt batch and copies each CPU-held weight in: the host keeps the inputs' buffer,
+    the GPU the graph with the largest CPU-held FFN input weight under it. --no-op-offload
+    (or Metal's one pool) leaves the CPU its own blocks' graph."""
+    info = info_of(files["llama"])
+    shape, wt = mem.read_shape(info), mem.read_weight_table(info)
+    machine = Machine(16 * GB, 16 * GB, [Gpu(0, "vulkan", "dev", None, 8 * GB, 8 * GB, device="Vulkan0")], "Linux")
+    c = mem.cells(4096, 1, 0)
+    tctx = mem.target_context(shape, c, "f16")
+
+    def devices(**prefs):
+        p = planner.plan(info, NO_SPEC, machine, planner.PlanPrefs(ctx=4096, gpu_layers=3, engine_fit=False, **prefs),
+                         shape=shape, weights=wt)  # fmt: skip
+        return next(d for d in p.per_device if d.kind == "cpu"), next(d for d in p.per_device if d.kind == "gpu")
+
+    ram, gpu = devices()
+    assert ram.layers == 2 and gpu.layers == 2  # blocks 0-1 in RAM, 2-3 and the head on the GPU
+    cpu_ffn = max(t.nbytes for _fi, t in wt.tensors
+                  if t.name.split(".")[1] in ("0", "1") and t.name.split(".")[2] in ("ffn_gate", "ffn_up"))  # fmt: skip
+    assert ram.compute == mem.host_compute(shape, c)
+    assert gpu.compute >= tctx.compute + cpu_ffn
+    ram_off, gpu_off = devices(op_offload=False)
+    assert ram_off.compute == gpu_off.compute == tctx.compute
+    assert planner.with_engine_args(planner.PlanPrefs(), info, ["--no-op-offload"]).op_offload is False

@@ -27,6 +27,7 @@ from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.gguf.ggml_types import GGML_TYPES
 from draftwise.core.messages import Message, msg
+from draftwise.core.planning import gemma3n_graph
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -236,7 +237,8 @@ class CpuWeights:
         return self.mapped + sum(self.extra.values())
 
 
-def _matmul_weight(t: gguf.TensorInfo) -> bool:
+def matmul_weight(t: gguf.TensorInfo) -> bool:
+    """A block or head weight that is a matrix product's (not a lookup, norm or convolution)."""
     if len(t.shape) not in (2, 3) or not t.name.endswith(".weight"):
         return False
     base = t.name.split(".")[-2] if t.name.startswith("blk.") else t.name.split(".")[0]
@@ -245,7 +247,7 @@ def _matmul_weight(t: gguf.TensorInfo) -> bool:
 
 def extra_buffer(t: gguf.TensorInfo, variant: str | None) -> tuple[str, int] | None:
     """(buffer, bytes) when the CPU variant `variant` moves this weight to an extra buffer."""
-    if variant is None or not _matmul_weight(t):
+    if variant is None or not matmul_weight(t):
         return None
     ne0 = t.shape[0]
     ne1 = t.shape[1] if len(t.shape) > 1 else 1
@@ -409,6 +411,8 @@ class Shape:
     # Share added to the KV of an architecture whose own cache is modelled from the source
     # but not yet compared with the engine's buffer lines (0: checked, or nothing unusual).
     kv_margin: float = 0.0
+    # Gemma 3n's graph dimensions: its compute buffer is replayed from the engine's graph.
+    gemma3n: gemma3n_graph.Gemma3nDims | None = None
 
     @property
     def n_layer(self) -> int:
@@ -559,6 +563,9 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
         n_swa=info.sliding_window or 0, r_state=r_state, s_state=s_state,
         ssm_inner=d_inner, ssm_groups_state=n_group * d_state, notes=tuple(notes),
         dsv4=dsv4, kv_margin=margin,
+        gemma3n=gemma3n_graph.Gemma3nDims(e, heads[0], heads_kv[0], hk, tuple(ff_dense[:n_layer]),
+                                          tuple(swa[:n_layer]), info.tokenizer.vocab_size or 0)
+        if arch == "gemma3n" else None,
     )
 
 
@@ -839,6 +846,47 @@ def host_compute(shape: Shape, c: Cells) -> int:
     return c.ubatch * shape.n_embd * 16 + mask_bytes(c, shape, shape.trunk)
 
 
+# A GPU backend that runs a host tensor's operation itself for a large batch
+# (`offload_op`: ggml-vulkan, ggml-cuda (ROCm too), ggml-sycl; at least 32 rows,
+# GGML_OP_OFFLOAD_MIN_BATCH), unless the engine runs with --no-op-offload.
+OP_OFFLOAD_MIN_BATCH = 32
+# The CPU-held weights whose copy on the GPU is live under the FFN's peak: the inputs' matmuls
+# (their copy is freed before the outputs are, and the next one takes its hole); the down
+# projection's copy goes where gate and up were.
+_FFN_IN = ("ffn_gate", "ffn_up")
+
+
+@dataclass(frozen=True)
+class OffloadCopies:
+    """What the GPU copies in for one prompt batch when blocks (or experts) stay in RAM and
+    its backend offloads their operations: ggml_backend_sched makes every CPU-held weight of
+    an offloaded op, and the KV cache views of a CPU block, inputs of their own split, copied
+    into the GPU's compute buffer before the op and freed after it (the engine's allocation
+    trace: gemma-2-2b on Vulkan, 146 splits for the prompt graph, 3 for one token)."""
+
+    ffn_weight: int = 0  # the largest CPU-held FFN input weight (gate, up; routed experts too)
+    attn_weight: int = 0  # the largest CPU-held attention weight
+    kv: int = 0  # the largest K + V of a block whose cache stays in RAM, at the cells in use
+
+
+def offloaded_compute(shape: Shape, c: Cells, compute: int, copies: OffloadCopies) -> int:
+    """The compute buffer of the GPU that runs the CPU blocks' prompt batch: the graph's own
+    peak with the FFN weight's copy under it, or a CPU block's attention with its K and V
+    copies beside the masks, the block's input and its mixed-batch copy (2 x n_embd), and the
+    query and attention output (2 x q). gemma-2-2b on lavapipe (11 of 26 blocks in RAM, 4k):
+    95.89 MiB, planned 96.9; SmolLM2-1.7B: 81.0, planned 81.2."""
+    q = max((ly.q for ly in shape.trunk), default=0) or shape.n_embd
+    attn = mask_bytes(c, shape, shape.trunk) + c.ubatch * 4 * (2 * shape.n_embd + 2 * q) + copies.kv \
+        + copies.attn_weight
+    return max(compute + copies.ffn_weight, attn)
+
+
+def ffn_input_weight(name: str) -> bool:
+    """A block's FFN input matmul (ffn_gate, ffn_up, their _exps/_shexp forms)."""
+    kind = name.split(".")[2] if name.count(".") >= 2 else ""
+    return kind.startswith(_FFN_IN)
+
+
 # common/common.h defaults of the drafters' lengths (common_speculative_n_max): the n-gram
 # drafters propose up to their m-gram size, ngram-mod up to --spec-ngram-mod-n-max.
 NGRAM_MOD_N_MAX = 64
@@ -902,11 +950,22 @@ def target_context(
         kv = [int(x * (1 + shape.kv_margin)) for x in kv]
     speculative = spec_type is not None and spec_type != spec_types.NONE
     outs = min(n_outputs(c.n_seq, speculative, lengths.outputs(spec_type)), c.ubatch)
-    compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
-    compute = max(compute, indexer_phase(shape, c, trunk))
-    compute += outs * shape.n_vocab * 4  # logits of the reserved graph
+    compute = graph_compute(shape, c, outs)
+    if compute is None:
+        compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
+        compute = max(compute, indexer_phase(shape, c, trunk))
+        compute += outs * shape.n_vocab * 4  # logits of the reserved graph
     output = outs * shape.n_vocab * 4
     return ContextBytes(kv, rs, compute, output)
+
+
+def graph_compute(shape: Shape, c: Cells, outs: int) -> int | None:
+    """The compute buffer replayed from the engine's own graph (ggml_sim), for the
+    architectures whose peak is decided by ggml-alloc's placement rather than one phase's
+    width (Gemma 3n: gemma3n_graph); None for the rest, which use the fitted widths."""
+    if shape.gemma3n is not None:
+        return gemma3n_graph.compute_bytes(shape.gemma3n, c.ubatch, c.per_stream, c.swa_per_stream, outs)
+    return None
 
 
 # --ctx-checkpoints and --cache-ram defaults of the pinned server (common/common.h).
@@ -945,12 +1004,40 @@ def mtp_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:
     kv = [0] * shape.n_layer + [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in head]
     e = shape.n_embd
     ff = max([ly.ff for ly in head] or [0])
-    # Two phases of the MTP graph: the FFN (mask already freed) or attention with the mask.
+    # Phases of the MTP graph: the FFN (mask already freed), attention with the mask, and a
+    # MoE head's down projection.
     compute = max(c.ubatch * 4 * (3 * ff + 2 * e + 5),
-                  mask_bytes(c, shape, head) + c.ubatch * 4 * (4 * e + 5))
+                  mask_bytes(c, shape, head) + c.ubatch * 4 * (4 * e + 5),
+                  mtp_moe_phase(shape, c, head))
     compute += c.n_seq * shape.n_vocab * 4
     output = c.n_seq * shape.n_vocab * 4
     return ContextBytes(kv, [0] * len(shape.layers), compute, output)
+
+
+# MTP graphs that keep only the output rows before their FFN (`ggml_get_rows(cur,
+# inp_out_ids)` ahead of build_moe_ffn: src/models/qwen3next.cpp, nemotron-h-moe.cpp): their
+# FFN runs on one row per sequence, not the whole batch.
+MTP_ROWS_BEFORE_FFN = frozenset({"qwen3next", "nemotron_h_moe"})
+
+
+def mtp_moe_phase(shape: Shape, c: Cells, head: Iterable[Layer]) -> int:
+    """A MoE MTP head's down projection (build_moe_ffn in the graph_mtp of glm4-moe.cpp,
+    qwen35moe.cpp, ...), as ggml-alloc lays it out over the whole batch: the block's input
+    (n_embd) and its post-attention norm (n_embd) stay live; below them the attention mask's
+    hole, unless the norm took it (a mask smaller than n_embd rows cannot); then the routed
+    experts' gate, up and SwiGLU (3 x used x expert width), and the down projection's output
+    (used x n_embd), which lands past them unless it fits where gate and up were freed
+    (n_embd <= 2 x expert width). The engine's buffer lines on GLM-4.5-Air (150.01 MiB) and
+    Qwen3.5-35B-A3B (65.02 MiB), 4096 cells: within 0.1 and 1.1 MiB (the router's rows)."""
+    moe = [ly for ly in head if ly.n_used]
+    if not moe or shape.arch in MTP_ROWS_BEFORE_FFN:
+        return 0
+    ly = max(moe, key=lambda x: x.ff)
+    e, rows = shape.n_embd, ly.ff  # rows: used experts x expert width (Layer.ff)
+    down = ly.n_used * e if ly.n_used * e > 2 * rows else 0
+    row_bytes = c.ubatch * 4
+    mask = mask_bytes(c, shape, head)
+    return row_bytes * (2 * e + 3 * rows + down) + (mask if mask < row_bytes * e else 0)
 
 
 def draft_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:

@@ -28,7 +28,7 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, DeviceKind, Switch
-from draftwise.core.machine.hardware import GB, METAL, VULKAN, Gpu, Machine
+from draftwise.core.machine.hardware import CUDA, GB, METAL, ROCM, VULKAN, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning.logparse import ActualMemory
@@ -85,6 +85,7 @@ class PlanPrefs:
     cache_ram_mib: int | None = None  # --cache-ram; None: the planner sets it from the RAM left
     ctx_checkpoints: int | None = None  # --ctx-checkpoints; None: the planner's (at most 32)
     projector_offload: bool = True  # False: --no-mmproj-offload (the projector stays in RAM)
+    op_offload: bool = True  # False: --no-op-offload (the CPU runs its own blocks' prompt batch)
 
 
 ALL_LAYERS = 1 << 30  # "every layer" for PlanPrefs.gpu_layers / n_cpu_moe
@@ -248,6 +249,13 @@ class _Device:
     # The largest weight the device's backend takes (None: any size). A tied head larger
     # than this stays on the CPU (`_max_weight`).
     max_weight: int | None = None
+    # The backend runs a host tensor's operation itself for a large batch (memory.OffloadCopies).
+    offloads_ops: bool = False
+
+
+# GPU backends with an `offload_op` (ggml-vulkan, ggml-cuda for CUDA and ROCm); Metal is one
+# memory pool here, RPC devices have none.
+OP_OFFLOAD_BACKENDS = frozenset({VULKAN, CUDA, ROCM})
 
 
 @dataclass(frozen=True)
@@ -297,7 +305,8 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
                          msg("{gpu} is left out: your limit leaves nothing of it to use.", gpu=g.label))
             continue
         devs.append(_Device(g.label, DeviceKind.GPU, cap, max(g.free_bytes, 1), margin, g.engine_name,
-                            buffer=_buffer_name(g), max_weight=_max_weight(g)))
+                            buffer=_buffer_name(g), max_weight=_max_weight(g),
+                            offloads_ops=g.backend in OP_OFFLOAD_BACKENDS))
     return devs, ram, notes
 
 
@@ -545,9 +554,15 @@ class _Planner:
         # Compute: every device running blocks reserves the graph; a GPU-only model still
         # keeps a host buffer (`<GPU>_Host compute buffer`, mem.host_compute): the scheduler
         # places the graph's inputs and the embedding lookup on the CPU backend.
+        # With blocks or experts in RAM, a GPU whose backend offloads ops runs their prompt
+        # batch (copying the weights in): the host keeps only the inputs' buffer.
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
+        on_cpu = self._on_cpu(where, s.n_cpu_moe, head_dev is ram)
+        offload = self._op_offload_target(where, s, c, gpu_uses)
         for d in [*gpu_uses, ram]:
-            if id(d) in used:
+            if d is offload:
+                d.compute += mem.offloaded_compute(shape, c, tctx.compute, self._offload_copies(where, tctx, on_cpu))
+            elif id(d) in used and not (d is ram and offload is not None):
                 d.compute += tctx.compute
             elif d is ram:
                 d.compute += mem.host_compute(shape, c)
@@ -573,6 +588,36 @@ class _Planner:
             b.projector = self.projector
         devices = gpu_uses + ([] if self.unified else [ram])
         return devices, b
+
+    def _op_offload_target(self, where: list[int], s: _Setup, c: mem.Cells,
+                           gpu_uses: list[DeviceUse]) -> DeviceUse | None:  # fmt: skip
+        """The GPU that runs the prompt batch of the blocks (or experts) kept in RAM: the
+        first of this machine's GPUs whose backend offloads ops (ggml_backend_sched asks the
+        backends in order), when something stays in RAM and the batch is large enough."""
+        if self.unified or not self.prefs.op_offload or c.ubatch < mem.OP_OFFLOAD_MIN_BATCH:
+            return None
+        if not (any(d < 0 for d in where[: self.n_loaded]) or s.n_cpu_moe) or s.ngl <= 0:
+            return None
+        first = next((i for i in self.local if self.gpus[i].offloads_ops), None)
+        return gpu_uses[first] if first is not None else None
+
+    def _offload_copies(self, where: list[int], tctx: mem.ContextBytes, on_cpu) -> mem.OffloadCopies:
+        """The largest copies the offloading GPU makes of what stays in RAM (memory.OffloadCopies)."""
+        ffn = attn = 0
+        for _fi, t in self.wt.tensors:
+            if not t.name.startswith("blk.") or not on_cpu(t) or not mem.matmul_weight(t):
+                continue
+            il = t.name.split(".", 2)[1]
+            if il.isdigit() and int(il) >= self.n_loaded:
+                continue  # an MTP block that is not loaded
+            if mem.ffn_input_weight(t.name):
+                ffn = max(ffn, t.nbytes)
+            elif ".attn_" in t.name:
+                attn = max(attn, t.nbytes)
+        # A table estimated from the file size has no tensors: the weight copies stay unplanned
+        # there (the engine's --fit, which the plan leaves a partial split to, measures them).
+        kv = max((tctx.kv_layers[il] for il in range(self.shape.n_layer) if where[il] < 0), default=0)
+        return mem.OffloadCopies(ffn, attn, kv)
 
     def _drafter_bytes(self, c: mem.Cells, kv_type: str) -> tuple[int, int]:
         """(on the drafter's device, in RAM): weights of a draft model, its KV, compute;
@@ -607,6 +652,7 @@ _NGRAM_N_MAX = ("--spec-ngram-mod-n-max",)
 _CACHE_RAM = ("--cache-ram", "-cram")
 _CHECKPOINTS = ("--ctx-checkpoints", "-ctxcp", "--swa-checkpoints")
 _NO_MMPROJ_OFFLOAD = ("--no-mmproj-offload",)
+_NO_OP_OFFLOAD = ("--no-op-offload",)
 
 
 def _int_arg(args: Sequence[str], names: tuple[str, ...]) -> int | None:
@@ -704,6 +750,8 @@ def with_engine_args(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str
             changes[field_name] = n
     if engine_args.sets(args, *_NO_MMPROJ_OFFLOAD):
         changes["projector_offload"] = False
+    if engine_args.sets(args, *_NO_OP_OFFLOAD):
+        changes["op_offload"] = False
     return replace(prefs, **changes) if changes else prefs
 
 

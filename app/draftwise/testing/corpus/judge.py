@@ -57,6 +57,7 @@ CPU, AMX, REPACK, VULKAN = "cpu", "amx", "repack", "vulkan"
 MODES = (CPU, AMX, REPACK, VULKAN)
 READY_TIMEOUT = 600.0
 RELAY_CAP = 1536 * MiB  # the re-laying modes copy the weights into RAM: small files only
+_SPEC_IMPL = re.compile(r"adding speculative implementation '([\w-]+)'")
 _BUFFER_LINE = re.compile(r"(model|output|KV|RS|compute) buffer size|llama_kv_cache: size|error|failed|exception")
 
 
@@ -89,6 +90,9 @@ class Run:
     wall_s: float = 0.0  # plan, start, ready, stop
     argv: tuple[str, ...] = ()
     cpu_variant: str | None = None
+    # The speculative implementations the engine says it added ("adding speculative
+    # implementation 'draft-mtp'", common/speculative.cpp): what it really runs.
+    engine_spec: tuple[str, ...] = ()
 
     @property
     def misses(self) -> list[Row]:
@@ -101,7 +105,8 @@ class Run:
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "mode": self.mode, "ready": self.ready, "problem": self.problem,
                 "load_s": round(self.load_s, 2), "wall_s": round(self.wall_s, 2), "argv": list(self.argv),
-                "cpu_variant": self.cpu_variant, "rows": [r.to_json() for r in self.rows]}  # fmt: skip
+                "cpu_variant": self.cpu_variant, "engine_spec": list(self.engine_spec),
+                "rows": [r.to_json() for r in self.rows]}  # fmt: skip
 
 
 def _close(planned: int, actual: int, tol: float, floor: int) -> bool:
@@ -280,6 +285,11 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         server.stop()
     text = server.log_text()
     lines = text.splitlines()
+    run.engine_spec = tuple(_SPEC_IMPL.findall(text))
+    chosen = prepared.spec.spec_type if not draft_argv else None
+    if run.ready and chosen and not set(chosen.split(",")) <= set(run.engine_spec):
+        run.problem = "; ".join(p for p in (run.problem, f"the app passed {chosen}, the engine runs "
+                                            f"{', '.join(run.engine_spec) or 'no speculation'}") if p)
     if run.ready:
         actual = logparse.parse_lines(lines)
         run.rows = compare(spec, plan, actual, [ln for ln in lines if _BUFFER_LINE.search(ln)])

@@ -164,247 +164,247 @@
       <translation>チャットを {path} に保存できませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="67" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="68" />
       <source>A tiny test model</source>
       <translation>小さなテスト用モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="68" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="69" />
       <source>written ({size}): it only proves the engine works, its words are nonsense</source>
       <translation>作成しました（{size}）。エンジンが動くことを確かめるためだけのもので、出てくる言葉に意味はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="74" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="75" />
       <source>none installed</source>
       <translation>インストールされていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="76" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="77" />
       <source>not installed or not working ({why}). Press Install engine, or run `draftwise engine install` (10–40 minutes, once).</source>
       <translation>インストールされていないか動きません（{why}）。「エンジンをインストール」を押すか、`draftwise engine install` を実行してください（初回のみ 10〜40 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="79" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="80" />
       <source>The engine that runs models</source>
       <translation>モデルを動かすエンジン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="91" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="92" />
       <source>Stopping it</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="92" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="93" />
       <source>stopped; nothing is left running</source>
       <translation>停止しました。動いたまま残っているものはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="93" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="94" />
       <source>stopped (exit code {code}); nothing is left running</source>
       <translation>停止しました（終了コード {code}）。動いたまま残っているものはありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="100" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="101" />
       <source>installed; it runs models on the processor</source>
       <translation>インストール済み。モデルをプロセッサーで動かします</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="101" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="102" />
       <source>installed; it can use a graphics card ({backend})</source>
       <translation>インストール済み。グラフィックスカードを使えます（{backend}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="134" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="135" />
       <source>Starting a model</source>
       <translation>モデルの起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="134" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="135" />
       <source>ready in {seconds} s</source>
       <translation>{seconds} 秒で準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="144" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="145" />
       <source>{tokens} word pieces at {speed} per second</source>
       <translation>{tokens} 個の語片を毎秒 {speed} 個の速さで</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="146" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="147" />
       <source>{tokens} word pieces</source>
       <translation>{tokens} 個の語片</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="147" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="148" />
       <source>Writing text</source>
       <translation>文章の生成</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="150" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="151" />
       <source>Graphics card</source>
       <translation>グラフィックスカード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="150" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="151" />
       <source>used: {devices}</source>
       <translation>使用中: {devices}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="153" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="154" />
       <source>not used: this engine runs models on the processor</source>
       <translation>使用していません。このエンジンはモデルをプロセッサーで動かします</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="156" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="157" />
       <source>not used, although this engine could use one ({backend}); check the graphics driver</source>
       <translation>このエンジンは使えるはずですが（{backend}）、使われていません。グラフィックスドライバーを確認してください</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="168" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="169" />
       <source>Quantized models</source>
       <translation>量子化モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="188" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="189" />
       <source>it was not ready in time</source>
       <translation>時間内に準備ができませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="189" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="190" />
       <source>a small quantized model did not run: {why}</source>
       <translation>小さな量子化モデルが動きませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="193" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="194" />
       <source>{fix} Then a small quantized model ran ({tokens} word pieces).</source>
       <translation>{fix} その後、小さな量子化モデルが動きました（{tokens} 個の語片）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="196" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="197" />
       <source>a small quantized model runs ({tokens} word pieces)</source>
       <translation>小さな量子化モデルが動きます（{tokens} 個の語片）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="208" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="209" />
       <source>could not prepare the MTP test: {error}</source>
       <translation>MTP のテストを準備できませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="211" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="212" />
       <source>Faster answers (speculation)</source>
       <translation>回答の高速化（投機的デコード）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="211" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="212" />
       <source>the engine does not run MTP: {notes}</source>
       <translation>エンジンが MTP を実行しません: {notes}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="217" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="218" />
       <source>MTP did not start: {error}</source>
       <translation>MTP が起動しませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="230" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="231" />
       <source>works: the model's built-in helper guessed {drafted} word pieces ahead (a real model gets many of them right)</source>
       <translation>動作しています。モデル内蔵の補助が {drafted} 個の語片を先読みしました（実際のモデルでは多くが当たります）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="233" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="234" />
       <source>the engine started with MTP but drafted nothing</source>
       <translation>エンジンは MTP 付きで起動しましたが、何も下書きしませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/engines/discovery.py" line="87" />
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="88" />
       <source>{binary} cannot be read: {error}</source>
       <translation>{binary} を読み込めません: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/engines/discovery.py" line="92" />
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="93" />
       <source>{binary} is not executable; reinstall the engine or fix its permissions.</source>
       <translation>{binary} は実行できません。エンジンを再インストールするか、権限を直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/engines/discovery.py" line="96" />
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="97" />
       <source>{binary} did not answer --version within {seconds} s.</source>
       <translation>{binary} が {seconds} 秒以内に --version に応答しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/engines/discovery.py" line="99" />
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="100" />
       <source>{binary} does not start: {error}</source>
       <translation>{binary} が起動しません: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/engines/discovery.py" line="104" />
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="105" />
       <source>{binary} --version failed (exit {code}): {last}</source>
       <translation>{binary} --version が失敗しました（終了コード {code}）: {last}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/engines/discovery.py" line="147" />
+      <location filename="../../app/draftwise/core/engines/discovery.py" line="148" />
       <source>{path} does not exist; choose the llama-server file again.</source>
       <translation>{path} がありません。llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="79" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="88" />
       <source>The file is damaged or not a GGUF model; download it again.</source>
       <translation>ファイルが壊れているか、GGUF モデルではありません。もう一度ダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="118" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="127" />
       <source>{path}: at byte {offset}: {reason}. {hint}</source>
       <translation>{path}: {offset} バイト目: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="121" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="130" />
       <source>{path}: at byte {offset}: {reason}.</source>
       <translation>{path}: {offset} バイト目: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="123" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="132" />
       <source>{path}: {reason}. {hint}</source>
       <translation>{path}: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="125" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="134" />
       <source>{path}: {reason}.</source>
       <translation>{path}: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="478" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="487" />
       <source>is a folder, not a GGUF file</source>
       <translation>フォルダーです（GGUF ファイルではありません）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="481" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="490" />
       <source>no such file</source>
       <translation>ファイルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="484" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="493" />
       <source>permission denied: the file cannot be read</source>
       <translation>アクセスが拒否されました: ファイルを読み込めません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="488" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="497" />
       <source>cannot open the file ({error})</source>
       <translation>ファイルを開けません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="505" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="598" />
       <source>cannot read the file ({error})</source>
       <translation>ファイルを読み込めません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="526" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="619" />
       <source>It is not a GGUF model, or it is damaged.</source>
       <translation>GGUF モデルではないか、壊れています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="536" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="629" />
       <source>Use the little-endian version of this model.</source>
       <translation>このモデルのリトルエンディアン版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="542" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="635" />
       <source>Download a current conversion of this model.</source>
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
@@ -529,312 +529,312 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="91" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="93" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="96" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="97" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="112" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="113" />
       <source>{sentence} {next_step}</source>
       <translation>{sentence}{next_step}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="223" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="224" />
       <source>The engine stopped while writing a reply: the model wrote token {id}, which the draft's vocabulary lacks.</source>
       <translation>応答の生成中にエンジンが止まりました: モデルがトークン {id} を出力しましたが、ドラフトモデルの語彙にはこのトークンがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="226" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="227" />
       <source>The engine stopped while writing a reply, inside its speculative decoding (the drafter).</source>
       <translation>応答の生成中に、投機的デコーディング（ドラフター）の処理の中でエンジンが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="228" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
       <source>Start without this drafter, or choose a draft model whose vocabulary covers the model's.</source>
       <translation>このドラフターなしで起動するか、モデルの語彙をすべて含むドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="237" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
       <source>The engine cannot start: the shared library {name} is missing.</source>
       <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="244" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="244" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="250" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
       <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
       <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="254" />
       <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
       <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="257" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="260" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="261" />
       <source>The engine could not load the draft model {name} because memory ran out.</source>
       <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="263" />
       <source>The engine could not load the draft model {name} ({detail}).</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
       <source>The engine could not load the draft model {name}.</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
       <source>Choose another draft model from the same family, or start without one.</source>
       <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="269" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
       <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
       <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
       <source>Download the model again, or a different quantization of it.</source>
       <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="273" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
       <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
       <source>The compressed KV cache does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="276" />
       <source>Set the KV cache back to Auto (or f16) and start again.</source>
       <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="286" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="287" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="286" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="287" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="288" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="289" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
       <source>The engine ran out of {where} while loading.</source>
       <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="291" />
       <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
       <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="294" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="295" />
       <source>A worker computer went away: the engine lost its connection to one of the other computers it was using.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンが使っていた他のコンピューターとの接続が切れました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="297" />
       <source>Start ggml-rpc-server there again, or launch without that computer.</source>
       <translation>そのコンピューターで ggml-rpc-server をもう一度起動するか、そのコンピューターなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="300" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="301" />
       <source>The worker {worker} did not answer when the engine started.</source>
       <translation>エンジンの起動時にワーカー {worker} が応答しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="305" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="306" />
       <source>The engine stopped on an internal check ({what}).</source>
       <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="306" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="307" />
       <source>The engine stopped on an internal check.</source>
       <translation>エンジンが内部チェックで停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="308" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="309" />
       <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
       <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="314" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
       <source>The engine could not load the model: {why}.</source>
       <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
       <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
       <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="321" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="322" />
       <source>The engine ended for an unknown reason.</source>
       <translation>エンジンが不明な理由で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="327" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
       <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
       <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="329" />
       <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
       <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
       <source>The engine cannot start: a library it needs is missing.</source>
       <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="333" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="335" />
       <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
       <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="336" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="337" />
       <source>If memory is short, use a smaller context or model; then start it again.</source>
       <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
       <source>The engine crashed (segmentation fault).</source>
       <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="340" />
       <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
       <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="343" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="344" />
       <source>The engine exited on its own.</source>
       <translation>エンジンが自分で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="344" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="345" />
       <source>Start it again; look at the log if it keeps exiting.</source>
       <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="346" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="347" />
       <source>Try without speculation or extra engine arguments; the log has the details.</source>
       <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="347" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="348" />
       <source>Try without extra engine arguments; the log has the details.</source>
       <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="348" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="349" />
       <source>The engine stopped unexpectedly ({status}): {last}.</source>
       <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="349" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="350" />
       <source>The engine stopped unexpectedly ({status}).</source>
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="356" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="357" />
       <source>The engine could not listen on {where}: another program uses it.</source>
       <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="358" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="359" />
       <source>Choose another port, or stop the program that uses it.</source>
       <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="363" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="364" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="365" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="366" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="371" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="372" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="432" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="433" />
       <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
       <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="436" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="437" />
       <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="447" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="448" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="449" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="450" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -864,147 +864,147 @@
       <translation>エンジンの修正の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="104" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="106" />
       <source>GPU not used: this engine build has no {backend} backend, so {device} is out of its reach; the model runs on the CPU. Install the {backend} engine (`draftwise engine install --backend {backend_id}`) and choose it with --engine or in the engine list.</source>
       <translation>GPU は使われていません: このエンジンには {backend} バックエンドがないため {device} を使えず、モデルは CPU で動いています。{backend} 版のエンジンを入れ（`draftwise engine install --backend {backend_id}`）、--engine かエンジン一覧で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="114" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="116" />
       <source>GPU not used: the engine said "{line}", so the model runs on the CPU (much slower). Check the GPU driver, or choose the device explicitly.</source>
       <translation>GPU は使われていません: エンジンが「{line}」と報告したため、モデルは CPU で動いています（とても遅くなります）。GPU ドライバーを確かめるか、デバイスを明示して選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="118" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="120" />
       <source>GPU not used: the engine opened {devices} but offloaded 0 of {m} layers to it.</source>
       <translation>GPU は使われていません: エンジンは {devices} を開きましたが、{m} 層のうち 1 層も載せていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="121" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="123" />
       <source>GPU not used: the engine did not open {devices}; the model runs on the CPU.</source>
       <translation>GPU は使われていません: エンジンは {devices} を開かず、モデルは CPU で動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="128" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="130" />
       <source>{n} of {m} layers on {devices}.</source>
       <translation>{m} 層のうち {n} 層が {devices} にあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="133" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="135" />
       <source>This Vulkan engine runs on the CPU (the engine said "{line}"): it found no GPU it uses by itself. A software device (such as llvmpipe) is used only when you choose it (--device).</source>
       <translation>この Vulkan エンジンは CPU で動いています（エンジンの報告:「{line}」）: 自分から使う GPU が見つかりませんでした。ソフトウェアのデバイス（llvmpipe など）は、選んだとき（--device）だけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="137" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="139" />
       <source>This Vulkan engine runs on the CPU: it found no GPU it uses by itself. A software device (such as llvmpipe) is used only when you choose it (--device).</source>
       <translation>この Vulkan エンジンは CPU で動いています: 自分から使う GPU が見つかりませんでした。ソフトウェアのデバイス（llvmpipe など）は、選んだとき（--device）だけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="141" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="143" />
       <source>This {backend} engine runs on the CPU (the engine said "{line}"), which is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>この {backend} エンジンは CPU で動いています（エンジンの報告:「{line}」）。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="144" />
+      <location filename="../../app/draftwise/core/launch/gpu_check.py" line="146" />
       <source>This {backend} engine runs on the CPU, which is much slower. Check the GPU driver, or choose which GPUs to use.</source>
       <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="84" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="85" />
       <source>no automatic drafter</source>
       <translation>自動ドラフターなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="94" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="95" />
       <source>{n} layers on the GPU</source>
       <translation>GPU に {n} 層</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="101" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="102" />
       <source>the full settings</source>
       <translation>本来の設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="104" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="105" />
       <source>{first}, {rest}</source>
       <translation>{first}、{rest}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="188" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="189" />
       <source>the automatic drafter off</source>
       <translation>自動ドラフターをオフにした設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="190" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="191" />
       <source>a {kv} KV cache</source>
       <translation>{kv} の KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
       <source>a {ctx} context</source>
       <translation>{ctx} のコンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="195" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="196" />
       <source>the experts in RAM</source>
       <translation>エキスパートを RAM に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="196" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="197" />
       <source>{n} of {total} layers on the GPU</source>
       <translation>{total} 層中 {n} 層を GPU に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="197" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="198" />
       <source>the CPU only</source>
       <translation>CPU のみ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="232" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="233" />
       <source>The start with {change} failed for another reason, so Draftwise stopped lowering the settings; the cause is below.</source>
       <translation>{change}での起動はメモリ以外の理由で失敗したため、Draftwise は設定を下げるのをやめました。原因は下にあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="256" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="257" />
       <source>{cause} Starting it again with {change}.</source>
       <translation>{cause}{change}でもう一度起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="263" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="264" />
       <source>Draftwise has no lower setting to try for this model.</source>
       <translation>このモデルで試せる、より低い設定はありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="265" />
       <source>Draftwise has no lower setting left to try: it ran out of memory even with {change}.</source>
       <translation>試せる低い設定はもうありません: {change}でもメモリが足りませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="287" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="288" />
       <source>out of memory</source>
       <translation>メモリ不足</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="309" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="310" />
       <source>The engine ran out of memory with the drafter you chose. To let Draftwise lower the settings, clear the Draft model field (or remove --spec-type from the extra arguments), or choose a smaller drafter.</source>
       <translation>あなたが選んだドラフターでエンジンのメモリが足りなくなりました。Draftwise に設定を下げさせるには、ドラフトモデル欄を空にする（または追加引数から --spec-type を外す）か、より小さなドラフターを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="317" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="318" />
       <source>The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache to Auto (or q8_0) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {kv} の KV キャッシュでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、KV キャッシュを「自動」（または q8_0）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="327" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="328" />
       <source>The engine ran out of memory with the {ctx} context you chose. Set the context to Auto (or smaller) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {ctx} のコンテキストでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、コンテキストを「自動」（またはより小さく）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="339" />
       <source>The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). Remove them from the extra arguments to let Draftwise move layers to the CPU.</source>
       <translation>あなたが指定した GPU 層（-ngl / --n-cpu-moe）でエンジンのメモリが足りなくなりました。Draftwise に層を CPU へ移させるには、追加引数から外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="383" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="384" />
       <source>Starting with {given_up}, the settings that worked after this model ran out of memory last time (Try full settings again, or `draftwise launch --full`, goes back to the full settings).</source>
       <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
     </message>
@@ -1024,127 +1024,127 @@
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="398" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="403" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="400" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="405" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="404" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="409" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="407" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="412" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="458" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="463" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="471" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="476" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="474" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="479" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="39" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="40" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="40" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="113" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="114" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="119" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="120" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="124" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="125" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="129" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="130" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="163" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="164" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="182" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="183" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="211" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="212" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="217" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="218" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="220" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="221" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="254" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="334" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="341" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="342" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="377" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="378" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="436" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="437" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
@@ -1154,82 +1154,82 @@
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="212" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="213" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="217" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="250" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="253" />
       <source>with {what}</source>
       <translation>{what}あり</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="254" />
       <source>with {what}, draft length {n}</source>
       <translation>{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="266" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="267" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="286" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="287" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="292" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="293" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="306" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="307" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="310" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="311" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="331" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="332" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="334" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="366" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="367" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="369" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="370" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/mlx.py" line="50" />
+      <location filename="../../app/draftwise/core/launch/mlx.py" line="51" />
       <source>mlx-lm's server has no API key, so Draftwise keeps it on this computer only.</source>
       <translation>mlx-lm のサーバーには API キーがないため、Draftwise はこのコンピューターの中だけで使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/mlx.py" line="54" />
+      <location filename="../../app/draftwise/core/launch/mlx.py" line="55" />
       <source>mlx-lm sizes its context itself; the context setting is not passed on.</source>
       <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
     </message>
@@ -1244,172 +1244,172 @@
       <translation>以前の Draftwise が残したエンジン（pid {pid}）が停止しません。タスクマネージャーで終了してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="24" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="25" />
       <source>Draftwise splits the model across GPUs by their free memory; remove {flag}.</source>
       <translation>Draftwise は空きメモリに応じてモデルを GPU に分割します。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="25" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="26" />
       <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
       <translation>Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="28" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="29" />
       <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
       <translation>Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="30" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="31" />
       <source>Draftwise keeps the KV cache beside the layers it belongs to and cannot plan {flag}; remove it.</source>
       <translation>Draftwise は KV キャッシュを対応するレイヤーと同じ場所に置くため、{flag} は計画できません。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="32" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="33" />
       <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it.</source>
       <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="34" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="35" />
       <source>Draftwise decides the GPU offload itself and sets --fit; remove {flag} (use -ngl or --n-cpu-moe to fix the split yourself).</source>
       <translation>Draftwise は GPU へのオフロードを自分で決め、--fit も設定します。{flag} を削除してください（分割を自分で決めるには -ngl か --n-cpu-moe を使います）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="37" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="38" />
       <source>Draftwise sets the memory left free on each GPU (--fit-target); remove {flag}.</source>
       <translation>Draftwise は各 GPU に残す空きメモリ（--fit-target）を設定します。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="39" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="40" />
       <source>Draftwise plans the context itself; remove {flag} and use the Context field (--ctx).</source>
       <translation>Draftwise はコンテキストを自分で計画します。{flag} を削除し、コンテキスト欄（--ctx）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="41" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="42" />
       <source>Draftwise shows the memory plan itself; remove {flag}.</source>
       <translation>Draftwise はメモリ計画を自分で表示します。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="42" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="43" />
       <source>Draftwise keeps the draft model on this computer; remove {flag}.</source>
       <translation>Draftwise はドラフトモデルをこのコンピューターに置きます。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="44" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="45" />
       <source>Draftwise asks the other computers and plans for them itself: remove {flag} and list them under Other computers (draftwise launch --rpc host:port,...).</source>
       <translation>Draftwise は他のコンピューターに問い合わせて自分で計画します。{flag} を削除し、「他のコンピューター」に追加してください（draftwise launch --rpc host:port,...）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="49" />
       <source>Draftwise chooses the devices and plans for them; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が使うデバイスを選び、それに合わせて計画します。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="51" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="52" />
       <source>Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が GPU を選びます。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="54" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="55" />
       <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot in the Context field.</source>
       <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除して、スロットあたりのコンテキストをコンテキスト欄で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="60" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="61" />
       <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
       <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="64" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="65" />
       <source>Draftwise places the draft model with the main model; remove {flag}.</source>
       <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="69" />
       <source>Draftwise runs the models in your library, so the engine downloads nothing; remove {flag}, get the model with Get models… (draftwise get REPO) and choose it.</source>
       <translation>Draftwise はライブラリのモデルを動かすので、エンジンは何もダウンロードしません。{flag} を削除し、「モデルを入手…」（draftwise get REPO）でモデルを入手して選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="73" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="74" />
       <source>Draftwise plans the layer split across the GPUs it uses; to use one GPU, remove {flag} none and pick it in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise は使う GPU 間でレイヤーを分けて計画します。GPU を 1 つだけ使うには、{flag} none を削除してデバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="76" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="77" />
       <source>Draftwise plans the layer split and cannot plan {flag} row; remove it.</source>
       <translation>Draftwise はレイヤー単位の分割を計画するため、{flag} row は計画できません。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="77" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="78" />
       <source>Draftwise fits the model with the engine's --fit, which aborts with {flag} tensor (common/fit.cpp: not implemented for it); remove it.</source>
       <translation>Draftwise はエンジンの --fit でモデルを収めますが、{flag} tensor では --fit が中断します（common/fit.cpp: 未実装）。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="113" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="114" />
       <source>{flag} needs a whole number, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="115" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="116" />
       <source>{flag} must be at least {least}.</source>
       <translation>{flag} は {least} 以上にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="121" />
       <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
       <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="141" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="142" />
       <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
       <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="163" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="164" />
       <source>{flag} 0 means the model's trained context, which this file does not state; give the context as a number.</source>
       <translation>{flag} 0 はモデルの学習時のコンテキスト長を意味しますが、このファイルには記載がありません。コンテキストを数値で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="177" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="178" />
       <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
       <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="181" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="182" />
       <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
       <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="185" />
       <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
       <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="194" />
       <source>{flag} takes on, off or auto, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="209" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="210" />
       <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="218" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="219" />
       <source>{flag} takes none, layer, row or tensor, not '{value}'.</source>
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="146" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="152" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="153" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="159" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="276" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
@@ -1449,17 +1449,17 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/vllm.py" line="115" />
+      <location filename="../../app/draftwise/core/launch/vllm.py" line="116" />
       <source>An engine open to the network needs an API key.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/hardware.py" line="705" />
+      <location filename="../../app/draftwise/core/machine/hardware.py" line="708" />
       <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="323" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="325" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
@@ -1554,192 +1554,197 @@
       <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="554" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="558" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="644" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="651" />
       <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="275" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="284" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="293" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="302" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="296" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="352" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="362" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="357" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="367" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="718" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="395" />
+      <source>draft model</source>
+      <translation>ドラフトモデル</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="777" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="829" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="772" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="783" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="842" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="787" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="846" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="792" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="851" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="798" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="857" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="801" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="860" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="856" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="915" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="858" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="917" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="864" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="923" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="867" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="926" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="870" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="929" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="873" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="932" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="962" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1008" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1067" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1049" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1108" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1050" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1109" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1054" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1113" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1056" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1115" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1059" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1118" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1061" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1120" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1064" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1123" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1066" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1125" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1069" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1128" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1071" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1130" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1101" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1160" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1118" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1177" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1120" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1179" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1125" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1184" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1129" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1188" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1919,447 +1924,467 @@
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="143" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="168" />
       <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
       <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="149" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="174" />
       <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
       <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="257" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="277" />
       <source>MTP mode must be 'auto' or 'off', not {value}.</source>
       <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="264" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="284" />
       <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
       <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="270" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="290" />
       <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
       <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="274" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="294" />
       <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
       <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="282" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="302" />
       <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
       <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="291" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="311" />
       <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
       <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="296" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="316" />
       <source>This engine has no speculative type {type}; it knows {known}.</source>
       <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="300" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="320" />
       <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
       <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="309" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="332" />
       <source>The draft model {name} is passed to the engine.</source>
       <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="325" />
-      <source>{name} cannot draft for this model: {reason}.</source>
-      <translation>{name} はこのモデルのドラフトには使えません: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="330" />
-      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
-      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="340" />
-      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
-      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="345" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="346" />
       <source>Using your draft model {name} ({kind}).</source>
       <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="356" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="358" />
       <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
       <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="382" />
-      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
-      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="375" />
+      <source>EAGLE-3 drafter</source>
+      <translation>EAGLE-3 ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="389" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="376" />
+      <source>DFlash drafter</source>
+      <translation>DFlash ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="377" />
+      <source>DSpark drafter</source>
+      <translation>DSpark ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="378" />
+      <source>n-gram lookup</source>
+      <translation>n-gram 照合</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="394" />
       <source>The draft model {path} does not exist; choose the file again.</source>
       <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="391" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="397" />
       <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
       <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="394" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="400" />
       <source>{name} is the model itself; choose a smaller draft model.</source>
       <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="398" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="405" />
       <source>The draft model cannot be used: {error}</source>
       <translation>このドラフトモデルは使えません: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="403" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="408" />
       <source>{name} cannot draft for this model: {reason}. A draft must come from the same model family.</source>
       <translation>{name} はこのモデルのドラフトに使えません: {reason}。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="443" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="428" />
+      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
+      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="433" />
+      <source>{name} cannot draft for this model: {reason}.</source>
+      <translation>{name} はこのモデルのドラフトには使えません: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="435" />
+      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
+      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="440" />
+      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
+      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="479" />
       <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
       <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="448" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="484" />
       <source>The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop at the first draft); looking for a draft model instead.</source>
       <translation>このモデルの MTP ヘッドは {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="454" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="490" />
       <source>The model's MTP head made this engine fail before; it is left out.</source>
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="458" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="494" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="461" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="497" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="467" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="503" />
       <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
       <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="470" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="506" />
       <source>MTP head found beside the model in {name}: speculation is on.</source>
       <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="472" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="508" />
       <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
       <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="476" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="512" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="490" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="526" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="494" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="530" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="499" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="535" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="525" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="561" />
       <source>Could not look for draft models in {folder}: {error}.</source>
       <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="550" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="586" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="565" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="601" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="570" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="606" />
       <source>Skipped {name}: {reason}.</source>
       <translation>{name} は使いません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="581" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="617" />
       <source>{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the first draft).</source>
       <translation>{name} の MTP は {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="591" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="627" />
       <source>this engine runs no MTP assistant of architecture {draft_arch}</source>
       <translation>このエンジンはアーキテクチャ {draft_arch} の MTP アシスタントを動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="593" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="629" />
       <source>it is the MTP assistant of {target_arch} models, not {arch}</source>
       <translation>{arch} ではなく {target_arch} モデル用の MTP アシスタントです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="596" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="632" />
       <source>it lacks the nextn.pre_projection tensor the engine loads</source>
       <translation>エンジンが読み込む nextn.pre_projection テンソルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="598" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="634" />
       <source>it was made for a model {width} wide, and this one is {model_width} wide</source>
       <translation>幅 {width} のモデル用ですが、このモデルの幅は {model_width} です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="602" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="638" />
       <source>the model's last two layers are not the windowed and global pair whose KV cache it reads</source>
       <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="612" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="648" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="614" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="650" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="616" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="652" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="619" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="655" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="621" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="657" />
       <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
       <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="626" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="662" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
       <source>Advanced</source>
       <translation>詳細設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="122" />
       <source>Show advanced settings</source>
       <translation>詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="123" />
       <source>Settings most people never need: engine arguments, profiles, port, language</source>
       <translation>ふつうは不要な設定：エンジン引数、プロファイル、ポート、言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="123" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="124" />
       <source>For people who know the engine: everything here is optional.</source>
       <translation>エンジンに詳しい人向けです。ここの設定はすべて任意です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="124" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="125" />
       <source>Flags passed to llama-server as they are (for experts)</source>
       <translation>llama-server にそのまま渡すフラグ（上級者向け）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="125" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="126" />
       <source>Named sets of these settings you can apply to any model</source>
       <translation>どのモデルにも適用できる、名前付きの設定の組</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="126" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="127" />
       <source>What you changed for this model; Reset goes back to automatic</source>
       <translation>このモデルで変更した点。「自動に戻す」で元に戻ります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="127" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="128" />
       <source>The network port programs connect to; if it is taken, the engine uses a free one and says so</source>
       <translation>プログラムが接続するネットワークポート。使用中なら空いているポートを使い、そのことを表示します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="129" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="130" />
       <source>Exactly what Launch runs: the engine's own terms</source>
       <translation>「起動」で実行される内容そのもの（エンジンの用語）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="130" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="131" />
       <source>Extra engine arguments</source>
       <translation>エンジンの追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="131" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="132" />
       <source>e.g. --spec-draft-n-max 4</source>
       <translation>例: --spec-draft-n-max 4</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="133" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="134" />
       <source>Profiles</source>
       <translation>プロファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="135" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="136" />
       <source>Apply</source>
       <translation>適用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="136" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="137" />
       <source>Use this profile's settings for the chosen model</source>
       <translation>このプロファイルの設定を選んだモデルに使う</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="137" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="138" />
       <source>Save as…</source>
       <translation>名前を付けて保存…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="138" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="139" />
       <source>Keep the current settings under a name</source>
       <translation>今の設定に名前を付けて保存</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="139" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="140" />
       <source>Delete</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="140" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="141" />
       <source>Forget this profile</source>
       <translation>このプロファイルを削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="142" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="143" />
       <source>This model</source>
       <translation>このモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="143" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="144" />
       <source>Reset to automatic</source>
       <translation>自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="144" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="145" />
       <source>Reset this model's settings to automatic</source>
       <translation>このモデルの設定を自動に戻す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="146" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="147" />
       <source>Language</source>
       <translation>言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="147" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="148" />
       <source>Port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="148" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="149" />
       <source>Port the engine listens on</source>
       <translation>エンジンが待ち受けるポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="149" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="150" />
       <source>Allow other computers on my network (with the API key)</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する（API キーが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="150" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="151" />
       <source>Allow other computers on my network</source>
       <translation>ネットワーク上の他のコンピュータからの接続を許可する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="151" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="152" />
       <source>Other computers on your network can use the model if they know the API key; off: only this computer</source>
       <translation>API キーを知っていれば、ネットワーク上の他のコンピューターもモデルを使えます。オフ：このコンピューターだけ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="154" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="155" />
       <source>The language of Draftwise's window</source>
       <translation>Draftwise の画面の言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="156" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="157" />
       <source>Engine command (the API key is passed in the environment)</source>
       <translation>エンジンのコマンド（API キーは環境変数で渡されます）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="157" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="158" />
       <source>Engine command</source>
       <translation>エンジンのコマンド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="194" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="195" />
       <source>context {0}</source>
       <translation>コンテキスト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="196" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="197" />
       <source>KV {0}</source>
       <translation>KV {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="198" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="199" />
       <source>speculation {0}</source>
       <translation>投機的デコード {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="198" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="199" />
       <source>Off</source>
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="200" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="201" />
       <source>draft {0}</source>
       <translation>ドラフト {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="202" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="203" />
       <source>extra arguments</source>
       <translation>追加引数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="203" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="204" />
       <source>All automatic.</source>
       <translation>すべて自動です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="220" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="221" />
       <source>Save profile</source>
       <translation>プロファイルを保存</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/advanced_card.py" line="220" />
+      <location filename="../../app/draftwise/ui/advanced_card.py" line="221" />
       <source>Name of the profile:</source>
       <translation>プロファイル名:</translation>
     </message>
@@ -3277,92 +3302,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>モデルファイルが自分について記していること：サイズ、レイヤー、語彙、組み込みの補助役</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="104" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="105" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="106" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
       <source>A small helper model guesses the next words and the big model checks them — same answers, faster.</source>
       <translation>小さな補助モデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="108" />
       <source>Speculative decoding: a draft model, or the model's own MTP head, proposes tokens and the model verifies them in one pass. The text is what the model alone would write.</source>
       <translation>投機的デコーディング：ドラフトモデルまたはモデル自身の MTP ヘッドがトークンを提案し、モデルが一度に検証します。文章はモデル単独で書く場合と同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="110" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="111" />
       <source>Speed-up:</source>
       <translation>高速化：</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="111" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="112" />
       <source>Auto: use the model's built-in helper (an MTP head) or a small draft model found beside it. Off: the big model works alone.</source>
       <translation>自動：モデルに組み込まれた補助役（MTP ヘッド）か、隣にある小さなドラフトモデルを使います。オフ：大きなモデルだけで動かします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="115" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="116" />
       <source>Speculation automatic</source>
       <translation>投機的デコードを自動にする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="118" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="119" />
       <source>Speculation off</source>
       <translation>投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="120" />
       <source>Run the big model alone: a little slower, same answers</source>
       <translation>大きなモデルだけで動かします：少し遅く、答えは同じです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="121" />
       <source>Draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="122" />
       <source>The small helper model: one of the same family that guesses words for the big one. Leave empty and Draftwise looks for one.</source>
       <translation>小さな補助モデル：同じファミリーのモデルで、大きなモデルのために言葉を予想します。空欄なら Draftwise が探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="123" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="124" />
       <source>automatic</source>
       <translation>自動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="124" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="125" />
       <source>Draft model file</source>
       <translation>ドラフトモデルのファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="126" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="127" />
       <source>Choose a draft model file</source>
       <translation>ドラフトモデルのファイルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="128" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="129" />
       <source>Try it again</source>
       <translation>もう一度試す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="129" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="130" />
       <source>Forget that this drafter made the engine fail, and use it at the next Launch</source>
       <translation>このドラフターでエンジンが失敗した記録を消し、次の起動で使います</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="130" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="131" />
       <source>Forget the measurement</source>
       <translation>計測結果を忘れる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="131" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="132" />
       <source>Decide as if this model had never been measured here (an n-gram speed-up that turned speculation on is turned off)</source>
       <translation>このモデルをここで計測しなかったものとして決めます（計測で投機がオンになった n-gram はオフになります）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="173" />
+      <location filename="../../app/draftwise/ui/speculation_card.py" line="174" />
       <source>Choose a draft model</source>
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
@@ -3537,117 +3562,117 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="218" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="220" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="312" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="310" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="397" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="395" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="471" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="469" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="207" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="219" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="223" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="232" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="234" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="236" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="246" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="248" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="254" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="254" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -3662,42 +3687,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="78" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="80" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="155" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="157" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="171" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="173" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="188" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="201" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="227" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -3737,102 +3762,102 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>独自のビルド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="84" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="86" />
       <source>llama.cpp from {source}, built by Draftwise for this computer</source>
       <translation>{source} の llama.cpp（Draftwise がこのコンピューター用にビルド）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="86" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="88" />
       <source>llama.cpp {version}</source>
       <translation>llama.cpp {version}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="88" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="90" />
       <source>llama.cpp, a build that does not say its version</source>
       <translation>llama.cpp（バージョンを示さないビルド）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="223" />
       <source>No engine is installed. Press “Install engine” (about 20 minutes, once).</source>
       <translation>エンジンがインストールされていません。「エンジンをインストール」を押してください（初回のみ、約 20 分）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="225" />
       <source>The engine cannot be used: {0}</source>
       <translation>このエンジンは使えません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="230" />
       <source>Installing the engine…</source>
       <translation>エンジンをインストール中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="236" />
       <source>No engine found on this machine.</source>
       <translation>このマシンにエンジンが見つかりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="252" />
       <source>Preparing…</source>
       <translation>準備中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="271" />
       <source>The engine is installed.</source>
       <translation>エンジンをインストールしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/engine.py" line="276" />
+      <location filename="../../app/draftwise/viewmodels/engine.py" line="278" />
       <source>Installing the engine failed: {0}</source>
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="122" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="125" />
       <source>Measuring how fast this computer runs models…</source>
       <translation>このコンピューターでモデルがどれくらいの速さで動くか測っています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="135" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="138" />
       <source>about {rate} tokens/s</source>
       <translation>約 {rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="137" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="140" />
       <source>(slow here)</source>
       <translation>（この PC では遅め）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="163" />
       <source>Get its vision projector too ({name}, {size}): the model can then see pictures you attach in the chat.</source>
       <translation>視覚プロジェクターも取得する（{name}、{size}）：チャットで添付した画像をモデルが見られるようになります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="182" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="185" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="214" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="228" />
       <source>Downloaded {name} and its draft model.</source>
       <translation>{name} とそのドラフトモデルをダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="229" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="237" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="241" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
@@ -3842,7 +3867,7 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/ladder.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/ladder.py" line="60" />
       <source>Could not clear the record of lowered settings.</source>
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
@@ -3932,27 +3957,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>理由：{0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="17" />
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="16" />
       <source>Stop {0} to launch this model.</source>
       <translation>このモデルを起動するには {0} を停止してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="18" />
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="17" />
       <source>The engine is running.</source>
       <translation>エンジンは実行中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="20" />
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="19" />
       <source>Choose a model first.</source>
       <translation>先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="22" />
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="21" />
       <source>Reading the model…</source>
       <translation>モデルを読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="42" />
+      <location filename="../../app/draftwise/viewmodels/launch_gate.py" line="41" />
       <source>The model does not fit in this machine's memory.</source>
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
@@ -4372,187 +4397,137 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="227" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="237" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="30" />
-      <source>draft model</source>
-      <translation>ドラフトモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="31" />
-      <source>EAGLE-3 drafter</source>
-      <translation>EAGLE-3 ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="32" />
-      <source>DFlash drafter</source>
-      <translation>DFlash ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="33" />
-      <source>DSpark drafter</source>
-      <translation>DSpark ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="34" />
-      <source>n-gram lookup</source>
-      <translation>n-gram 照合</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="92" />
       <source>Measured on this computer: {0}× with {1}.</source>
       <translation>このコンピューターでの計測: {1} で {0}×。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="164" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="108" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="166" />
-      <source>Missing: {0}</source>
-      <translation>見つかりません: {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
-      <source>Not a file: {0}</source>
-      <translation>ファイルではありません: {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
-      <source>Not a GGUF model: {0}</source>
-      <translation>GGUF モデルではありません: {0}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
-      <source>This is the model itself; choose a smaller draft model.</source>
-      <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="174" />
-      <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
-      <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="109" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="182" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="115" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="136" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="140" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
       <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
       <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="157" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="163" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="165" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="164" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="168" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="171" />
       <source>Checking…</source>
       <translation>確認中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="196" />
       <source>{free} free</source>
       <translation>空き {free}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="206" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="239" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="243" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="254" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="269" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="270" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="274" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>
@@ -4649,6 +4624,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
+      <source>Missing: {0}</source>
+      <translation type="vanished">見つかりません: {0}</translation>
+    </message>
+    <message>
       <source>No drafter found: the model runs without speculation.</source>
       <translation type="vanished">ドラフターが見つかりません: 投機的デコードなしで実行します。</translation>
     </message>
@@ -4661,6 +4640,14 @@ or drop a .gguf file on this window.</source>
 
 .gguf モデルのあるフォルダを追加するか、
 .gguf ファイルをこのウィンドウにドロップしてください。</translation>
+    </message>
+    <message>
+      <source>Not a GGUF model: {0}</source>
+      <translation type="vanished">GGUF モデルではありません: {0}</translation>
+    </message>
+    <message>
+      <source>Not a file: {0}</source>
+      <translation type="vanished">ファイルではありません: {0}</translation>
     </message>
     <message>
       <source>OK — {0} ({1})</source>
@@ -4727,12 +4714,20 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">これは {backend} 版ですが、エンジンは CPU で動いています: とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
+      <source>This is the model itself; choose a smaller draft model.</source>
+      <translation type="vanished">これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
       <source>This model continues text — not for chat: it has no chat template, so it writes on from your message instead of answering it.</source>
       <translation type="vanished">このモデルは文章の続きを書くもので、チャット向けではありません。チャットテンプレートがないため、メッセージに答えるのではなく、その続きを書きます。</translation>
     </message>
     <message>
       <source>Too big for this computer</source>
       <translation type="vanished">このコンピューターには大きすぎます</translation>
+    </message>
+    <message>
+      <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
+      <translation type="vanished">語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
       <source>context</source>

@@ -1249,14 +1249,9 @@
       <translation>Draftwise は空きメモリに応じてモデルを GPU に分割します。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="25" />
-      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
-      <translation>Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="28" />
-      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
-      <translation>Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="26" />
+      <source>Draftwise places the model's tensors itself (it writes -ot for the feed-forward weights it keeps on the CPU) and cannot plan {flag}; remove it (use -ngl, --n-cpu-moe or --n-cpu-ffn to keep part of the model off the GPU).</source>
+      <translation>Draftwise はモデルのテンソルを自分で配置し（CPU に置くフィードフォワードの重みには -ot を自分で書きます）、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl、--n-cpu-moe か --n-cpu-ffn を使います）。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/owned_args.py" line="30" />
@@ -1290,111 +1285,111 @@
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/owned_args.py" line="42" />
-      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
-      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
-      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
-      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="50" />
       <source>Draftwise keeps the draft model on this computer; remove {flag}.</source>
       <translation>Draftwise はドラフトモデルをこのコンピューターに置きます。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="52" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="44" />
       <source>Draftwise asks the other computers and plans for them itself: remove {flag} and list them under Other computers (draftwise launch --rpc host:port,...).</source>
       <translation>Draftwise は他のコンピューターに問い合わせて自分で計画します。{flag} を削除し、「他のコンピューター」に追加してください（draftwise launch --rpc host:port,...）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="56" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
       <source>Draftwise chooses the devices and plans for them; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が使うデバイスを選び、それに合わせて計画します。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="59" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="51" />
       <source>Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が GPU を選びます。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="54" />
       <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot in the Context field.</source>
       <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除して、スロットあたりのコンテキストをコンテキスト欄で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="75" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="60" />
+      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
+      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="64" />
+      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
+      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
       <source>Draftwise runs the models in your library, so the engine downloads nothing; remove {flag}, get the model with Get models… (draftwise get REPO) and choose it.</source>
       <translation>Draftwise はライブラリのモデルを動かすので、エンジンは何もダウンロードしません。{flag} を削除し、「モデルを入手…」（draftwise get REPO）でモデルを入手して選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="80" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="73" />
       <source>Draftwise plans the layer split across the GPUs it uses; to use one GPU, remove {flag} none and pick it in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise は使う GPU 間でレイヤーを分けて計画します。GPU を 1 つだけ使うには、{flag} none を削除してデバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="83" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="76" />
       <source>Draftwise plans the layer split and cannot plan {flag} row; remove it.</source>
       <translation>Draftwise はレイヤー単位の分割を計画するため、{flag} row は計画できません。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="84" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="77" />
       <source>Draftwise fits the model with the engine's --fit, which aborts with {flag} tensor (common/fit.cpp: not implemented for it); remove it.</source>
       <translation>Draftwise はエンジンの --fit でモデルを収めますが、{flag} tensor では --fit が中断します（common/fit.cpp: 未実装）。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="113" />
       <source>{flag} needs a whole number, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="122" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="115" />
       <source>{flag} must be at least {least}.</source>
       <translation>{flag} は {least} 以上にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="127" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
       <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
       <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="148" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="141" />
       <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
       <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="170" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="163" />
       <source>{flag} 0 means the model's trained context, which this file does not state; give the context as a number.</source>
       <translation>{flag} 0 はモデルの学習時のコンテキスト長を意味しますが、このファイルには記載がありません。コンテキストを数値で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="177" />
       <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
       <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="188" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="181" />
       <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
       <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="191" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
       <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
       <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="200" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="193" />
       <source>{flag} takes on, off or auto, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="209" />
       <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="225" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="222" />
       <source>{flag} takes none, layer, row or tensor, not '{value}'.</source>
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
@@ -1549,192 +1544,202 @@
       <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="554" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="556" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="644" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="646" />
       <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="272" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="295" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="313" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="293" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="316" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="333" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="372" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="338" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="377" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="690" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="771" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="824" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="744" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="826" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="755" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="837" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="759" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="841" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="846" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="852" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="773" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="855" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="828" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="944" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="830" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="946" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="836" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="954" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="839" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="957" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="842" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="960" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="845" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="963" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="934" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="973" />
+      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
+      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="976" />
+      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.</source>
+      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1068" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="980" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1114" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1157" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1022" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1158" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1162" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1164" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1031" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1167" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1169" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1172" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1038" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1174" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1041" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1178" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1043" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1180" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1073" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1210" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1090" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1229" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1092" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1231" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1097" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1236" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1101" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1240" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -4549,8 +4554,16 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">内蔵の MTP ヘッド（生成が速くなります）</translation>
     </message>
     <message>
+      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
+      <translation type="vanished">Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
+    </message>
+    <message>
       <source>Draftwise cannot start {0} yet; choose a llama.cpp engine.</source>
       <translation type="vanished">Draftwise はまだ {0} を起動できません。llama.cpp エンジンを選んでください。</translation>
+    </message>
+    <message>
+      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
+      <translation type="vanished">Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
     </message>
     <message>
       <source>EOS token id</source>

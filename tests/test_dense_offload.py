@@ -175,3 +175,23 @@ def test_n_cpu_ffn_is_planned_and_a_users_override_refused(dense):
     with pytest.raises(owned_args.OwnedArgError) as err:
         owned_args.read(("-ot", "ffn=CPU"), planner.PlanPrefs())
     assert "--n-cpu-ffn" in str(err.value.message) and "-ot" in str(err.value.message)
+
+
+def test_the_launch_session_passes_the_measured_cpu_rate(dense, tmp_path: Path):
+    """The session gives the cost model the processor's recorded rate (speed-probe.json);
+    without a record the planner's default stands."""
+    from draftwise.core.engines import capabilities
+    from draftwise.core.launch import prepare, session
+    from draftwise.core.machine import speed
+
+    binary = tmp_path / "llama-server"
+    binary.write_bytes(b"#!/bin/sh\n")
+    engine = session.Engine(binary, capabilities.pinned_caps())
+    request = prepare.Request(model=dense.path, mtp="off", prefs=planner.PlanPrefs(ctx=512))
+    before = session.plan_launch(request, engine, machine(40), session.Records.none()).prepared.plan
+    speed.remember(binary, speed.Throughput(5e9, "engine", 2))
+    after = session.plan_launch(request, engine, machine(40), session.Records.none()).prepared.plan
+    rate = ffn_offload.DEFAULT_CPU_RATE * speed.quant_efficiency(dense.quant)
+    assert before.layouts[1].cpu_read / rate < before.layouts[1].seconds
+    assert after.layouts[1].tokens_per_s < before.layouts[1].tokens_per_s  # 5 GB/s against the default 20
+    assert after.n_cpu_ffn == before.n_cpu_ffn == 7

@@ -100,6 +100,12 @@ def test_both_layouts_are_planned_and_the_cost_model_chooses(dense):
     assert ffn.cpu_read < layers.cpu_read and ffn.tokens_per_s > layers.tokens_per_s
     r = ffn_offload.rates(machine(40), [machine(40).gpus[0].label], None, dense.quant)
     assert ffn.seconds == pytest.approx(ffn.cpu_read / r.cpu + ffn.gpu_read[0] / r.gpus[0])
+    # Either way the GPU runs the CPU's large matrix products of the reserved graph
+    # (offload_op), so the CPU's compute buffer is the host buffer of the inputs alone.
+    host = mem.host_compute(mem.read_shape(dense), mem.cells(512, 1, 0))
+    assert layers.per_device[1].compute == ffn.per_device[1].compute == host
+    alone = planner.plan(dense, NO_SPEC, Machine(16 * GB, 16 * GB, [], "Linux"), planner.PlanPrefs(ctx=512))
+    assert alone.per_device[0].compute > host  # no GPU: the CPU reserves the whole graph
     text = next(x for x in p.reasons if "feed-forward" in x)
     assert planner.human_bytes(ffn.cpu_read) in text and planner.human_bytes(layers.cpu_read) in text
     json = p.to_json()

@@ -25,7 +25,10 @@ So what the RAM must hold is what each token touches, and the buffer sizes the e
 Gemma 3's 262,144-row table is 170M of the 270M parameters; at 1k cells the bound is 8 MiB of
 its 170 MiB when the head has a copy of its own (a GPU, AMX), the whole table when the CPU's
 head reads it. Pages the kernel reads ahead around a touched row are not referenced and are
-the first it drops; the bound is what must stay.
+the first it drops; the bound is what must stay. A row looked up after the kernel dropped it
+costs a read of the mapping's read-around window (the disk's read_ahead_kb, doubled by the
+engine's POSIX_FADV_SEQUENTIAL): I/O for a newly seen token, not memory
+(bench/lazy_embeddings.py measures both sides under a memory cgroup).
 """
 
 from __future__ import annotations

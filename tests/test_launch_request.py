@@ -93,6 +93,8 @@ PLANNED = [
     (("-b", "1024", "-ub", "128"), lambda p: True, "--ubatch-size", "128"),
     (("--n-cpu-moe", "0"), lambda p: p.plan.n_cpu_moe == 0, "--n-gpu-layers", None),
     (("-cmoe",), lambda p: True, "--n-gpu-layers", None),
+    # The FFN weights of the first blocks in RAM: no GPU here, so nothing to move (no -ot).
+    (("-ncffn", "2"), lambda p: p.plan.n_cpu_ffn == 0 and "-ot" not in p.plan.plan_args, "--n-gpu-layers", None),
 ]
 
 
@@ -112,7 +114,7 @@ def test_planner_owned_arguments_become_plan_inputs(model, extra, planned, name,
     ("-ts", "1,1"), ("--tensor_split=1,1",), ("-ot", "exps=CPU"), ("--override-tensor=exps=CPU",),
     ("--fit", "on"), ("-fit", "off"), ("--fit-target", "512"), ("-fitt=512",), ("--fit-ctx", "4096"),
     ("-fitc", "4096"), ("--spec-draft-ngl", "0"), ("-ngld", "0"), ("-ctkd", "q8_0"), ("-nkvo",),
-    ("--kv-unified",), ("-ncffn", "2"),
+    ("--kv-unified",),
     ("-ctk", "q8_0"), ("-ctk", "q8_0", "-ctv", "f16"), ("-c", "100"), ("-np", "0"), ("-fa", "maybe"),
     ("-c", "512", "--ctx-size", "1024"),
     # Placement the plan decides, and the draft's own placement.

@@ -1249,14 +1249,9 @@
       <translation>Draftwise は空きメモリに応じてモデルを GPU に分割します。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="26" />
-      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
-      <translation>Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="29" />
-      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
-      <translation>Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="27" />
+      <source>Draftwise places the model's tensors itself (it writes -ot for the feed-forward weights it keeps on the CPU) and cannot plan {flag}; remove it (use -ngl, --n-cpu-moe or --n-cpu-ffn to keep part of the model off the GPU).</source>
+      <translation>Draftwise はモデルのテンソルを自分で配置し（CPU に置くフィードフォワードの重みには -ot を自分で書きます）、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl、--n-cpu-moe か --n-cpu-ffn を使います）。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/owned_args.py" line="31" />
@@ -1394,7 +1389,7 @@
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="223" />
       <source>{flag} takes none, layer, row or tensor, not '{value}'.</source>
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
@@ -1554,197 +1549,207 @@
       <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="558" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="560" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="651" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="653" />
       <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="284" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="304" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="302" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="322" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="325" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="362" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="382" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="367" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="387" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="395" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="415" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="777" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="829" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="884" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="886" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="842" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="897" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="846" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="901" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="851" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="906" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="857" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="912" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="860" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="915" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="915" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1004" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="917" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1006" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="923" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1014" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="926" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1017" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="929" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1020" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="932" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
+      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
+      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
+      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.</source>
+      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1128" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1067" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1174" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1108" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1217" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1109" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1218" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1113" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1222" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1115" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1224" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1118" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1227" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1120" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1229" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1123" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1232" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1125" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1234" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1128" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1238" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1130" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1240" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1160" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1270" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1177" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1289" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1179" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1291" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1184" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1296" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1188" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1300" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -4552,8 +4557,16 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
     </message>
     <message>
+      <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
+      <translation type="vanished">Draftwise は {flag} を計画できません。削除してください（レイヤーを GPU から外すには -ngl を使います）。</translation>
+    </message>
+    <message>
       <source>Draftwise cannot start {0} yet; choose a llama.cpp engine.</source>
       <translation type="vanished">Draftwise はまだ {0} を起動できません。llama.cpp エンジンを選んでください。</translation>
+    </message>
+    <message>
+      <source>Draftwise places the model's tensors itself and cannot plan {flag}; remove it (use -ngl or --n-cpu-moe to keep part of the model off the GPU).</source>
+      <translation type="vanished">Draftwise はモデルのテンソルを自分で配置するため、{flag} は計画できません。削除してください（モデルの一部を GPU から外すには -ngl か --n-cpu-moe を使います）。</translation>
     </message>
     <message>
       <source>EOS token id</source>

@@ -151,7 +151,7 @@ def apply(request: Request, c: Concessions) -> Request:
         changes["kv_type"] = c.kv_type
     if c.ctx and user.ctx is None:
         changes["ctx"] = c.ctx
-    fixed = user.gpu_layers is not None or user.n_cpu_moe is not None
+    fixed = user.gpu_layers is not None or user.n_cpu_moe is not None or user.n_cpu_ffn is not None
     if not fixed:
         if c.gpu_layers is not None:
             changes["gpu_layers"] = c.gpu_layers
@@ -335,7 +335,7 @@ class Ladder:
         on_gpu = plan.gpu_layers > 0 and not user.cpu_only
         if not on_gpu:
             return None  # nothing on a GPU to move
-        if user.gpu_layers is not None or user.n_cpu_moe is not None:
+        if user.gpu_layers is not None or user.n_cpu_moe is not None or user.n_cpu_ffn is not None:
             return Halt(msg("The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). "
                             "Remove them from the extra arguments to let Draftwise move layers to the CPU."))
         if rung == FEWER_GPU:

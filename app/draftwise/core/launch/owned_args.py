@@ -23,11 +23,11 @@ from draftwise.core.planning.memory import KV_TYPES
 # Options the planner decides but cannot take as an input: what to use instead.
 REFUSED: dict[str, Callable[[str], Message]] = {
     "--tensor-split": lambda flag: msg("Draftwise splits the model across GPUs by their free memory; remove {flag}.", flag=flag),
+    # The planner writes -ot itself (the FFN weights it keeps on the CPU, ffn_offload.py).
     "--override-tensor": lambda flag: msg(
-        "Draftwise places the model's tensors itself and cannot plan {flag}; remove it "
-        "(use -ngl or --n-cpu-moe to keep part of the model off the GPU).", flag=flag),
-    "--n-cpu-ffn": lambda flag: msg(
-        "Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).", flag=flag),
+        "Draftwise places the model's tensors itself (it writes -ot for the feed-forward weights it keeps on "
+        "the CPU) and cannot plan {flag}; remove it (use -ngl, --n-cpu-moe or --n-cpu-ffn to keep part of the "
+        "model off the GPU).", flag=flag),
     "--no-kv-offload": lambda flag: msg(
         "Draftwise keeps the KV cache beside the layers it belongs to and cannot plan {flag}; remove it.", flag=flag),
     "--kv-unified": lambda flag: msg(
@@ -82,7 +82,7 @@ _SPLIT_MODES = {
 # Options read into PlanPrefs (see `read`).
 READ = frozenset({
     "--ctx-size", "--parallel", "--cache-type-k", "--cache-type-v", "--flash-attn", "--swa-full",
-    "--n-gpu-layers", "--n-cpu-moe", "--cpu-moe", "--batch-size", "--ubatch-size", "--split-mode",
+    "--n-gpu-layers", "--n-cpu-moe", "--cpu-moe", "--n-cpu-ffn", "--batch-size", "--ubatch-size", "--split-mode",
 })
 OWNED = READ | frozenset(REFUSED)
 
@@ -209,6 +209,10 @@ def read(extra_args: Sequence[str], prefs: planner.PlanPrefs, *, n_ctx_train: in
         if "--cpu-moe" in found:
             raise _error(msg("--cpu-moe and {flag} {n} both set where the experts go; keep one.", flag=flag, n=n))
         changes["n_cpu_moe"] = n
+    if "--n-cpu-ffn" in found:
+        # The FFN weights of the first N blocks in RAM: planned as given and written as -ot.
+        flag, v = val("--n-cpu-ffn")
+        changes["n_cpu_ffn"] = _int(flag, v, 0)
     if "--split-mode" in found:
         flag, v = val("--split-mode")
         mode = (v or "").strip().lower()

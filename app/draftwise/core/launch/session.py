@@ -31,7 +31,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import hardware
+from draftwise.core.machine import hardware, speed
 from draftwise.core.messages import Message, Text
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -154,6 +154,12 @@ def plan_launch(
             records.ladder.forget(request.model, machine, binary)
         start = records.ladder.lookup(request.model, machine, binary)
     measured = records.measured if applies and not ignore_measurements else None
+    if applies and request.prefs.cpu_rate is None:
+        # The processor's measured rate (never measured here: a probe runs the engine) for the
+        # dense offload's cost model (core/planning/ffn_offload.py).
+        tp = speed.recorded(binary) or speed.recorded(None)
+        if tp is not None:
+            request = replace(request, prefs=replace(request.prefs, cpu_rate=tp.cpu))
     prepared = prepare.prepare(
         ladder_mod.apply(request, start), engine.caps, machine, broken=_broken(records, engine, request),
         model=model, measured=measured, engine=binary if measured is not None else None,

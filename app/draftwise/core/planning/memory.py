@@ -231,6 +231,7 @@ class CpuWeights:
     mapped: int  # CPU_Mapped: each file's range over the tensors that stay in it
     extra: dict[str, int]  # buffer name (AMX, CPU_REPACK) -> bytes
     summed: int  # the same tensors' padded sizes added up (what the weight table counts)
+    kept: int = 0  # the padded sizes of those that stay in the mapping (the rest of it: holes)
 
     @property
     def total(self) -> int:
@@ -293,7 +294,7 @@ def cpu_weights(wt: WeightTable, variant: str | None, *, skip_nextn: bool = Fals
     first_nextn = wt.n_layer - len(wt.nextn)
     spans: dict[int, tuple[int, int]] = {}
     extra: dict[str, int] = {}
-    summed = 0
+    summed = kept = 0
     for fi, t in wt.tensors:
         if skip_nextn and t.name.startswith("blk."):
             try:
@@ -308,9 +309,10 @@ def cpu_weights(wt: WeightTable, variant: str | None, *, skip_nextn: bool = Fals
         if moved is not None:
             extra[moved[0]] = extra.get(moved[0], 0) + moved[1]
             continue
+        kept += _align(t.nbytes, wt.alignment)
         lo, hi = spans.get(fi, (t.offset, t.offset + t.nbytes))
         spans[fi] = (min(lo, t.offset), max(hi, t.offset + t.nbytes))
-    return CpuWeights(sum(hi - lo for lo, hi in spans.values()), extra, summed)
+    return CpuWeights(sum(hi - lo for lo, hi in spans.values()), extra, summed, kept)
 
 
 def estimated_weight_table(info: gguf.ModelInfo) -> WeightTable:

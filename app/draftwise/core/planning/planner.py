@@ -30,6 +30,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, DeviceKind, Switch
 from draftwise.core.machine.hardware import CUDA, GB, METAL, ROCM, VULKAN, Gpu, Machine
 from draftwise.core.messages import Message, msg
+from draftwise.core.planning import ffn_offload, residency
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning.logparse import ActualMemory
 from draftwise.core.readable import human_ctx
@@ -75,6 +76,7 @@ class PlanPrefs:
     flash_attn: Switch | None = None  # -fa on|off|auto
     gpu_layers: int | None = None  # -ngl N (a number above the model's layers: all)
     n_cpu_moe: int | None = None  # --n-cpu-moe N (--cpu-moe: ALL_LAYERS)
+    n_cpu_ffn: int | None = None  # --n-cpu-ffn N: the FFN weights of the first N blocks in RAM
     batch: int | None = None  # -b
     ubatch: int | None = None  # -ub
     no_repack: bool = False  # -nr: the CPU keeps every weight in the mapped file
@@ -86,6 +88,10 @@ class PlanPrefs:
     ctx_checkpoints: int | None = None  # --ctx-checkpoints; None: the planner's (at most 32)
     projector_offload: bool = True  # False: --no-mmproj-offload (the projector stays in RAM)
     op_offload: bool = True  # False: --no-op-offload (the CPU runs its own blocks' prompt batch)
+    load_mode: str | None = None  # --load-mode; None: the engine's auto (mapped)
+    # Bytes a second the engine streams F32 weights on this CPU (speed.throughput), for the
+    # dense offload's cost model (core/planning/ffn_offload.py); None: its default.
+    cpu_rate: float | None = None
 
 
 ALL_LAYERS = 1 << 30  # "every layer" for PlanPrefs.gpu_layers / n_cpu_moe
@@ -114,14 +120,21 @@ class DeviceUse:
     # (--ctx-checkpoints, --cache-ram), sized from what the plan leaves free (`_host_cache`),
     # so not part of `total` (what the start allocates).
     host_cache: int = 0
+    # Mapped bytes of `weights` no token reads (core/planning/residency.py): clean file pages
+    # the kernel drops and reads again, so outside the working set the RAM fit counts.
+    lazy: int = 0
 
     @property
     def total(self) -> int:
         return self.weights + self.kv + self.drafter + self.compute + self.output + self.projector
 
     @property
+    def working_set(self) -> int:
+        return self.total - self.lazy
+
+    @property
     def fits(self) -> bool:
-        return self.total <= self.capacity
+        return self.working_set <= self.capacity
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,7 +142,7 @@ class DeviceUse:
             "weights": self.weights, "kv": self.kv, "drafter": self.drafter,
             "compute": self.compute, "output": self.output, "projector": self.projector,
             "host_cache": self.host_cache, "total": self.total, "layers": self.layers, "buffer": self.buffer,
-            "worker": self.worker, "device": self.device,
+            "worker": self.worker, "device": self.device, "lazy": self.lazy, "working_set": self.working_set,
         }  # fmt: skip
 
 
@@ -152,6 +165,7 @@ class PlanBytes:
     # and the prompt cache's limit (--cache-ram).
     checkpoints: int = 0
     prompt_cache: int = 0
+    lazy: int = 0  # mapped weight bytes in RAM outside the working set (DeviceUse.lazy)
 
     @property
     def host_cache(self) -> int:
@@ -166,7 +180,7 @@ class PlanBytes:
             "weights": self.weights, "kv": self.kv, "recurrent": self.recurrent,
             "drafter": self.drafter, "compute": self.compute, "output": self.output,
             "projector": self.projector, "checkpoints": self.checkpoints, "prompt_cache": self.prompt_cache,
-            "total": self.total, "cpu_extra": dict(self.cpu_extra),
+            "total": self.total, "cpu_extra": dict(self.cpu_extra), "lazy": self.lazy,
         }  # fmt: skip
 
 
@@ -194,12 +208,16 @@ class Plan:
     estimated_weights: bool = False  # no tensor table: weights from the file size
     ctx_checkpoints: int = 0  # per slot (--ctx-checkpoints), 0 where the model makes none
     cache_ram_mib: int = 0  # the prompt cache's limit (--cache-ram)
+    n_cpu_ffn: int = 0  # blocks whose FFN weights stay in RAM (-ot, core/planning/ffn_offload.py)
+    # A dense model's partial offload planned both ways (whole layers / FFN weights on the
+    # CPU), the chosen one marked; empty where there was no such choice.
+    layouts: list[ffn_offload.Layout] = field(default_factory=list)
 
     @property
     def fit_state(self) -> str:
         if not self.fits:
             return NO_FIT
-        return PARTIAL if 0 < self.gpu_layers < self.n_layers or self.n_cpu_moe else FITS
+        return PARTIAL if 0 < self.gpu_layers < self.n_layers or self.n_cpu_moe or self.n_cpu_ffn else FITS
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -214,7 +232,8 @@ class Plan:
             "plan_args": list(self.plan_args),
             "fallback_plan_args": list(self.fallback_plan_args),
             "max_context": self.max_context, "ctx_checkpoints": self.ctx_checkpoints,
-            "cache_ram_mib": self.cache_ram_mib,
+            "cache_ram_mib": self.cache_ram_mib, "n_cpu_ffn": self.n_cpu_ffn,
+            "layouts": [lay.to_json() for lay in self.layouts],
         }  # fmt: skip
 
 
@@ -265,6 +284,7 @@ class _Setup:
     ctx: int
     ngl: int  # llama -ngl (0 = CPU only)
     n_cpu_moe: int = 0
+    n_cpu_ffn: int = 0  # the first blocks whose FFN weights stay in RAM (-ot)
 
 
 def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device, list[Message]]:
@@ -419,19 +439,27 @@ class _Planner:
         self.cpu_variant: str | None = None
         # The CPU variant whose extra buffers may take a tied head kept on the CPU.
         self.head_variant: str | None = None
+        # Per block, the FFN weights `-ot` can move to the CPU (a dense model with a tensor
+        # table on discrete GPUs of this machine); None: no FFN layout to compare.
+        self.ffn = (ffn_offload.ffn_bytes(wt) if gpus and not self.unified and not self.workers else None)
+        self.rates = ffn_offload.Rates(ffn_offload.DEFAULT_CPU_RATE, tuple(ffn_offload.DEFAULT_CPU_RATE for _ in gpus))
+        self.page = residency.PAGE
+        # The layouts compared per (slots, KV type, context), for Plan.layouts.
+        self.layouts: dict[tuple[int, str, int], list[ffn_offload.Layout]] = {}
         # cpu_weights per placement: the search evaluates the same placement at several
         # contexts and KV types, and each pass walks the whole tensor table.
-        self._cpu_weights: dict[tuple[tuple[int, ...], int, bool, str | None], mem.CpuWeights | None] = {}
+        self._cpu_weights: dict[tuple[tuple[int, ...], int, bool, int, str | None], mem.CpuWeights | None] = {}
 
-    def _cpu_weights_of(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool) -> mem.CpuWeights | None:
+    def _cpu_weights_of(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool,
+                        n_cpu_ffn: int = 0) -> mem.CpuWeights | None:
         """mem.cpu_weights for this placement, computed once per placement."""
-        key = (tuple(where), n_cpu_moe, head_on_cpu, self.cpu_variant)
+        key = (tuple(where), n_cpu_moe, head_on_cpu, n_cpu_ffn, self.cpu_variant)
         if key not in self._cpu_weights:
             self._cpu_weights[key] = mem.cpu_weights(self.wt, self.cpu_variant, skip_nextn=not self.mtp,
-                                                     on_cpu=self._on_cpu(where, n_cpu_moe, head_on_cpu))
+                                                     on_cpu=self._on_cpu(where, n_cpu_moe, head_on_cpu, n_cpu_ffn))
         return self._cpu_weights[key]
 
-    def _on_cpu(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool):
+    def _on_cpu(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool, n_cpu_ffn: int = 0):
         """Which tensors stay in RAM for this placement (the loader's rules)."""
         n_all = self.n_all
 
@@ -446,6 +474,8 @@ class _Planner:
                     return True
                 if ("_exps." in name or name.endswith("_exps")) and il < n_cpu_moe:
                     return True
+                if il < n_cpu_ffn and ffn_offload.moves(name, n_cpu_ffn):
+                    return True
                 return where[il] < 0
             if name.startswith("output"):
                 return head_on_cpu
@@ -455,6 +485,10 @@ class _Planner:
     @property
     def full_ngl(self) -> int:
         return self.n_all + 1
+
+    def _mapped(self) -> bool:
+        """The CPU's weights stay mapped from the file (the engine's default load mode)."""
+        return self.prefs.load_mode is None or self.prefs.load_mode in residency.MAPPED_LOAD_MODES
 
     def layer_devices(self, ngl: int) -> list[int]:
         """Device index per block (-1 = CPU; else index into self.gpus), as
@@ -501,6 +535,10 @@ class _Planner:
             nextn = il >= shape.n_layer
             target = "drafter" if nextn else "weights"
             setattr(d, target, getattr(d, target) + body)
+            if il < s.n_cpu_ffn and self.ffn is not None and not nextn:
+                # The block's FFN weights in RAM (-ot), its attention and KV where it runs.
+                d.weights -= self.ffn[il]
+                ram.weights += self.ffn[il]
             e_dev = ram if il < s.n_cpu_moe else d
             setattr(e_dev, target, getattr(e_dev, target) + experts)
             if nextn:
@@ -544,20 +582,32 @@ class _Planner:
         if wt.tensors and not self.unified:
             # What the CPU really holds: the mapped range over its tensors (holes included)
             # and, without a GPU device, the re-laid copies in the CPU's extra buffers.
-            cw = self._cpu_weights_of(where, s.n_cpu_moe, head_dev is ram)
+            cw = self._cpu_weights_of(where, s.n_cpu_moe, head_dev is ram, s.n_cpu_ffn)
             if cw is not None:
                 delta = cw.total - cw.summed
                 ram.weights += delta
                 b.weights += delta
                 for buf, n in cw.extra.items():
                     b.cpu_extra[buf] = b.cpu_extra.get(buf, 0) + n
+                if self._mapped():
+                    # The holes of the mapped span: pages read once at load, never again.
+                    ram.lazy += max(cw.mapped - cw.kept, 0)
+        if wt.tensors and not self.unified and self._mapped():
+            # The row tables' untouched rows (residency.py); a tied head the CPU reads from
+            # the mapped table (no copy on a GPU or in a CPU extra buffer) reads every row.
+            head_reads = wt.tied and (head_dev is ram or bool(tied_on_cpu)) and moved is None
+            ram.lazy += residency.lazy_bytes(residency.row_tables(wt.tensors), c.n_ctx,
+                                             head_reads_embedding=head_reads, page=self.page)
+        b.lazy = ram.lazy
         # Compute: every device running blocks reserves the graph; a GPU-only model still
         # keeps a host buffer (`<GPU>_Host compute buffer`, mem.host_compute): the scheduler
         # places the graph's inputs and the embedding lookup on the CPU backend.
         # With blocks or experts in RAM, a GPU whose backend offloads ops runs their prompt
         # batch (copying the weights in): the host keeps only the inputs' buffer.
         used = {id(dev(i)) for i in where[: self.n_loaded]} | {id(head_dev)}
-        on_cpu = self._on_cpu(where, s.n_cpu_moe, head_dev is ram)
+        if s.n_cpu_ffn:
+            used.add(id(ram))  # the CPU holds the moved FFNs' weights
+        on_cpu = self._on_cpu(where, s.n_cpu_moe, head_dev is ram, s.n_cpu_ffn)
         offload = self._op_offload_target(where, s, c, gpu_uses)
         for d in [*gpu_uses, ram]:
             if d is offload:
@@ -596,7 +646,7 @@ class _Planner:
         backends in order), when something stays in RAM and the batch is large enough."""
         if self.unified or not self.prefs.op_offload or c.ubatch < mem.OP_OFFLOAD_MIN_BATCH:
             return None
-        if not (any(d < 0 for d in where[: self.n_loaded]) or s.n_cpu_moe) or s.ngl <= 0:
+        if not (any(d < 0 for d in where[: self.n_loaded]) or s.n_cpu_moe or s.n_cpu_ffn) or s.ngl <= 0:
             return None
         first = next((i for i in self.local if self.gpus[i].offloads_ops), None)
         return gpu_uses[first] if first is not None else None
@@ -653,6 +703,7 @@ _CACHE_RAM = ("--cache-ram", "-cram")
 _CHECKPOINTS = ("--ctx-checkpoints", "-ctxcp", "--swa-checkpoints")
 _NO_MMPROJ_OFFLOAD = ("--no-mmproj-offload",)
 _NO_OP_OFFLOAD = ("--no-op-offload",)
+_LOAD_MODE = ("--load-mode", "-lm")
 
 
 def _int_arg(args: Sequence[str], names: tuple[str, ...]) -> int | None:
@@ -740,7 +791,8 @@ def engine_inputs(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str]) 
 def with_engine_args(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str]) -> PlanPrefs:
     """`prefs` with what the user's remaining extra arguments change in the plan without
     being the planner's to set: RoPE scaling (the slot cap), draft lengths, the prompt cache,
-    context checkpoints, projector placement. The arguments stay in the argv as written."""
+    context checkpoints, projector placement, the load mode (what of the mapped weights is
+    resident). The arguments stay in the argv as written."""
     changes: dict[str, Any] = {}
     if (cap := trained_context(model, args)) is not None:
         changes["ctx_train"] = cap
@@ -752,6 +804,8 @@ def with_engine_args(prefs: PlanPrefs, model: gguf.ModelInfo, args: Sequence[str
         changes["projector_offload"] = False
     if engine_args.sets(args, *_NO_OP_OFFLOAD):
         changes["op_offload"] = False
+    if (mode := engine_args.value_of(args, *_LOAD_MODE)) is not None:
+        changes["load_mode"] = mode.strip().lower()  # mlock, none, dio: the RAM holds every weight
     return replace(prefs, **changes) if changes else prefs
 
 
@@ -821,17 +875,18 @@ def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: in
     reasons: list[Message] = []
     kv0 = kv_choices[0]
     full = p.full_ngl if p.gpus else 0
-    # Placement the user fixed (-ngl, --n-cpu-moe, --cpu-moe): planned as given, never moved.
-    fixed = p.prefs.gpu_layers is not None or p.prefs.n_cpu_moe is not None
+    # Placement the user fixed (-ngl, --n-cpu-moe, --cpu-moe, --n-cpu-ffn): planned as given, never moved.
+    fixed = p.prefs.gpu_layers is not None or p.prefs.n_cpu_moe is not None or p.prefs.n_cpu_ffn is not None
     if p.prefs.gpu_layers is not None:
         full = min(max(p.prefs.gpu_layers, 0), p.full_ngl) if p.gpus else 0
     moe0 = min(max(p.prefs.n_cpu_moe, 0), p.n_loaded) if p.prefs.n_cpu_moe is not None else 0
+    ffn0 = min(max(p.prefs.n_cpu_ffn, 0), p.shape.n_layer) if p.prefs.n_cpu_ffn is not None and p.gpus else 0
     where = msg("the GPU") if p.gpus else msg("memory")
     if p.unified:
         where = msg("the GPU's share of memory")
 
     def s(slots_: int, kv: str, ctx: int, ngl: int = full, moe: int = moe0) -> _Setup:
-        return _Setup(slots_, kv, ctx, ngl, moe)
+        return _Setup(slots_, kv, ctx, ngl, moe, ffn0)
 
     # 1-3: everything on the GPU (or in RAM without one): slots, KV type, context.
     if p.fits(s(slots, kv0, want)):
@@ -880,6 +935,40 @@ def _search(p: _Planner, kv_choices: list[str], want: int, floor: int, slots: in
 
 
 def _offload(p: _Planner, s: _Setup) -> _Setup | None:
+    """The partial offload for this slots/KV/context: whole layers on the CPU, or for a dense
+    model the faster of that and its FFN weights on the CPU (ffn_offload.py's cost model);
+    both layouts are kept for Plan.layouts."""
+    layers = _offload_layers(p, s)
+    if p.ffn is None:
+        return layers
+    k = ffn_offload.smallest_k(lambda n: p.gpus_fit(replace(s, ngl=p.full_ngl, n_cpu_ffn=n)), p.shape.n_layer)
+    ffn = replace(s, ngl=p.full_ngl, n_cpu_ffn=k) if k is not None else None
+    if ffn is not None and not p.fits(ffn):
+        ffn = None
+    found = [_layout(p, r, name) for r, name in ((layers, ffn_offload.LAYERS), (ffn, ffn_offload.FFN))
+             if r is not None]  # fmt: skip
+    if not found:
+        return None
+    best = found[0]
+    if len(found) == 2 and ffn_offload.faster(found[1], found[0]):
+        best = found[1]
+    best.chosen = True
+    p.layouts[(s.slots, s.kv_type, s.ctx)] = found
+    return layers if best.name == ffn_offload.LAYERS else ffn
+
+
+def _layout(p: _Planner, r: _Setup, name: str) -> ffn_offload.Layout:
+    """One layout's bytes per device and what a token reads where (dense blocks: all their
+    weights, every KV byte, the head; a tied head is the whole table)."""
+    devices, b = p.evaluate(r)
+    trunk = sum(p.wt.layers[: p.shape.n_layer])
+    total_read = trunk + sum(d.kv for d in devices) + p.wt.output + (p.wt.input if p.wt.tied else 0)
+    cpu_read, gpu_read = ffn_offload.token_reads(devices, total_read)
+    return ffn_offload.Layout(name, min(r.ngl, p.full_ngl), r.n_cpu_ffn, devices, cpu_read, gpu_read,
+                              ffn_offload.seconds(cpu_read, gpu_read, p.rates))
+
+
+def _offload_layers(p: _Planner, s: _Setup) -> _Setup | None:
     """The most GPU use that fits for this slots/KV/context: MoE experts go to RAM first
     (they are the bulk and the least used per token), then whole blocks, last first.
 
@@ -919,7 +1008,9 @@ def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) ->
         out.append(msg("The context is {ctx} instead of {want}: that is what fits in {where}.",
                        ctx=human_ctx(r.ctx), want=human_ctx(want), where=msg("memory")))
     blocks = p.n_loaded
-    if r.ngl >= p.full_ngl and r.n_cpu_moe:
+    if r.ngl >= p.full_ngl and r.n_cpu_ffn:
+        out.append(_ffn_reason(p, r))
+    elif r.ngl >= p.full_ngl and r.n_cpu_moe:
         out.append(msg("The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even "
                        "with the smallest context); the rest runs on the GPU.", n=r.n_cpu_moe, blocks=blocks))
     elif r.ngl == 0:
@@ -931,6 +1022,21 @@ def _offload_reasons(p: _Planner, r: _Setup, slots: int, kv0: str, want: int) ->
         if r.n_cpu_moe:
             out.append(msg("The experts of {n} layers stay in RAM.", n=r.n_cpu_moe))
     return out
+
+
+def _ffn_reason(p: _Planner, r: _Setup) -> Message:
+    blocks = p.shape.n_layer
+    lays = p.layouts.get((r.slots, r.kv_type, r.ctx), [])
+    other = next((lay for lay in lays if lay.name == ffn_offload.LAYERS), None)
+    chosen = next((lay for lay in lays if lay.name == ffn_offload.FFN), None)
+    if other is None or chosen is None:
+        return msg("Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of "
+                   "{blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest "
+                   "context.", n=r.n_cpu_ffn, blocks=blocks)
+    return msg("Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} "
+               "layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each "
+               "token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.",
+               n=r.n_cpu_ffn, blocks=blocks, ffn=human_bytes(chosen.cpu_read), layers=human_bytes(other.cpu_read))
 
 
 # ------------------------------------------------------------------ argv
@@ -951,7 +1057,7 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
     if prefs.projector is not None:
         args += ["--mmproj", str(prefs.projector)]
     partial = p.gpus and not p.unified and (0 < r.ngl < p.full_ngl or r.n_cpu_moe)
-    fixed = prefs.gpu_layers is not None or prefs.n_cpu_moe is not None
+    fixed = prefs.gpu_layers is not None or prefs.n_cpu_moe is not None or prefs.n_cpu_ffn is not None
     if partial and prefs.engine_fit and not fixed:
         # The engine measures exactly and splits layers/experts itself; our margin is its
         # target. -c is set, so it will not touch the context.
@@ -961,6 +1067,7 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
         args += ["-ngl", "all" if r.ngl >= p.full_ngl else str(r.ngl)]
         if r.n_cpu_moe:
             args += ["--n-cpu-moe", str(r.n_cpu_moe)]
+        args += ffn_offload.override_args(r.n_cpu_ffn)
         args += ["--fit", Switch.OFF]
     if with_drafter and p.drafter is not None:
         if r.kv_type != "f16":
@@ -997,7 +1104,7 @@ def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
     of a chat with a sliding-window or recurrent model); the prompt cache gets the rest."""
     devices, _b = p.evaluate(r)
     pool = devices[0] if p.unified else next(d for d in devices if d.kind == DeviceKind.CPU)
-    headroom = max(pool.capacity - pool.total - pool.host_cache, 0)
+    headroom = max(pool.capacity - pool.working_set - pool.host_cache, 0)
     shape = p.shape
     c = mem.cells(r.ctx, r.slots, shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
     size = 0
@@ -1079,6 +1186,8 @@ def plan(
         pl.lengths = lengths
         pl.cpu_variant = cpu_variant
         pl.head_variant = None if prefs.no_repack else machine.cpu_variant
+        pl.rates = ffn_offload.rates(machine, [g.name for g in gpus], prefs.cpu_rate, model.quant)
+        pl.page = residency.page_size(machine.os)
         return pl, _search(pl, kv_choices, want, floor, slots)
 
     p_with, r_with = run(drafter)
@@ -1124,7 +1233,8 @@ def _drafter_cost(p: _Planner, with_d: _Result, without: _Result, label: Message
                     drafter=label, slots=w.slots, slots0=wo.slots),
                 msg("The {drafter} stays because you chose it, although only {slots} slot instead of "
                     "{slots0} would fit.", drafter=label, slots=w.slots, slots0=wo.slots))
-    if p.gpus and (min(w.ngl, p.n_loaded) < min(wo.ngl, p.n_loaded) or w.n_cpu_moe > wo.n_cpu_moe):
+    if p.gpus and (min(w.ngl, p.n_loaded) < min(wo.ngl, p.n_loaded) or w.n_cpu_moe > wo.n_cpu_moe
+                   or w.n_cpu_ffn > wo.n_cpu_ffn):
         return (msg("The {drafter} was left out: with it, part of the model would have to leave the GPU.",
                     drafter=label),
                 msg("The {drafter} stays because you chose it, although part of the model would have to "
@@ -1161,7 +1271,9 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
     return Plan(
         ctx=setup.ctx, n_ctx=c.n_ctx, kv_type=setup.kv_type, slots=setup.slots,
         gpu_layers=min(setup.ngl, p.full_ngl) if p.gpus else 0, n_layers=p.full_ngl,
-        n_cpu_moe=setup.n_cpu_moe, drop_drafter=False, fits=fits, bytes=b, per_device=devices,
+        n_cpu_moe=setup.n_cpu_moe, n_cpu_ffn=setup.n_cpu_ffn if p.gpus else 0,
+        layouts=p.layouts.get((setup.slots, setup.kv_type, setup.ctx), []) if fits else [],
+        drop_drafter=False, fits=fits, bytes=b, per_device=devices,
         reasons=reasons, plan_args=args,
         fallback_plan_args=fallback if fallback is not None else args,
         max_context=slot_cap(p.model, prefs) or max(prefs.ctx or 0, want),
@@ -1171,7 +1283,7 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
 
 
 def _refusal(p: _Planner, devices: Sequence[DeviceUse], s: _Setup, machine: Machine) -> Message:
-    need = sum(d.total for d in devices)
+    need = sum(d.working_set for d in devices)
     have = sum(d.capacity for d in devices)
     short = max(need - have, 0)
     where = msg("RAM") if not p.gpus else msg("GPU memory and RAM together")

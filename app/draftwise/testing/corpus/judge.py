@@ -93,6 +93,7 @@ class Run:
     # The speculative implementations the engine says it added ("adding speculative
     # implementation 'draft-mtp'", common/speculative.cpp): what it really runs.
     engine_spec: tuple[str, ...] = ()
+    plan: planner.Plan | None = None  # what the engine was judged against
 
     @property
     def misses(self) -> list[Row]:
@@ -129,12 +130,13 @@ def described_cpu(binary: Path) -> Machine:
                    cpu_variant=cpu_variant(binary))  # fmt: skip
 
 
-def described_vulkan(binary: Path) -> Machine:
+def described_vulkan(binary: Path, limits: dict[str, hardware.DeviceLimit] | None = None) -> Machine:
     """This machine's Vulkan device as the engine lists it (lavapipe here), chosen by name,
-    with plenty of RAM beside it."""
+    with plenty of RAM beside it; `limits`: the user's memory limit per device key (how the
+    GPU tier makes a model overflow lavapipe)."""
     probed = hardware.inventory(binary, max_age=0)
     machine = replace(probed, ram_total=BIG_RAM, ram_available=BIG_RAM, described=True)
-    return hardware.select(machine, ["Vulkan0"])
+    return hardware.select(machine, ["Vulkan0"], limits)
 
 
 def _solo(model: Path, folder: Path) -> Path:
@@ -214,13 +216,15 @@ def _head_device(plan: planner.Plan) -> str:
 
 def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulkan_engine: Path | None = None,
               work: Path | None = None, ready_timeout: float = READY_TIMEOUT,
-              companion: Path | None = None) -> Run:  # fmt: skip
+              companion: Path | None = None, limits: dict[str, hardware.DeviceLimit] | None = None,
+              prefs: planner.PlanPrefs | None = None) -> Run:  # fmt: skip
     """One launch of `path` (the corpus file of `spec`) in `mode`, judged.
 
     `companion`: a drafter file to launch beside it (a Gemma 4 assistant) as the app's
     Draft model. When the app refuses it, the target is planned alone and started with the
     drafter anyway (`--spec-type draft-mtp --spec-draft-model`), so the drafter's own
-    buffers are measured against a plan that has none for them."""
+    buffers are measured against a plan that has none for them. `limits` (vulkan): a memory
+    limit on the device; `prefs`: the plan's preferences (default: the spec's context)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     started = time.monotonic()
@@ -231,7 +235,7 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         if vulkan_engine is None:
             return Run(spec.name, mode, False, problem="no Vulkan engine")
         binary, backend = vulkan_engine, Backend.VULKAN
-        machine = described_vulkan(binary)
+        machine = described_vulkan(binary, limits)
         extra += ("-nr",)
     else:
         binary = cpu_engine
@@ -247,7 +251,7 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
     caps = capabilities.capabilities(binary)
     run = Run(spec.name, mode, False, cpu_variant=machine.cpu_variant)
     draft_argv: tuple[str, ...] = ()
-    request = prepare.Request(model=model, mtp=mtp, extra_args=extra, prefs=planner.PlanPrefs(ctx=spec.ctx))
+    request = prepare.Request(model=model, mtp=mtp, extra_args=extra, prefs=prefs or planner.PlanPrefs(ctx=spec.ctx))
     if companion is not None:
         try:
             prepared = prepare.prepare(replace(request, draft=companion, mtp=resolver.MtpMode.AUTO), caps, machine)
@@ -257,7 +261,7 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
             draft_argv = ("--spec-type", "draft-mtp", "--spec-draft-model", str(companion))
     else:
         prepared = prepare.prepare(request, caps, machine)
-    plan = prepared.plan
+    plan = run.plan = prepared.plan
     if not plan.fits:
         run.problem = "the plan does not fit: " + "; ".join(str(r) for r in plan.reasons)
         return run

@@ -23,6 +23,9 @@ from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 MiB = 1 << 20
 NO_SPEC = SpecDecision(None, None, NONE, False, ())
 # The GPU tier's dense model (tests/test_gpu_vulkan.py): 8 blocks of 7.5 MiB, 6 MiB of them FFN.
+# The GPU limit (MiB) at which seven of its FFNs must move: the compute buffer counts the copy
+# of a CPU-held FFN weight the GPU makes for the prompt batch (memory.offloaded_compute).
+LIMIT = 42
 DENSE = TinyModel(name="gpu-llama", dtype="F16", n_embd=512, n_ff=2048, n_head=8, n_head_kv=4, n_layer=8)
 
 
@@ -50,7 +53,7 @@ def cpu_span(info: gguf.ModelInfo, on_cpu) -> int:
 
 
 def test_a_dense_model_over_the_gpu_keeps_attention_and_kv_there(dense):
-    p = plan(dense, machine(40))
+    p = plan(dense, machine(LIMIT))
     assert p.fits and p.fit_state == planner.PARTIAL
     assert p.gpu_layers == p.n_layers and p.n_cpu_ffn == 7
     args = p.plan_args
@@ -77,16 +80,16 @@ def test_a_dense_model_over_the_gpu_keeps_attention_and_kv_there(dense):
 def test_the_fewest_blocks_move(dense):
     """One block fewer and the GPU would not hold the rest: planned as given (--n-cpu-ffn),
     that plan does not fit; the automatic one is the same as the fixed one with 7."""
-    auto = plan(dense, machine(40))
-    six = plan(dense, machine(40), n_cpu_ffn=6)
-    seven = plan(dense, machine(40), n_cpu_ffn=7)
+    auto = plan(dense, machine(LIMIT))
+    six = plan(dense, machine(LIMIT), n_cpu_ffn=6)
+    seven = plan(dense, machine(LIMIT), n_cpu_ffn=7)
     assert not six.fits and six.plan_args == ()
     assert seven.fits and seven.plan_args == auto.plan_args
     assert [d.to_json() for d in seven.per_device] == [d.to_json() for d in auto.per_device]
 
 
 def test_both_layouts_are_planned_and_the_cost_model_chooses(dense):
-    p = plan(dense, machine(40))
+    p = plan(dense, machine(LIMIT))
     layers, ffn = p.layouts
     assert (layers.name, ffn.name) == (ffn_offload.LAYERS, ffn_offload.FFN) and ffn.chosen and not layers.chosen
     assert 0 < layers.gpu_layers < p.n_layers and layers.n_cpu_ffn == 0
@@ -98,7 +101,7 @@ def test_both_layouts_are_planned_and_the_cost_model_chooses(dense):
     # The same bytes are read per token either way; the FFN layout reads fewer of them from RAM.
     assert layers.cpu_read + sum(layers.gpu_read) == ffn.cpu_read + sum(ffn.gpu_read)
     assert ffn.cpu_read < layers.cpu_read and ffn.tokens_per_s > layers.tokens_per_s
-    r = ffn_offload.rates(machine(40), [machine(40).gpus[0].label], None, dense.quant)
+    r = ffn_offload.rates(machine(LIMIT), [machine(LIMIT).gpus[0].label], None, dense.quant)
     assert ffn.seconds == pytest.approx(ffn.cpu_read / r.cpu + ffn.gpu_read[0] / r.gpus[0])
     # Either way the GPU runs the CPU's large matrix products of the reserved graph
     # (offload_op), so the CPU's compute buffer is the host buffer of the inputs alone.
@@ -122,14 +125,14 @@ def test_whole_layers_stay_where_they_read_less_from_ram(dense):
 
 def test_a_software_device_is_a_tie_and_keeps_whole_layers(dense):
     """lavapipe reads the CPU's memory: both layouts cost the same, the layer layout stays."""
-    p = plan(dense, machine(40, software=True))
+    p = plan(dense, machine(LIMIT, software=True))
     layers, ffn = p.layouts
     assert layers.seconds == pytest.approx(ffn.seconds) and layers.chosen and "-ot" not in p.plan_args
 
 
 def test_the_cpu_rate_changes_the_estimate_not_the_layout(dense):
-    slow = plan(dense, machine(40), cpu_rate=5e9)
-    fast = plan(dense, machine(40), cpu_rate=80e9)
+    slow = plan(dense, machine(LIMIT), cpu_rate=5e9)
+    fast = plan(dense, machine(LIMIT), cpu_rate=80e9)
     assert slow.n_cpu_ffn == fast.n_cpu_ffn == 7
     assert slow.layouts[1].tokens_per_s < fast.layouts[1].tokens_per_s
 
@@ -142,14 +145,14 @@ def test_no_ffn_layout_without_a_choice(dense, tmp_path: Path):
     assert p.n_cpu_ffn == 0 and p.layouts == [] and "-ot" not in p.plan_args
     # No tensor table: the weights are estimated, nothing to name in a pattern.
     est = mem.estimated_weight_table(dense)
-    p = planner.plan(dense, NO_SPEC, machine(40), planner.PlanPrefs(ctx=512), weights=est)
+    p = planner.plan(dense, NO_SPEC, machine(LIMIT), planner.PlanPrefs(ctx=512), weights=est)
     assert p.layouts == [] and p.n_cpu_ffn == 0
     # The user fixed the GPU layers: planned as given.
-    p = plan(dense, machine(40), gpu_layers=3)
+    p = plan(dense, machine(LIMIT), gpu_layers=3)
     assert p.layouts == [] and p.plan_args[p.plan_args.index("-ngl") + 1] == "3"
     # A model on another computer's device too: its blocks would cross the network twice.
     worker = Gpu(0, "rpc", "192.168.1.20:50052", None, 8 * GB, 8 * GB, device="RPC0", endpoint="192.168.1.20:50052")
-    p = plan(dense, replace(machine(40), workers=[worker]))
+    p = plan(dense, replace(machine(LIMIT), workers=[worker]))
     assert p.n_cpu_ffn == 0 and p.layouts == []
 
 
@@ -194,9 +197,9 @@ def test_the_launch_session_passes_the_measured_cpu_rate(dense, tmp_path: Path):
     binary.write_bytes(b"#!/bin/sh\n")
     engine = session.Engine(binary, capabilities.pinned_caps())
     request = prepare.Request(model=dense.path, mtp="off", prefs=planner.PlanPrefs(ctx=512))
-    before = session.plan_launch(request, engine, machine(40), session.Records.none()).prepared.plan
+    before = session.plan_launch(request, engine, machine(LIMIT), session.Records.none()).prepared.plan
     speed.remember(binary, speed.Throughput(5e9, "engine", 2))
-    after = session.plan_launch(request, engine, machine(40), session.Records.none()).prepared.plan
+    after = session.plan_launch(request, engine, machine(LIMIT), session.Records.none()).prepared.plan
     rate = ffn_offload.DEFAULT_CPU_RATE * speed.quant_efficiency(dense.quant)
     assert before.layouts[1].cpu_read / rate < before.layouts[1].seconds
     assert after.layouts[1].tokens_per_s < before.layouts[1].tokens_per_s  # 5 GB/s against the default 20

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.planning.memory import WeightTable
@@ -164,7 +165,7 @@ def token_reads(devices: Sequence[DeviceUse], total_read: int) -> tuple[int, tup
     what a token reads (its blocks, their KV, the head); RAM holds more that no token reads
     (the embedding table, the mapped file's holes), so its share is what the GPUs leave of
     `total_read`: every block's weights, every KV byte and the head."""
-    gpus = tuple(d.weights + d.kv for d in devices if d.kind != "cpu")
+    gpus = tuple(d.weights + d.kv for d in devices if d.kind != DeviceKind.CPU)
     return max(total_read - sum(gpus), 0), gpus
 
 

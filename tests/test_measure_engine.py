@@ -108,7 +108,8 @@ def test_recorded_slower_result_leaves_the_auto_drafter_out_and_forget_resets(sl
     assert forced.spec.argv and "--spec-draft-n-max" in forced.spec.argv
     assert any("you chose it" in str(w) for w in forced.spec.warnings)
     # A faster record passes the tuned draft length.
-    records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 2, noise=0.0, n_max=8))
+    records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 2, noise=0.0, n_max=8,
+                           setup=replace(result.setup, n_max=8)))
     tuned = prepare.prepare(prepare.Request(model=slow), caps, MACHINE, measured=records, engine=engine.binary)
     assert tuned.spec.argv[-2:] == ("--spec-draft-n-max", "8")
     assert main(["measure", str(slow), "--forget"]) == 0
@@ -164,10 +165,25 @@ def test_a_model_that_cannot_run_gets_the_crash_sentence(tmp_path: Path, engine,
     assert not (Path(measured.paths.data_dir()) / measured.FILE_NAME).exists()
 
 
-def test_measure_refuses_what_does_not_fit_and_what_has_no_speculation(tmp_path: Path, engine, capsys):
+def test_measure_with_no_drafter_measures_the_ngram_types(tmp_path: Path, engine, capsys):
+    """Not "There is no speculation to measure … No drafter found": the n-gram types, each
+    against none, and the fastest recorded where auto looks for it (no --ngram needed)."""
     model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
-    assert main(["measure", str(model), "--engine", str(engine.binary)]) == 2
+    code = main(["measure", str(model), "--engine", str(engine.binary), "--tokens", "8", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "No drafter found for alone.gguf: measuring n-gram speculation" in out
+    for kind in ("ngram-mod 32", "ngram-simple 32", "ngram-map-k 32"):
+        assert f"({kind})" in out, kind
+    entries = measured.MeasuredRecords().entries()
+    assert len(entries) == 1 and entries[0].setup is not None and entries[0].setup.ngram == entries[0].spec_type
+    assert f"setup kept: {entries[0].setup.label()}" in out
+    # Speculation off stays off: nothing to measure.
+    assert main(["measure", str(model), "--engine", str(engine.binary), "--mtp", "off"]) == 2
     assert "no speculation to measure" in capsys.readouterr().err
+
+
+def test_measure_refuses_what_does_not_fit(tmp_path: Path, engine, capsys):
     # Trained for 100M tokens: the plan takes the whole context (a slot never gets more than
     # the trained length), and that does not fit.
     target = tm.paying_target(**SMALL, n_ctx_train=100_000_000)

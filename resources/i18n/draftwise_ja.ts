@@ -524,6 +524,61 @@
       <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="232" />
+      <source>measured</source>
+      <translation>測定完了</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="348" />
+      <source>without speculation</source>
+      <translation>投機的デコードなし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="349" />
+      <source>with {what} ({setup})</source>
+      <translation>{what}あり（{setup}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="371" />
+      <source>starting the engine {label}</source>
+      <translation>エンジンを起動中（{label}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="377" />
+      <source>The engine was not ready after {s} s.</source>
+      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="391" />
+      <source>{label}: {kind} prompt, round {r}</source>
+      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="395" />
+      <source>The engine generated no tokens for the {kind} prompt.</source>
+      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="413" />
+      <source>The engine stopped: {sentence}</source>
+      <translation>エンジンが停止しました: {sentence}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="415" />
+      <source>The engine stopped before it was ready.</source>
+      <translation>エンジンは準備ができる前に停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="448" />
+      <source>The engine did not answer: {why}</source>
+      <translation>エンジンが応答しませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="451" />
+      <source>The engine answered {status}: {body}</source>
+      <translation>エンジンの応答は {status} でした: {body}</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/crash.py" line="87" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
@@ -834,22 +889,32 @@
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="129" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="139" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="132" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="142" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="133" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="143" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="177" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="195" />
+      <source>{type} {share} % ({accepted} % accepted)</source>
+      <translation>{type} {share} %（採用 {accepted} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="198" />
+      <source>drafted tokens by type: {parts}</source>
+      <translation>種類別の下書きトークン: {parts}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="233" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
@@ -1154,74 +1219,14 @@
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="212" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="208" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="212" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="248" />
-      <source>without speculation</source>
-      <translation>投機的デコードなし</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="251" />
-      <source>with {what}</source>
-      <translation>{what}あり</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="252" />
-      <source>with {what}, draft length {n}</source>
-      <translation>{what}あり、ドラフト長 {n}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="265" />
-      <source>measured</source>
-      <translation>測定完了</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="285" />
-      <source>starting the engine {label}</source>
-      <translation>エンジンを起動中（{label}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="291" />
-      <source>The engine was not ready after {s} s.</source>
-      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="305" />
-      <source>{label}: {kind} prompt, round {r}</source>
-      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="309" />
-      <source>The engine generated no tokens for the {kind} prompt.</source>
-      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="330" />
-      <source>The engine stopped: {sentence}</source>
-      <translation>エンジンが停止しました: {sentence}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="332" />
-      <source>The engine stopped before it was ready.</source>
-      <translation>エンジンは準備ができる前に停止しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="365" />
-      <source>The engine did not answer: {why}</source>
-      <translation>エンジンが応答しませんでした: {why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="368" />
-      <source>The engine answered {status}: {body}</source>
-      <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/mlx.py" line="50" />
@@ -1290,126 +1295,126 @@
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/owned_args.py" line="42" />
-      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
-      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
-      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
-      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="50" />
       <source>Draftwise keeps the draft model on this computer; remove {flag}.</source>
       <translation>Draftwise はドラフトモデルをこのコンピューターに置きます。{flag} を削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="52" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="44" />
       <source>Draftwise asks the other computers and plans for them itself: remove {flag} and list them under Other computers (draftwise launch --rpc host:port,...).</source>
       <translation>Draftwise は他のコンピューターに問い合わせて自分で計画します。{flag} を削除し、「他のコンピューター」に追加してください（draftwise launch --rpc host:port,...）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="56" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="48" />
       <source>Draftwise chooses the devices and plans for them; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が使うデバイスを選び、それに合わせて計画します。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="59" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="51" />
       <source>Draftwise chooses the GPUs; remove {flag} and pick the device in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise が GPU を選びます。{flag} を削除し、デバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="54" />
       <source>Draftwise plans one KV cache per slot and cannot plan {flag}; remove it and set the context per slot in the Context field.</source>
       <translation>Draftwise はスロットごとに KV キャッシュを 1 つ計画するため、{flag} は計画できません。削除して、スロットあたりのコンテキストをコンテキスト欄で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="75" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="60" />
+      <source>The drafter's KV cache follows the KV cache field; remove {flag} and use the KV cache field (--kv).</source>
+      <translation>ドラフターの KV キャッシュは KV キャッシュ欄に従います。{flag} を削除し、KV キャッシュ欄（--kv）を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="64" />
+      <source>Draftwise places the draft model with the main model; remove {flag}.</source>
+      <translation>Draftwise はドラフトモデルをメインモデルと同じ場所に置きます。{flag} を削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="68" />
       <source>Draftwise runs the models in your library, so the engine downloads nothing; remove {flag}, get the model with Get models… (draftwise get REPO) and choose it.</source>
       <translation>Draftwise はライブラリのモデルを動かすので、エンジンは何もダウンロードしません。{flag} を削除し、「モデルを入手…」（draftwise get REPO）でモデルを入手して選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="80" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="73" />
       <source>Draftwise plans the layer split across the GPUs it uses; to use one GPU, remove {flag} none and pick it in the Device field (draftwise launch --device NAME).</source>
       <translation>Draftwise は使う GPU 間でレイヤーを分けて計画します。GPU を 1 つだけ使うには、{flag} none を削除してデバイス欄で選んでください（draftwise launch --device NAME）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="83" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="76" />
       <source>Draftwise plans the layer split and cannot plan {flag} row; remove it.</source>
       <translation>Draftwise はレイヤー単位の分割を計画するため、{flag} row は計画できません。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="84" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="77" />
       <source>Draftwise fits the model with the engine's --fit, which aborts with {flag} tensor (common/fit.cpp: not implemented for it); remove it.</source>
       <translation>Draftwise はエンジンの --fit でモデルを収めますが、{flag} tensor では --fit が中断します（common/fit.cpp: 未実装）。削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="113" />
       <source>{flag} needs a whole number, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく整数が必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="122" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="115" />
       <source>{flag} must be at least {least}.</source>
       <translation>{flag} は {least} 以上にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="127" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="120" />
       <source>{flag} {given} in the extra arguments and {planned} in the {field} field disagree; clear one of them.</source>
       <translation>追加の引数の {flag} {given} と {field} 欄の {planned} が食い違っています。どちらかを消してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="148" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="141" />
       <source>{flag} is given twice with different values ({a} and {b}); keep one.</source>
       <translation>{flag} が異なる値（{a} と {b}）で 2 回指定されています。1 つにしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="170" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="163" />
       <source>{flag} 0 means the model's trained context, which this file does not state; give the context as a number.</source>
       <translation>{flag} 0 はモデルの学習時のコンテキスト長を意味しますが、このファイルには記載がありません。コンテキストを数値で指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="177" />
       <source>{flag} alone cannot be planned: Draftwise gives the K and V caches one type. Use the KV cache field (--kv), or give {missing} the same type.</source>
       <translation>{flag} だけでは計画できません。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使うか、{missing} に同じ型を指定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="188" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="181" />
       <source>-ctk {k} and -ctv {v} differ: Draftwise gives the K and V caches one type. Use the KV cache field (--kv).</source>
       <translation>-ctk {k} と -ctv {v} が異なります。Draftwise は K と V のキャッシュに同じ型を使います。KV キャッシュ欄（--kv）を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="191" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="184" />
       <source>{flag} {value} is not a KV cache type; use one of {known}.</source>
       <translation>{flag} {value} は KV キャッシュの型ではありません。{known} のいずれかを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="200" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="193" />
       <source>{flag} takes on, off or auto, not '{value}'.</source>
       <translation>{flag} には '{value}' ではなく on、off、auto のいずれかを指定します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="209" />
       <source>--cpu-moe and {flag} {n} both set where the experts go; keep one.</source>
       <translation>--cpu-moe と {flag} {n} の両方がエキスパートの置き場所を指定しています。どちらか一方にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/owned_args.py" line="225" />
+      <location filename="../../app/draftwise/core/launch/owned_args.py" line="218" />
       <source>{flag} takes none, layer, row or tensor, not '{value}'.</source>
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="144" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="145" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="151" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="152" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="271" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="272" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
@@ -1447,6 +1452,11 @@
       <location filename="../../app/draftwise/core/launch/share.py" line="126" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/sweep.py" line="77" />
+      <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
+      <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/vllm.py" line="115" />
@@ -1559,182 +1569,182 @@
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="272" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="276" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="290" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="294" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="293" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="297" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="333" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="353" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="338" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="358" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="690" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="724" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="742" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="776" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="744" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="778" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="755" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="789" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="759" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="793" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="764" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="798" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="770" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="804" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="773" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="807" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="828" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="862" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="830" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="864" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="836" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="870" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="839" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="873" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="842" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="876" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="845" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="879" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="934" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="968" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="980" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1014" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1021" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1055" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1022" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1056" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1060" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1028" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1062" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1031" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1065" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1067" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1070" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1038" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1072" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1041" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1075" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1043" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1077" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1073" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1107" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1090" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1124" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1092" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1126" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1097" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1131" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1101" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1135" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1779,32 +1789,37 @@
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="130" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="132" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="171" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="179" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="176" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="182" />
+      <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
+      <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="192" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="179" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="195" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="181" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="197" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="216" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="249" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
@@ -2147,6 +2162,16 @@
       <location filename="../../app/draftwise/core/speculation/resolver.py" line="626" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="109" />
+      <source>no setup was measured</source>
+      <translation>測定した設定はありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="110" />
+      <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
+      <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="120" />
@@ -3647,37 +3672,37 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="155" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="160" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="171" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="176" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="191" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="204" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="212" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="230" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -4757,6 +4782,14 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>weights</source>
       <translation type="vanished">重み</translation>
+    </message>
+    <message>
+      <source>with {what}</source>
+      <translation type="vanished">{what}あり</translation>
+    </message>
+    <message>
+      <source>with {what}, draft length {n}</source>
+      <translation type="vanished">{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
       <source>work</source>

@@ -1,8 +1,9 @@
 """`draftwise measure MODEL`: how much faster speculation makes this model on this machine.
 
 Runs the fixed prompt set with the chosen speculation and without it (core/launch/measure.py),
-prints tokens/s both ways, the ratio, acceptance and mean accepted length, the draft length
-kept, and records the result, which the next `plan`/`launch` and the window use. `--forget`
+prints tokens/s both ways, the ratio, acceptance and mean accepted length, the setup kept
+(types, draft length, p-min), and records the result, which the next `plan`/`launch` and the
+window use. A model with no drafter is measured with the n-gram types. `--forget`
 drops the records of the model instead. Exit 0 measured, 1 the engine failed (crash
 sentence printed), 2 bad input or a plan that does not fit, 130 interrupted (nothing
 recorded, no engine left).
@@ -30,7 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("model")
     p.add_argument("--mtp", choices=["auto", "off"], default="auto")
     p.add_argument("--draft", default=None, help="a draft model file (GGUF)")
-    p.add_argument("--ngram", action="store_true", help="n-gram speculation when no drafter is found")
+    p.add_argument("--ngram", action="store_true",
+                   help="n-gram speculation when no drafter is found (the default here: a model with no drafter "
+                        "is measured with the n-gram types)")
     p.add_argument("--ctx", type=int, default=None, help="context size in tokens (default: planned)")
     p.add_argument("--kv", default=None, help="KV cache type (default: planned)")
     p.add_argument("--tokens", type=int, default=128, help="tokens generated per prompt (default: 128)")
@@ -49,6 +52,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from draftwise.core.engines.spec_types import NGRAM_MEASURED
     from draftwise.core.launch import measure, orphans
     from draftwise.core.speculation.measured import MeasuredRecords
 
@@ -75,6 +79,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
     # this one measures it again. A fix found on the way is recorded (the arms would otherwise
     # crash the same way every time).
     engine, machine, planned = planned_launch(args, ignore_measurements=True)
+    if measure.ngram_request(planned.prepared) is not None:
+        # No drafter found: n-gram speculation is what auto could turn on, so measure its types.
+        print(f"No drafter found for {planned.prepared.model.path.name}: measuring n-gram speculation "
+              f"({', '.join(NGRAM_MEASURED)}).", flush=True)
+        args.ngram = True
+        engine, machine, planned = planned_launch(args, ignore_measurements=True)
     records, fixes, prepared = planned.records.measured, planned.records.fixes, planned.prepared
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)
@@ -141,9 +151,11 @@ def render(m) -> str:
         f"speed-up: {m.ratio:.2f}× ({verdict}; noise ±{m.noise * 100:.0f} %)",
         f"acceptance: {acc}, mean accepted length: {mean}",
     ]
-    if m.n_max is not None:
+    if m.n_max is not None and m.tried:
         tried = ", ".join(f"{n}: {tps:.1f}" for n, tps in m.tried)
         lines.append(f"draft length kept: {m.n_max} (tokens/s per length tried: {tried})")
+    if m.setup is not None:
+        lines.append(f"setup kept: {m.setup.label()} (what auto runs from now on)")
     lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
     if m.slower:
         lines.append("An automatic drafter is left out from now on; `draftwise measure --forget MODEL` undoes this.")

@@ -103,6 +103,9 @@ def prepare_measure_and_record(
     at once)."""
     records = session.Records.load(machine)
     planned = session.plan_launch(request, engine, machine, records, ignore_measurements=True)
+    ngram = measure.ngram_request(planned.prepared, request)
+    if ngram is not None:  # no drafter found: the n-gram types are measured instead
+        planned = session.plan_launch(ngram, engine, machine, records, ignore_measurements=True)
     result = measure.measure(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
                              settings=settings, cancel=cancel, report=report, fixes=records.fixes)
     if not cancel.is_set():

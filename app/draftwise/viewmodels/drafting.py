@@ -86,8 +86,13 @@ class DraftingViewModel(QObject):
     def can_measure(self) -> bool:
         out = self.app.outcome
         engine = self.app.engine.selected
-        return (not self.measuring and out is not None and out.decision is not None and bool(out.decision.argv)
-                and engine is not None and engine.kind == "llama.cpp" and self.app.machine is not None)
+        if self.measuring or out is None or out.decision is None or self.app.machine is None:
+            return False
+        if engine is None or engine.kind != "llama.cpp":
+            return False
+        # A model with no drafter is measured with the n-gram types (core/launch/measure.py).
+        no_drafter = out.prepared is not None and measure.ngram_request(out.prepared, out.request) is not None
+        return bool(out.decision.argv) or no_drafter
 
     # ---------------------------------------------------------------- live figures
     def _on_ready(self, _url: str) -> None:

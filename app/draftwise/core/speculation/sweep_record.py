@@ -1,0 +1,198 @@
+"""The sweep's results (core/launch/sweep.py), remembered per model, drafter, engine and machine.
+
+A sweep tries every speculation setup the engine and the files allow and keeps a table of
+them. Its key is the quick measurement's (`measured.Combination`, from
+`prepare.combination`): the same model file, drafter, engine build and machine, so a new
+build, file or computer is swept afresh. Auto reads it through `measured.MeasuredRecords`,
+which prefers a sweep's best to a quick measurement of the same combination
+(`Sweep.measurement()`), and forgets both together.
+
+Narrow on purpose — `get`, `record`, `forget(model=)` and `problem` — so the store can move
+onto a shared record without its callers changing. The file is versioned JSON in
+paths.data_dir(), written atomically; a damaged one is set aside (renamed, never deleted) and
+reported through `problem`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import paths
+from draftwise.core.messages import Message, msg
+from draftwise.core.settings import move_aside, write_atomic
+from draftwise.core.speculation.measured import Combination, Measurement
+from draftwise.core.speculation.setup import Setup
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "speculation-sweeps.json"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Row:
+    """One setup the sweep ran: its tokens/s over every round it got."""
+
+    setup: Setup
+    tokens_per_s: float
+    noise: float  # relative spread between its rounds (0 after one round)
+    rounds: int
+    acceptance: float | None = None
+    mean_length: float | None = None
+    stopped: bool = False  # its dimension stopped widening here (beyond the noise and falling)
+    what: str = ""  # the setup in words ("the draft model x.gguf with n-gram speculation")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"setup": self.setup.to_json(), "tokens_per_s": self.tokens_per_s, "noise": self.noise,
+                "rounds": self.rounds, "acceptance": self.acceptance, "mean_length": self.mean_length,
+                "stopped": self.stopped, "what": self.what}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Row:
+        if not isinstance(data, dict):
+            raise ValueError("a row is not an object")
+        return cls(setup=Setup.from_json(data["setup"]), tokens_per_s=float(data["tokens_per_s"]),
+                   noise=float(data["noise"]), rounds=int(data["rounds"]),
+                   acceptance=_opt_float(data.get("acceptance")), mean_length=_opt_float(data.get("mean_length")),
+                   stopped=bool(data.get("stopped", False)), what=str(data.get("what", "")))
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    combination: Combination
+    base_tokens_per_s: float  # without speculation
+    base_noise: float
+    rows: tuple[Row, ...]  # every speculating setup tried, in the order run
+    tokens: int = 0  # generated per prompt and round
+    prompts: int = 0
+    seconds: float = 0.0
+    when: str = ""
+
+    @property
+    def best(self) -> Row | None:
+        """The fastest speculating setup. One that drafted nothing (no acceptance) ran as
+        without speculation: it is the best only when no setup drafted at all."""
+        full = [r for r in self.rows if r.tokens_per_s > 0]
+        full = [r for r in full if r.acceptance is not None] or full
+        return max(full, key=lambda r: r.tokens_per_s) if full else None
+
+    def ratio(self, row: Row) -> float:
+        return row.tokens_per_s / self.base_tokens_per_s if self.base_tokens_per_s > 0 else 0.0
+
+    def measurement(self) -> Measurement | None:
+        """The best setup as a measurement, which is how auto reads it (measured.decide)."""
+        best = self.best
+        if best is None:
+            return None
+        s = best.setup
+        length_flag, length = _length_of(s)
+        return Measurement(
+            combination=self.combination, spec_type=",".join(s.types), what=best.what or s.label(),
+            tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=self.base_tokens_per_s,
+            noise=math.sqrt(self.base_noise ** 2 + best.noise ** 2), acceptance=best.acceptance,
+            mean_length=best.mean_length, n_max=length, n_max_flag=length_flag,
+            tokens=self.tokens, prompts=self.prompts, seconds=self.seconds, when=self.when, setup=s, swept=True,
+        )
+
+    def summary(self) -> Message:
+        best = self.best
+        if best is None:
+            return msg("no setup was measured")
+        return msg("fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)",
+                   n=len(self.rows), setup=best.setup.label(), ratio=f"{self.ratio(best):.2f}",
+                   with_tps=f"{best.tokens_per_s:.1f}", without_tps=f"{self.base_tokens_per_s:.1f}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"combination": {f.name: getattr(self.combination, f.name) for f in fields(Combination)},
+                "base_tokens_per_s": self.base_tokens_per_s, "base_noise": self.base_noise,
+                "rows": [r.to_json() for r in self.rows], "tokens": self.tokens, "prompts": self.prompts,
+                "seconds": self.seconds, "when": self.when}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Sweep:
+        if not isinstance(data, dict):
+            raise ValueError("an entry is not an object")
+        combo = Combination(**{f.name: str(data["combination"][f.name]) for f in fields(Combination)})
+        rows = data.get("rows")
+        if not isinstance(rows, list):
+            raise ValueError("an entry has no rows list")
+        return cls(combination=combo, base_tokens_per_s=float(data["base_tokens_per_s"]),
+                   base_noise=float(data["base_noise"]), rows=tuple(Row.from_json(r) for r in rows),
+                   tokens=int(data.get("tokens", 0)), prompts=int(data.get("prompts", 0)),
+                   seconds=float(data.get("seconds", 0.0)), when=str(data.get("when", "")))
+
+
+def _length_of(s: Setup) -> tuple[str | None, int | None]:
+    """The draft length a measurement's `n_max`/`n_max_flag` fields show for a setup: the
+    model drafter's, else the n-gram type's."""
+    from draftwise.core.engines.spec_types import LENGTH_FLAGS
+
+    if s.drafter is not None and s.n_max is not None:
+        return LENGTH_FLAGS[s.drafter], s.n_max
+    if s.ngram is not None and s.ngram_len is not None:
+        return LENGTH_FLAGS[s.ngram], s.ngram_len
+    return None, None
+
+
+@dataclass
+class SweepRecords:
+    """The persistent record. Cheap to create; reads the file on each question."""
+
+    path: Path = field(default_factory=lambda: paths.data_dir() / FILE_NAME)
+    problem: str | None = None  # set when a damaged file was set aside
+
+    def entries(self) -> list[Sweep]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            self.problem = f"Could not read the speculation sweeps {self.path}: {exc.strerror or exc}."
+            log.warning("%s", self.problem)
+            return []
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+                raise ValueError("no entries list")
+            if data.get("version") != VERSION:
+                raise ValueError(f"version {data.get('version')!r}, this Draftwise reads {VERSION}")
+            return [Sweep.from_json(e) for e in data["entries"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            self._set_aside(exc)
+            return []
+
+    def get(self, combination: Combination) -> Sweep | None:
+        return next((s for s in self.entries() if s.combination == combination), None)
+
+    def record(self, sweep: Sweep) -> None:
+        keep = [e for e in self.entries() if e.combination != sweep.combination]
+        self._write([*keep, sweep])
+
+    def forget(self, *, model: Path | str | None = None) -> int:
+        """Drop the sweeps of every combination of a model (all of them without one)."""
+        old = self.entries()
+        keep = [e for e in old if model is not None and not e.combination.matches_model(model)]
+        if len(keep) != len(old):
+            self._write(keep)
+        return len(old) - len(keep)
+
+    def _set_aside(self, exc: Exception) -> None:
+        try:
+            aside = move_aside(self.path)
+            self.problem = (f"The speculation sweeps file was damaged ({exc}); it was set aside as {aside.name} "
+                            "and the models will be swept again.")
+        except OSError as move_exc:
+            self.problem = f"The speculation sweeps file {self.path} is damaged ({exc}) and could not be moved: {move_exc}."
+        log.warning("%s", self.problem)
+
+    def _write(self, entries: list[Sweep]) -> None:
+        write_atomic(self.path, json.dumps({"version": VERSION, "entries": [e.to_json() for e in entries]}, indent=1))

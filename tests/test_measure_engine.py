@@ -183,6 +183,35 @@ def test_measure_with_no_drafter_measures_the_ngram_types(tmp_path: Path, engine
     assert "no speculation to measure" in capsys.readouterr().err
 
 
+def test_cli_sweep_prints_the_table_records_the_best_and_plan_runs_it(tmp_path: Path, engine, capsys):
+    """`measure --sweep` on the engine (a model with no drafter: the three n-gram types at their
+    lengths): a row per setup run, the best recorded beside the quick measurements, and the next
+    `plan` passing exactly its types and length without --ngram."""
+    from draftwise.core.speculation.setup import of_decision
+
+    model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
+    code = main(["measure", str(model), "--engine", str(engine.binary), "--tokens", "8", "--rounds", "1", "--sweep"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    sweeps = measured.MeasuredRecords().sweeps().entries()
+    assert len(sweeps) == 1 and measured.MeasuredRecords().entries() == []
+    table = sweeps[0]
+    kinds = {r.setup.ngram for r in table.rows}
+    assert kinds == {"ngram-mod", "ngram-simple", "ngram-map-k"}
+    for t in kinds:  # each type widened from 32 both ways
+        lengths = {r.setup.ngram_len for r in table.rows if r.setup.ngram == t}
+        assert 32 in lengths and lengths & {48, 64} and lengths & {8, 16, 24}, (t, lengths)
+    for row in table.rows:
+        assert row.setup.label() in out
+    best = table.best
+    assert f"{best.setup.label()}" in out and "best" in out
+    # Whatever this machine's speed: the decision on a best clearly faster than none.
+    measured.MeasuredRecords().sweeps().record(replace(table, base_tokens_per_s=best.tokens_per_s / 2, base_noise=0.0))
+    assert main(["plan", str(model), "--engine", str(engine.binary), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert of_decision(plan["speculative"]["type"], tuple(plan["speculative"]["argv"])) == best.setup
+
+
 def test_measure_refuses_what_does_not_fit(tmp_path: Path, engine, capsys):
     # Trained for 100M tokens: the plan takes the whole context (a slot never gets more than
     # the trained length), and that does not fit.

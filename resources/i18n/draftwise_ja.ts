@@ -1789,37 +1789,37 @@
       <translation>動かなかったドラフターの記録 {path} が壊れていて（{error}）、退避もできませんでした: {move_error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="132" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="135" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="179" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="182" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="182" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="185" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="192" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="195" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="195" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="198" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="197" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="200" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="249" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="252" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
@@ -2564,37 +2564,57 @@
       <translation>この GPU でほかのプログラムのために空けておくメモリー（既定は 1 GB）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="74" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="79" />
       <source>Measure speed</source>
       <translation>速度を測定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="75" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="80" />
+      <source>A few settings, with speculation and without: a few minutes.</source>
+      <translation>いくつかの設定を、投機的デコードありとなしで測ります（数分）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="81" />
+      <source>Measure all settings</source>
+      <translation>すべての設定を測定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="82" />
+      <source>Every setting the engine and the files allow (each kind of speculation, combined ones, draft lengths, confidence cut-off): several times longer. The fastest is used from then on.</source>
+      <translation>エンジンとファイルで使えるすべての設定（投機の種類ごと、その組み合わせ、ドラフト長、確信度のしきい値）を試します。数倍の時間がかかります。以後は最速の設定が使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="85" />
       <source>Stop measuring</source>
       <translation>測定を中止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="76" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="86" />
       <source>Forget measurement</source>
       <translation>測定結果を消去</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="77" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="87" />
       <source>Not now</source>
       <translation>今はしない</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="78" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="88" />
       <source>Turn speculation off for this model</source>
       <translation>このモデルの投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="79" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="89" />
       <source>Measure new model and drafter pairs without asking</source>
       <translation>新しいモデルとドラフターの組み合わせは確認せずに測定する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="96" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="106" />
+      <source>Measured with all settings: {0}</source>
+      <translation>すべての設定で測定: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="106" />
       <source>Measured: {0}</source>
       <translation>測定結果: {0}</translation>
     </message>
@@ -3667,42 +3687,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="78" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="81" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="163" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="181" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="196" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="217" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="231" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="236" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -4412,112 +4432,117 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="150" />
+      <source>Measured on this computer: {0}× with {1} ({2}).</source>
+      <translation>このコンピューターでの計測: {1} で {0}×（{2}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
       <source>Measured on this computer: {0}× with {1}.</source>
       <translation>このコンピューターでの計測: {1} で {0}×。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="164" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="166" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
       <source>Missing: {0}</source>
       <translation>見つかりません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
       <source>Not a file: {0}</source>
       <translation>ファイルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="174" />
       <source>Not a GGUF model: {0}</source>
       <translation>GGUF モデルではありません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
       <source>This is the model itself; choose a smaller draft model.</source>
       <translation>これはモデル自身です。より小さなドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="174" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="178" />
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation>語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="180" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="182" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="186" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="204" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="204" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="208" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="211" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="215" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="217" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="223" />
       <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
       <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="225" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="229" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="231" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="233" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="235" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="236" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="266" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>

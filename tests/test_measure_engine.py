@@ -251,3 +251,38 @@ def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
         if proc.poll() is None:
             proc.kill()
     assert not any(line.startswith("warning: The engine started without") for line in lines.seen)
+
+
+def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: Path, engine):
+    """Two types in one launch (`--spec-type ngram-simple,draft-simple`): `launch` prints, under
+    the figures, the share each drafted, from the engine's per-type statistics lines."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.test_launcher_e2e import _Lines
+
+    from draftwise.core.launch import headless, launch_spec
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "draftwise.cli.main", "launch", str(paying), "--engine", str(engine.binary),
+         "--ctx", "1024", "--port", str(launch_spec.any_free_port()), "--draft", str(paying.parent / "speedy-draft.gguf"),
+         "--", "--spec-type", "ngram-simple,draft-simple"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": "figures-key"},
+    )
+    lines = _Lines(proc)
+    try:
+        url = lines.wait_for("ready").split()[1]
+        headless.request(url, "figures-key", "/completion",
+                         {"prompt": "the cat sat on the mat. " * 8, "n_predict": 96, "temperature": 0,
+                          "ignore_eos": True}, 60)
+        lines.wait_for("drafting:", timeout=30)
+        by_type = lines.wait_for("  drafted tokens by type:", timeout=10)
+        assert "ngram-simple" in by_type and "draft-simple" in by_type and "accepted" in by_type
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -79,7 +79,9 @@ class DraftingViewModel(QObject):
         if not self.watch.speculating:
             f = self.watch.figures
             return tr("{0:.1f} tokens/s").format(f.tokens_per_second) if f.tokens_per_second else ""
-        return tr_message(self.watch.figures.text())
+        text = tr_message(self.watch.figures.text())
+        by_type = self.watch.types_text()  # a combined launch: which type drafted how much
+        return text + "\n" + tr_message(by_type) if by_type is not None else text
 
     def measurement(self) -> Measurement | None:
         out = self.app.outcome

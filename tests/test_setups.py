@@ -215,3 +215,27 @@ def test_the_per_type_lines_say_which_type_drafted_how_much():
     watch = drafting.Watch(speculating=True, what="x", break_even=None)
     watch.lines(LINES)
     assert "ngram-mod 89 %" in str(watch.types_text())
+
+
+def test_an_mtp_head_gets_its_short_lengths_and_p_min_where_it_pays(tmp_path):
+    """MTP: lengths 1, 2, 4 (short drafts pay for a head drafting from the model's own state),
+    then p-min at the best length; the next plan passes both on `--spec-type draft-mtp`."""
+    from draftwise.core.planning import planner
+    from draftwise.testing.tinymodels import mtp_model, write_tiny_model
+
+    model = write_tiny_model(tmp_path / "GLM-tiny.gguf", mtp_model())[0]
+    p = prepare.prepare(prepare.Request(model=model, prefs=planner.PlanPrefs(margin_bytes=0, ctx=2048)), fa.CAPS,
+                        fa.MACHINE)
+    assert p.spec.source == resolver.AUTO_MTP
+
+    def speed(s: Setup) -> float:
+        if s.drafter:
+            return {1: 150.0, 2: 140.0, 4: 110.0}[s.n_max] + (25.0 if s.p_min else 0.0)
+        return 100.0
+
+    fake = fa.Fake(speed, acceptance=0.5)
+    m = fa.run_measure(p, fake)
+    assert [s.n_max for s, r in fake.starts if r == 0 and s.drafter and not s.p_min] == [1, 2, 4]
+    assert m.setup == Setup("draft-mtp", n_max=1, p_min=measure.P_MIN_QUICK)
+    again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
+    assert again.spec.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "1", "--spec-draft-p-min", "0.5")

@@ -173,7 +173,7 @@ def test_measure_with_no_drafter_measures_the_ngram_types(tmp_path: Path, engine
     out = capsys.readouterr().out
     assert code == 0, out
     assert "No drafter found for alone.gguf: measuring n-gram speculation" in out
-    for kind in ("ngram-mod 32", "ngram-simple 32", "ngram-map-k 32"):
+    for kind in ("ngram-mod 32", "ngram-simple 32"):
         assert f"({kind})" in out, kind
     entries = measured.MeasuredRecords().entries()
     assert len(entries) == 1 and entries[0].setup is not None and entries[0].setup.ngram == entries[0].spec_type

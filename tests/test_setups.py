@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from tests import fake_arms as fa
 
-from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MEASURED, NGRAM_MOD, NGRAM_SIMPLE
+from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MOD, NGRAM_SIMPLE
 from draftwise.core.launch import arms, drafting, measure, prepare
 from draftwise.core.speculation import measured, resolver
 from draftwise.core.speculation.setup import NONE, Setup, of_decision
@@ -78,8 +78,8 @@ def test_no_drafter_measures_each_ngram_type_and_auto_runs_the_fastest_without_a
     fast = {NGRAM_MOD: 130.0, NGRAM_SIMPLE: 150.0, NGRAM_MAP_K: 120.0}
     fake = fa.Fake(lambda s: fast.get(s.ngram, 100.0))
     m = fa.run_measure(alone, fake)
-    assert {s.ngram for s, _ in fake.starts} == {None, *NGRAM_MEASURED}
-    assert len(fake.starts) == 8  # 4 setups × 2 rounds
+    assert {s.ngram for s, _ in fake.starts} == {None, *measure.QUICK_NGRAM_TYPES} == {None, NGRAM_MOD, NGRAM_SIMPLE}
+    assert len(fake.starts) == 6  # 3 setups × 2 rounds (ngram-map-k is the sweep's)
     assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=measure.QUICK_NGRAM_LENGTH)
     assert m.spec_type == NGRAM_SIMPLE and m.n_max_flag == "--spec-ngram-simple-size-m" and m.faster
     records = measured.MeasuredRecords()
@@ -105,9 +105,10 @@ def test_a_drafter_is_measured_at_its_lengths_beside_ngram_and_combined_when_bot
     tried = list(dict.fromkeys(s for s, _ in fake.starts))
     assert tried[:5] == [NONE, *(Setup("draft-simple", n_max=n) for n in (2, 4, 8)),
                          Setup(ngram=NGRAM_MOD, ngram_len=32)]
-    # The cheap extras: p-min (acceptance 70 % leaves drafts to cut) and the combination.
+    # The cheap extras: p-min (acceptance 70 % leaves drafts to cut) and the combination, at the
+    # engine's --spec-default length for ngram-mod.
     assert tried[5:] == [Setup("draft-simple", n_max=4, p_min=measure.P_MIN_QUICK),
-                         Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=32)]
+                         Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=64)]
     assert m.setup == tried[6] and m.spec_type == "ngram-mod,draft-simple"
     assert "with n-gram speculation" in m.what
     records = measured.MeasuredRecords()
@@ -115,7 +116,7 @@ def test_a_drafter_is_measured_at_its_lengths_beside_ngram_and_combined_when_bot
     again = prepare.prepare(with_drafter.request, fa.CAPS, fa.MACHINE, measured=records, engine=fa.ENGINE)
     argv = again.spec.argv
     assert argv[:2] == ("--spec-type", "ngram-mod,draft-simple")
-    assert argv[argv.index("--spec-draft-n-max") + 1] == "4" and argv[argv.index("--spec-ngram-mod-n-max") + 1] == "32"
+    assert argv[argv.index("--spec-draft-n-max") + 1] == "4" and argv[argv.index("--spec-ngram-mod-n-max") + 1] == "64"
     assert "--spec-draft-model" in argv and again.spec.source == resolver.AUTO_COMPANION
     assert again.spec.spec_type == "ngram-mod,draft-simple" and again.draft is not None
     # The plan counts the drafter of a combined launch as it does a single one.
@@ -158,12 +159,12 @@ def test_a_drafter_the_user_chose_keeps_its_type_and_takes_length_and_p_min(with
 
 
 def test_users_own_length_wins_over_the_measured_one(alone):
-    m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_MAP_K else 100.0))
-    request = replace(alone.request, ngram_when_no_drafter=False, extra_args=("--spec-ngram-map-k-size-m", "12"))
+    m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_SIMPLE else 100.0))
+    request = replace(alone.request, ngram_when_no_drafter=False, extra_args=("--spec-ngram-simple-size-m", "12"))
     again = prepare.prepare(request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
-    assert again.spec.argv == ("--spec-type", NGRAM_MAP_K)
+    assert again.spec.argv == ("--spec-type", NGRAM_SIMPLE)
     argv = again.argv("llama-server")
-    assert argv.count("--spec-ngram-map-k-size-m") == 1 and argv[argv.index("--spec-ngram-map-k-size-m") + 1] == "12"
+    assert argv.count("--spec-ngram-simple-size-m") == 1 and argv[argv.index("--spec-ngram-simple-size-m") + 1] == "12"
 
 
 def test_speculation_off_is_not_turned_into_ngram(alone, tmp_path):
@@ -235,7 +236,7 @@ def test_an_mtp_head_gets_its_short_lengths_and_p_min_where_it_pays(tmp_path):
 
     fake = fa.Fake(speed, acceptance=0.5)
     m = fa.run_measure(p, fake)
-    assert [s.n_max for s, r in fake.starts if r == 0 and s.drafter and not s.p_min] == [1, 2, 4]
+    assert [s.n_max for s, r in fake.starts if r == 0 and s.drafter and not s.p_min and not s.ngram] == [1, 2, 4]
     assert m.setup == Setup("draft-mtp", n_max=1, p_min=measure.P_MIN_QUICK)
     again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
     assert again.spec.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "1", "--spec-draft-p-min", "0.5")

@@ -8,13 +8,13 @@ timings, noise from the spread between rounds). What it tries, in two stages:
    - for a model drafter (a draft model, the MTP head, EAGLE-3, DFlash): its draft lengths
      (`measured.n_max_candidates`: 2, 4, 8; 1, 2, 4 for MTP) and, when auto chose it, n-gram
      speculation (ngram-mod) alone;
-   - for a model with no drafter (auto's n-gram speculation): each n-gram type the engine
-     runs (ngram-mod, ngram-simple, ngram-map-k) at one length (`QUICK_NGRAM_LENGTH`), so the
-     quick measurement covers every model;
+   - for a model with no drafter (auto's n-gram speculation): ngram-mod and ngram-simple
+     (`QUICK_NGRAM_TYPES`) at one length (`QUICK_NGRAM_LENGTH`), so the quick measurement
+     covers every model;
 2. only where the first stage says it may pay, at most two more setups: the best drafter
    with p-min (`P_MIN_QUICK`) when its acceptance leaves drafts to cut (`P_MIN_ROOM`), and
-   the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`) when both
-   were faster than none.
+   the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`, at
+   `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none.
 
 The fastest setup becomes the measurement's `setup`, which auto runs from then on
 (measured.decide). The sweep (core/launch/sweep.py) tries every setup; this stays within a
@@ -33,7 +33,13 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import capabilities
-from draftwise.core.engines.spec_types import DRAFT_P_MIN, LENGTH_FLAGS, NGRAM_MEASURED, NGRAM_MOD
+from draftwise.core.engines.spec_types import (
+    DRAFT_P_MIN,
+    LENGTH_FLAGS,
+    NGRAM_MEASURED,
+    NGRAM_MOD,
+    NGRAM_SIMPLE,
+)
 from draftwise.core.launch import arms, drafting
 from draftwise.core.launch.arms import (
     DEFAULT_SETTINGS,
@@ -64,6 +70,13 @@ Arm, Cancelled, Prompt, PROMPTS = arms.Arm, arms.Cancelled, arms.Prompt, arms.PR
 # The n-gram draft length the quick measurement tries each type at (the sweep tries 8 to 64;
 # 32 was ngram-mod's fastest of 16/32/64 on the real Gemma 3 270M, acceptance 91 %).
 QUICK_NGRAM_LENGTH = 32
+# The n-gram types a model with no drafter is measured with: ngram-map-k, which like
+# ngram-simple drafts the m-gram after a 12-token match, is left to the sweep (it was never the
+# clear best of the bench's rows; each type here costs two engine starts).
+QUICK_NGRAM_TYPES = (NGRAM_MOD, NGRAM_SIMPLE)
+# ngram-mod beside a drafter: the engine's own `--spec-default` length (n-max 64 with its n-min
+# 48), so it drafts only long repeated runs and leaves the rest to the drafter.
+COMBINED_NGRAM_LENGTH = 64
 # p-min for a model drafter, tried when its acceptance is below P_MIN_ROOM: below it, drafts
 # the drafter was unsure of are rejected often enough that stopping them early may pay.
 P_MIN_QUICK = 0.5
@@ -110,7 +123,7 @@ def first_stage(prepared: Prepared, settings: Settings, engine_types: Collection
             lengths = (QUICK_NGRAM_LENGTH,)
         setups += [own if n is None else replace(own, ngram_len=n) for n in lengths]
         if automatic and own.ngram in NGRAM_MEASURED:
-            setups += [Setup(ngram=t, ngram_len=_ngram_length(t, prepared)) for t in NGRAM_MEASURED
+            setups += [Setup(ngram=t, ngram_len=_ngram_length(t, prepared)) for t in QUICK_NGRAM_TYPES
                        if t != own.ngram and t in engine_types]
     return list(dict.fromkeys(setups))
 
@@ -131,9 +144,10 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
             and not engine_args.sets(list(prepared.extra_args), DRAFT_P_MIN, "--draft-p-min")):
         out.append(replace(drafter.setup, p_min=P_MIN_QUICK))
     ngram = next((a for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None), None)
-    if (spec.source in resolver.AUTO_SOURCES and ngram is not None and drafter.tokens_per_s > base.tokens_per_s
-            and ngram.tokens_per_s > base.tokens_per_s):
-        out.append(replace(drafter.setup, ngram=ngram.setup.ngram, ngram_len=ngram.setup.ngram_len))
+    if spec.source in resolver.AUTO_SOURCES and ngram is not None and drafter.tokens_per_s > base.tokens_per_s:
+        t = ngram.setup.ngram
+        length = None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[t]) else COMBINED_NGRAM_LENGTH
+        out.append(replace(drafter.setup, ngram=t, ngram_len=length))
     return out
 
 

@@ -12,8 +12,9 @@ engine runs (ngram-mod, ngram-simple, ngram-map-k):
 3. *p-min*: the drafter at `--spec-draft-p-min` 0.5 and 0.75 (`P_MINS`), its length widened
    again from the best one (p-min moves the best length: Step-3.5's n-max 2 with p-min 0.6,
    llama.cpp#24508);
-4. *combined*: the best drafter setup with each n-gram type beside it at that type's best
-   length (`--spec-type ngram-mod,draft-simple`: one launch, the n-gram type asked first).
+4. *combined*: the best drafter setup with each n-gram type beside it (`--spec-type
+   ngram-mod,draft-simple`: one launch, the n-gram type asked first), its length 8 to 64
+   widened from that type's best alone.
 
 The same arms, rounds and noise bounds as the quick measurement (core/launch/arms.py): one
 engine start per setup and round, interleaved round by round within a stage; a dimension stops
@@ -117,14 +118,22 @@ class Plan:
         return [Line(tuple(self._drafter(n, p) for n in lengths), start) for p in P_MINS]
 
     def combined(self, results: Results) -> list[Line]:
+        """The best drafter setup with each n-gram type beside it, the type's length widened from
+        its best alone (beside a drafter the n-gram type drafts only where it is asked first)."""
         drafter = _best(results, lambda s: s.drafter is not None and s.ngram is None)
         if drafter is None:
             return []
         lines = []
         for t in self.ngrams:
             ngram = _best(results, lambda s, t=t: s.drafter is None and s.ngram == t)
-            if ngram is not None:
-                lines.append(Line((replace(drafter, ngram=t, ngram_len=ngram.ngram_len),), prune=False))
+            if ngram is None:
+                continue
+            if ngram.ngram_len is None:  # the user's own length
+                lines.append(Line((replace(drafter, ngram=t),), prune=False))
+                continue
+            lengths = NGRAM_LENGTHS if ngram.ngram_len in NGRAM_LENGTHS else (ngram.ngram_len,)
+            lines.append(Line(tuple(replace(drafter, ngram=t, ngram_len=n) for n in lengths),
+                              lengths.index(ngram.ngram_len)))
         return lines
 
     def most_starts(self, rounds: int) -> int:
@@ -132,7 +141,7 @@ class Plan:
         n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths())
         if self.drafter is not None:
             n += (len(P_MINS) * (len(DRAFT_LENGTHS) if self.sweep_n_max else 1) if self.sweep_p_min else 0)
-            n += len(self.ngrams)
+            n += len(self.ngrams) * len(NGRAM_LENGTHS)
         return n * rounds
 
 

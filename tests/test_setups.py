@@ -240,3 +240,22 @@ def test_an_mtp_head_gets_its_short_lengths_and_p_min_where_it_pays(tmp_path):
     assert m.setup == Setup("draft-mtp", n_max=1, p_min=measure.P_MIN_QUICK)
     again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
     assert again.spec.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "1", "--spec-draft-p-min", "0.5")
+
+
+def test_a_verdict_within_the_noise_gets_more_rounds_of_none_and_the_best(alone):
+    """A busy machine: rounds 1 and 2 stray ±30 % (every setup alike), later ones do not. After
+    two rounds 1.3× is within the error; two more rounds of none and the best make it faster, so
+    auto turns n-gram on (the other type keeps its two rounds)."""
+    swing = (1.3, 0.7, 1.0, 1.0)
+
+    class Busy(fa.Fake):
+        def __call__(self, setup, r):
+            arm = super().__call__(setup, r)
+            k = swing[r] / (1.0 + 0.01 * (r % 2))
+            return replace(arm, ms=arm.ms / k, per_request=tuple((i, rr, t * k) for i, rr, t in arm.per_request))
+
+    fake = Busy(lambda s: 130.0 if s.ngram == NGRAM_MOD else 110.0 if s.ngram else 100.0)
+    m = fa.run_measure(alone, fake)
+    assert fake.ran(NONE) == 4 and fake.ran(Setup(ngram=NGRAM_MOD, ngram_len=32)) == 4
+    assert fake.ran(Setup(ngram=NGRAM_SIMPLE, ngram_len=32)) == 2
+    assert m.ratio == pytest.approx(1.3, rel=0.01) and m.faster and m.noise < 0.3

@@ -98,3 +98,21 @@ def test_a_users_own_spec_type_is_not_swept(alone):
         fa.run_sweep(p, fa.Fake(lambda s: 1.0))
 
 
+
+
+def test_the_final_stage_keeps_the_steady_best_not_the_lucky_one(alone):
+    """ngram-simple 16 is fast only in its first two starts (a quiet moment); ngram-mod 32 is
+    steadily fastest. The final measures the three fastest and none again, on the same rounds."""
+    seen: dict = {}
+
+    def speed(s: Setup) -> float:
+        seen[s] = seen.get(s, 0) + 1
+        if s == Setup(ngram="ngram-simple", ngram_len=16):
+            return 300.0 if seen[s] <= 2 else 90.0
+        return 200.0 if s == Setup(ngram=NGRAM_MOD, ngram_len=32) else 150.0 if s.speculates else 100.0
+
+    table = fa.run_sweep(alone, fa.Fake(speed))
+    finals = [r for r in table.rows if r.final_tokens_per_s is not None]
+    assert len(finals) == 3 and Setup(ngram="ngram-simple", ngram_len=16) in {r.setup for r in finals}
+    assert table.best.setup == Setup(ngram=NGRAM_MOD, ngram_len=32)
+    assert table.ratio(table.best) == pytest.approx(2.0, rel=0.02)  # against none in the same final

@@ -524,57 +524,57 @@
       <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="232" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="238" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="348" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="354" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="349" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="355" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="371" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="377" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="377" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="383" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="391" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="397" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="395" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="401" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="413" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="419" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="415" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="421" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="448" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="454" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="451" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="457" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1219,12 +1219,12 @@
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="208" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="226" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="212" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="230" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
@@ -1454,7 +1454,7 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/sweep.py" line="77" />
+      <location filename="../../app/draftwise/core/launch/sweep.py" line="83" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
@@ -2164,12 +2164,12 @@
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="109" />
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="126" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="110" />
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="127" />
       <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
       <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
@@ -3692,37 +3692,37 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="163" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="165" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="181" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="183" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="198" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="211" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="219" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="233" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="236" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="238" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>

@@ -183,15 +183,18 @@ def render(m) -> str:
 def render_sweep(sw) -> str:
     """The sweep's table: every setup tried, fastest first, and what auto runs from now on."""
     best = sw.best
-    lines = [f"without speculation: {sw.base_tokens_per_s:.1f} tokens/s (noise ±{sw.base_noise * 100:.0f} %)", "",
-             f"{'setup':44} {'tokens/s':>9} {'speed-up':>8} {'noise':>6} {'accept':>7} {'mean len':>8}  note"]
+    lines = [f"without speculation: {sw.stages_base_tokens_per_s or sw.base_tokens_per_s:.1f} tokens/s; "
+             f"{sw.base_tokens_per_s:.1f} in the final (noise ±{sw.base_noise * 100:.0f} %)", "",
+             f"{'setup':44} {'tokens/s':>9} {'speed-up':>8} {'noise':>6} {'accept':>7} {'mean len':>8} "
+             f"{'final':>8}  note"]
     lines.append("-" * len(lines[-1]))
     for row in sorted(sw.rows, key=lambda r: -r.tokens_per_s):
         acc = f"{row.acceptance * 100:.0f} %" if row.acceptance is not None else "—"
         mean = f"{row.mean_length:.2f}" if row.mean_length is not None else "—"
+        final = f"{row.final_tokens_per_s:.1f}" if row.final_tokens_per_s is not None else ""
         note = "best" if row is best else ("widening stopped here" if row.stopped else "")
         lines.append(f"{row.setup.label():44} {row.tokens_per_s:9.1f} {sw.ratio(row):7.2f}× {row.noise * 100:5.0f}% "
-                     f"{acc:>7} {mean:>8}  {note}".rstrip())
+                     f"{acc:>7} {mean:>8} {final:>8}  {note}".rstrip())
     lines.append("")
     m = sw.measurement()
     if m is None:

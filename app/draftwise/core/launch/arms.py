@@ -6,7 +6,8 @@ KV type, offload), one slot, the same prompts, greedy, a fixed number of generat
 the end-of-text token ignored. Tokens/s are the engine's own generation timings
 (`timings.predicted_*`), so prompt processing and HTTP are not counted. Noise is the spread
 between rounds of the same prompt in the same arm, so a result within the noise is never
-called slower.
+called slower; a verdict on two setups uses the error of their means (`Arm.error`: the
+spread over √rounds), a pruning decision on one round the spread itself.
 
 A stage runs its setups round by round: every setup's round 1, then every setup's round 2, so
 a machine that gets busier or quieter slows every setup alike instead of the last ones. The
@@ -149,6 +150,11 @@ class Arm:
         if not spreads:
             return 0.0
         return math.sqrt(sum(s * s for s in spreads) / len(spreads))
+
+    def error(self) -> float:
+        """The relative standard error of its tokens/s: the spread between rounds over
+        √rounds (the spread says how far one round strays; the mean of R strays √R less)."""
+        return self.noise() / math.sqrt(self.rounds) if self.rounds > 0 else 0.0
 
     def tokens_per_s_of(self, prompt: int) -> float:
         """Mean tokens/s of one prompt over its rounds (the per-kind figures)."""

@@ -16,6 +16,8 @@ timings, noise from the spread between rounds). What it tries, in two stages:
    the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`, at
    `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none.
 
+When none and the fastest are then still within the noise of each other (the error of their
+means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
 The fastest setup becomes the measurement's `setup`, which auto runs from then on
 (measured.decide). The sweep (core/launch/sweep.py) tries every setup; this stays within a
 third of its time. Nothing is recorded here: the caller records the result once the whole
@@ -81,6 +83,8 @@ COMBINED_NGRAM_LENGTH = 64
 # the drafter was unsure of are rejected often enough that stopping them early may pay.
 P_MIN_QUICK = 0.5
 P_MIN_ROOM = 0.9
+# Rounds of none and the best at most, when the first ones leave the verdict within the noise.
+MAX_ROUNDS = 4
 
 
 def own_setup(spec: SpecDecision) -> Setup:
@@ -239,8 +243,32 @@ def measure(
     extras = second_stage(prepared, results)
     if extras:
         run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
+    _resolve(run, results, settings, steps)
     steps.finish()
     return _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
+
+
+def ratio_error(base: Arm, best: Arm) -> float:
+    """The relative error of best/base: their standard errors combined."""
+    return math.sqrt(base.error() ** 2 + best.error() ** 2)
+
+
+def _resolve(run: Runner, results: Results, settings: Settings, steps: Steps) -> None:
+    """More rounds of none and the best while the verdict is within the noise (neither faster
+    nor slower), up to MAX_ROUNDS: a busy machine's spread then still gives a verdict."""
+    rounds = settings.rounds
+    while rounds < MAX_ROUNDS:
+        base, best = results.arms[setup_mod.NONE], results.best()
+        if best is None or base.tokens_per_s <= 0:
+            return
+        bound = max(ratio_error(base, best), measured.NOISE_FLOOR)
+        ratio = best.tokens_per_s / base.tokens_per_s
+        if ratio * (1 - bound) > 1 or ratio * (1 + bound) < 1:
+            return
+        steps.plan(2)
+        for s in (setup_mod.NONE, best.setup):
+            results.add(run(s, rounds))
+        rounds += 1
 
 
 def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: Settings,
@@ -261,7 +289,7 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
         combination=combination(prepared.model.path, spec, binary, machine),
         spec_type=",".join(s.types), what=what_is_drafting(decision_for(spec, s)),
         tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s,
-        noise=math.sqrt(base.noise() ** 2 + best.noise() ** 2),
+        noise=ratio_error(base, best),
         acceptance=figures.acceptance, mean_length=figures.mean_length,
         n_max=best.n_max if flag else None, n_max_flag=flag,
         tried=tried, tokens=settings.tokens, prompts=len(settings.prompts),

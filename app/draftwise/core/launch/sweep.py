@@ -14,7 +14,11 @@ engine runs (ngram-mod, ngram-simple, ngram-map-k):
    llama.cpp#24508);
 4. *combined*: the best drafter setup with each n-gram type beside it (`--spec-type
    ngram-mod,draft-simple`: one launch, the n-gram type asked first), its length 8 to 64
-   widened from that type's best alone.
+   widened from that type's best alone; then the drafter's length widened again beside the
+   best combination;
+5. *final*: none and the `FINALISTS` fastest setups once more, in a stage of their own; the
+   fastest there is the sweep's best (with dozens of setups, the fastest of two rounds is
+   partly the luckiest), and its ratio is against none measured in the same stage.
 
 The same arms, rounds and noise bounds as the quick measurement (core/launch/arms.py): one
 engine start per setup and round, interleaved round by round within a stage; a dimension stops
@@ -63,6 +67,7 @@ DRAFT_START = 3  # the engine's default (common.h)
 NGRAM_LENGTHS = (8, 16, 24, 32, 48, 64)  # each n-gram type's draft length
 NGRAM_START = 32
 P_MINS = (0.5, 0.75)  # beside the engine's 0
+FINALISTS = 3  # the fastest setups measured again in the final stage
 
 
 def _user_sets(prepared: Prepared, *flags: str) -> bool:
@@ -117,6 +122,21 @@ class Plan:
         start = lengths.index(best.n_max) if best.n_max in lengths else 0
         return [Line(tuple(self._drafter(n, p) for n in lengths), start) for p in P_MINS]
 
+    def beside(self, results: Results) -> list[Line]:
+        """The drafter's length widened again beside the best n-gram type (the best length
+        alone need not be the best with an n-gram type asked first)."""
+        best = _best(results, lambda s: s.combined)
+        if best is None or not self.sweep_n_max or best.n_max not in DRAFT_LENGTHS:
+            return []
+        return [Line(tuple(replace(best, n_max=n) for n in DRAFT_LENGTHS), DRAFT_LENGTHS.index(best.n_max))]
+
+    def final(self, results: Results) -> list[Line]:
+        """The fastest setups so far and none, once more: with dozens of setups, the fastest of
+        two rounds is partly the luckiest; the finalists are compared in one interleaved stage."""
+        drafted = [a for a in results.full() if a.setup.speculates and a.counters.drafted > 0]
+        top = sorted(drafted, key=lambda a: -a.tokens_per_s)[:FINALISTS]
+        return [Line((s,), prune=False) for s in (setup_mod.NONE, *(a.setup for a in top))]
+
     def combined(self, results: Results) -> list[Line]:
         """The best drafter setup with each n-gram type beside it, the type's length widened from
         its best alone (beside a drafter the n-gram type drafts only where it is asked first)."""
@@ -141,8 +161,8 @@ class Plan:
         n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths())
         if self.drafter is not None:
             n += (len(P_MINS) * (len(DRAFT_LENGTHS) if self.sweep_n_max else 1) if self.sweep_p_min else 0)
-            n += len(self.ngrams) * len(NGRAM_LENGTHS)
-        return n * rounds
+            n += len(self.ngrams) * len(NGRAM_LENGTHS) + len(DRAFT_LENGTHS)
+        return (n + 1 + FINALISTS) * rounds
 
 
 def _best(results: Results, which: Callable[[Setup], bool]) -> Setup | None:
@@ -190,15 +210,21 @@ def sweep(
     run_stage(run, plan.lengths(), settings.rounds, results, steps)
     run_stage(run, plan.p_min(results), settings.rounds, results, steps)
     run_stage(run, plan.combined(results), settings.rounds, results, steps)
+    run_stage(run, plan.beside(results), settings.rounds, results, steps)
+    # The final: its own results, so the finalists and none are compared on the same rounds.
+    finals = Results()
+    run_stage(run, plan.final(results), settings.rounds, finals, steps)
     steps.finish()
-    base = results.arms[setup_mod.NONE]
+    base = finals.arms[setup_mod.NONE]
     rows = tuple(
         Row(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
             acceptance=a.figures.acceptance, mean_length=a.figures.mean_length, stopped=a.setup in results.stopped,
-            what=what_is_drafting(decision_for(spec, a.setup)))
+            what=what_is_drafting(decision_for(spec, a.setup)),
+            final_tokens_per_s=finals.arms[a.setup].tokens_per_s if a.setup in finals.arms else None)
         for a in results.arms.values() if a.setup.speculates
     )
     return Sweep(combination=combination(prepared.model.path, spec, binary, machine),
                  base_tokens_per_s=base.tokens_per_s, base_noise=base.noise(), rows=rows, tokens=settings.tokens,
                  prompts=len(settings.prompts), seconds=time.monotonic() - started,
-                 when=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                 when=time.strftime("%Y-%m-%dT%H:%M:%S"),
+                 stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s)

@@ -101,7 +101,7 @@ class Measurement:
     what: str  # the drafter in words ("tiny-draft.gguf", "the MTP head")
     tokens_per_s_with: float
     tokens_per_s_without: float
-    noise: float  # relative, e.g. 0.04 for ±4 %
+    noise: float  # relative error of the ratio (the rounds' spread over √rounds), e.g. 0.04 for ±4 %
     acceptance: float | None
     mean_length: float | None
     n_max: int | None  # the best draft length found (None: not tunable)

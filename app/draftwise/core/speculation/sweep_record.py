@@ -46,11 +46,13 @@ class Row:
     mean_length: float | None = None
     stopped: bool = False  # its dimension stopped widening here (beyond the noise and falling)
     what: str = ""  # the setup in words ("the draft model x.gguf with n-gram speculation")
+    # Its tokens/s in the final stage (the fastest few and none, once more), None if not a finalist.
+    final_tokens_per_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"setup": self.setup.to_json(), "tokens_per_s": self.tokens_per_s, "noise": self.noise,
                 "rounds": self.rounds, "acceptance": self.acceptance, "mean_length": self.mean_length,
-                "stopped": self.stopped, "what": self.what}
+                "stopped": self.stopped, "what": self.what, "final_tokens_per_s": self.final_tokens_per_s}
 
     @classmethod
     def from_json(cls, data: Any) -> Row:
@@ -59,7 +61,8 @@ class Row:
         return cls(setup=Setup.from_json(data["setup"]), tokens_per_s=float(data["tokens_per_s"]),
                    noise=float(data["noise"]), rounds=int(data["rounds"]),
                    acceptance=_opt_float(data.get("acceptance")), mean_length=_opt_float(data.get("mean_length")),
-                   stopped=bool(data.get("stopped", False)), what=str(data.get("what", "")))
+                   stopped=bool(data.get("stopped", False)), what=str(data.get("what", "")),
+                   final_tokens_per_s=_opt_float(data.get("final_tokens_per_s")))
 
 
 def _opt_float(value: Any) -> float | None:
@@ -69,24 +72,37 @@ def _opt_float(value: Any) -> float | None:
 @dataclass(frozen=True)
 class Sweep:
     combination: Combination
-    base_tokens_per_s: float  # without speculation
+    base_tokens_per_s: float  # without speculation (in the final stage, beside the finalists)
     base_noise: float
     rows: tuple[Row, ...]  # every speculating setup tried, in the order run
     tokens: int = 0  # generated per prompt and round
+    # Without speculation in the stages before the final: what the rows' own tokens/s compare with.
+    stages_base_tokens_per_s: float = 0.0
     prompts: int = 0
     seconds: float = 0.0
     when: str = ""
 
     @property
     def best(self) -> Row | None:
-        """The fastest speculating setup. One that drafted nothing (no acceptance) ran as
+        """The fastest finalist (the final stage compared them on the same rounds); without a
+        final, the fastest speculating setup. One that drafted nothing (no acceptance) ran as
         without speculation: it is the best only when no setup drafted at all."""
+        finals = [r for r in self.rows if r.final_tokens_per_s is not None and r.final_tokens_per_s > 0]
+        if finals:
+            return max(finals, key=lambda r: r.final_tokens_per_s or 0.0)
         full = [r for r in self.rows if r.tokens_per_s > 0]
         full = [r for r in full if r.acceptance is not None] or full
         return max(full, key=lambda r: r.tokens_per_s) if full else None
 
+    def speed(self, row: Row) -> float:
+        """A row's tokens/s as its ratio counts it: the final stage's for a finalist."""
+        return row.final_tokens_per_s if row.final_tokens_per_s is not None else row.tokens_per_s
+
     def ratio(self, row: Row) -> float:
-        return row.tokens_per_s / self.base_tokens_per_s if self.base_tokens_per_s > 0 else 0.0
+        """Against none measured beside it: in the final for a finalist, in the stages otherwise."""
+        base = self.base_tokens_per_s if row.final_tokens_per_s is not None else (
+            self.stages_base_tokens_per_s or self.base_tokens_per_s)
+        return self.speed(row) / base if base > 0 else 0.0
 
     def measurement(self) -> Measurement | None:
         """The best setup as a measurement, which is how auto reads it (measured.decide)."""
@@ -97,8 +113,9 @@ class Sweep:
         length_flag, length = _length_of(s)
         return Measurement(
             combination=self.combination, spec_type=",".join(s.types), what=best.what or s.label(),
-            tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=self.base_tokens_per_s,
-            noise=math.sqrt(self.base_noise ** 2 + best.noise ** 2), acceptance=best.acceptance,
+            tokens_per_s_with=self.speed(best), tokens_per_s_without=self.base_tokens_per_s,
+            # The error of the two means (spread over √rounds), as the quick measurement's.
+            noise=math.sqrt((self.base_noise ** 2 + best.noise ** 2) / max(best.rounds, 1)), acceptance=best.acceptance,
             mean_length=best.mean_length, n_max=length, n_max_flag=length_flag,
             tokens=self.tokens, prompts=self.prompts, seconds=self.seconds, when=self.when, setup=s, swept=True,
         )
@@ -109,13 +126,13 @@ class Sweep:
             return msg("no setup was measured")
         return msg("fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)",
                    n=len(self.rows), setup=best.setup.label(), ratio=f"{self.ratio(best):.2f}",
-                   with_tps=f"{best.tokens_per_s:.1f}", without_tps=f"{self.base_tokens_per_s:.1f}")
+                   with_tps=f"{self.speed(best):.1f}", without_tps=f"{self.base_tokens_per_s:.1f}")
 
     def to_json(self) -> dict[str, Any]:
         return {"combination": {f.name: getattr(self.combination, f.name) for f in fields(Combination)},
                 "base_tokens_per_s": self.base_tokens_per_s, "base_noise": self.base_noise,
                 "rows": [r.to_json() for r in self.rows], "tokens": self.tokens, "prompts": self.prompts,
-                "seconds": self.seconds, "when": self.when}
+                "seconds": self.seconds, "when": self.when, "stages_base_tokens_per_s": self.stages_base_tokens_per_s}
 
     @classmethod
     def from_json(cls, data: Any) -> Sweep:
@@ -128,7 +145,8 @@ class Sweep:
         return cls(combination=combo, base_tokens_per_s=float(data["base_tokens_per_s"]),
                    base_noise=float(data["base_noise"]), rows=tuple(Row.from_json(r) for r in rows),
                    tokens=int(data.get("tokens", 0)), prompts=int(data.get("prompts", 0)),
-                   seconds=float(data.get("seconds", 0.0)), when=str(data.get("when", "")))
+                   seconds=float(data.get("seconds", 0.0)), when=str(data.get("when", "")),
+                   stages_base_tokens_per_s=float(data.get("stages_base_tokens_per_s", 0.0)))
 
 
 def _length_of(s: Setup) -> tuple[str | None, int | None]:

@@ -259,3 +259,15 @@ def test_a_verdict_within_the_noise_gets_more_rounds_of_none_and_the_best(alone)
     assert fake.ran(NONE) == 4 and fake.ran(Setup(ngram=NGRAM_MOD, ngram_len=32)) == 4
     assert fake.ran(Setup(ngram=NGRAM_SIMPLE, ngram_len=32)) == 2
     assert m.ratio == pytest.approx(1.3, rel=0.01) and m.faster and m.noise < 0.3
+
+
+def test_ngram_within_the_noise_but_above_one_is_turned_on_and_below_one_is_not(alone):
+    """n-gram for a model with no drafter gets a drafter's benefit of the doubt: 1.03× with ±8 %
+    noise pays (on), 0.99× does not (off)."""
+    m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_MOD else 100.0))
+    request = replace(alone.request, ngram_when_no_drafter=False)
+    for ratio, on in ((1.03, True), (0.99, False)):
+        noisy = replace(m, tokens_per_s_with=m.tokens_per_s_without * ratio, noise=0.08)
+        assert not noisy.faster and noisy.pays is on
+        again = prepare.prepare(request, fa.CAPS, fa.MACHINE, measured=_recorded(noisy), engine=fa.ENGINE)
+        assert bool(again.spec.argv) is on, ratio

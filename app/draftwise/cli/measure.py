@@ -202,8 +202,8 @@ def render_sweep(sw) -> str:
     elif m.slower:
         lines.append(f"Every setup was slower than none (best {m.ratio:.2f}×): auto starts without speculation "
                      "from now on (a drafter you chose stays).")
-    elif not m.faster:
-        lines.append(f"The best setup, {best.setup.label()}, is within the noise of none ({m.ratio:.2f}×): "
+    elif not m.pays:
+        lines.append(f"The best setup, {best.setup.label()}, is no faster than none ({m.ratio:.2f}×): "
                      "auto turns no n-gram speculation on for it.")
     else:
         lines.append(f"Kept: {best.setup.label()} ({m.ratio:.2f}×) — auto runs it from now on; "

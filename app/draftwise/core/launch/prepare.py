@@ -200,7 +200,7 @@ def prepare(
         raise PrepareError(exc.field, exc.message) from exc
     effective, measurement = chosen, None
     if measured is not None and engine is not None and chosen.source == resolver.NONE:
-        # No drafter found, and n-gram speculation measured faster on this machine before:
+        # No drafter found, and n-gram speculation measured to pay on this machine before:
         # the measurement decides, without --ngram again.
         chosen = _measured_ngram(model, options, caps, measured, engine, machine) or chosen
     if measured is not None and engine is not None and chosen.argv:
@@ -255,7 +255,7 @@ def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: 
                     measured: measured_mod.MeasuredRecords, engine: Path,
                     machine: Machine) -> resolver.SpecDecision | None:
     """The n-gram decision when a measurement of it on this model, engine and machine says it
-    pays (faster beyond the noise); None otherwise."""
+    pays (above 1× and not slower beyond the noise: `Measurement.pays`); None otherwise."""
     if options.ngram_when_no_drafter:
         return None
     try:
@@ -265,7 +265,7 @@ def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: 
     if ngram.source != resolver.AUTO_NGRAM:
         return None
     m = measured.get(combination(model.path, ngram, engine, machine))
-    if m is None or not m.faster:
+    if m is None or not m.pays:
         return None
     # Still an automatic choice (the startup fallback may drop it); `Prepared.measurement` says
     # it was measured, and decide() adds the figure and the tuned draft length.

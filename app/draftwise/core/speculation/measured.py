@@ -131,6 +131,14 @@ class Measurement:
     def faster(self) -> bool:
         return self.ratio * (1.0 - max(self.noise, NOISE_FLOOR)) > 1.0
 
+    @property
+    def pays(self) -> bool:
+        """Worth turning on where nothing runs yet (n-gram speculation for a model with no
+        drafter): above 1× and not slower beyond the noise — the benefit of the doubt an
+        automatic drafter gets, so a gain smaller than a busy machine's noise is not lost; a
+        wrong call costs at most the noise."""
+        return self.ratio > 1.0 and not self.slower
+
     def summary(self) -> Message:
         return msg(
             "{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)",

@@ -159,3 +159,47 @@ def test_live_acceptance_too_low_to_pay_warns_and_one_click_turns_speculation_of
     finally:
         vm.shutdown()
         qtbot.waitUntil(lambda: not vm.engine_running(), timeout=20000)
+
+
+def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_best(qtbot, engine, paying: Path,
+                                                                                  monkeypatch):
+    """The card's "Measure all settings": the sweep (here a stand-in returning a table, so the
+    test is about the window's side), recorded with the sweeps, and the re-plan runs its best
+    (a combined setup) without the user touching anything."""
+    from draftwise.core.launch import prepare
+    from draftwise.core.speculation.setup import Setup, of_decision
+    from draftwise.core.speculation.sweep_record import Row, Sweep
+    from draftwise.services import drafting as service
+
+    best = Setup("draft-simple", n_max=5, ngram="ngram-mod", ngram_len=16)
+    calls = []
+
+    def fake_sweep(prepared, binary, machine, **kw):
+        calls.append(prepared.spec.source)
+        return Sweep(prepare.combination(prepared.model.path, prepared.spec, binary, machine), 100.0, 0.0,
+                     (Row(Setup("draft-simple", n_max=3), 150.0, 0.0, 2, 1.0, 3.0),
+                      Row(best, 300.0, 0.0, 2, 0.95, 9.0, what="the draft model speedy-draft.gguf with n-gram")),
+                     tokens=8, prompts=3)
+
+    monkeypatch.setattr(service.sweep, "sweep", fake_sweep)
+    vm = _vm(engine)
+    card = DraftingCard(vm.drafting)
+    qtbot.addWidget(card)
+    try:
+        _open(qtbot, vm, paying)
+        card.refresh()
+        assert card.sweep_btn.isVisibleTo(card)
+        with qtbot.waitSignal(vm.drafting.runner.ended, timeout=60000):
+            card.sweep_btn.click()
+        assert calls == ["auto-companion"]
+        assert "fastest of 2 setups: ngram-mod 16 + draft-simple n-max 5, 3.00×" in vm.drafting.result_text
+        assert len(MeasuredRecords().sweeps().entries()) == 1 and MeasuredRecords().entries() == []
+        qtbot.waitUntil(lambda: not vm.replanning and vm.outcome is not None
+                        and vm.outcome.prepared.measurement is not None, timeout=20000)
+        spec = vm.outcome.prepared.spec
+        assert of_decision(spec.spec_type, spec.argv) == best
+        assert "(ngram-mod 16 + draft-simple n-max 5)" in vm.speculation.measured_text()
+        card.refresh()
+        assert "fastest of 2 setups" in card.result.text()
+    finally:
+        vm.shutdown()

@@ -108,7 +108,8 @@ def test_recorded_slower_result_leaves_the_auto_drafter_out_and_forget_resets(sl
     assert forced.spec.argv and "--spec-draft-n-max" in forced.spec.argv
     assert any("you chose it" in str(w) for w in forced.spec.warnings)
     # A faster record passes the tuned draft length.
-    records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 2, noise=0.0, n_max=8))
+    records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 2, noise=0.0, n_max=8,
+                           setup=replace(result.setup, n_max=8)))
     tuned = prepare.prepare(prepare.Request(model=slow), caps, MACHINE, measured=records, engine=engine.binary)
     assert tuned.spec.argv[-2:] == ("--spec-draft-n-max", "8")
     assert main(["measure", str(slow), "--forget"]) == 0
@@ -174,10 +175,54 @@ def test_a_model_that_cannot_run_gets_the_crash_sentence(tmp_path: Path, engine,
     assert not (Path(measured.paths.data_dir()) / measured.FILE_NAME).exists()
 
 
-def test_measure_refuses_what_does_not_fit_and_what_has_no_speculation(tmp_path: Path, engine, capsys):
+def test_measure_with_no_drafter_measures_the_ngram_types(tmp_path: Path, engine, capsys):
+    """Not "There is no speculation to measure … No drafter found": the n-gram types, each
+    against none, and the fastest recorded where auto looks for it (no --ngram needed)."""
     model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
-    assert main(["measure", str(model), "--engine", str(engine.binary)]) == 2
+    code = main(["measure", str(model), "--engine", str(engine.binary), "--tokens", "8", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "No drafter found for alone.gguf: measuring n-gram speculation" in out
+    for kind in ("ngram-mod 32", "ngram-simple 32"):
+        assert f"({kind})" in out, kind
+    entries = measured.MeasuredRecords().entries()
+    assert len(entries) == 1 and entries[0].setup is not None and entries[0].setup.ngram == entries[0].spec_type
+    assert f"setup kept: {entries[0].setup.label()}" in out
+    # Speculation off stays off: nothing to measure.
+    assert main(["measure", str(model), "--engine", str(engine.binary), "--mtp", "off"]) == 2
     assert "no speculation to measure" in capsys.readouterr().err
+
+
+def test_cli_sweep_prints_the_table_records_the_best_and_plan_runs_it(tmp_path: Path, engine, capsys):
+    """`measure --sweep` on the engine (a model with no drafter: the three n-gram types at their
+    lengths): a row per setup run, the best recorded beside the quick measurements, and the next
+    `plan` passing exactly its types and length without --ngram."""
+    from draftwise.core.speculation.setup import of_decision
+
+    model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
+    code = main(["measure", str(model), "--engine", str(engine.binary), "--tokens", "8", "--rounds", "1", "--sweep"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    sweeps = measured.MeasuredRecords().sweeps().entries()
+    assert len(sweeps) == 1 and measured.MeasuredRecords().entries() == []
+    table = sweeps[0]
+    kinds = {r.setup.ngram for r in table.rows}
+    assert kinds == {"ngram-mod", "ngram-simple", "ngram-map-k"}
+    for t in kinds:  # each type widened from 32 both ways
+        lengths = {r.setup.ngram_len for r in table.rows if r.setup.ngram == t}
+        assert 32 in lengths and lengths & {48, 64} and lengths & {8, 16, 24}, (t, lengths)
+    for row in table.rows:
+        assert row.setup.label() in out
+    best = table.best
+    assert f"{best.setup.label()}" in out and "best" in out
+    # Whatever this machine's speed: the decision on a best clearly faster than none.
+    measured.MeasuredRecords().sweeps().record(replace(table, base_tokens_per_s=best.tokens_per_s / 2, base_noise=0.0))
+    assert main(["plan", str(model), "--engine", str(engine.binary), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert of_decision(plan["speculative"]["type"], tuple(plan["speculative"]["argv"])) == best.setup
+
+
+def test_measure_refuses_what_does_not_fit(tmp_path: Path, engine, capsys):
     # Trained for 100M tokens: the plan takes the whole context (a slot never gets more than
     # the trained length), and that does not fit.
     target = tm.paying_target(**SMALL, n_ctx_train=100_000_000)
@@ -216,3 +261,38 @@ def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
         if proc.poll() is None:
             proc.kill()
     assert not any(line.startswith("warning: The engine started without") for line in lines.seen)
+
+
+def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: Path, engine):
+    """Two types in one launch (`--spec-type ngram-simple,draft-simple`): `launch` prints, under
+    the figures, the share each drafted, from the engine's per-type statistics lines."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.test_launcher_e2e import _Lines
+
+    from draftwise.core.launch import headless, launch_spec
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "draftwise.cli.main", "launch", str(paying), "--engine", str(engine.binary),
+         "--ctx", "1024", "--port", str(launch_spec.any_free_port()), "--draft", str(paying.parent / "speedy-draft.gguf"),
+         "--", "--spec-type", "ngram-simple,draft-simple"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": "figures-key"},
+    )
+    lines = _Lines(proc)
+    try:
+        url = lines.wait_for("ready").split()[1]
+        headless.request(url, "figures-key", "/completion",
+                         {"prompt": "the cat sat on the mat. " * 8, "n_predict": 96, "temperature": 0,
+                          "ignore_eos": True}, 60)
+        lines.wait_for("drafting:", timeout=30)
+        by_type = lines.wait_for("  drafted tokens by type:", timeout=10)
+        assert "ngram-simple" in by_type and "draft-simple" in by_type and "accepted" in by_type
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -529,6 +529,61 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="239" />
+      <source>measured</source>
+      <translation>測定完了</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="357" />
+      <source>without speculation</source>
+      <translation>投機的デコードなし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="358" />
+      <source>with {what} ({setup})</source>
+      <translation>{what}あり（{setup}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="381" />
+      <source>starting the engine {label}</source>
+      <translation>エンジンを起動中（{label}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="387" />
+      <source>The engine was not ready after {s} s.</source>
+      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="401" />
+      <source>{label}: {kind} prompt, round {r}</source>
+      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="405" />
+      <source>The engine generated no tokens for the {kind} prompt.</source>
+      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="423" />
+      <source>The engine stopped: {sentence}</source>
+      <translation>エンジンが停止しました: {sentence}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="425" />
+      <source>The engine stopped before it was ready.</source>
+      <translation>エンジンは準備ができる前に停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="458" />
+      <source>The engine did not answer: {why}</source>
+      <translation>エンジンが応答しませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="461" />
+      <source>The engine answered {status}: {body}</source>
+      <translation>エンジンの応答は {status} でした: {body}</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
@@ -839,22 +894,32 @@
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="129" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="139" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="132" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="142" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="133" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="143" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="177" />
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="195" />
+      <source>{type} {share} % ({accepted} % accepted)</source>
+      <translation>{type} {share} %（採用 {accepted} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="198" />
+      <source>drafted tokens by type: {parts}</source>
+      <translation>種類別の下書きトークン: {parts}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/drafting.py" line="233" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
@@ -1154,74 +1219,14 @@
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="213" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="227" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="217" />
+      <location filename="../../app/draftwise/core/launch/measure.py" line="231" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="250" />
-      <source>without speculation</source>
-      <translation>投機的デコードなし</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="253" />
-      <source>with {what}</source>
-      <translation>{what}あり</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="254" />
-      <source>with {what}, draft length {n}</source>
-      <translation>{what}あり、ドラフト長 {n}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="267" />
-      <source>measured</source>
-      <translation>測定完了</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="287" />
-      <source>starting the engine {label}</source>
-      <translation>エンジンを起動中（{label}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="293" />
-      <source>The engine was not ready after {s} s.</source>
-      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="307" />
-      <source>{label}: {kind} prompt, round {r}</source>
-      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="311" />
-      <source>The engine generated no tokens for the {kind} prompt.</source>
-      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="332" />
-      <source>The engine stopped: {sentence}</source>
-      <translation>エンジンが停止しました: {sentence}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="334" />
-      <source>The engine stopped before it was ready.</source>
-      <translation>エンジンは準備ができる前に停止しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="367" />
-      <source>The engine did not answer: {why}</source>
-      <translation>エンジンが応答しませんでした: {why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="370" />
-      <source>The engine answered {status}: {body}</source>
-      <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/mlx.py" line="51" />
@@ -1394,17 +1399,17 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="152" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="153" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="159" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="160" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="276" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="277" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
@@ -1442,6 +1447,11 @@
       <location filename="../../app/draftwise/core/launch/share.py" line="126" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/sweep.py" line="83" />
+      <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
+      <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/vllm.py" line="116" />
@@ -1559,197 +1569,197 @@
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="304" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
       <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
       <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="322" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="323" />
       <source>{gpu} is left out: only {free} of it is free.</source>
       <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="325" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="326" />
       <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="382" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="383" />
       <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="387" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="388" />
       <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
       <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="415" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="418" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="831" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="837" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="884" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="890" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="886" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="892" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="897" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="903" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="901" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="907" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="906" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="912" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="912" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="918" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="915" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="921" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1004" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1010" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1006" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1012" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1014" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1020" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1017" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1020" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1029" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1033" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1039" />
       <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1036" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1042" />
       <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.</source>
       <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1128" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1134" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1174" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1180" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1217" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1223" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1218" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1224" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1222" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1228" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1224" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1230" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1227" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1233" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1229" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1235" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1232" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1238" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1234" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1240" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1238" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1244" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1240" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1246" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1270" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1276" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1289" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1295" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1291" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1297" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1296" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1302" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1300" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1306" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1804,37 +1814,42 @@
       <translation>動かなかったドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="134" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="147" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="176" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="195" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="181" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="198" />
+      <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
+      <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="208" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="184" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="211" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="186" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="213" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="221" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="265" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="239" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="283" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
@@ -2197,6 +2212,21 @@
       <location filename="../../app/draftwise/core/speculation/resolver.py" line="662" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="124" />
+      <source>no setup was measured</source>
+      <translation>測定した設定はありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="125" />
+      <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
+      <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="173" />
+      <source>record of speculation sweeps</source>
+      <translation>投機設定の総当たり測定の記録</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
@@ -2589,37 +2619,57 @@
       <translation>この GPU でほかのプログラムのために空けておくメモリー（既定は 1 GB）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="74" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="79" />
       <source>Measure speed</source>
       <translation>速度を測定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="75" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="80" />
+      <source>A few settings, with speculation and without: a few minutes.</source>
+      <translation>いくつかの設定を、投機的デコードありとなしで測ります（数分）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="81" />
+      <source>Measure all settings</source>
+      <translation>すべての設定を測定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="82" />
+      <source>Every setting the engine and the files allow (each kind of speculation, combined ones, draft lengths, confidence cut-off): several times longer. The fastest is used from then on.</source>
+      <translation>エンジンとファイルで使えるすべての設定（投機の種類ごと、その組み合わせ、ドラフト長、確信度のしきい値）を試します。数倍の時間がかかります。以後は最速の設定が使われます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="85" />
       <source>Stop measuring</source>
       <translation>測定を中止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="76" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="86" />
       <source>Forget measurement</source>
       <translation>測定結果を消去</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="77" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="87" />
       <source>Not now</source>
       <translation>今はしない</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="78" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="88" />
       <source>Turn speculation off for this model</source>
       <translation>このモデルの投機的デコードをオフにする</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="79" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="89" />
       <source>Measure new model and drafter pairs without asking</source>
       <translation>新しいモデルとドラフターの組み合わせは確認せずに測定する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/drafting_card.py" line="96" />
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="106" />
+      <source>Measured with all settings: {0}</source>
+      <translation>すべての設定で測定: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/drafting_card.py" line="106" />
       <source>Measured: {0}</source>
       <translation>測定結果: {0}</translation>
     </message>
@@ -3692,42 +3742,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="80" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="83" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="157" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="167" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="173" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="185" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="200" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="213" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="221" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="235" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="240" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -4412,87 +4462,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="92" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="94" />
+      <source>Measured on this computer: {0}× with {1} ({2}).</source>
+      <translation>このコンピューターでの計測: {1} で {0}×（{2}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="96" />
       <source>Measured on this computer: {0}× with {1}.</source>
       <translation>このコンピューターでの計測: {1} で {0}×。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="108" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="112" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="109" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="113" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="115" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="119" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="136" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="140" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="140" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="143" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
       <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
       <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="157" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="165" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="163" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="165" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="169" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="171" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
@@ -4809,6 +4864,14 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>weights</source>
       <translation type="vanished">重み</translation>
+    </message>
+    <message>
+      <source>with {what}</source>
+      <translation type="vanished">{what}あり</translation>
+    </message>
+    <message>
+      <source>with {what}, draft length {n}</source>
+      <translation type="vanished">{what}あり、ドラフト長 {n}</translation>
     </message>
     <message>
       <source>work</source>

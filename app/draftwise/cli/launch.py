@@ -154,6 +154,9 @@ def _poll_figures(run, watch) -> None:
     changed, warning = watch.metrics(body.decode(errors="replace"))
     if changed:
         print(str(watch.figures.text()), flush=True)
+        by_type = watch.types_text()  # a combined --spec-type: which type drafted how much
+        if by_type is not None:
+            print(f"  {by_type}", flush=True)
     if warning is not None:
         print(f"warning: {warning}", flush=True)
         print("  (`draftwise launch --mtp off MODEL` starts it without speculation)", flush=True)

@@ -1,8 +1,9 @@
 """`draftwise measure MODEL`: how much faster speculation makes this model on this machine.
 
 Runs the fixed prompt set with the chosen speculation and without it (core/launch/measure.py),
-prints tokens/s both ways, the ratio, acceptance and mean accepted length, the draft length
-kept, and records the result, which the next `plan`/`launch` and the window use. `--forget`
+prints tokens/s both ways, the ratio, acceptance and mean accepted length, the setup kept
+(types, draft length, p-min), and records the result, which the next `plan`/`launch` and the
+window use. A model with no drafter is measured with the n-gram types. `--forget`
 drops the records of the model instead. Exit 0 measured, 1 the engine failed (crash
 sentence printed), 2 bad input or a plan that does not fit, 130 interrupted (nothing
 recorded, no engine left).
@@ -32,7 +33,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--rounds", type=int, default=2, help="rounds of the prompt set per arm (default: 2)")
     p.add_argument("--n-max", default=None,
                    help="draft lengths to try, comma-separated (default: a small set for the drafter's type)")
-    p.add_argument("--forget", action="store_true", help="drop this model's measurements instead")
+    p.add_argument("--sweep", action="store_true",
+                   help="try every setup the engine and the files allow (types, combined types, draft lengths, "
+                        "p-min), print the table and remember the best; several times longer")
+    p.add_argument("--forget", action="store_true", help="drop this model's measurements (and sweeps) instead")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_measure)
     return p
@@ -42,7 +46,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from draftwise.core.launch import measure, orphans
+    from draftwise.core.engines.spec_types import NGRAM_MEASURED
+    from draftwise.core.launch import measure, orphans, sweep
     from draftwise.core.speculation.measured import MeasuredRecords
 
     if args.forget:
@@ -68,6 +73,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
     # this one measures it again. A fix found on the way is recorded (the arms would otherwise
     # crash the same way every time).
     engine, machine, planned = planned_launch(args, ignore_measurements=True)
+    if measure.ngram_request(planned.prepared) is not None:
+        # No drafter found: n-gram speculation is what auto could turn on, so measure its types.
+        print(f"No drafter found for {planned.prepared.model.path.name}: measuring n-gram speculation "
+              f"({', '.join(NGRAM_MEASURED)}).", flush=True)
+        args.ngram = True
+        engine, machine, planned = planned_launch(args, ignore_measurements=True)
     records, fixes, prepared = planned.records.measured, planned.records.fixes, planned.prepared
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)
@@ -79,9 +90,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
         why = " ".join(str(n) for n in prepared.spec.notes[-1:])
         raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
     settings = measure.Settings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
-    eta = measure.estimated_seconds(prepared, settings)
-    print(f"Measuring {prepared.model.path.name} with {measure.what_is_drafting(prepared.spec)} "
-          f"and without it (about {eta:.0f} s; each arm loads the model).", flush=True)
+    if args.sweep:
+        eta = sweep.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary))
+        print(f"Sweeping every setup for {prepared.model.path.name} (at most about {eta:.0f} s; each arm loads "
+              "the model, and a dimension stops widening once it falls beyond the noise).", flush=True)
+    else:
+        eta = measure.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary))
+        print(f"Measuring {prepared.model.path.name} with {measure.what_is_drafting(prepared.spec)} "
+              f"and without it (about {eta:.0f} s; each arm loads the model).", flush=True)
 
     cancel = threading.Event()
 
@@ -95,9 +111,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"  [{p.step}/{p.steps}] {p.text}", flush=True)
 
+    run = sweep.sweep if args.sweep else measure.measure
     try:
-        result = measure.measure(prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
-                                 settings=settings, cancel=cancel, report=show, fixes=fixes)
+        result = run(prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
+                     settings=settings, cancel=cancel, report=show, fixes=fixes)
     except measure.Cancelled:
         print("Measurement stopped; nothing was recorded.", flush=True)
         return EXIT_INTERRUPTED
@@ -111,12 +128,21 @@ def cmd_measure(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    store = records.sweeps() if args.sweep else records
     try:
-        records.record(result)
+        store.record(result)
     except OSError as exc:
         print(f"warning: could not record the measurement ({exc.strerror or exc}).", flush=True)
-    if records.problem:
-        print(f"warning: {records.problem}", flush=True)
+    for problem in dict.fromkeys((records.problem, store.problem)):
+        if problem:
+            print(f"warning: {problem}", flush=True)
+    if args.sweep:
+        best = result.measurement()
+        if args.json:
+            print(json.dumps({**result.to_json(), "best": best.to_json() if best else None}, indent=2))
+        else:
+            print(render_sweep(result))
+        return 0
     if args.json:
         print(json.dumps({**result.to_json(), "slower": result.slower, "faster": result.faster}, indent=2))
         return 0
@@ -134,10 +160,44 @@ def render(m) -> str:
         f"speed-up: {m.ratio:.2f}× ({verdict}; noise ±{m.noise * 100:.0f} %)",
         f"acceptance: {acc}, mean accepted length: {mean}",
     ]
-    if m.n_max is not None:
+    if m.n_max is not None and m.tried:
         tried = ", ".join(f"{n}: {tps:.1f}" for n, tps in m.tried)
         lines.append(f"draft length kept: {m.n_max} (tokens/s per length tried: {tried})")
+    if m.setup is not None:
+        lines.append(f"setup kept: {m.setup.label()} (what auto runs from now on)")
     lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
     if m.slower:
         lines.append("An automatic drafter is left out from now on; `draftwise measure --forget MODEL` undoes this.")
+    return "\n".join(lines)
+
+
+def render_sweep(sw) -> str:
+    """The sweep's table: every setup tried, fastest first, and what auto runs from now on."""
+    best = sw.best
+    lines = [f"without speculation: {sw.stages_base_tokens_per_s or sw.base_tokens_per_s:.1f} tokens/s; "
+             f"{sw.base_tokens_per_s:.1f} in the final (noise ±{sw.base_noise * 100:.0f} %)", "",
+             f"{'setup':44} {'tokens/s':>9} {'speed-up':>8} {'noise':>6} {'accept':>7} {'mean len':>8} "
+             f"{'final':>8}  note"]
+    lines.append("-" * len(lines[-1]))
+    for row in sorted(sw.rows, key=lambda r: -r.tokens_per_s):
+        acc = f"{row.acceptance * 100:.0f} %" if row.acceptance is not None else "—"
+        mean = f"{row.mean_length:.2f}" if row.mean_length is not None else "—"
+        final = f"{row.final_tokens_per_s:.1f}" if row.final_tokens_per_s is not None else ""
+        note = "best" if row is best else ("widening stopped here" if row.stopped else "")
+        lines.append(f"{row.setup.label():44} {row.tokens_per_s:9.1f} {sw.ratio(row):7.2f}× {row.noise * 100:5.0f}% "
+                     f"{acc:>7} {mean:>8} {final:>8}  {note}".rstrip())
+    lines.append("")
+    m = sw.measurement()
+    if m is None:
+        lines.append("No setup was measured.")
+    elif m.slower:
+        lines.append(f"Every setup was slower than none (best {m.ratio:.2f}×): auto starts without speculation "
+                     "from now on (a drafter you chose stays).")
+    elif not m.pays:
+        lines.append(f"The best setup, {best.setup.label()}, is no faster than none ({m.ratio:.2f}×): "
+                     "auto turns no n-gram speculation on for it.")
+    else:
+        lines.append(f"Kept: {best.setup.label()} ({m.ratio:.2f}×) — auto runs it from now on; "
+                     "`draftwise measure --forget MODEL` undoes this.")
+    lines.append(f"({len(sw.rows) + 1} setups × {sw.prompts} prompts × {sw.tokens} tokens, {sw.seconds:.0f} s)")
     return "\n".join(lines)

@@ -3,8 +3,9 @@
 - `DraftingMonitor` reads `/metrics` (and `/slots` until it has an answer) of the running
   engine every couple of seconds on the task pool: never on the GUI thread, one request
   at a time, so a busy engine never piles requests up.
-- `MeasureRunner` runs core/launch/measure.py on the task pool: progress as signals,
-  cancellable, the result recorded only once the whole measurement finished.
+- `MeasureRunner` runs core/launch/measure.py (or the sweep, core/launch/sweep.py, for "all
+  settings") on the task pool: progress as signals, cancellable, the result recorded only once
+  the whole measurement finished.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from draftwise.core.launch import headless, measure, prepare, session
+from draftwise.core.launch import headless, measure, prepare, session, sweep
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.speculation.measured import MeasuredRecords, Measurement
+from draftwise.core.speculation.sweep_record import Sweep
 from draftwise.services.library_scan import Task, TaskRunner
 
 POLL_MS = 2000
@@ -95,24 +97,29 @@ class DraftingMonitor(QObject):
 
 def prepare_measure_and_record(
     request: prepare.Request, engine: session.Engine, machine: Machine, settings: measure.Settings, *,
-    report: Callable, cancel: threading.Event,
-) -> Measurement:
+    report: Callable, cancel: threading.Event, all_settings: bool = False,
+) -> Measurement | Sweep:
     """The whole measurement on a worker thread, planned by the launch session as Launch plans
     it (remembered fixes, rung, broken drafters) except that an old measurement does not leave
-    the drafter out. The record is written after the last arm (an engine fix found on the way,
-    at once)."""
+    the drafter out. `all_settings`: the sweep (every setup) instead of the quick measurement.
+    The record is written after the last arm (an engine fix found on the way, at once)."""
     records = session.Records.load(machine)
     planned = session.plan_launch(request, engine, machine, records, ignore_measurements=True)
-    result = measure.measure(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
-                             settings=settings, cancel=cancel, report=report, fixes=records.fixes)
+    ngram = measure.ngram_request(planned.prepared, request)
+    if ngram is not None:  # no drafter found: the n-gram types are measured instead
+        planned = session.plan_launch(ngram, engine, machine, records, ignore_measurements=True)
+    run = sweep.sweep if all_settings else measure.measure
+    result = run(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
+                 settings=settings, cancel=cancel, report=report, fixes=records.fixes)
     if not cancel.is_set():
-        (records.measured or MeasuredRecords()).record(result)
+        store = records.measured or MeasuredRecords()
+        (store.sweeps() if all_settings else store).record(result)
     return result
 
 
 class MeasureRunner(QObject):
     progress = Signal(object)  # measure.Progress
-    finished = Signal(object)  # Measurement, recorded
+    finished = Signal(object)  # Measurement (or Sweep, for all settings), recorded
     failed = Signal(object)  # the exception (measure.MeasureError, PrepareError, OSError)
     ended = Signal()  # after any of them, or after a cancel
 

@@ -44,6 +44,9 @@ class DraftingCard(QFrame):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
         self.measure_btn = QPushButton()
+        self.measure_btn.setObjectName("measureSpeed")
+        self.sweep_btn = QPushButton()
+        self.sweep_btn.setObjectName("measureAllSettings")
         self.cancel_btn = QPushButton()
         self.forget_btn = QPushButton()
         self.not_now_btn = QPushButton()
@@ -52,14 +55,16 @@ class DraftingCard(QFrame):
         self.automatic.setChecked(vm.app.settings.measure_automatically)
         self.automatic.toggled.connect(vm.set_measure_automatically)
         buttons = QHBoxLayout()
-        for b in (self.measure_btn, self.not_now_btn, self.cancel_btn, self.forget_btn, self.turn_off_btn):
+        for b in (self.measure_btn, self.sweep_btn, self.not_now_btn, self.cancel_btn, self.forget_btn,
+                  self.turn_off_btn):
             buttons.addWidget(b)
         buttons.addStretch(1)
         for w in (self.figures, self.warning, self.offer, self.progress_text, self.progress, self.result):
             lay.addWidget(w)
         lay.addLayout(buttons)
         lay.addWidget(self.automatic)
-        self.measure_btn.clicked.connect(vm.measure_speed)
+        self.measure_btn.clicked.connect(lambda: vm.measure_speed())
+        self.sweep_btn.clicked.connect(lambda: vm.measure_speed(all_settings=True))
         self.cancel_btn.clicked.connect(vm.cancel)
         self.forget_btn.clicked.connect(vm.forget)
         self.not_now_btn.clicked.connect(vm.dismiss_offer)
@@ -72,6 +77,11 @@ class DraftingCard(QFrame):
     def refresh(self) -> None:
         vm = self.vm
         self.measure_btn.setText(tr("Measure speed"))
+        self.measure_btn.setToolTip(tr("A few settings, with speculation and without: a few minutes."))
+        self.sweep_btn.setText(tr("Measure all settings"))
+        self.sweep_btn.setToolTip(tr("Every setting the engine and the files allow (each kind of speculation, "
+                                     "combined ones, draft lengths, confidence cut-off): several times longer. "
+                                     "The fastest is used from then on."))
         self.cancel_btn.setText(tr("Stop measuring"))
         self.forget_btn.setText(tr("Forget measurement"))
         self.not_now_btn.setText(tr("Not now"))
@@ -93,11 +103,13 @@ class DraftingCard(QFrame):
         text = vm.error_text or vm.result_text
         m = vm.measurement() if not measuring else None
         if not text and m is not None:
-            text = tr("Measured: {0}").format(tr_message(m.summary()))
+            text = (tr("Measured with all settings: {0}") if m.swept else tr("Measured: {0}")).format(
+                tr_message(m.summary()))
         self.result.setText(text)
         self.result.setVisible(bool(text))
         can = vm.can_measure()
         self.measure_btn.setVisible(can)
+        self.sweep_btn.setVisible(can)
         self.not_now_btn.setVisible(bool(vm.offer) and not measuring)
         self.cancel_btn.setVisible(measuring)
         self.forget_btn.setVisible(m is not None)

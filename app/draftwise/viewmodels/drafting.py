@@ -5,10 +5,11 @@ While the engine serves: acceptance, mean accepted length and tokens/s from `/me
 engine dropped the drafter) or when the acceptance is too low for drafting to pay, with one
 click to turn speculation off for this model.
 
-"Measure speed": the user's engine is stopped, the measurement runs on the task pool
-(progress, cancellable, the window never waits), the result is recorded, the plan is made
-again (so a slower automatic drafter is left out, the tuned draft length passed) and the
-user's engine is started again if it was running. After the first successful launch of a
+"Measure speed" (quick) or "All settings" (the sweep: every setup the engine and the files
+allow): the user's engine is stopped, the measurement runs on the task pool (progress,
+cancellable, the window never waits), the result is recorded, the plan is made again (so a
+slower automatic drafter is left out, the fastest setup run) and the user's engine is started
+again if it was running. After the first successful launch of a
 combination without a record the measurement is offered (with how long it takes), or run
 at once when the setting says so. Hooks into AppViewModel through its public signals only.
 """
@@ -26,6 +27,7 @@ from draftwise.core.launch.drafting import Watch
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
+from draftwise.core.speculation.sweep_record import Sweep
 from draftwise.services.drafting import DraftingMonitor, Fetched, MeasureRunner
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import prefs_for
@@ -47,6 +49,7 @@ class DraftingViewModel(QObject):
         self.warnings: list[str] = []
         self.can_turn_off = False
         self.offer: str | None = None  # "Measure speed?" with the duration, or None
+        self.all_settings = False  # the running measurement is the sweep (every setup)
         self.progress_text = ""
         self.fraction = 0.0
         self.result_text = ""
@@ -78,7 +81,9 @@ class DraftingViewModel(QObject):
         if not self.watch.speculating:
             f = self.watch.figures
             return tr("{0:.1f} tokens/s").format(f.tokens_per_second) if f.tokens_per_second else ""
-        return tr_message(self.watch.figures.text())
+        text = tr_message(self.watch.figures.text())
+        by_type = self.watch.types_text()  # a combined launch: which type drafted how much
+        return text + "\n" + tr_message(by_type) if by_type is not None else text
 
     def measurement(self) -> Measurement | None:
         out = self.app.outcome
@@ -88,8 +93,13 @@ class DraftingViewModel(QObject):
     def can_measure(self) -> bool:
         out = self.app.outcome
         engine = self.app.engine.selected
-        return (not self.measuring and out is not None and out.decision is not None and bool(out.decision.argv)
-                and engine is not None and engine.kind == EngineKind.LLAMA_CPP and self.app.machine is not None)
+        if self.measuring or out is None or out.decision is None or self.app.machine is None:
+            return False
+        if engine is None or engine.kind != EngineKind.LLAMA_CPP:
+            return False
+        # A model with no drafter is measured with the n-gram types (core/launch/measure.py).
+        no_drafter = out.prepared is not None and measure.ngram_request(out.prepared, out.request) is not None
+        return bool(out.decision.argv) or no_drafter
 
     # ---------------------------------------------------------------- live figures
     def _on_ready(self, _url: str) -> None:
@@ -165,10 +175,12 @@ class DraftingViewModel(QObject):
         self.offer = None
         self.changed.emit()
 
-    def measure_speed(self) -> bool:
-        """Start a measurement: stop the user's engine first if it runs (restarted after)."""
+    def measure_speed(self, all_settings: bool = False) -> bool:
+        """Start a measurement (`all_settings`: the sweep, every setup): stop the user's engine
+        first if it runs (restarted after)."""
         if not self.can_measure():
             return False
+        self.all_settings = bool(all_settings)
         self.offer, self.error_text, self.result_text = None, "", ""
         self.progress_text, self.fraction = tr("Starting the measurement…"), 0.0
         if self.app.engine_running():
@@ -190,7 +202,7 @@ class DraftingViewModel(QObject):
             return
         # The launch session plans it again, as Launch would (services/drafting.py).
         self.runner.start(self._request(), session.Engine(engine.binary, app.engine.caps(), engine.backend),
-                          app.machine, self.settings)
+                          app.machine, self.settings, all_settings=self.all_settings)
 
     def cancel(self) -> None:
         if self._pending_start:
@@ -216,11 +228,12 @@ class DraftingViewModel(QObject):
         self.fraction = p.step / p.steps if p.steps else 0.0
         self.changed.emit()
 
-    def _on_finished(self, m: Measurement) -> None:
-        self.result_text = tr_message(m.summary())
-        if m.slower:
+    def _on_finished(self, result: Measurement | Sweep) -> None:
+        m = result.measurement() if isinstance(result, Sweep) else result
+        self.result_text = tr_message(result.summary())
+        if m is not None and m.slower:
             self.result_text += " " + tr("Slower than without speculation: an automatic drafter is left out from now on.")
-        self.app.schedule_replan()  # the record changes the plan: n-max, or the drafter left out
+        self.app.schedule_replan()  # the record changes the plan: the setup, or the drafter left out
 
     def _on_failed(self, exc: BaseException) -> None:
         message = getattr(exc, "message", None) or exc

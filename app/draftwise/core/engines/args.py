@@ -67,6 +67,8 @@ ALIASES: tuple[tuple[str, ...], ...] = (
     ("--spec-draft-cpu-moe", "-cmoed", "--cpu-moe-draft"),
     ("--spec-draft-n-cpu-moe", "--spec-draft-ncmoe", "-ncmoed", "--n-cpu-moe-draft"),
     ("--kv-unified-per-slot",),
+    # Speculation settings a measurement tunes.
+    ("--spec-draft-p-min", "--draft-p-min"),
 )
 _CANONICAL = {spelling: group[0] for group in ALIASES for spelling in group}
 KNOWN = frozenset(group[0] for group in ALIASES)  # canonical names

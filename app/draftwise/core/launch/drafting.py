@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import DEFAULT_LENGTHS
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation import measured
 
@@ -45,6 +46,15 @@ _EVAL_LINE = re.compile(r"(?<!prompt )\beval time =\s*(?P<ms>[0-9.]+) ms /\s*(?P
 _ACCEPTANCE_LINE = re.compile(
     r"draft acceptance = (?P<rate>[0-9.]+) \(\s*(?P<accepted>\d+) accepted /\s*(?P<generated>\d+) generated\),"
     r" mean len =\s*(?P<mean>[0-9.]+)"
+)
+
+
+# The engine's per-type line after each request, at -lv 4 (common/speculative.cpp
+# `common_speculative_print_stats`): one per speculative type of the launch, its counters
+# summed since the engine started.
+_TYPE_STATS_LINE = re.compile(
+    r"statistics\s+(?P<type>[a-z0-9-]+): #calls\(b,g,a\) =\s*\d+\s+\d+\s+\d+, #gen drafts =\s*(?P<drafts>\d+),"
+    r" #acc drafts =\s*(?P<accepted_drafts>\d+), #gen tokens =\s*(?P<drafted>\d+), #acc tokens =\s*(?P<accepted>\d+)"
 )
 
 
@@ -142,6 +152,52 @@ class AcceptanceLine:
     mean_length: float
 
 
+@dataclass(frozen=True)
+class TypeStats:
+    """What one speculative type of a launch drafted, since the engine started."""
+
+    spec_type: str
+    drafts: int  # drafts it made (the engine asks the types in turn; the first with a draft wins)
+    accepted_drafts: int
+    drafted: int  # tokens
+    accepted: int
+
+    @property
+    def acceptance(self) -> float | None:
+        return self.accepted / self.drafted if self.drafted > 0 else None
+
+
+def parse_type_stats(line: str) -> TypeStats | None:
+    """The engine's per-type `statistics <type>: ...` line, or None for any other line."""
+    m = _TYPE_STATS_LINE.search(line)
+    if m is None:
+        return None
+    return TypeStats(m["type"], int(m["drafts"]), int(m["accepted_drafts"]), int(m["drafted"]), int(m["accepted"]))
+
+
+def type_stats(lines: list[str]) -> tuple[TypeStats, ...]:
+    """The latest figures of each type in `lines` (the lines are running totals), in the order
+    the types first appear."""
+    latest: dict[str, TypeStats] = {}
+    for line in lines:
+        found = parse_type_stats(line)
+        if found is not None:
+            latest[found.spec_type] = found
+    return tuple(latest.values())
+
+
+def types_text(stats: tuple[TypeStats, ...]) -> Message | None:
+    """Which type drafted how much, for a launch that runs more than one: "ngram-mod drafted
+    80 % of the tokens (95 % accepted), draft-simple 20 % (60 % accepted)"; None for one type."""
+    drafted = sum(s.drafted for s in stats)
+    if len(stats) < 2 or drafted <= 0:
+        return None
+    parts = [str(msg("{type} {share} % ({accepted} % accepted)", type=s.spec_type,
+                     share=f"{100 * s.drafted / drafted:.0f}",
+                     accepted=f"{100 * (s.acceptance or 0.0):.0f}")) for s in stats]
+    return msg("drafted tokens by type: {parts}", parts=", ".join(parts))
+
+
 def parse_eval_line(line: str) -> tuple[int, float] | None:
     """(tokens, ms) of the engine's per-request `eval time = X ms / N tokens` line, or None."""
     m = _EVAL_LINE.search(line)
@@ -184,7 +240,7 @@ def dropped_drafter_warning(expected: bool, speculative: bool | None, what: str)
 
 # ------------------------------------------------------------------ one run, watched
 # The engine's default draft lengths (common/common.h), when the launch does not set one.
-DEFAULT_N_MAX = {"--spec-draft-n-max": 3, "--spec-ngram-mod-n-max": 64}
+DEFAULT_N_MAX = DEFAULT_LENGTHS
 # A verification pass over k+1 tokens costs a little more than a one-token pass even while
 # generation is memory-bound (more activations, a wider attention): per drafted token,
 # this fraction of a target token. A floor, so n-gram drafting (nearly free to draft) with
@@ -225,6 +281,8 @@ class Watch:
         self.figures = Figures(None, None, None)
         self.speculative: bool | None = None
         self.last_line: AcceptanceLine | None = None
+        # Which type drafted how much (a combined launch, `--spec-type ngram-mod,draft-simple`).
+        self.per_type: dict[str, TypeStats] = {}
         # Requests the engine has finished, counted from its own per-request lines (exact,
         # where /metrics totals stop moving past 10^6): what "new tokens" means.
         self.requests = 0
@@ -253,7 +311,12 @@ class Watch:
             self.last_line = found
         elif parse_eval_line(line) is not None:
             self.requests += 1
+        elif (stats := parse_type_stats(line)) is not None:
+            self.per_type[stats.spec_type] = stats
         return found
+
+    def types_text(self) -> Message | None:
+        return types_text(tuple(self.per_type.values()))
 
     def lines(self, lines: list[str]) -> None:
         for line in lines:

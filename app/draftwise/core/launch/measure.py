@@ -1,142 +1,96 @@
-"""Measure what speculation really gives: the same prompts with the drafter and without.
+"""The quick measurement: does speculation pay on this machine, and with which setup?
 
-One measurement = one arm without speculation, then one arm per draft length tried, each a
-fresh engine start (the draft length is a start-up flag; the server has no per-request one)
-with everything else equal: the same plan arguments (context, KV type, offload), one slot,
-the same prompts, greedy, a fixed number of generated tokens with the end-of-text token
-ignored. Tokens/s are the engine's own generation timings (`timings.predicted_*`), so
-prompt processing and HTTP are not counted. Noise is the spread between rounds of the same
-prompt in the same arm, so a result within the noise is never called slower.
+The same prompts with speculation and without (core/launch/arms.py: one engine start per
+setup and round, the setups interleaved round by round, tokens/s from the engine's own
+timings, noise from the spread between rounds). What it tries, in two stages:
 
-Runs headless (core/launch/headless.py) on the caller's thread; the window runs it on a
-worker thread. Engine fixes work as on every launch path (core/launch/fixes.py): a start that
-crashes on a feature (the AMX kernels) is relaunched once without it and the fix recorded, and
-the later arms start with it, so a measurement pays such a crash at most once. `cancel` (a threading.Event) stops at the next check, within a fraction of a
-second; every engine started is stopped before `measure()` returns or raises, and nothing
-is recorded unless the whole measurement finished (the caller records the result).
+1. without speculation, and
+   - for a model drafter (a draft model, the MTP head, EAGLE-3, DFlash): its draft lengths
+     (`measured.n_max_candidates`: 2, 4, 8; 1, 2, 4 for MTP) and, when auto chose it, n-gram
+     speculation (ngram-mod) alone;
+   - for a model with no drafter (auto's n-gram speculation): ngram-mod and ngram-simple
+     (`QUICK_NGRAM_TYPES`) at one length (`QUICK_NGRAM_LENGTH`), so the quick measurement
+     covers every model;
+2. only where the first stage says it may pay, at most two more setups: the best drafter
+   with p-min (`P_MIN_QUICK`) when its acceptance leaves drafts to cut (`P_MIN_ROOM`), and
+   the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`, at
+   `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none.
+
+When none and the fastest are then still within the noise of each other (the error of their
+means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
+The fastest setup becomes the measurement's `setup`, which auto runs from then on
+(measured.decide). The sweep (core/launch/sweep.py) tries every setup; this stays within a
+third of its time. Nothing is recorded here: the caller records the result once the whole
+measurement finished.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines import capabilities
+from draftwise.core.engines.spec_types import (
+    DRAFT_P_MIN,
+    LENGTH_FLAGS,
+    NGRAM_MEASURED,
+    NGRAM_MOD,
+    NGRAM_SIMPLE,
+)
 from draftwise.core.kinds import Backend
-from draftwise.core.launch import crash, drafting, headless, launch_spec
+from draftwise.core.launch import arms, drafting
+from draftwise.core.launch.arms import (
+    DEFAULT_SETTINGS,
+    EngineArms,
+    Line,
+    MeasureError,
+    Progress,
+    Results,
+    Runner,
+    Settings,
+    Steps,
+    decision_for,
+    run_stage,
+    what_is_drafting,
+)
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import measured
+from draftwise.core.messages import msg
+from draftwise.core.speculation import measured, resolver
+from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
+from draftwise.core.speculation.setup import Setup
+
+# The measurement's names from before the arms had a module of their own.
+Arm, Cancelled, Prompt, PROMPTS = arms.Arm, arms.Cancelled, arms.Prompt, arms.PROMPTS
+
+# The n-gram draft length the quick measurement tries each type at (the sweep tries 8 to 64;
+# 32 was ngram-mod's fastest of 16/32/64 on the real Gemma 3 270M, acceptance 91 %).
+QUICK_NGRAM_LENGTH = 32
+# The n-gram types a model with no drafter is measured with: ngram-map-k, which like
+# ngram-simple drafts the m-gram after a 12-token match, is left to the sweep (it was never the
+# clear best of the bench's rows; each type here costs two engine starts).
+QUICK_NGRAM_TYPES = (NGRAM_MOD, NGRAM_SIMPLE)
+# ngram-mod beside a drafter: the engine's own `--spec-default` length (n-max 64 with its n-min
+# 48), so it drafts only long repeated runs and leaves the rest to the drafter.
+COMBINED_NGRAM_LENGTH = 64
+# p-min for a model drafter, tried when its acceptance is below P_MIN_ROOM: below it, drafts
+# the drafter was unsure of are rejected often enough that stopping them early may pay.
+P_MIN_QUICK = 0.5
+P_MIN_ROOM = 0.9
+# Rounds of none and the best at most, when the first ones leave the verdict within the noise.
+MAX_ROUNDS = 4
 
 
-@dataclass(frozen=True)
-class Prompt:
-    kind: str
-    text: str
-
-
-# A few kinds of work a user gives a model: drafting pays differently on each (code and
-# rewriting repeat their input more than chat does).
-PROMPTS: tuple[Prompt, ...] = (
-    Prompt("chat", "User: What should I pack for a three-day hiking trip in the mountains in autumn?\n"
-                   "Assistant:"),
-    Prompt("code", "# Python\n# A function that returns the n-th Fibonacci number, iteratively, with a docstring.\n"
-                   "def fibonacci(n: int) -> int:\n"),
-    Prompt("rewrite", "Rewrite the following text in plain, friendly words, keeping every fact.\n\n"
-                      "Text: The quarterly meeting has been rescheduled to Thursday at 10:00 owing to the "
-                      "unavailability of the main conference room. Attendees are requested to confirm "
-                      "their participation by Wednesday noon and to bring the revised budget figures.\n\n"
-                      "Rewritten:"),
-)
-
-
-@dataclass(frozen=True)
-class Settings:
-    tokens: int = 128  # generated per prompt and round
-    rounds: int = 2  # the noise needs at least 2
-    prompts: tuple[Prompt, ...] = PROMPTS
-    n_max_values: tuple[int, ...] | None = None  # None: measured.N_MAX_CANDIDATES
-    ready_timeout: float = 600.0
-    request_timeout: float = 600.0
-
-
-@dataclass(frozen=True)
-class Progress:
-    step: int
-    steps: int
-    text: Message
-
-
-class Cancelled(Exception):
-    """The user stopped the measurement (or the app is closing)."""
-
-
-class MeasureError(Exception):
-    """The measurement could not finish; `message` says why (the crash sentence if any)."""
-
-    def __init__(self, message: Text, cause: crash.Cause | None = None) -> None:
-        super().__init__(str(message))
-        self.message = message
-        self.cause = cause
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One engine start: tokens/s over all measured requests, and per request."""
-
-    n_max: int | None  # None: the arm without speculation
-    tokens: float  # generated over all measured requests
-    ms: float  # the engine's generation time for them
-    per_request: tuple[tuple[int, int, float], ...]  # (prompt index, round, tokens/s)
-    counters: drafting.Counters
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.tokens * 1000.0 / self.ms if self.ms > 0 else 0.0
-
-    def plus(self, other: Arm) -> Arm:
-        """This arm with another round of it (another engine start) added."""
-        return Arm(self.n_max, self.tokens + other.tokens, self.ms + other.ms,
-                   self.per_request + other.per_request, self.counters.plus(other.counters))
-
-    @property
-    def figures(self) -> drafting.Figures:
-        return drafting.Figures.from_counters(self.counters)
-
-    def noise(self) -> float:
-        """Relative spread between rounds of the same prompt (RMS over prompts)."""
-        by_prompt: dict[int, list[float]] = {}
-        for i, _, tps in self.per_request:
-            by_prompt.setdefault(i, []).append(tps)
-        spreads = []
-        for values in by_prompt.values():
-            if len(values) < 2 or min(values) <= 0:
-                continue
-            mean = sum(values) / len(values)
-            sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-            spreads.append(sd / mean)
-        if not spreads:
-            return 0.0
-        return math.sqrt(sum(s * s for s in spreads) / len(spreads))
-
-
-def what_is_drafting(spec: SpecDecision) -> str:
-    """The drafter in words, as the notes name it."""
-    if spec.spec_type and spec.spec_type.startswith("ngram"):
-        return "n-gram speculation"
-    if spec.draft is not None:
-        return f"the draft model {spec.draft.name}"
-    if spec.spec_type == "draft-mtp":
-        return "the MTP head"
-    return f"{spec.spec_type} speculation"
+def own_setup(spec: SpecDecision) -> Setup:
+    """The setup the decision itself runs (its types, and a length it already passes)."""
+    return setup_mod.of_decision(spec.spec_type, spec.argv)
 
 
 def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]) -> tuple[int | None, ...]:
@@ -147,50 +101,107 @@ def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]
     return settings.n_max_values or measured.n_max_candidates(spec.spec_type) or (None,)
 
 
-def engine_starts(prepared: Prepared, settings: Settings = Settings()) -> int:
-    """How many times a measurement loads the model: every arm, every round."""
-    return settings.rounds * (1 + len(candidates(prepared.spec, settings, prepared.extra_args)))
+def ngram_request(prepared: Prepared, request: Request | None = None) -> Request | None:
+    """The request (default: the one `prepared` was planned from) that measures n-gram
+    speculation for a model with no drafter (auto found none and the user did not turn
+    speculation off), or None: `measure` then measures the n-gram types instead of refusing."""
+    request = request or prepared.request
+    if prepared.spec.argv or prepared.chosen.source != resolver.NONE or request is None:
+        return None
+    return None if request.ngram_when_no_drafter else replace(request, ngram_when_no_drafter=True)
 
 
-def estimated_seconds(prepared: Prepared, settings: Settings = Settings()) -> float:
-    """A rough duration for the offer: every arm loads the model and generates the prompts.
-    Loading reads the weights (~1 GB/s from a warm disk); generation reads them once per
-    token (~20 GB/s of memory bandwidth, generously)."""
+def first_stage(prepared: Prepared, settings: Settings, engine_types: Collection[str]) -> list[Setup]:
+    """Without speculation, then the setups the first stage tries (see the module's text)."""
+    spec = prepared.spec
+    own = own_setup(spec)
+    automatic = spec.source in resolver.AUTO_SOURCES
+    lengths = candidates(spec, settings, prepared.extra_args)
+    setups = [setup_mod.NONE]
+    if own.drafter is not None:
+        setups += [own if n is None else replace(own, n_max=n) for n in lengths]
+        if automatic and own.ngram is None and NGRAM_MOD in engine_types:
+            setups.append(Setup(ngram=NGRAM_MOD, ngram_len=_ngram_length(NGRAM_MOD, prepared)))
+    elif own.ngram is not None:
+        # One length per type (unless asked for more): the types differ more than the lengths.
+        if lengths != (None,) and settings.n_max_values is None and own.ngram in NGRAM_MEASURED:
+            lengths = (QUICK_NGRAM_LENGTH,)
+        setups += [own if n is None else replace(own, ngram_len=n) for n in lengths]
+        if automatic and own.ngram in NGRAM_MEASURED:
+            setups += [Setup(ngram=t, ngram_len=_ngram_length(t, prepared)) for t in QUICK_NGRAM_TYPES
+                       if t != own.ngram and t in engine_types]
+    return list(dict.fromkeys(setups))
+
+
+def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
+    """The cheap extras the first stage's figures call for (at most two; see the module's text)."""
+    spec, own = prepared.spec, own_setup(prepared.spec)
+    if own.drafter is None:
+        return []
+    base = results.arms.get(setup_mod.NONE)
+    drafter = max((a for a in results.full() if a.setup.drafter is not None), key=lambda a: a.tokens_per_s,
+                  default=None)
+    if base is None or drafter is None:
+        return []
+    out: list[Setup] = []
+    acceptance = drafter.figures.acceptance
+    if (acceptance is not None and acceptance < P_MIN_ROOM and not drafter.setup.p_min
+            and not engine_args.sets(list(prepared.extra_args), DRAFT_P_MIN, "--draft-p-min")):
+        out.append(replace(drafter.setup, p_min=P_MIN_QUICK))
+    ngram = next((a for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None), None)
+    if spec.source in resolver.AUTO_SOURCES and ngram is not None and drafter.tokens_per_s > base.tokens_per_s:
+        t = ngram.setup.ngram
+        length = None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[t]) else COMBINED_NGRAM_LENGTH
+        out.append(replace(drafter.setup, ngram=t, ngram_len=length))
+    return out
+
+
+def _ngram_length(ngram: str, prepared: Prepared) -> int | None:
+    """The quick length for an n-gram type, or None (the engine's) when the user set it."""
+    return None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[ngram]) else QUICK_NGRAM_LENGTH
+
+
+def engine_types_of(binary: Path) -> tuple[str, ...]:
+    """The speculative types this engine runs (its --help, cached); () when it cannot say."""
+    try:
+        return capabilities.capabilities(binary).spec_types
+    except (OSError, ValueError):
+        return ()
+
+
+def engine_starts(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
+                  engine_types: Collection[str] = NGRAM_MEASURED) -> int:
+    """How many times a measurement loads the model at most: every setup, every round."""
+    extras = 2 if own_setup(prepared.spec).drafter is not None else 0
+    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras)
+
+
+def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
+                      engine_types: Collection[str] = NGRAM_MEASURED) -> float:
+    """A rough duration for the offer: every arm loads the model and generates the prompts."""
+    return engine_starts(prepared, settings, engine_types) * seconds_per_start(prepared, settings)
+
+
+def seconds_per_start(prepared: Prepared, settings: Settings) -> float:
+    """One engine start: loading reads the weights (~1 GB/s from a warm disk); generation
+    reads them once per token (~20 GB/s of memory bandwidth, generously)."""
     weights = prepared.model.tensor_bytes + (prepared.draft.tensor_bytes if prepared.draft else 0)
-    starts = engine_starts(prepared, settings)
     load = 2.0 + weights / 1e9
     per_token = max(weights / 20e9, 0.002)
-    gen = (len(settings.prompts) * settings.tokens + 8) * per_token
-    return starts * (load + gen)
+    return load + (len(settings.prompts) * settings.tokens + 8) * per_token
 
 
 def draft_cost(prepared: Prepared) -> float:
     """A drafted token's cost in target tokens, from the weight sizes the headers give."""
     spec = prepared.spec
-    if spec.spec_type and spec.spec_type.startswith("ngram"):
+    if spec.spec_type and spec.spec_type.startswith("ngram") and prepared.draft is None:
         return 0.0  # a hash-table lookup
-    if spec.spec_type == "draft-mtp" and prepared.draft is None:
+    if (spec.spec_type or "").endswith("draft-mtp") and prepared.draft is None:
         layers = prepared.model.block_count or 1
         return (prepared.model.nextn_predict_layers or 1) / layers
     if prepared.draft is not None:
         return measured.draft_cost_from_sizes(prepared.draft.tensor_bytes, prepared.model.tensor_bytes)
     return 0.0
-
-
-def _without_draft_flags(args: Sequence[str]) -> tuple[str, ...]:
-    """Plan arguments for the arm without speculation: the drafter's own settings out
-    (`--spec-draft-*` take a value each), the target's context, KV and offload unchanged."""
-    out: list[str] = []
-    skip = False
-    for token in args:
-        if skip:
-            skip = False
-            continue
-        if engine_args.flag_name(token).startswith("--spec-draft"):
-            skip = "=" not in token
-            continue
-        out.append(token)
-    return tuple(out)
 
 
 # ------------------------------------------------------------------ the measurement
@@ -201,13 +212,16 @@ def measure(
     *,
     backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
-    settings: Settings = Settings(),
+    settings: Settings = DEFAULT_SETTINGS,
     cancel: threading.Event | None = None,
     report: Callable[[Progress], None] | None = None,
     fixes: EngineFixes | None = None,
+    runner: Runner | None = None,
+    engine_types: Collection[str] | None = None,
 ) -> measured.Measurement:
-    """Run the arms and return the measurement (not recorded: the caller records it).
-    `fixes`: the engine-fix record (a fix found on the way is written there at once)."""
+    """Run the stages and return the measurement (not recorded: the caller records it).
+    `fixes`: the engine-fix record (a fix found on the way is written there at once);
+    `runner`: runs one setup's round (default: on the real engine; tests pass their own)."""
     spec = prepared.spec
     if not spec.argv:
         raise MeasureError(msg("There is no speculation to measure for this model: {why}",
@@ -216,175 +230,72 @@ def measure(
         reasons = prepared.plan.reasons
         raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
     started = time.monotonic()
-    lengths = candidates(spec, settings, prepared.extra_args)
-    flag = measured.n_max_flag(spec.spec_type)
-    steps = settings.rounds * (1 + len(lengths)) * (1 + len(settings.prompts))
-    done = [0]
+    types = engine_types_of(binary) if engine_types is None else engine_types
+    steps = Steps(1 + len(settings.prompts), report, cancel)
+    run = runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
+                               steps=steps, fixes=fixes, requested=machine.requested)
+    results = Results()
+    first = first_stage(prepared, settings, types)
+    if not any(s.speculates for s in first):
+        raise MeasureError(msg("There is no speculation to measure for this model: {why}",
+                               why=f"--spec-type {spec.spec_type}"))
+    single = [Line((s,), prune=False) for s in first]
+    run_stage(run, single, settings.rounds, results, steps)
+    extras = second_stage(prepared, results)
+    if extras:
+        run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
+    _resolve(run, results, settings, steps)
+    steps.finish()
+    return _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
 
-    def step(text: Message) -> None:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-        if report is not None:
-            report(Progress(done[0], steps, text))
-        done[0] += 1
 
-    # On loopback with a fresh key, whatever the user's launch settings (network, port).
-    request = replace(prepared.request or Request(model=prepared.model.path), network=False, pinned_port=False,
-                      api_key=None)
-    fixed: list[str] = []  # a feature fix an arm needed (-nr): every later arm starts with it
+def ratio_error(base: Arm, best: Arm) -> float:
+    """The relative error of best/base: their standard errors combined."""
+    return math.sqrt(base.error() ** 2 + best.error() ** 2)
 
-    def arm_spec(decision: SpecDecision, plan_args: Sequence[str]) -> launch_spec.LaunchSpec:
-        # The one launch path (Prepared.launch), with this arm's speculation and plan arguments;
-        # the slots, context, KV and offload are the plan's in every arm.
-        plan = replace(prepared.plan, plan_args=tuple(plan_args), fallback_plan_args=tuple(plan_args))
-        arm = replace(prepared, spec=decision, plan=plan, request=request,
-                      extra_args=(*prepared.extra_args, *fixed))
-        launch = arm.launch(binary, engine_backend=backend, gpus=gpus, port=launch_spec.any_free_port(),
-                            requested=machine.requested)
-        return replace(launch, fallback_argv=None)  # a drafter that fails is the result, not retried
 
-    # One engine start per arm and round, the arms interleaved round by round: a machine
-    # that gets busier or quieter during the measurement slows every arm alike instead of
-    # the last ones, and the spread between rounds (the noise) spans engine starts.
-    plans: list[tuple[int | None, SpecDecision, tuple[str, ...], Message]] = [
-        (None, launch_spec.NO_SPECULATION, _without_draft_flags(prepared.plan.plan_args), msg("without speculation"))]
-    for n in lengths:
-        decision = spec if n is None or flag is None else replace(spec, argv=(*spec.argv, flag, str(n)))
-        label = (msg("with {what}", what=what_is_drafting(spec)) if n is None
-                 else msg("with {what}, draft length {n}", what=what_is_drafting(spec), n=n))
-        plans.append((n, decision, tuple(prepared.plan.plan_args), label))
-    results: list[Arm | None] = [None] * len(plans)
-    for r in range(settings.rounds):
-        for k, (n, decision, plan_args, label) in enumerate(plans):
-            got = _run_arm(arm_spec(decision, plan_args), n, r, settings, cancel, step, label, fixes, fixed)
-            results[k] = got if results[k] is None else results[k].plus(got)  # type: ignore[union-attr]
-    base, arms = results[0], [a for a in results[1:] if a is not None]
-    assert base is not None
-    best = max(arms, key=lambda a: a.tokens_per_s)
+def _resolve(run: Runner, results: Results, settings: Settings, steps: Steps) -> None:
+    """More rounds of none and the best while the verdict is within the noise (neither faster
+    nor slower), up to MAX_ROUNDS: a busy machine's spread then still gives a verdict."""
+    rounds = settings.rounds
+    while rounds < MAX_ROUNDS:
+        base, best = results.arms[setup_mod.NONE], results.best()
+        if best is None or base.tokens_per_s <= 0:
+            return
+        bound = max(ratio_error(base, best), measured.NOISE_FLOOR)
+        ratio = best.tokens_per_s / base.tokens_per_s
+        if ratio * (1 - bound) > 1 or ratio * (1 + bound) < 1:
+            return
+        steps.plan(2)
+        for s in (setup_mod.NONE, best.setup):
+            results.add(run(s, rounds))
+        rounds += 1
+
+
+def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: Settings,
+                 seconds: float) -> measured.Measurement:
+    spec, own = prepared.spec, own_setup(prepared.spec)
+    base, best = results.arms[setup_mod.NONE], results.best()
+    assert best is not None  # the first stage always has a speculating setup
     figures = best.figures
-    noise = math.sqrt(base.noise() ** 2 + best.noise() ** 2)
-    if report is not None:
-        report(Progress(steps, steps, msg("measured")))
+    s = best.setup
+    flag = (LENGTH_FLAGS[s.drafter] if s.drafter is not None and s.n_max is not None
+            else LENGTH_FLAGS[s.ngram] if s.drafter is None and s.ngram is not None and s.ngram_len is not None
+            else None)
+    # The draft lengths of the decision's own type (no p-min, nothing beside it), as before setups.
+    tried = tuple((a.n_max, a.tokens_per_s) for a in results.full()
+                  if a.n_max is not None and a.setup.drafter == own.drafter and a.setup.ngram == (
+                      own.ngram if own.drafter is None else None) and not a.setup.p_min)
     return measured.Measurement(
         combination=combination(prepared.model.path, spec, binary, machine),
-        spec_type=spec.spec_type or "", what=what_is_drafting(spec),
-        tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s, noise=noise,
+        spec_type=",".join(s.types), what=what_is_drafting(decision_for(spec, s)),
+        tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s,
+        noise=ratio_error(base, best),
         acceptance=figures.acceptance, mean_length=figures.mean_length,
-        n_max=best.n_max, n_max_flag=flag if best.n_max is not None else None,
-        tried=tuple((a.n_max, a.tokens_per_s) for a in arms if a.n_max is not None),
-        tokens=settings.tokens, prompts=len(settings.prompts),
-        seconds=time.monotonic() - started, when=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        n_max=best.n_max if flag else None, n_max_flag=flag,
+        tried=tried, tokens=settings.tokens, prompts=len(settings.prompts),
+        seconds=seconds, when=time.strftime("%Y-%m-%dT%H:%M:%S"), setup=s,
     )
-
-
-def _run_arm(spec: launch_spec.LaunchSpec, n_max: int | None, r: int, settings: Settings,
-             cancel: threading.Event | None, step: Callable[[Message], None], label: Message,
-             fixes: EngineFixes | None = None, fixed: list[str] | None = None) -> Arm:
-    """One engine start of an arm: round `r` of every prompt. A feature fix its start needed
-    is added to `fixed` for the arms after it."""
-    run = headless.HeadlessLaunch(spec, fixes=fixes, record_run=True)
-    try:
-        step(msg("starting the engine {label}", label=label))
-        run.start()
-        deadline = time.monotonic() + settings.ready_timeout
-        while not run.flow.is_ready and not run.flow.ended:
-            _check(cancel)
-            if time.monotonic() > deadline:
-                raise MeasureError(msg("The engine was not ready after {s} s.", s=f"{settings.ready_timeout:.0f}"))
-            run.pump()
-        _fail_if_crashed(run)
-        if run.flow.fix is not None and fixed is not None:
-            fixed.extend(run.flow.fix.args)  # new: the arm's command had every earlier fix
-        if spec.spec.argv and _slots_speculative(run) is False:
-            raise MeasureError(drafting.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
-        # Warm-up: the first request allocates graphs and fills caches; not counted.
-        _complete(run, _body(settings.prompts[0].text, 8), settings, cancel)
-        before = _counters(run)
-        per_request: list[tuple[int, int, float]] = []
-        total_n, total_ms = 0.0, 0.0
-        counters = drafting.Counters()
-        for i, prompt in enumerate(settings.prompts):
-            step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
-            timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
-            n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
-            if n <= 0 or ms <= 0:
-                raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
-            per_request.append((i, r, n * 1000.0 / ms))
-            total_n, total_ms = total_n + n, total_ms + ms
-            # Each request's own figures: exact, where a difference of /metrics totals rounds.
-            counters = counters.plus(drafting.Counters.from_timings(timings))
-        # Verification steps are in no request's timings: the /metrics difference, exact while
-        # the totals are below 10^6 (each arm starts its own engine); else unknown.
-        after = _counters(run)
-        steps = after.drafts - before.drafts if after.exact else 0.0
-        return Arm(n_max, total_n, total_ms, tuple(per_request), replace(counters, drafts=steps))
-    finally:
-        run.stop()
-
-
-def _check(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise Cancelled()
-
-
-def _fail_if_crashed(run: headless.HeadlessLaunch) -> None:
-    if run.flow.cause is not None:
-        raise MeasureError(msg("The engine stopped: {sentence}", sentence=run.flow.cause.sentence), run.flow.cause)
-    if not run.flow.is_ready:
-        raise MeasureError(msg("The engine stopped before it was ready."))
-
-
-def _body(prompt: str, tokens: int) -> dict:
-    # Greedy, a fixed count: the end-of-text token is ignored, the prompt not cached between
-    # rounds, so every arm and round does the same work.
-    return {"prompt": prompt, "n_predict": tokens, "temperature": 0, "top_k": 1, "ignore_eos": True,
-            "cache_prompt": False, "seed": 0}
-
-
-def _complete(run: headless.HeadlessLaunch, body: dict, settings: Settings,
-              cancel: threading.Event | None) -> dict:
-    """POST /completion on a helper thread while this one pumps the engine's output, so a
-    crash mid-reply is seen (and classified) and a cancel is honoured at once."""
-    result: dict[str, object] = {}
-
-    def work() -> None:
-        try:
-            result["answer"] = headless.request(run.url, run.spec.api_key, "/completion", body,
-                                                settings.request_timeout)
-        except OSError as exc:
-            result["error"] = exc
-
-    worker = threading.Thread(target=work, name="measure-request", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        _check(cancel)
-        run.pump(0.02)
-        if run.flow.ended:
-            worker.join(timeout=5)
-            break
-    _fail_if_crashed(run)
-    if "error" in result or "answer" not in result:
-        raise MeasureError(msg("The engine did not answer: {why}", why=str(result.get("error", "no answer"))))
-    status, raw = result["answer"]  # type: ignore[misc]
-    if status != 200:
-        raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
-    return json.loads(raw)
-
-
-def _counters(run: headless.HeadlessLaunch) -> drafting.Counters:
-    try:
-        status, raw = headless.request(run.url, run.spec.api_key, "/metrics", None, 5.0)
-    except OSError:
-        return drafting.Counters()
-    return drafting.Counters.from_metrics(raw.decode(errors="replace")) if status == 200 else drafting.Counters()
-
-
-def _slots_speculative(run: headless.HeadlessLaunch) -> bool | None:
-    try:
-        status, raw = headless.request(run.url, run.spec.api_key, "/slots", None, 5.0)
-    except OSError:
-        return None
-    return drafting.slots_speculative(raw) if status == 200 else None
 
 
 def watch_for(prepared: Prepared) -> drafting.Watch:

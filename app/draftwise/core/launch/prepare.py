@@ -28,6 +28,7 @@ from draftwise.core.messages import Text, msg
 from draftwise.core.planning import memory, planner
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import resolver
+from draftwise.core.speculation import setup as setup_mod
 
 
 class PrepareError(FieldError):
@@ -207,13 +208,13 @@ def prepare(
         raise PrepareError(exc.field, exc.message, exc.draft) from exc
     effective, measurement = chosen, None
     if measured is not None and engine is not None and chosen.source == resolver.NONE:
-        # No drafter found, and n-gram speculation measured faster on this machine before:
+        # No drafter found, and n-gram speculation measured to pay on this machine before:
         # the measurement decides, without --ngram again.
         chosen = _measured_ngram(model, options, caps, measured, engine, machine) or chosen
     if measured is not None and engine is not None and chosen.argv:
         measurement = measured.get(combination(model.path, chosen, engine, machine))
         if measurement is not None:
-            effective = _apply_measurement(chosen, measurement, extra)
+            effective = _apply_measurement(chosen, measurement, extra, model.path)
     draft = (effective.draft_info or _read_draft(effective.draft)) if effective.argv else None
     try:
         # A worker the user named that has nothing to lend stops the launch, naming it.
@@ -259,7 +260,7 @@ def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: 
                     measured: measured_mod.MeasuredRecords, engine: Path,
                     machine: Machine) -> resolver.SpecDecision | None:
     """The n-gram decision when a measurement of it on this model, engine and machine says it
-    pays (faster beyond the noise); None otherwise."""
+    pays (above 1× and not slower beyond the noise: `Measurement.pays`); None otherwise."""
     if options.ngram_when_no_drafter:
         return None
     try:
@@ -269,7 +270,7 @@ def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: 
     if ngram.source != resolver.AUTO_NGRAM:
         return None
     m = measured.get(combination(model.path, ngram, engine, machine))
-    if m is None or not m.faster:
+    if m is None or not m.pays:
         return None
     # Still an automatic choice (the startup fallback may drop it); `Prepared.measurement` says
     # it was measured, and decide() adds the figure and the tuned draft length.
@@ -278,18 +279,39 @@ def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: 
 
 
 def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measurement,
-                       extra_args: tuple[str, ...]) -> resolver.SpecDecision:
+                       extra_args: tuple[str, ...], model_path: Path) -> resolver.SpecDecision:
     use = measured_mod.decide(
         m, automatic=chosen.source in AUTO_SOURCES,
         user_args=tuple(engine_args.flag_name(t) for t in extra_args),
     )
     if not use.keep:
         return replace(resolver.NO_SPECULATION, notes=(*chosen.notes, *((use.note,) if use.note else ())))
-    return replace(
-        chosen, argv=(*chosen.argv, *use.extra_argv),
-        notes=(*chosen.notes, *((use.note,) if use.note else ())),
-        warnings=(*chosen.warnings, *((use.warning,) if use.warning else ())),
-    )
+    notes = (*chosen.notes, *((use.note,) if use.note else ()))
+    warnings = (*chosen.warnings, *((use.warning,) if use.warning else ()))
+    if use.setup is not None and _runs_with(chosen, use.setup):
+        return _with_setup(chosen, use.setup, model_path, notes, warnings)
+    return replace(chosen, argv=(*chosen.argv, *use.extra_argv), notes=notes, warnings=warnings)
+
+
+def _runs_with(chosen: resolver.SpecDecision, s: setup_mod.Setup) -> bool:
+    """Whether a measured setup fits the decision it was measured for: the same model drafter
+    (the record's key says so; this guards a hand-edited file), or an n-gram type alone."""
+    own = setup_mod.of_decision(chosen.spec_type, chosen.argv)
+    return s.speculates and (s.drafter is None or s.drafter == own.drafter)
+
+
+def _with_setup(chosen: resolver.SpecDecision, s: setup_mod.Setup, model_path: Path,
+                notes: tuple, warnings: tuple) -> resolver.SpecDecision:
+    """The decision running a measured setup: its types (an n-gram type beside the drafter,
+    or alone in its place), its draft lengths and p-min. Still automatic (the startup fallback
+    may drop it); without its model drafter it has no draft file, bans or drafter key."""
+    argv = s.argv(setup_mod.drafter_flags(chosen.argv))
+    spec_type = ",".join(s.types)
+    if s.drafter is not None:
+        return replace(chosen, spec_type=spec_type, argv=argv, notes=notes, warnings=warnings)
+    # Keyed by the model, as the resolver keys n-gram speculation: it has no file to blame.
+    return replace(chosen, spec_type=spec_type, argv=argv, draft=None, draft_info=None, bans=(),
+                   drafter_key=resolver.drafter_key(model_path, spec_type), notes=notes, warnings=warnings)
 
 
 def _read_draft(path: Path | None) -> gguf.ModelInfo | None:

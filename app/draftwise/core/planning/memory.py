@@ -902,6 +902,7 @@ class DraftLength:
 
     draft: int = SPEC_DRAFT_N_MAX  # --spec-draft-n-max (draft-* types)
     ngram_mod: int = NGRAM_MOD_N_MAX  # --spec-ngram-mod-n-max
+    ngram_map: int = NGRAM_MAP_SIZE_M  # --spec-ngram-simple-size-m / --spec-ngram-map-k-size-m
 
     def outputs(self, spec_type: str | None) -> int:
         """common_speculative_n_max: tokens drafted per step, the largest over the types."""
@@ -912,7 +913,9 @@ class DraftLength:
                 n = max(n, self.draft)
             elif t == spec_types.NGRAM_MOD:
                 n = max(n, self.ngram_mod)
-            elif t in (spec_types.NGRAM_SIMPLE, spec_types.NGRAM_MAP_K, spec_types.NGRAM_MAP_K4V):
+            elif t in (spec_types.NGRAM_SIMPLE, spec_types.NGRAM_MAP_K):
+                n = max(n, self.ngram_map)
+            elif t == spec_types.NGRAM_MAP_K4V:
                 n = max(n, NGRAM_MAP_SIZE_M)
             elif t == spec_types.NGRAM_CACHE:
                 n = max(n, NGRAM_CACHE_N_MAX)

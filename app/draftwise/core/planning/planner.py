@@ -25,6 +25,7 @@ from typing import Any
 
 from draftwise.core import readable
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines import spec_types
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, DeviceKind, Switch
@@ -397,12 +398,14 @@ def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
 
 def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | None,
              draft_shape: mem.Shape | None, draft_weights: mem.WeightTable | None) -> _Drafter | None:
-    st = spec.spec_type or ""
+    # One model drafter at most, alone or beside an n-gram type ("ngram-mod,draft-mtp").
+    types = spec_types.split_types(spec.spec_type)
+    st = next((t for t in types if t.startswith("draft-")), "")
     if st == "draft-mtp" and spec.draft is None:
         if not model.has_mtp_head:
             return None
         return _Drafter("mtp", msg("MTP head"))
-    if st.startswith("draft-") or spec.draft is not None:
+    if st or spec.draft is not None:
         if draft is None and spec.draft is not None:
             try:
                 draft = gguf.read_model(spec.draft)
@@ -699,6 +702,8 @@ class _Planner:
 # ------------------------------------------------------------------ engine arguments the plan reads
 _DRAFT_N_MAX = ("--spec-draft-n-max",)
 _NGRAM_N_MAX = ("--spec-ngram-mod-n-max",)
+# The m-gram lengths of ngram-simple and ngram-map-k (a measured setup passes them).
+_NGRAM_SIZE_M = ("--spec-ngram-simple-size-m", "--spec-ngram-map-k-size-m")
 _CACHE_RAM = ("--cache-ram", "-cram")
 _CHECKPOINTS = ("--ctx-checkpoints", "-ctxcp", "--swa-checkpoints")
 _NO_MMPROJ_OFFLOAD = ("--no-mmproj-offload",)
@@ -720,7 +725,8 @@ def draft_lengths(spec: SpecDecision, prefs: PlanPrefs) -> mem.DraftLength:
     engine's default."""
     draft = prefs.draft_n_max or _int_arg(spec.argv, _DRAFT_N_MAX) or mem.SPEC_DRAFT_N_MAX
     ngram = prefs.ngram_n_max or _int_arg(spec.argv, _NGRAM_N_MAX) or mem.NGRAM_MOD_N_MAX
-    return mem.DraftLength(draft=max(draft, 0), ngram_mod=max(ngram, 0))
+    size_m = max((_int_arg(spec.argv, (flag,)) or 0 for flag in _NGRAM_SIZE_M), default=0) or mem.NGRAM_MAP_SIZE_M
+    return mem.DraftLength(draft=max(draft, 0), ngram_mod=max(ngram, 0), ngram_map=size_m)
 
 
 def trained_context(model: gguf.ModelInfo, args: Sequence[str]) -> int | None:

@@ -7,7 +7,10 @@ new engine build or another computer gets a new measurement, as a rebuilt drafte
 
 The next plan asks `decide()`: an automatic drafter measured slower than none, beyond the
 noise the measurement itself reported, is left out; a drafter the user forced stays, with
-the figure shown; otherwise the tuned draft length is passed. Without a measurement, the
+the figure shown and its tuned draft length and p-min; otherwise the fastest setup measured
+(core/speculation/setup.py: the types, an n-gram type beside the drafter too, the lengths,
+p-min) is run. A sweep's best (core/speculation/sweep_record.py, the file beside this one)
+outranks a quick measurement of the same combination; forgetting a model forgets both. Without a measurement, the
 live figures still count: `cannot_pay()` says when the acceptance seen so far is too low
 for drafting to pay, from the break-even worked out in `break_even_acceptance()`.
 
@@ -24,12 +27,18 @@ import logging
 import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from draftwise.core import paths
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS
 from draftwise.core.identity import same_file
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord
+from draftwise.core.speculation.setup import Setup
+
+if TYPE_CHECKING:
+    from draftwise.core.speculation.sweep_record import SweepRecords
 
 log = logging.getLogger(__name__)
 
@@ -44,18 +53,10 @@ NOISE_FLOOR = 0.03
 MIN_DRAFTED = 256
 Z_95 = 1.96
 
-# The engine flag that sets the draft length, per speculative type (common/arg.cpp).
-_N_MAX_FLAGS = {
-    "draft-simple": "--spec-draft-n-max",
-    "draft-mtp": "--spec-draft-n-max",
-    "draft-eagle3": "--spec-draft-n-max",
-    "draft-dflash": "--spec-draft-n-max",
-    "draft-dspark": "--spec-draft-n-max",
-    "ngram-mod": "--spec-ngram-mod-n-max",
-}
-# Draft lengths tried by a measurement: the engine's default for draft models is 3, for
-# ngram-mod 64 (common.h).
-N_MAX_CANDIDATES = {"--spec-draft-n-max": (2, 4, 8), "--spec-ngram-mod-n-max": (16, 32, 64)}
+# Draft lengths a quick measurement tries, per length flag (spec_types.LENGTH_FLAGS): the
+# engine's default for draft models is 3, for ngram-mod 64, for ngram-simple/-map-k 48.
+N_MAX_CANDIDATES = {DRAFT_N_MAX: (2, 4, 8), "--spec-ngram-mod-n-max": (16, 32, 64),
+                    "--spec-ngram-simple-size-m": (16, 32, 64), "--spec-ngram-map-k-size-m": (16, 32, 64)}
 # An MTP head drafts from the model's own hidden state: short drafts pay (for Gemma 4's MTP
 # 1 beats 2, llama.cpp#24266), so 1 and 2 are tried, and the engine's default 3's neighbour 4.
 MTP_N_MAX_CANDIDATES = (1, 2, 4)
@@ -70,7 +71,7 @@ def n_max_candidates(spec_type: str | None) -> tuple[int, ...] | None:
 
 
 def n_max_flag(spec_type: str | None) -> str | None:
-    return _N_MAX_FLAGS.get(spec_type or "")
+    return LENGTH_FLAGS.get(spec_type or "")
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class Measurement:
     what: str  # the drafter in words ("tiny-draft.gguf", "the MTP head")
     tokens_per_s_with: float
     tokens_per_s_without: float
-    noise: float  # relative, e.g. 0.04 for ±4 %
+    noise: float  # relative error of the ratio (the rounds' spread over √rounds), e.g. 0.04 for ±4 %
     acceptance: float | None
     mean_length: float | None
     n_max: int | None  # the best draft length found (None: not tunable)
@@ -114,6 +115,10 @@ class Measurement:
     prompts: int = 0
     seconds: float = 0.0  # how long the whole measurement took
     when: str = ""
+    # The fastest setup tried (types, combined ones too, lengths, p-min): what auto runs. None
+    # in records from before setups, which `n_max`/`n_max_flag` describe.
+    setup: Setup | None = None
+    swept: bool = False  # the best of a sweep (every setup), not a quick measurement
 
     @property
     def ratio(self) -> float:
@@ -130,6 +135,14 @@ class Measurement:
     def faster(self) -> bool:
         return self.ratio * (1.0 - max(self.noise, NOISE_FLOOR)) > 1.0
 
+    @property
+    def pays(self) -> bool:
+        """Worth turning on where nothing runs yet (n-gram speculation for a model with no
+        drafter): above 1× and not slower beyond the noise — the benefit of the doubt an
+        automatic drafter gets, so a gain smaller than a busy machine's noise is not lost; a
+        wrong call costs at most the noise."""
+        return self.ratio > 1.0 and not self.slower
+
     def summary(self) -> Message:
         return msg(
             "{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)",
@@ -142,6 +155,7 @@ class Measurement:
         data["combination"] = self.combination.to_json()
         data["tried"] = [list(t) for t in self.tried]
         data["ratio"] = round(self.ratio, 4)  # for people reading the file; recomputed on load
+        data["setup"] = self.setup.to_json() if self.setup is not None else None
         return data
 
     @classmethod
@@ -149,12 +163,13 @@ class Measurement:
         if not isinstance(data, dict):
             raise ValueError("an entry is not an object")
         combo = Combination(*(str(data["combination"][k]) for k in ("model", "drafter", "engine", "machine")))
-        known = {f.name for f in fields(cls)} - {"combination", "tried"}
+        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup"}
         kwargs = {k: data[k] for k in known if k in data}
         for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
             kwargs[key] = float(data[key])
         tried = tuple((int(a), float(b)) for a, b in data.get("tried", ()))
-        return cls(combination=combo, tried=tried, **kwargs)
+        setup = Setup.from_json(data["setup"]) if data.get("setup") is not None else None
+        return cls(combination=combo, tried=tried, setup=setup, **kwargs)
 
 
 # ------------------------------------------------------------------ what the next plan does
@@ -163,20 +178,32 @@ class Use:
     """What a measurement means for a launch."""
 
     keep: bool  # run the drafter
-    extra_argv: tuple[str, ...] = ()  # the tuned draft length
+    extra_argv: tuple[str, ...] = ()  # the tuned draft length (and p-min) for the decision's own type
     note: Message | None = None
     warning: Message | None = None
+    # The measured setup to run instead of the decision's own types (an automatic decision
+    # only: n-gram beside the drafter, another n-gram type); the user's own flags left out.
+    setup: Setup | None = None
 
 
 def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) -> Use:
     """Leave out an automatic drafter measured slower; keep a forced one with its figure;
-    otherwise pass the tuned draft length (unless the user set one)."""
+    otherwise pass the fastest setup measured (auto) or its draft length and p-min (a drafter
+    the user chose), leaving out what the user's own arguments set."""
     ratio = f"{m.ratio:.2f}"
     if m.slower and automatic:
         return Use(False, note=msg("measured slower: {ratio}× — started without {what}", ratio=ratio, what=m.what))
+    if m.setup is not None and automatic and not m.slower:
+        setup = _without_user_settings(m.setup, user_args)
+        return Use(True, setup=setup, note=msg("measured {ratio}× with {what} ({setup}, the fastest tried)",
+                                               ratio=ratio, what=m.what, setup=setup.label()))
     extra: tuple[str, ...] = ()
-    if m.n_max is not None and m.n_max_flag and m.n_max_flag not in user_args:
+    # A drafter the user chose keeps its type: only its own length (not an n-gram type's).
+    own_length = m.setup is None or m.setup.drafter is not None
+    if own_length and m.n_max is not None and m.n_max_flag and m.n_max_flag not in user_args:
         extra = (m.n_max_flag, str(m.n_max))
+    if m.setup is not None and m.setup.drafter is not None and m.setup.p_min and not _user_sets(user_args, DRAFT_P_MIN):
+        extra += (DRAFT_P_MIN, f"{m.setup.p_min:g}")
     if m.slower:
         return Use(True, extra, warning=msg(
             "measured slower: {ratio}× with {what}; it stays because you chose it", ratio=ratio, what=m.what))
@@ -184,6 +211,23 @@ def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) 
         return Use(True, extra, note=msg("measured {ratio}× with {what}; draft length {n} (the fastest tried)",
                                          ratio=ratio, what=m.what, n=m.n_max))
     return Use(True, note=msg("measured {ratio}× with {what}", ratio=ratio, what=m.what))
+
+
+def _user_sets(user_args: tuple[str, ...], flag: str) -> bool:
+    return any(engine_args.canonical(a) == engine_args.canonical(flag) for a in user_args)
+
+
+def _without_user_settings(s: Setup, user_args: tuple[str, ...]) -> Setup:
+    """The setup without the settings the user's own arguments give (theirs win, never doubled)."""
+    from dataclasses import replace
+
+    if s.drafter is not None and _user_sets(user_args, DRAFT_N_MAX):
+        s = replace(s, n_max=None)
+    if s.drafter is not None and _user_sets(user_args, DRAFT_P_MIN):
+        s = replace(s, p_min=None)
+    if s.ngram is not None and _user_sets(user_args, LENGTH_FLAGS[s.ngram]):
+        s = replace(s, ngram_len=None)
+    return s
 
 
 # ------------------------------------------------------------------ live: can drafting pay?
@@ -238,6 +282,7 @@ class MeasuredRecords:
     def __init__(self, path: Path | None = None) -> None:
         self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("record of speed measurements"),
                                       VERSION, parse=_parse, dump=lambda ms: [m.to_json() for m in ms], empty=list)
+        self._sweeps: SweepRecords | None = None
 
     @property
     def path(self) -> Path:
@@ -246,16 +291,31 @@ class MeasuredRecords:
     @property
     def problem(self) -> Message | None:
         """Set when the file could not be read, was set aside, or is a newer version's."""
-        return self.record_file.problem
+        return self.record_file.problem or (self._sweeps.problem if self._sweeps is not None else None)
 
     def entries(self) -> list[Measurement]:
         return self.record_file.read()
 
     def get(self, combination: Combination) -> Measurement | None:
+        """A sweep's best of this combination (it tried every setup), else the quick measurement."""
+        swept = self.sweeps().get(combination)
+        best = swept.measurement() if swept is not None else None
+        if best is not None:
+            return best
         for m in self.entries():
             if combination.covers(m.combination):
                 return m
         return None
+
+    def sweeps(self) -> SweepRecords:
+        """The sweeps' record beside this file (core/speculation/sweep_record.py builds on this
+        module, so it is imported here, not at the top)."""
+        from draftwise.core.speculation.sweep_record import FILE_NAME as SWEEPS
+        from draftwise.core.speculation.sweep_record import SweepRecords
+
+        if self._sweeps is None:
+            self._sweeps = SweepRecords(self.path.with_name(SWEEPS))
+        return self._sweeps
 
     def record(self, m: Measurement) -> None:
         """Keep `m`, in place of an earlier measurement of its combination (under any key form)."""
@@ -274,4 +334,7 @@ class MeasuredRecords:
             return keep if gone else None
 
         self.record_file.update(change)
+        # A sweep's best is a measurement too: forgetting a model forgets its sweeps.
+        if combination is None:
+            gone += self.sweeps().forget(model=model)
         return gone

@@ -1,0 +1,479 @@
+"""Arms: one speculation setup run on the real engine, and stages of them, interleaved.
+
+An arm is one engine start for one setup (the draft length and p-min are start-up flags; the
+server has no per-request one) with everything else equal: the same plan arguments (context,
+KV type, offload), one slot, the same prompts, greedy, a fixed number of generated tokens with
+the end-of-text token ignored. Tokens/s are the engine's own generation timings
+(`timings.predicted_*`), so prompt processing and HTTP are not counted. Noise is the spread
+between rounds of the same prompt in the same arm, so a result within the noise is never
+called slower; a verdict on two setups uses the error of their means (`Arm.error`: the
+spread over √rounds), a pruning decision on one round the spread itself.
+
+A stage runs its setups round by round: every setup's round 1, then every setup's round 2, so
+a machine that gets busier or quieter slows every setup alike instead of the last ones. The
+setups of a stage come in lines — one dimension widened from a start (draft lengths 1…8) —
+and a line stops widening, in round 1, once a setup is beyond the noise below the line's best
+and below the setup before it (`falling`). Every setup run gets every round, the one that
+stopped its line too, so every row of a table has the same rounds and noise bound. The
+quick measurement (core/launch/measure.py) runs stages of single setups, the sweep
+(core/launch/sweep.py) stages of lines.
+
+Runs headless (core/launch/headless.py) on the caller's thread; the window runs it on a worker
+thread. Engine fixes work as on every launch path (core/launch/fixes.py): a start that crashes
+on a feature (the AMX kernels) is relaunched once without it and the fix recorded, and the
+later arms start with it. `cancel` (a threading.Event) stops at the next check, within a
+fraction of a second; every engine started is stopped before a call returns or raises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import MODEL_DRAFTERS, split_types
+from draftwise.core.kinds import Backend
+from draftwise.core.launch import crash, drafting, headless, launch_spec
+from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.launch.prepare import Prepared, Request
+from draftwise.core.machine.hardware import Gpu
+from draftwise.core.messages import Message, Text, msg
+from draftwise.core.speculation import measured, resolver
+from draftwise.core.speculation import setup as setup_mod
+from draftwise.core.speculation.resolver import SpecDecision
+from draftwise.core.speculation.setup import Setup
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: str
+    text: str
+
+
+# A few kinds of work a user gives a model: drafting pays differently on each (code and
+# rewriting repeat their input more than chat does).
+PROMPTS: tuple[Prompt, ...] = (
+    Prompt("chat", "User: What should I pack for a three-day hiking trip in the mountains in autumn?\n"
+                   "Assistant:"),
+    Prompt("code", "# Python\n# A function that returns the n-th Fibonacci number, iteratively, with a docstring.\n"
+                   "def fibonacci(n: int) -> int:\n"),
+    Prompt("rewrite", "Rewrite the following text in plain, friendly words, keeping every fact.\n\n"
+                      "Text: The quarterly meeting has been rescheduled to Thursday at 10:00 owing to the "
+                      "unavailability of the main conference room. Attendees are requested to confirm "
+                      "their participation by Wednesday noon and to bring the revised budget figures.\n\n"
+                      "Rewritten:"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    tokens: int = 128  # generated per prompt and round
+    rounds: int = 2  # the noise needs at least 2
+    prompts: tuple[Prompt, ...] = PROMPTS
+    n_max_values: tuple[int, ...] | None = None  # None: measured.N_MAX_CANDIDATES
+    ready_timeout: float = 600.0
+    request_timeout: float = 600.0
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+@dataclass(frozen=True)
+class Progress:
+    step: int
+    steps: int
+    text: Message
+
+
+class Cancelled(Exception):
+    """The user stopped the measurement (or the app is closing)."""
+
+
+class MeasureError(Exception):
+    """The measurement could not finish; `message` says why (the crash sentence if any)."""
+
+    def __init__(self, message: Text, cause: crash.Cause | None = None) -> None:
+        super().__init__(str(message))
+        self.message = message
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One setup's engine starts so far: tokens/s over all measured requests, and per request."""
+
+    setup: Setup
+    tokens: float  # generated over all measured requests
+    ms: float  # the engine's generation time for them
+    per_request: tuple[tuple[int, int, float], ...]  # (prompt index, round, tokens/s)
+    counters: drafting.Counters
+    rounds: int = 1
+    # Which type drafted how much (the engine's per-type statistics lines), last start's.
+    per_type: tuple[drafting.TypeStats, ...] = ()
+
+    @property
+    def n_max(self) -> int | None:
+        """The draft length of the setup's own type (the model drafter's, else the n-gram's)."""
+        s = self.setup
+        return s.n_max if s.drafter is not None else s.ngram_len
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens * 1000.0 / self.ms if self.ms > 0 else 0.0
+
+    def plus(self, other: Arm) -> Arm:
+        """This arm with another round of it (another engine start) added."""
+        return Arm(self.setup, self.tokens + other.tokens, self.ms + other.ms,
+                   self.per_request + other.per_request, self.counters.plus(other.counters),
+                   self.rounds + other.rounds, other.per_type or self.per_type)
+
+    @property
+    def figures(self) -> drafting.Figures:
+        return drafting.Figures.from_counters(self.counters)
+
+    def noise(self) -> float:
+        """Relative spread between rounds of the same prompt (RMS over prompts)."""
+        by_prompt: dict[int, list[float]] = {}
+        for i, _, tps in self.per_request:
+            by_prompt.setdefault(i, []).append(tps)
+        spreads = []
+        for values in by_prompt.values():
+            if len(values) < 2 or min(values) <= 0:
+                continue
+            mean = sum(values) / len(values)
+            sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+            spreads.append(sd / mean)
+        if not spreads:
+            return 0.0
+        return math.sqrt(sum(s * s for s in spreads) / len(spreads))
+
+    def error(self) -> float:
+        """The relative standard error of its tokens/s: the spread between rounds over
+        √rounds (the spread says how far one round strays; the mean of R strays √R less)."""
+        return self.noise() / math.sqrt(self.rounds) if self.rounds > 0 else 0.0
+
+    def tokens_per_s_of(self, prompt: int) -> float:
+        """Mean tokens/s of one prompt over its rounds (the per-kind figures)."""
+        values = [tps for i, _, tps in self.per_request if i == prompt]
+        return sum(values) / len(values) if values else 0.0
+
+
+def what_is_drafting(spec: SpecDecision) -> str:
+    """The drafter in words, as the notes name it ("the draft model x.gguf with n-gram
+    speculation" for a combined setup)."""
+    types = split_types(spec.spec_type)
+    drafter = next((t for t in types if t in MODEL_DRAFTERS), None)
+    ngram = any(t.startswith("ngram") for t in types)
+    if drafter is None:
+        return "n-gram speculation" if ngram else f"{spec.spec_type} speculation"
+    if spec.draft is not None:
+        words = f"the draft model {spec.draft.name}"
+    elif drafter == "draft-mtp":
+        words = "the MTP head"
+    else:
+        words = f"{drafter} speculation"
+    return words + (" with n-gram speculation" if ngram else "")
+
+
+def without_draft_flags(args: Sequence[str]) -> tuple[str, ...]:
+    """Plan arguments for an arm without a model drafter: the drafter's own settings out
+    (`--spec-draft-*` take a value each), the target's context, KV and offload unchanged."""
+    out: list[str] = []
+    skip = False
+    for token in args:
+        if skip:
+            skip = False
+            continue
+        if engine_args.flag_name(token).startswith("--spec-draft"):
+            skip = "=" not in token
+            continue
+        out.append(token)
+    return tuple(out)
+
+
+def decision_for(base: SpecDecision, setup: Setup) -> SpecDecision:
+    """The decision that runs `setup`, from the measured decision `base` (its drafter's file
+    flags and bans kept while the setup runs that drafter)."""
+    if not setup.speculates:
+        return launch_spec.NO_SPECULATION
+    if base.source == resolver.USER_ARGS:
+        # The types are the user's own --spec-type (in their extra arguments): only the settings.
+        return replace(base, argv=(*setup_mod.drafter_flags(base.argv), *setup.settings_argv()))
+    argv = setup.argv(setup_mod.drafter_flags(base.argv))
+    types = ",".join(setup.types)
+    if setup.drafter is not None:
+        return replace(base, spec_type=types, argv=argv)
+    return replace(base, spec_type=types, argv=argv, draft=None, draft_info=None, bans=())
+
+
+# ------------------------------------------------------------------ progress and cancel
+@dataclass
+class Steps:
+    """Progress over a measurement whose length shrinks as lines stop widening."""
+
+    per_arm: int  # steps of one engine start: the start and each prompt
+    report: Callable[[Progress], None] | None = None
+    cancel: threading.Event | None = None
+    done: int = 0
+    total: int = 0
+
+    def plan(self, starts: int) -> None:
+        self.total += starts * self.per_arm
+
+    def unplan(self, starts: int) -> None:
+        self.total = max(self.done, self.total - starts * self.per_arm)
+
+    def __call__(self, text: Message) -> None:
+        check(self.cancel)
+        if self.report is not None:
+            self.report(Progress(self.done, max(self.total, self.done + 1), text))
+        self.done += 1
+
+    def finish(self) -> None:
+        if self.report is not None:
+            self.report(Progress(self.done, self.done, msg("measured")))
+
+
+def check(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+
+
+# ------------------------------------------------------------------ stages and lines
+Runner = Callable[[Setup, int], Arm]  # one engine start of a setup, round r (0-based)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One dimension: setups in their order (short to long), widened from `start` up, then down."""
+
+    setups: tuple[Setup, ...]
+    start: int = 0
+    prune: bool = True
+
+    def directions(self) -> tuple[tuple[Setup, ...], tuple[Setup, ...]]:
+        return self.setups[self.start:], tuple(reversed(self.setups[:self.start]))
+
+
+@dataclass
+class Results:
+    """Every arm measured so far, by setup, and the setups at which a line stopped widening."""
+
+    arms: dict[Setup, Arm] = field(default_factory=dict)
+    stopped: set[Setup] = field(default_factory=set)
+
+    def add(self, arm: Arm) -> None:
+        old = self.arms.get(arm.setup)
+        self.arms[arm.setup] = arm if old is None else old.plus(arm)
+
+    def full(self) -> list[Arm]:
+        """Every arm, in the order first run."""
+        return list(self.arms.values())
+
+    def best(self, *, speculating: bool = True) -> Arm | None:
+        """The fastest arm (of those that speculate). A setup that drafted no token ran as
+        without speculation, so it is the best only when no setup drafted at all."""
+        arms = [a for a in self.full() if a.setup.speculates or not speculating]
+        drafting = [a for a in arms if a.counters.drafted > 0 or not a.setup.speculates]
+        arms = drafting or arms
+        return max(arms, key=lambda a: a.tokens_per_s) if arms else None
+
+    def noise(self) -> float:
+        """The measurement's noise so far: RMS of the spread of every arm with two rounds."""
+        spreads = [a.noise() for a in self.full() if a.rounds >= 2]
+        return math.sqrt(sum(s * s for s in spreads) / len(spreads)) if spreads else 0.0
+
+
+def falling(tps: float, previous: float | None, best: float, noise: float) -> bool:
+    """Stop widening: beyond the noise below the line's best, and below the setup before it."""
+    bound = max(noise, measured.NOISE_FLOOR)
+    return tps < best * (1.0 - bound) and (previous is None or tps < previous)
+
+
+def run_stage(run: Runner, lines: Sequence[Line], rounds: int, results: Results, steps: Steps) -> list[Setup]:
+    """Round 1 widens each line (pruning with the noise measured so far); the later rounds
+    run every setup round 1 ran, in the same order. Setups measured in an earlier stage are
+    not run again. Returns the setups run here."""
+    noise = results.noise()
+    todo = [s for line in lines for s in line.setups if s not in results.arms]
+    steps.plan(len(dict.fromkeys(todo)) * rounds)
+    kept: list[Setup] = []
+    for line in lines:
+        line_best = max((results.arms[s].tokens_per_s for s in line.setups
+                         if s in results.arms), default=0.0)
+        up, down = line.directions()
+        for direction in (up, down):
+            # Widening down starts beside the start: that is the setup before it.
+            first = results.arms.get(up[0]) if direction is down and up else None
+            previous: float | None = first.tokens_per_s if first is not None else None
+            for i, setup in enumerate(direction):
+                known = results.arms.get(setup)
+                if known is not None:
+                    previous = known.tokens_per_s
+                    line_best = max(line_best, previous)
+                    continue
+                arm = run(setup, 0)
+                results.add(arm)
+                tps = arm.tokens_per_s
+                kept.append(setup)  # every setup run gets every round: one table, one noise bound
+                if line.prune and line_best > 0 and falling(tps, previous, line_best, noise):
+                    results.stopped.add(setup)
+                    steps.unplan(len([s for s in direction[i + 1:] if s not in results.arms]) * rounds)
+                    break
+                previous, line_best = tps, max(line_best, tps)
+    for r in range(1, rounds):
+        for setup in kept:
+            results.add(run(setup, r))
+    return kept
+
+
+# ------------------------------------------------------------------ the engine's arms
+class EngineArms:
+    """Runs setups for one prepared launch on the real engine: a `Runner`."""
+
+    def __init__(self, prepared: Prepared, binary: Path, *, backend: str = Backend.CPU, gpus: Sequence[Gpu] = (),
+                 settings: Settings = Settings(), cancel: threading.Event | None = None,
+                 steps: Steps | None = None, fixes: EngineFixes | None = None,
+                 requested: tuple[str, ...] = ()) -> None:
+        self.prepared, self.binary, self.backend, self.gpus = prepared, binary, backend, gpus
+        self.requested = requested  # the devices the user asked for: engine fixes are filed under them
+        self.settings, self.cancel, self.fixes = settings, cancel, fixes
+        self.steps = steps or Steps(1 + len(settings.prompts), cancel=cancel)
+        # On loopback with a fresh key, whatever the user's launch settings (network, port).
+        self.request = replace(prepared.request or Request(model=prepared.model.path), network=False,
+                               pinned_port=False, api_key=None)
+        self.fixed: list[str] = []  # a feature fix an arm needed (-nr): every later arm starts with it
+
+    def words(self, setup: Setup) -> str:
+        return what_is_drafting(decision_for(self.prepared.spec, setup))
+
+    def label(self, setup: Setup) -> Message:
+        if not setup.speculates:
+            return msg("without speculation")
+        return msg("with {what} ({setup})", what=self.words(setup), setup=setup.label())
+
+    def launch(self, setup: Setup) -> launch_spec.LaunchSpec:
+        # The one launch path (Prepared.launch), with this setup's speculation; the slots,
+        # context, KV and offload are the plan's in every arm.
+        decision = decision_for(self.prepared.spec, setup)
+        plan_args = tuple(self.prepared.plan.plan_args)
+        if setup.drafter is None:
+            plan_args = without_draft_flags(plan_args)
+        plan = replace(self.prepared.plan, plan_args=plan_args, fallback_plan_args=plan_args)
+        arm = replace(self.prepared, spec=decision, plan=plan, request=self.request,
+                      extra_args=(*self.prepared.extra_args, *self.fixed))
+        spec = arm.launch(self.binary, engine_backend=self.backend, gpus=self.gpus, port=launch_spec.any_free_port(),
+                          requested=self.requested)
+        return replace(spec, fallback_argv=None)  # a drafter that fails is the result, not retried
+
+    def __call__(self, setup: Setup, r: int) -> Arm:
+        """One engine start of `setup`: round `r` of every prompt."""
+        settings, cancel, step = self.settings, self.cancel, self.steps
+        label = self.label(setup)
+        spec = self.launch(setup)
+        run = headless.HeadlessLaunch(spec, fixes=self.fixes, record_run=True)
+        try:
+            step(msg("starting the engine {label}", label=label))
+            run.start()
+            deadline = time.monotonic() + settings.ready_timeout
+            while not run.flow.is_ready and not run.flow.ended:
+                check(cancel)
+                if time.monotonic() > deadline:
+                    raise MeasureError(msg("The engine was not ready after {s} s.", s=f"{settings.ready_timeout:.0f}"))
+                run.pump()
+            _fail_if_crashed(run)
+            if run.flow.fix is not None:
+                self.fixed.extend(run.flow.fix.args)  # new: the arm's command had every earlier fix
+            if spec.spec.argv and _slots_speculative(run) is False:
+                raise MeasureError(drafting.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
+            # Warm-up: the first request allocates graphs and fills caches; not counted.
+            _complete(run, _body(settings.prompts[0].text, 8), settings, cancel)
+            before = _counters(run)
+            per_request: list[tuple[int, int, float]] = []
+            total_n, total_ms = 0.0, 0.0
+            counters = drafting.Counters()
+            for i, prompt in enumerate(settings.prompts):
+                step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
+                timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
+                n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
+                if n <= 0 or ms <= 0:
+                    raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
+                per_request.append((i, r, n * 1000.0 / ms))
+                total_n, total_ms = total_n + n, total_ms + ms
+                # Each request's own figures: exact, where a difference of /metrics totals rounds.
+                counters = counters.plus(drafting.Counters.from_timings(timings))
+            # Verification steps are in no request's timings: the /metrics difference, exact while
+            # the totals are below 10^6 (each arm starts its own engine); else unknown.
+            after = _counters(run)
+            drafts = after.drafts - before.drafts if after.exact else 0.0
+            per_type = drafting.type_stats(list(run.log)) if setup.combined else ()
+            return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
+                       per_type=per_type)
+        finally:
+            run.stop()
+
+
+def _fail_if_crashed(run: headless.HeadlessLaunch) -> None:
+    if run.flow.cause is not None:
+        raise MeasureError(msg("The engine stopped: {sentence}", sentence=run.flow.cause.sentence), run.flow.cause)
+    if not run.flow.is_ready:
+        raise MeasureError(msg("The engine stopped before it was ready."))
+
+
+def _body(prompt: str, tokens: int) -> dict:
+    # Greedy, a fixed count: the end-of-text token is ignored, the prompt not cached between
+    # rounds, so every arm and round does the same work.
+    return {"prompt": prompt, "n_predict": tokens, "temperature": 0, "top_k": 1, "ignore_eos": True,
+            "cache_prompt": False, "seed": 0}
+
+
+def _complete(run: headless.HeadlessLaunch, body: dict, settings: Settings,
+              cancel: threading.Event | None) -> dict:
+    """POST /completion on a helper thread while this one pumps the engine's output, so a
+    crash mid-reply is seen (and classified) and a cancel is honoured at once."""
+    result: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            result["answer"] = headless.request(run.url, run.spec.api_key, "/completion", body,
+                                                settings.request_timeout)
+        except OSError as exc:
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, name="measure-request", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        check(cancel)
+        run.pump(0.02)
+        if run.flow.ended:
+            worker.join(timeout=5)
+            break
+    _fail_if_crashed(run)
+    if "error" in result or "answer" not in result:
+        raise MeasureError(msg("The engine did not answer: {why}", why=str(result.get("error", "no answer"))))
+    status, raw = result["answer"]  # type: ignore[misc]
+    if status != 200:
+        raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
+    return json.loads(raw)
+
+
+def _counters(run: headless.HeadlessLaunch) -> drafting.Counters:
+    try:
+        status, raw = headless.request(run.url, run.spec.api_key, "/metrics", None, 5.0)
+    except OSError:
+        return drafting.Counters()
+    return drafting.Counters.from_metrics(raw.decode(errors="replace")) if status == 200 else drafting.Counters()
+
+
+def _slots_speculative(run: headless.HeadlessLaunch) -> bool | None:
+    try:
+        status, raw = headless.request(run.url, run.spec.api_key, "/slots", None, 5.0)
+    except OSError:
+        return None
+    return drafting.slots_speculative(raw) if status == 200 else None
+

@@ -1,0 +1,230 @@
+"""The sweep: every speculation setup the engine and the files allow, measured; the best kept.
+
+`draftwise measure --sweep` and the window's "Measure speed: all settings". Where the quick
+measurement (core/launch/measure.py) tries a few setups, the sweep tries, for the drafter the
+resolver found (a draft model, the MTP head, EAGLE-3, DFlash) and for every n-gram type the
+engine runs (ngram-mod, ngram-simple, ngram-map-k):
+
+1. *types*: without speculation, the drafter at the engine's default length, each n-gram
+   type at 32 (the noise of the rounds here bounds the pruning below);
+2. *lengths*: the drafter's `--spec-draft-n-max` 1 to 8 (`DRAFT_LENGTHS`), each n-gram type's
+   draft length 8 to 64 (`NGRAM_LENGTHS`), each widened from its start up and then down;
+3. *p-min*: the drafter at `--spec-draft-p-min` 0.5 and 0.75 (`P_MINS`), its length widened
+   again from the best one (p-min moves the best length: Step-3.5's n-max 2 with p-min 0.6,
+   llama.cpp#24508);
+4. *combined*: the best drafter setup with each n-gram type beside it (`--spec-type
+   ngram-mod,draft-simple`: one launch, the n-gram type asked first), its length 8 to 64
+   widened from that type's best alone; then the drafter's length widened again beside the
+   best combination;
+5. *final*: none and the `FINALISTS` fastest setups once more, in a stage of their own; the
+   fastest there is the sweep's best (with dozens of setups, the fastest of two rounds is
+   partly the luckiest), and its ratio is against none measured in the same stage.
+
+The same arms, rounds and noise bounds as the quick measurement (core/launch/arms.py): one
+engine start per setup and round, interleaved round by round within a stage; a dimension stops
+widening once a setup is beyond the noise below its best and falling. A setting the user's
+own engine arguments fix is not swept. Nothing is recorded here: the caller records the
+result (core/speculation/sweep_record.py) once the whole sweep finished; auto runs its best
+from then on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS, NGRAM_MEASURED
+from draftwise.core.launch import measure
+from draftwise.core.launch.arms import (
+    DEFAULT_SETTINGS,
+    EngineArms,
+    Line,
+    MeasureError,
+    Progress,
+    Results,
+    Runner,
+    Settings,
+    Steps,
+    decision_for,
+    run_stage,
+    what_is_drafting,
+)
+from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.launch.prepare import Prepared, combination
+from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.messages import msg
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation import setup as setup_mod
+from draftwise.core.speculation.setup import Setup
+from draftwise.core.speculation.sweep_record import Row, Sweep
+
+DRAFT_LENGTHS = tuple(range(1, 9))  # --spec-draft-n-max for model drafters and MTP
+DRAFT_START = 3  # the engine's default (common.h)
+NGRAM_LENGTHS = (8, 16, 24, 32, 48, 64)  # each n-gram type's draft length
+NGRAM_START = 32
+P_MINS = (0.5, 0.75)  # beside the engine's 0
+FINALISTS = 3  # the fastest setups measured again in the final stage
+
+
+def _user_sets(prepared: Prepared, *flags: str) -> bool:
+    return engine_args.sets(list(prepared.extra_args), *flags)
+
+
+class Plan:
+    """The sweep's stages for one prepared launch; each stage asks the results so far."""
+
+    def __init__(self, prepared: Prepared, engine_types: Collection[str]) -> None:
+        spec = prepared.spec
+        if spec.source == resolver.USER_ARGS:
+            raise MeasureError(msg("Your own --spec-type {type} decides the speculative types; remove it from the "
+                                   "engine arguments to sweep them.", type=spec.spec_type))
+        own = measure.own_setup(spec)
+        self.prepared = prepared
+        self.drafter: Setup | None = Setup(own.drafter) if own.drafter is not None else None
+        self.ngrams = tuple(t for t in NGRAM_MEASURED if t in engine_types or t == own.ngram)
+        self.sweep_n_max = not _user_sets(prepared, DRAFT_N_MAX)
+        self.sweep_p_min = not _user_sets(prepared, DRAFT_P_MIN, "--draft-p-min")
+
+    def _ngram(self, t: str, length: int | None) -> Setup:
+        return Setup(ngram=t, ngram_len=None if _user_sets(self.prepared, LENGTH_FLAGS[t]) else length)
+
+    def _drafter(self, n: int | None, p_min: float | None = None) -> Setup:
+        assert self.drafter is not None
+        return replace(self.drafter, n_max=n if self.sweep_n_max else None, p_min=p_min)
+
+    def types(self) -> list[Line]:
+        setups = [setup_mod.NONE]
+        if self.drafter is not None:
+            setups.append(self._drafter(DRAFT_START))
+        setups += [self._ngram(t, NGRAM_START) for t in self.ngrams]
+        return [Line((s,), prune=False) for s in dict.fromkeys(setups)]
+
+    def lengths(self) -> list[Line]:
+        lines = []
+        if self.drafter is not None and self.sweep_n_max:
+            lines.append(Line(tuple(self._drafter(n) for n in DRAFT_LENGTHS), DRAFT_LENGTHS.index(DRAFT_START)))
+        for t in self.ngrams:
+            if not _user_sets(self.prepared, LENGTH_FLAGS[t]):
+                lines.append(Line(tuple(self._ngram(t, n) for n in NGRAM_LENGTHS), NGRAM_LENGTHS.index(NGRAM_START)))
+        return lines
+
+    def p_min(self, results: Results) -> list[Line]:
+        if self.drafter is None or not self.sweep_p_min:
+            return []
+        best = _best(results, lambda s: s.drafter is not None and s.ngram is None)
+        if best is None:
+            return []
+        lengths = DRAFT_LENGTHS if self.sweep_n_max else (None,)
+        start = lengths.index(best.n_max) if best.n_max in lengths else 0
+        return [Line(tuple(self._drafter(n, p) for n in lengths), start) for p in P_MINS]
+
+    def beside(self, results: Results) -> list[Line]:
+        """The drafter's length widened again beside the best n-gram type (the best length
+        alone need not be the best with an n-gram type asked first)."""
+        best = _best(results, lambda s: s.combined)
+        if best is None or not self.sweep_n_max or best.n_max not in DRAFT_LENGTHS:
+            return []
+        return [Line(tuple(replace(best, n_max=n) for n in DRAFT_LENGTHS), DRAFT_LENGTHS.index(best.n_max))]
+
+    def final(self, results: Results) -> list[Line]:
+        """The fastest setups so far and none, once more: with dozens of setups, the fastest of
+        two rounds is partly the luckiest; the finalists are compared in one interleaved stage."""
+        drafted = [a for a in results.full() if a.setup.speculates and a.counters.drafted > 0]
+        top = sorted(drafted, key=lambda a: -a.tokens_per_s)[:FINALISTS]
+        return [Line((s,), prune=False) for s in (setup_mod.NONE, *(a.setup for a in top))]
+
+    def combined(self, results: Results) -> list[Line]:
+        """The best drafter setup with each n-gram type beside it, the type's length widened from
+        its best alone (beside a drafter the n-gram type drafts only where it is asked first)."""
+        drafter = _best(results, lambda s: s.drafter is not None and s.ngram is None)
+        if drafter is None:
+            return []
+        lines = []
+        for t in self.ngrams:
+            ngram = _best(results, lambda s, t=t: s.drafter is None and s.ngram == t)
+            if ngram is None:
+                continue
+            if ngram.ngram_len is None:  # the user's own length
+                lines.append(Line((replace(drafter, ngram=t),), prune=False))
+                continue
+            lengths = NGRAM_LENGTHS if ngram.ngram_len in NGRAM_LENGTHS else (ngram.ngram_len,)
+            lines.append(Line(tuple(replace(drafter, ngram=t, ngram_len=n) for n in lengths),
+                              lengths.index(ngram.ngram_len)))
+        return lines
+
+    def most_starts(self, rounds: int) -> int:
+        """Engine starts if nothing is pruned (the duration offered)."""
+        n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths())
+        if self.drafter is not None:
+            n += (len(P_MINS) * (len(DRAFT_LENGTHS) if self.sweep_n_max else 1) if self.sweep_p_min else 0)
+            n += len(self.ngrams) * len(NGRAM_LENGTHS) + len(DRAFT_LENGTHS)
+        return (n + 1 + FINALISTS) * rounds
+
+
+def _best(results: Results, which: Callable[[Setup], bool]) -> Setup | None:
+    """The fastest setup of a kind (one that drafted, where any did: Results.best's rule)."""
+    arms = [a for a in results.full() if which(a.setup)]
+    arms = [a for a in arms if a.counters.drafted > 0] or arms
+    return max(arms, key=lambda a: a.tokens_per_s).setup if arms else None
+
+
+def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
+                      engine_types: Collection[str] = NGRAM_MEASURED) -> float:
+    """The longest the sweep takes (nothing pruned)."""
+    return Plan(prepared, engine_types).most_starts(settings.rounds) * measure.seconds_per_start(prepared, settings)
+
+
+def sweep(
+    prepared: Prepared,
+    binary: Path,
+    machine: Machine,
+    *,
+    backend: str = "cpu",
+    gpus: Sequence[Gpu] = (),
+    settings: Settings = DEFAULT_SETTINGS,
+    cancel: threading.Event | None = None,
+    report: Callable[[Progress], None] | None = None,
+    fixes: EngineFixes | None = None,
+    runner: Runner | None = None,
+    engine_types: Collection[str] | None = None,
+) -> Sweep:
+    """Run the four stages and return the table (not recorded: the caller records it)."""
+    spec = prepared.spec
+    if not spec.argv:
+        raise MeasureError(msg("There is no speculation to measure for this model: {why}",
+                               why=" ".join(str(n) for n in spec.notes[-1:]) or "none was chosen."))
+    if not prepared.plan.fits:
+        reasons = prepared.plan.reasons
+        raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
+    started = time.monotonic()
+    plan = Plan(prepared, measure.engine_types_of(binary) if engine_types is None else engine_types)
+    steps = Steps(1 + len(settings.prompts), report, cancel)
+    run = runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
+                               steps=steps, fixes=fixes)
+    results = Results()
+    run_stage(run, plan.types(), settings.rounds, results, steps)
+    run_stage(run, plan.lengths(), settings.rounds, results, steps)
+    run_stage(run, plan.p_min(results), settings.rounds, results, steps)
+    run_stage(run, plan.combined(results), settings.rounds, results, steps)
+    run_stage(run, plan.beside(results), settings.rounds, results, steps)
+    # The final: its own results, so the finalists and none are compared on the same rounds.
+    finals = Results()
+    run_stage(run, plan.final(results), settings.rounds, finals, steps)
+    steps.finish()
+    base = finals.arms[setup_mod.NONE]
+    rows = tuple(
+        Row(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
+            acceptance=a.figures.acceptance, mean_length=a.figures.mean_length, stopped=a.setup in results.stopped,
+            what=what_is_drafting(decision_for(spec, a.setup)),
+            final_tokens_per_s=finals.arms[a.setup].tokens_per_s if a.setup in finals.arms else None)
+        for a in results.arms.values() if a.setup.speculates
+    )
+    return Sweep(combination=combination(prepared.model.path, spec, binary, machine),
+                 base_tokens_per_s=base.tokens_per_s, base_noise=base.noise(), rows=rows, tokens=settings.tokens,
+                 prompts=len(settings.prompts), seconds=time.monotonic() - started,
+                 when=time.strftime("%Y-%m-%dT%H:%M:%S"),
+                 stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s)

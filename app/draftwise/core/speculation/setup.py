@@ -1,0 +1,168 @@
+"""One way to run speculation: the types, and the settings the engine takes for them.
+
+What a measurement tries (core/launch/measure.py), what the sweep tries (core/launch/sweep.py)
+and what auto passes once one of them was recorded (core/launch/prepare.py). A setup names at
+most one model drafter (the one the resolver found: a draft model, the MTP head, an EAGLE-3 or
+DFlash drafter) and at most one n-gram type beside it or alone. The pinned engine runs both
+in one launch (`--spec-type ngram-mod,draft-simple`: common/speculative.cpp keeps one
+implementation per type and asks the n-gram ones first, the model drafter when they have no
+draft), so a combined setup costs nothing more to start than a single one.
+
+Pure data: the drafter's own file flags (`--spec-draft-model FILE`) come from the resolver's
+decision; a setup adds the types and the lengths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import (
+    DRAFT_N_MAX,
+    DRAFT_P_MIN,
+    LENGTH_FLAGS,
+    MODEL_DRAFTERS,
+    PINNED,
+)
+
+NGRAM_TYPES = tuple(t for t in PINNED if t.startswith("ngram-"))
+
+_OWN_FLAGS = ("--spec-type", DRAFT_P_MIN, *set(LENGTH_FLAGS.values()))
+
+
+@dataclass(frozen=True)
+class Setup:
+    drafter: str | None = None  # a model drafter's type (MODEL_DRAFTERS), or None
+    n_max: int | None = None  # its --spec-draft-n-max (None: the engine's default)
+    p_min: float | None = None  # its --spec-draft-p-min (None: the engine's 0, never stop early)
+    ngram: str | None = None  # an n-gram type, alone or beside the drafter
+    ngram_len: int | None = None  # that type's draft length (None: the engine's default)
+
+    def __post_init__(self) -> None:
+        if self.drafter is not None and self.drafter not in MODEL_DRAFTERS:
+            raise ValueError(f"{self.drafter!r} is not a model drafter type")
+        if self.ngram is not None and self.ngram not in NGRAM_TYPES:
+            raise ValueError(f"{self.ngram!r} is not an n-gram type")
+        if self.ngram_len is not None and self.ngram not in LENGTH_FLAGS:
+            raise ValueError(f"{self.ngram!r} has no draft length to set")
+        for name, value in (("n_max", self.n_max), ("ngram_len", self.ngram_len)):
+            if value is not None and not (isinstance(value, int) and 1 <= value <= 1024):
+                raise ValueError(f"{name} {value!r} is not a draft length (1 to 1024)")
+        if self.p_min is not None and not (0.0 <= self.p_min <= 1.0):
+            raise ValueError(f"p_min {self.p_min!r} is not a probability")
+
+    @property
+    def speculates(self) -> bool:
+        return self.drafter is not None or self.ngram is not None
+
+    @property
+    def combined(self) -> bool:
+        return self.drafter is not None and self.ngram is not None
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """In the engine's own order of asking (n-gram first), as `--spec-type` lists them."""
+        return tuple(t for t in (self.ngram, self.drafter) if t is not None)
+
+    def settings_argv(self) -> tuple[str, ...]:
+        """The length and p-min flags (none for what is left at the engine's default)."""
+        out: list[str] = []
+        if self.drafter is not None and self.n_max is not None:
+            out += [DRAFT_N_MAX, str(self.n_max)]
+        if self.drafter is not None and self.p_min:
+            out += [DRAFT_P_MIN, f"{self.p_min:g}"]
+        if self.ngram is not None and self.ngram_len is not None:
+            out += [LENGTH_FLAGS[self.ngram], str(self.ngram_len)]
+        return tuple(out)
+
+    def argv(self, drafter_flags: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The speculative arguments: the types, the drafter's file flags (from the resolver's
+        decision; dropped when this setup runs no model drafter), the settings."""
+        if not self.speculates:
+            return ()
+        return ("--spec-type", ",".join(self.types), *(drafter_flags if self.drafter else ()),
+                *self.settings_argv())
+
+    def label(self) -> str:
+        """Short and technical, for the sweep's table and progress: "ngram-mod 32 + draft-simple
+        n-max 4 p-min 0.5"."""
+        if not self.speculates:
+            return "no speculation"
+        parts = []
+        if self.ngram is not None:
+            parts.append(self.ngram + (f" {self.ngram_len}" if self.ngram_len is not None else ""))
+        if self.drafter is not None:
+            d = self.drafter
+            if self.n_max is not None:
+                d += f" n-max {self.n_max}"
+            if self.p_min:
+                d += f" p-min {self.p_min:g}"
+            parts.append(d)
+        return " + ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"drafter": self.drafter, "n_max": self.n_max, "p_min": self.p_min, "ngram": self.ngram,
+                "ngram_len": self.ngram_len}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Setup:
+        if not isinstance(data, dict):
+            raise ValueError("a setup is not an object")
+
+        def opt(key: str, kind: type) -> Any:
+            value = data.get(key)
+            if value is None:
+                return None
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"setup field {key} is {value!r}")
+            return value
+
+        return cls(drafter=opt("drafter", str), n_max=opt("n_max", int), p_min=opt("p_min", float),
+                   ngram=opt("ngram", str), ngram_len=opt("ngram_len", int))
+
+
+NONE = Setup()
+
+
+def drafter_flags(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """A decision's speculative arguments without what a setup sets (`--spec-type`, the
+    lengths, p-min): the drafter's file flags (`--spec-draft-model FILE`) and anything else."""
+    out: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if engine_args.canonical(token) in _OWN_FLAGS:
+            skip = "=" not in token
+            continue
+        out.append(token)
+    return tuple(out)
+
+
+def of_decision(spec_type: str | None, argv: tuple[str, ...]) -> Setup:
+    """The setup a resolver decision runs (its types and any length it already passes)."""
+    from draftwise.core.engines.spec_types import split_types
+
+    drafter = ngram = None
+    for t in split_types(spec_type):
+        if t in MODEL_DRAFTERS:
+            drafter = t
+        elif t in NGRAM_TYPES:
+            ngram = t
+
+    def length(t: str | None) -> int | None:
+        if t is None or t not in LENGTH_FLAGS:
+            return None
+        value = engine_args.value_of(list(argv), LENGTH_FLAGS[t])
+        return int(value) if value and value.isdigit() and int(value) >= 1 else None
+
+    p = engine_args.value_of(list(argv), DRAFT_P_MIN, "--draft-p-min")
+    try:
+        p_min = float(p) if p else None
+    except ValueError:
+        p_min = None
+    return Setup(drafter, length(drafter), p_min if drafter else None, ngram, length(ngram))

@@ -1,0 +1,273 @@
+"""The quick measurement's choices on fake arms (no engine), and how auto runs what was
+recorded: setups, lines and pruning, the records, the per-type figures (the sweep: test_sweep.py).
+
+The arms here are functions of the setup (a speed landscape), so each test states which setup
+is fastest and checks that it is the one found, tried at the cost stated, and then launched.
+The real engine's side is tests/test_measure_engine.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+
+import pytest
+from tests import fake_arms as fa
+
+from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MOD, NGRAM_SIMPLE
+from draftwise.core.launch import arms, drafting, measure, prepare
+from draftwise.core.speculation import measured, resolver
+from draftwise.core.speculation.setup import NONE, Setup, of_decision
+
+
+@pytest.fixture
+def with_drafter(tmp_path):
+    return fa.with_drafter(tmp_path)
+
+
+@pytest.fixture
+def alone(tmp_path):
+    return fa.alone(tmp_path)
+
+
+# ------------------------------------------------------------------ lines and pruning
+def test_a_line_stops_widening_once_beyond_the_noise_and_falling():
+    speeds = {1: 50, 2: 70, 3: 90, 4: 100, 5: 95, 6: 80, 7: 70, 8: 60}
+    fake = fa.Fake(lambda s: speeds[s.n_max] if s.n_max else 40)
+    line = arms.Line(tuple(Setup("draft-simple", n_max=n) for n in range(1, 9)), start=2)
+    results = arms.Results()
+    kept = arms.run_stage(fake, [line], 2, results, arms.Steps(4))
+    ran = [(s.n_max, r) for s, r in fake.starts]
+    # Up from 3: 4 is better, 5 falls beyond the 3 % floor; down: 2 falls below 3. Nothing past
+    # them runs; they get their second round like the others (one table, one noise bound).
+    assert ran == [(3, 0), (4, 0), (5, 0), (2, 0), (3, 1), (4, 1), (5, 1), (2, 1)]
+    assert [s.n_max for s in kept] == [3, 4, 5, 2]
+    assert {s.n_max for s in results.stopped} == {5, 2}
+    assert results.best().setup.n_max == 4
+
+
+def test_a_flat_line_within_the_noise_is_widened_to_its_ends():
+    fake = fa.Fake(lambda s: 100.0 - 0.5 * (s.n_max or 0))  # 0.5 % per step: within the floor
+    line = arms.Line(tuple(Setup("draft-simple", n_max=n) for n in range(1, 9)), start=2)
+    arms.run_stage(fake, [line], 2, arms.Results(), arms.Steps(4))
+    assert sorted({s.n_max for s, _ in fake.starts}) == list(range(1, 9))
+    assert len(fake.starts) == 16
+
+
+def test_progress_shrinks_with_pruning_and_a_cancel_stops_at_the_next_step():
+    seen: list[arms.Progress] = []
+    steps = arms.Steps(1, seen.append)
+    runs = fa.Fake(lambda s: {1: 10, 2: 100, 3: 10, 4: 5}[s.n_max])
+
+    def run(setup, r):
+        steps(arms.msg("x"))
+        return runs(setup, r)
+
+    line = arms.Line(tuple(Setup("draft-simple", n_max=n) for n in (1, 2, 3, 4)), start=1)
+    arms.run_stage(run, [line], 2, arms.Results(), steps)
+    assert all(a.step < a.steps for a in seen)
+    assert seen[0].steps == 8 and seen[-1].steps == 6  # 3 stops its line: 4 never runs
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(arms.Cancelled):
+        arms.Steps(1, cancel=cancel)(arms.msg("x"))
+
+
+# ------------------------------------------------------------------ the quick measurement
+def test_no_drafter_measures_each_ngram_type_and_auto_runs_the_fastest_without_a_flag(alone: prepare.Prepared):
+    fast = {NGRAM_MOD: 130.0, NGRAM_SIMPLE: 150.0, NGRAM_MAP_K: 120.0}
+    fake = fa.Fake(lambda s: fast.get(s.ngram, 100.0))
+    m = fa.run_measure(alone, fake)
+    assert {s.ngram for s, _ in fake.starts} == {None, *measure.QUICK_NGRAM_TYPES} == {None, NGRAM_MOD, NGRAM_SIMPLE}
+    assert len(fake.starts) == 6  # 3 setups × 2 rounds (ngram-map-k is the sweep's)
+    assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=measure.QUICK_NGRAM_LENGTH)
+    assert m.spec_type == NGRAM_SIMPLE and m.n_max_flag == "--spec-ngram-simple-size-m" and m.faster
+    records = measured.MeasuredRecords()
+    records.record(m)
+    # The next plan, without --ngram: the measured type and its length.
+    again = prepare.prepare(replace(alone.request, ngram_when_no_drafter=False), fa.CAPS, fa.MACHINE, measured=records,
+                            engine=fa.ENGINE)
+    assert again.spec.source == resolver.AUTO_NGRAM
+    assert again.spec.argv == ("--spec-type", NGRAM_SIMPLE, "--spec-ngram-simple-size-m", "32")
+    assert again.measurement == m
+
+
+def test_a_drafter_is_measured_at_its_lengths_beside_ngram_and_combined_when_both_pay(with_drafter):
+    def speed(s: Setup) -> float:
+        if s.combined:
+            return 190.0
+        if s.drafter:
+            return {2: 120.0, 4: 160.0, 8: 140.0}[s.n_max] * (0.9 if s.p_min else 1.0)
+        return 130.0 if s.ngram else 100.0
+
+    fake = fa.Fake(speed, acceptance=0.7)
+    m = fa.run_measure(with_drafter, fake)
+    tried = list(dict.fromkeys(s for s, _ in fake.starts))
+    assert tried[:5] == [NONE, *(Setup("draft-simple", n_max=n) for n in (2, 4, 8)),
+                         Setup(ngram=NGRAM_MOD, ngram_len=32)]
+    # The cheap extras: p-min (acceptance 70 % leaves drafts to cut) and the combination, at the
+    # engine's --spec-default length for ngram-mod.
+    assert tried[5:] == [Setup("draft-simple", n_max=4, p_min=measure.P_MIN_QUICK),
+                         Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=64)]
+    assert m.setup == tried[6] and m.spec_type == "ngram-mod,draft-simple"
+    assert "with n-gram speculation" in m.what
+    records = measured.MeasuredRecords()
+    records.record(m)
+    again = prepare.prepare(with_drafter.request, fa.CAPS, fa.MACHINE, measured=records, engine=fa.ENGINE)
+    argv = again.spec.argv
+    assert argv[:2] == ("--spec-type", "ngram-mod,draft-simple")
+    assert argv[argv.index("--spec-draft-n-max") + 1] == "4" and argv[argv.index("--spec-ngram-mod-n-max") + 1] == "64"
+    assert "--spec-draft-model" in argv and again.spec.source == resolver.AUTO_COMPANION
+    assert again.spec.spec_type == "ngram-mod,draft-simple" and again.draft is not None
+    # The plan counts the drafter of a combined launch as it does a single one.
+    assert again.plan.bytes.drafter == with_drafter.plan.bytes.drafter > 0
+
+
+def test_p_min_is_tried_only_when_drafts_are_rejected_and_kept_only_when_faster(with_drafter):
+    def speed(s: Setup) -> float:
+        if s.drafter:
+            return (150.0 if s.n_max == 4 else 120.0) + (20.0 if s.p_min else 0.0)
+        return 90.0 if s.ngram else 100.0  # n-gram does not pay: no combination tried
+
+    m = fa.run_measure(with_drafter, fa.Fake(speed, acceptance=0.6))
+    assert m.setup == Setup("draft-simple", n_max=4, p_min=measure.P_MIN_QUICK)
+    again = prepare.prepare(with_drafter.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
+    assert again.spec.argv[-4:] == ("--spec-draft-n-max", "4", "--spec-draft-p-min", "0.5")
+    # Every draft accepted: nothing for p-min to cut, so the quick measurement does not try it.
+    exact = fa.Fake(speed, acceptance=1.0)
+    fa.run_measure(with_drafter, exact)
+    assert not any(s.p_min for s, _ in exact.starts)
+
+
+def _recorded(m: measured.Measurement) -> measured.MeasuredRecords:
+    records = measured.MeasuredRecords()
+    records.record(m)
+    return records
+
+
+def test_a_drafter_the_user_chose_keeps_its_type_and_takes_length_and_p_min(with_drafter, tmp_path):
+    draft = with_drafter.spec.draft
+    forced = prepare.prepare(replace(with_drafter.request, draft=draft), fa.CAPS, fa.MACHINE)
+    assert forced.spec.source == resolver.EXPLICIT
+    fake = fa.Fake(lambda s: 200.0 if s.ngram else (150.0 + (10 if s.p_min else 0)) if s.drafter else 100.0)
+    m = fa.run_measure(forced, fake)
+    assert not any(s.ngram for s, _ in fake.starts)  # no n-gram setups for a drafter you chose
+    again = prepare.prepare(forced.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
+    assert again.spec.argv[:2] == ("--spec-type", "draft-simple")
+    assert again.spec.argv[-4:-2] == ("--spec-draft-n-max", str(m.setup.n_max))
+    assert again.spec.argv[-2:] == ("--spec-draft-p-min", "0.5")
+
+
+def test_users_own_length_wins_over_the_measured_one(alone):
+    m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_SIMPLE else 100.0))
+    request = replace(alone.request, ngram_when_no_drafter=False, extra_args=("--spec-ngram-simple-size-m", "12"))
+    again = prepare.prepare(request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
+    assert again.spec.argv == ("--spec-type", NGRAM_SIMPLE)
+    argv = again.argv("llama-server")
+    assert argv.count("--spec-ngram-simple-size-m") == 1 and argv[argv.index("--spec-ngram-simple-size-m") + 1] == "12"
+
+
+def test_speculation_off_is_not_turned_into_ngram(alone, tmp_path):
+    off = prepare.prepare(replace(alone.request, mtp="off", ngram_when_no_drafter=False), fa.CAPS, fa.MACHINE)
+    assert measure.ngram_request(off) is None
+
+
+def test_a_damaged_sweeps_file_is_set_aside_and_reported(with_drafter):
+    records = measured.MeasuredRecords()
+    path = records.path.with_name("speculation-sweeps.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "entries": [{"combination": {}}]}))
+    assert records.get(measured.Combination("a", "b", "c", "d")) is None
+    assert records.problem and "set aside" in records.problem and not path.exists()
+
+
+# ------------------------------------------------------------------ setups and per-type figures
+def test_setup_argv_json_and_validation():
+    s = Setup("draft-mtp", n_max=2, p_min=0.75, ngram=NGRAM_MAP_K, ngram_len=24)
+    assert s.argv() == ("--spec-type", "ngram-map-k,draft-mtp", "--spec-draft-n-max", "2", "--spec-draft-p-min",
+                        "0.75", "--spec-ngram-map-k-size-m", "24")
+    assert Setup.from_json(json.loads(json.dumps(s.to_json()))) == s
+    assert Setup(ngram=NGRAM_MOD).argv(("--spec-draft-model", "x.gguf")) == ("--spec-type", "ngram-mod")
+    for bad in ({"drafter": "ngram-mod"}, {"ngram": "draft-simple"}, {"n_max": 0, "drafter": "draft-simple"},
+                {"p_min": 2.0, "drafter": "draft-simple"}, {"n_max": True}):
+        with pytest.raises(ValueError):
+            Setup.from_json(bad)
+    assert of_decision("draft-simple", ("--spec-draft-model", "d.gguf", "--draft-p-min", "0.5")) == Setup(
+        "draft-simple", p_min=0.5)
+
+
+LINES = [
+    "spec common_specu: statistics        ngram-mod: #calls(b,g,a) =    1     80     40, #gen drafts =     40, "
+    "#acc drafts =    36, #gen tokens =    960, #acc tokens =   900, #mean acc len = 23.50, #acc rate/pos = (0.9)",
+    "spec common_specu: statistics     draft-simple: #calls(b,g,a) =    1     40     40, #gen drafts =     40, "
+    "#acc drafts =    20, #gen tokens =    240, #acc tokens =   120",
+    "spec common_specu: statistics        ngram-mod: #calls(b,g,a) =    2    160     80, #gen drafts =     80, "
+    "#acc drafts =    72, #gen tokens =   1920, #acc tokens =  1800",
+]
+
+
+def test_the_per_type_lines_say_which_type_drafted_how_much():
+    stats = drafting.type_stats(LINES)
+    assert [(s.spec_type, s.drafted, s.accepted) for s in stats] == [("ngram-mod", 1920, 1800),
+                                                                      ("draft-simple", 240, 120)]
+    assert str(drafting.types_text(stats)) == ("drafted tokens by type: ngram-mod 89 % (94 % accepted), "
+                                               "draft-simple 11 % (50 % accepted)")
+    assert drafting.types_text(stats[:1]) is None  # one type: nothing to split
+    watch = drafting.Watch(speculating=True, what="x", break_even=None)
+    watch.lines(LINES)
+    assert "ngram-mod 89 %" in str(watch.types_text())
+
+
+def test_an_mtp_head_gets_its_short_lengths_and_p_min_where_it_pays(tmp_path):
+    """MTP: lengths 1, 2, 4 (short drafts pay for a head drafting from the model's own state),
+    then p-min at the best length; the next plan passes both on `--spec-type draft-mtp`."""
+    from draftwise.core.planning import planner
+    from draftwise.testing.tinymodels import mtp_model, write_tiny_model
+
+    model = write_tiny_model(tmp_path / "GLM-tiny.gguf", mtp_model())[0]
+    p = prepare.prepare(prepare.Request(model=model, prefs=planner.PlanPrefs(margin_bytes=0, ctx=2048)), fa.CAPS,
+                        fa.MACHINE)
+    assert p.spec.source == resolver.AUTO_MTP
+
+    def speed(s: Setup) -> float:
+        if s.drafter:
+            return {1: 150.0, 2: 140.0, 4: 110.0}[s.n_max] + (25.0 if s.p_min else 0.0)
+        return 100.0
+
+    fake = fa.Fake(speed, acceptance=0.5)
+    m = fa.run_measure(p, fake)
+    assert [s.n_max for s, r in fake.starts if r == 0 and s.drafter and not s.p_min and not s.ngram] == [1, 2, 4]
+    assert m.setup == Setup("draft-mtp", n_max=1, p_min=measure.P_MIN_QUICK)
+    again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
+    assert again.spec.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "1", "--spec-draft-p-min", "0.5")
+
+
+def test_a_verdict_within_the_noise_gets_more_rounds_of_none_and_the_best(alone):
+    """A busy machine: rounds 1 and 2 stray ±30 % (every setup alike), later ones do not. After
+    two rounds 1.3× is within the error; two more rounds of none and the best make it faster, so
+    auto turns n-gram on (the other type keeps its two rounds)."""
+    swing = (1.3, 0.7, 1.0, 1.0)
+
+    class Busy(fa.Fake):
+        def __call__(self, setup, r):
+            arm = super().__call__(setup, r)
+            k = swing[r] / (1.0 + 0.01 * (r % 2))
+            return replace(arm, ms=arm.ms / k, per_request=tuple((i, rr, t * k) for i, rr, t in arm.per_request))
+
+    fake = Busy(lambda s: 130.0 if s.ngram == NGRAM_MOD else 110.0 if s.ngram else 100.0)
+    m = fa.run_measure(alone, fake)
+    assert fake.ran(NONE) == 4 and fake.ran(Setup(ngram=NGRAM_MOD, ngram_len=32)) == 4
+    assert fake.ran(Setup(ngram=NGRAM_SIMPLE, ngram_len=32)) == 2
+    assert m.ratio == pytest.approx(1.3, rel=0.01) and m.faster and m.noise < 0.3
+
+
+def test_ngram_within_the_noise_but_above_one_is_turned_on_and_below_one_is_not(alone):
+    """n-gram for a model with no drafter gets a drafter's benefit of the doubt: 1.03× with ±8 %
+    noise pays (on), 0.99× does not (off)."""
+    m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_MOD else 100.0))
+    request = replace(alone.request, ngram_when_no_drafter=False)
+    for ratio, on in ((1.03, True), (0.99, False)):
+        noisy = replace(m, tokens_per_s_with=m.tokens_per_s_without * ratio, noise=0.08)
+        assert not noisy.faster and noisy.pays is on
+        again = prepare.prepare(request, fa.CAPS, fa.MACHINE, measured=_recorded(noisy), engine=fa.ENGINE)
+        assert bool(again.spec.argv) is on, ratio

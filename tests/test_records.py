@@ -382,17 +382,17 @@ def laptop(tmp_path, monkeypatch):
 def _fake_arms(monkeypatch) -> None:
     """Every arm of a measurement as if the engine ran it: the drafter with draft length 4 is
     the fastest (tokens per second by draft length; None is the arm without speculation)."""
-    from draftwise.core.launch import drafting, measure
+    from draftwise.core.launch import arms, drafting
 
-    speeds = {None: 20.0, 2: 26.0, 4: 30.0, 8: 24.0}
+    speeds = {None: 20.0, 1: 22.0, 2: 26.0, 4: 30.0, 8: 24.0}
 
-    def arm(spec, n_max, r, settings, cancel, step, label, fixes=None, fixed=None):
-        tps = speeds[n_max]
-        per = tuple((i, r, tps) for i in range(len(settings.prompts)))
-        n = 100.0 * len(settings.prompts)
-        return measure.Arm(n_max, n, n * 1000.0 / tps, per, drafting.Counters())
+    def arm(_engine_arms, setup, r):
+        # The draft model alone at length 4 is the fastest: an n-gram beside it or a p-min costs.
+        tps = speeds[setup.n_max] * (0.9 if setup.ngram is not None else 1.0) * (0.95 if setup.p_min else 1.0)
+        n = 100.0 * 3
+        return arms.Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), drafting.Counters())
 
-    monkeypatch.setattr(measure, "_run_arm", arm)
+    monkeypatch.setattr(arms.EngineArms, "__call__", arm)
 
 
 def test_measure_launch_plan_and_the_window_use_one_machine_key(qtbot, laptop, monkeypatch, capsys):

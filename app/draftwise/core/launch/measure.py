@@ -42,7 +42,7 @@ from draftwise.core.engines.spec_types import (
     NGRAM_MOD,
     NGRAM_SIMPLE,
 )
-from draftwise.core.kinds import Backend
+from draftwise.core.kinds import AUTO_SOURCES, Backend
 from draftwise.core.launch import arms, drafting
 from draftwise.core.launch.arms import (
     DEFAULT_SETTINGS,
@@ -115,7 +115,7 @@ def first_stage(prepared: Prepared, settings: Settings, engine_types: Collection
     """Without speculation, then the setups the first stage tries (see the module's text)."""
     spec = prepared.spec
     own = own_setup(spec)
-    automatic = spec.source in resolver.AUTO_SOURCES
+    automatic = spec.source in AUTO_SOURCES
     lengths = candidates(spec, settings, prepared.extra_args)
     setups = [setup_mod.NONE]
     if own.drafter is not None:
@@ -149,7 +149,7 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
             and not engine_args.sets(list(prepared.extra_args), DRAFT_P_MIN, "--draft-p-min")):
         out.append(replace(drafter.setup, p_min=P_MIN_QUICK))
     ngram = next((a for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None), None)
-    if spec.source in resolver.AUTO_SOURCES and ngram is not None and drafter.tokens_per_s > base.tokens_per_s:
+    if spec.source in AUTO_SOURCES and ngram is not None and drafter.tokens_per_s > base.tokens_per_s:
         t = ngram.setup.ngram
         length = None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[t]) else COMBINED_NGRAM_LENGTH
         out.append(replace(drafter.setup, ngram=t, ngram_len=length))

@@ -1,14 +1,24 @@
-"""Does speculation pay? The speed fixtures measured side by side in one run (not a test).
+"""Does auto pick the fastest speculation? Each speed fixture and the real Gemma 3 270M: the
+quick measurement, the sweep, and auto's choice against the sweep's best, side by side (not a test).
 
-Rows (each one `core/launch/measure.measure`: the same prompts with the speculation and
-without, greedy, a fixed token count, the draft length tuned over a small set):
-1. `paying_target` + `exact_draft` (auto companion) — must pay: ratio > 1.3;
-2. `paying_target` + `never_accepted_draft` (auto companion) — must not: ratio < 1.0, and
-   once recorded, the next plan leaves the drafter out on its own;
-3. n-gram speculation (ngram-mod) on the same target alone, with a prompt that repeats its
-   input (the zero-output target falls into a cycle, so its own output repeats too).
+For every row:
+1. the quick measurement (`core/launch/measure.measure`), recorded: what auto knows without a sweep;
+2. the sweep (`core/launch/sweep.sweep`), not recorded: every setup, its best (none, when no
+   setup beats it);
+3. auto's plan from the rules and the recorded quick measurement (`prepare.prepare`, no flag);
+4. a duel: auto's setup and the sweep's best in one interleaved run (same prompts, rounds
+   round by round), their tokens/s overall and per prompt kind. The same setup is 1.00× by
+   identity and not run again.
 
-Exits 1 when a row misses its target. Run: .venv/bin/python bench/speculation.py [--tokens 64] [--rounds 2]
+Rows: `paying_target` + `exact_draft` (auto companion; its quick measurement must pay > 1.3×),
+`paying_target` + `never_accepted_draft` (must not pay: < 1.0×, and the next plan must not run
+that drafter), `paying_target` alone with a prompt that repeats its input (n-gram), and the real
+Gemma 3 270M Q4_K_M on the chat, code and rewrite prompts (no drafter: the n-gram types).
+
+Exits 1 when auto is below 0.95× the sweep's best on a row (overall tokens/s over the row's
+prompts), when a quick measurement took more than a third of its sweep's time, or when a
+fixture misses its own target. Run: .venv/bin/python bench/speculation.py [--tokens 64]
+[--rounds 2] [--only gemma,pay,slow,ngram]
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -37,10 +47,13 @@ SCRATCH = Path(tempfile.mkdtemp(prefix="draftwise-bench-"))
 os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
+from draftwise.cli.measure import render_sweep  # noqa: E402
 from draftwise.core.engines import capabilities  # noqa: E402
-from draftwise.core.launch import measure, prepare  # noqa: E402
+from draftwise.core.launch import arms, measure, prepare, sweep  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.speculation import measured  # noqa: E402
+from draftwise.core.speculation import setup as setup_mod  # noqa: E402
+from draftwise.testing import realmodels  # noqa: E402
 from draftwise.testing import tinymodels as tm  # noqa: E402
 
 REPEAT = measure.Prompt(
@@ -48,6 +61,17 @@ REPEAT = measure.Prompt(
     "Repeat the following text exactly.\n\nText: " + "the cat sat on the mat and looked at the door. " * 6
     + "\n\nRepeated: " + "the cat sat on the mat and looked at the door. " * 2,
 )
+TARGET_RATIO = 0.95  # auto against the sweep's best
+TIME_SHARE = 1 / 3  # the quick measurement against the sweep
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    request: prepare.Request
+    settings: arms.Settings
+    expect: str = ""  # "pays", "does not pay", or "" (no target of its own)
 
 
 def _interrupt(signum, _frame) -> None:
@@ -55,67 +79,114 @@ def _interrupt(signum, _frame) -> None:
     raise KeyboardInterrupt
 
 
-def main() -> int:
-    signal.signal(signal.SIGTERM, _interrupt)
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="engine threads (default 1: on a shared 2-core machine the engine's spin-waiting "
-                         "thread pool makes timings follow the other processes more than the model)")
-    args = ap.parse_args()
-    threads = ("--threads", str(args.threads), "--spec-draft-threads", str(args.threads)) if args.threads else ()
+def _rows(args: argparse.Namespace, threads: tuple[str, ...]) -> list[Row]:
     target = tm.paying_target()
     pay = tm.write_tiny_model(SCRATCH / "pay" / "speedy.gguf", target)[0]
     tm.write_tiny_model(SCRATCH / "pay" / "speedy-draft.gguf", tm.exact_draft(target))
     slow = tm.write_tiny_model(SCRATCH / "slow" / "speedy.gguf", target)[0]
     tm.write_tiny_model(SCRATCH / "slow" / "speedy-draft.gguf", tm.never_accepted_draft(target))
     alone = tm.write_tiny_model(SCRATCH / "alone" / "speedy.gguf", target)[0]
+    s = arms.Settings(tokens=args.tokens, rounds=args.rounds)
+    rows = [
+        Row("pay", "exact 1-block draft", prepare.Request(model=pay, extra_args=threads), s, "pays"),
+        Row("slow", "never-accepted 5-block draft", prepare.Request(model=slow, extra_args=threads), s,
+            "does not pay"),
+        Row("ngram", "no drafter, repeating prompt", prepare.Request(model=alone, extra_args=threads),
+            arms.Settings(tokens=args.tokens * 2, rounds=args.rounds, prompts=(REPEAT,))),
+    ]
+    if "gemma" in args.only:
+        gemma = realmodels.gemma3_270m()
+        rows.append(Row("gemma", "Gemma 3 270M Q4_K_M", prepare.Request(model=gemma, extra_args=threads), s))
+    return [r for r in rows if r.key in args.only]
 
+
+def _planned(request: prepare.Request, caps, machine, records=None) -> prepare.Prepared:
+    """As `measure` plans it: a model with no drafter gets the n-gram types."""
+    kw = dict(measured=records, engine=BINARY) if records is not None else {}
+    p = prepare.prepare(request, caps, machine, **kw)
+    ngram = measure.ngram_request(p) if records is None else None
+    return prepare.prepare(ngram, caps, machine) if ngram is not None else p
+
+
+def _duel(prepared: prepare.Prepared, machine, settings: arms.Settings, setups: list[setup_mod.Setup]) -> dict:
+    """The setups in one interleaved run: {setup: Arm}."""
+    steps = arms.Steps(1 + len(settings.prompts))
+    run = arms.EngineArms(prepared, BINARY, settings=settings, steps=steps)
+    results = arms.Results()
+    arms.run_stage(run, [arms.Line((s,), prune=False) for s in dict.fromkeys(setups)], settings.rounds, results,
+                   steps)
+    return results.arms
+
+
+def _kinds(arm: arms.Arm, settings: arms.Settings) -> str:
+    return " ".join(f"{p.kind} {arm.tokens_per_s_of(i):.1f}" for i, p in enumerate(settings.prompts))
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", default="pay,slow,ngram,gemma", help="rows to run, comma-separated")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="engine threads (default 1: on a shared 2-core machine the engine's spin-waiting "
+                         "thread pool makes timings follow the other processes more than the model)")
+    args = ap.parse_args()
+    args.only = set(args.only.split(","))
+    threads = ("--threads", str(args.threads), "--spec-draft-threads", str(args.threads)) if args.threads else ()
     caps = capabilities.capabilities(BINARY)
     machine = hardware.inventory(BINARY)
     records = measured.MeasuredRecords()
-    settings = measure.Settings(tokens=args.tokens, rounds=args.rounds)
-    rows = [
-        ("exact 1-block draft", prepare.Request(model=pay, extra_args=threads), settings, "pays"),
-        ("never-accepted 5-block draft", prepare.Request(model=slow, extra_args=threads), settings, "does not pay"),
-        ("n-gram (ngram-mod), repeating prompt",
-         prepare.Request(model=alone, ngram_when_no_drafter=True, extra_args=threads),
-         measure.Settings(tokens=args.tokens * 2, rounds=args.rounds, prompts=(REPEAT,)), "report"),
-    ]
-    print(f"engine: {BINARY}\nfixture target: {target.n_layer} blocks × {target.n_embd}, {target.dtype}, "
-          f"{pay.stat().st_size / 1e6:.0f} MB; {args.tokens} tokens per prompt, {args.rounds} rounds, "
-          f"{args.threads or 'default'} engine thread(s)\n")
-    header = f"{'fixture':38} {'with t/s':>9} {'without':>9} {'ratio':>7} {'noise':>6} {'accept':>7} " \
-             f"{'mean len':>8} {'n-max':>6}  tried (n-max: t/s)"
-    print(header)
-    print("-" * len(header))
+    rows = _rows(args, threads)
+    print(f"engine: {BINARY}\n{args.tokens} tokens per prompt ({args.tokens * 2} for the repeating prompt), "
+          f"{args.rounds} rounds, {args.threads or 'default'} engine thread(s)\n", flush=True)
     failures: list[str] = []
-    for label, request, s, expect in rows:
-        prepared = prepare.prepare(request, caps, machine)
-        started = time.monotonic()
-        try:
-            m = measure.measure(prepared, BINARY, machine, settings=s)
-        except measure.MeasureError as exc:
-            print(f"{label:38} FAILED: {exc.message}")
-            failures.append(f"{label}: {exc.message}")
-            continue
-        records.record(m)
-        acc = f"{m.acceptance * 100:.0f} %" if m.acceptance is not None else "—"
-        mean = f"{m.mean_length:.2f}" if m.mean_length is not None else "—"
-        tried = ", ".join(f"{n}: {tps:.0f}" for n, tps in m.tried)
-        print(f"{label:38} {m.tokens_per_s_with:9.1f} {m.tokens_per_s_without:9.1f} {m.ratio:6.2f}× "
-              f"{m.noise * 100:5.0f}% {acc:>7} {mean:>8} {m.n_max!s:>6}  {tried}  ({time.monotonic() - started:.0f} s)")
-        if expect == "pays" and m.ratio <= 1.3:
-            failures.append(f"{label}: ratio {m.ratio:.2f} ≤ 1.3")
-        if expect == "does not pay":
-            if m.ratio >= 1.0:
-                failures.append(f"{label}: ratio {m.ratio:.2f} ≥ 1.0")
-            again = prepare.prepare(request, caps, machine, measured=records, engine=BINARY)
-            left_out = not again.spec.argv
-            print(f"{'':38} next plan: {'drafter left out — ' + str(again.spec.notes[-1]) if left_out else 'drafter KEPT'}")
-            if not left_out:
-                failures.append(f"{label}: the next plan kept the drafter")
+    summary: list[str] = []
+    for row in rows:
+        print(f"== {row.label}", flush=True)
+        prepared = _planned(row.request, caps, machine)
+        quick = measure.measure(prepared, BINARY, machine, settings=row.settings)
+        records.record(quick)
+        print(f"  quick: {quick.ratio:.2f}× with {quick.setup.label() if quick.setup else quick.what} "
+              f"({quick.tokens_per_s_with:.1f} vs {quick.tokens_per_s_without:.1f} tokens/s, noise "
+              f"±{quick.noise * 100:.0f} %), {quick.seconds:.0f} s", flush=True)
+        table = sweep.sweep(prepared, BINARY, machine, settings=row.settings)
+        best_row = table.best
+        fastest = table.speed(best_row) if best_row is not None else 0.0
+        best = best_row.setup if best_row is not None and fastest > table.base_tokens_per_s else setup_mod.NONE
+        print(f"  sweep: {len(table.rows) + 1} setups, best {best.label()} ({max(fastest, table.base_tokens_per_s):.1f} "
+              f"vs {table.base_tokens_per_s:.1f} tokens/s without, in the final), {table.seconds:.0f} s", flush=True)
+        print("\n".join("    " + line for line in render_sweep(table).splitlines()[:-2]), flush=True)
+        again = prepare.prepare(row.request, caps, machine, measured=records, engine=BINARY)
+        auto = setup_mod.of_decision(again.spec.spec_type, again.spec.argv) if again.spec.argv else setup_mod.NONE
+        if auto == best:
+            ratio, kinds = 1.0, "same setup"
+        else:
+            got = _duel(prepared, machine, row.settings, [auto, best])
+            a, b = got[auto], got[best]
+            ratio = a.tokens_per_s / b.tokens_per_s if b.tokens_per_s > 0 else 0.0
+            per_kind = ", ".join(f"{p.kind} {a.tokens_per_s_of(i) / max(b.tokens_per_s_of(i), 1e-9):.2f}×"
+                                 for i, p in enumerate(row.settings.prompts))
+            kinds = (f"auto {a.tokens_per_s:.1f} ({_kinds(a, row.settings)}) vs best {b.tokens_per_s:.1f} "
+                     f"({_kinds(b, row.settings)}); per kind {per_kind}")
+        share = quick.seconds / table.seconds if table.seconds > 0 else 0.0
+        print(f"  auto: {auto.label()} -> {ratio:.2f}× the sweep's best ({kinds})", flush=True)
+        print(f"  time: quick {quick.seconds:.0f} s = {share:.2f} of the sweep's {table.seconds:.0f} s\n", flush=True)
+        summary.append(f"{row.label:32} auto {ratio:5.2f}× best   quick/sweep {share:4.2f} "
+                       f"({quick.seconds:.0f}/{table.seconds:.0f} s)   auto: {auto.label()}   best: {best.label()}")
+        if ratio < TARGET_RATIO:
+            failures.append(f"{row.label}: auto {ratio:.2f}× the sweep's best (< {TARGET_RATIO})")
+        if share > TIME_SHARE:
+            failures.append(f"{row.label}: the quick measurement took {share:.2f} of the sweep's time (> 1/3)")
+        if row.expect == "pays" and quick.ratio <= 1.3:
+            failures.append(f"{row.label}: ratio {quick.ratio:.2f} ≤ 1.3")
+        if row.expect == "does not pay":
+            drafter = max((tps for _, tps in quick.tried), default=0.0) / max(quick.tokens_per_s_without, 1e-9)
+            if drafter >= 1.0:
+                failures.append(f"{row.label}: the drafter measured {drafter:.2f}× ≥ 1.0")
+            if "--spec-draft-model" in again.spec.argv:
+                failures.append(f"{row.label}: the next plan kept the never-accepted drafter")
+    print("\n".join(summary))
     print()
     for f in failures:
         print(f"MISSED: {f}")

@@ -133,14 +133,19 @@ def test_cli_measure_prints_the_figures_and_records_them(paying: Path, engine, c
     # `plan` on the same engine finds the record measure wrote (the same combination key) and
     # decides by it. Its figures are this machine's, so the record is made a clear 2x first:
     # plan must then pass the tuned length and say the figure, exactly.
-    records.record(replace(entries[0], tokens_per_s_with=entries[0].tokens_per_s_without * 2, noise=0.0))
+    # Which setup won here (the drafter alone, or with ngram-mod beside it) is this machine's
+    # too, so the record names the drafter alone at the length measure found.
+    alone = replace(entries[0].setup, ngram=None, ngram_len=None)
+    records.record(replace(entries[0], tokens_per_s_with=entries[0].tokens_per_s_without * 2, noise=0.0,
+                           setup=alone, what="the draft model speedy-draft.gguf"))
     assert main(["plan", str(paying), "--engine", str(engine.binary), "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     argv = plan["argv"]
     assert argv[argv.index("--spec-draft-n-max") + 1] == str(data["n_max"])
     assert argv.count("--spec-draft-n-max") == 1 and "speedy-draft.gguf" in " ".join(argv)
-    assert (f"measured 2.00× with the draft model speedy-draft.gguf; draft length {data['n_max']} "
-            "(the fastest tried)") in plan["speculative"]["notes"]
+    assert "ngram-mod" not in " ".join(argv)
+    assert (f"measured 2.00× with the draft model speedy-draft.gguf ({alone.label()}, the fastest tried)"
+            in plan["speculative"]["notes"])
 
 
 def test_cancelled_measurement_leaves_no_engine_and_no_record(paying: Path, engine):

@@ -486,3 +486,20 @@ def test_an_english_reason_from_an_earlier_file_is_shown_in_japanese(qtbot, ctx,
         assert tr_message(unknown) == "Something no template of this version says."
     finally:
         lm.apply("en")
+
+
+def test_a_file_key_follows_a_link_pointed_elsewhere_and_a_replaced_file(tmp_path):
+    """identity.file_stamp remembers resolved paths by inode: a link pointed at another file, or
+    a file replaced, is resolved again (never the remembered path of what was there before)."""
+    a, b, link = tmp_path / "a.gguf", tmp_path / "b.gguf", tmp_path / "model.gguf"
+    a.write_bytes(b"a" * 10)
+    b.write_bytes(b"b" * 20)
+    link.symlink_to(a)
+    assert identity.file_key(link) == f"{a}|10|{a.stat().st_mtime_ns}"
+    assert identity.file_key(link) == identity.file_key(a)  # asked again: the same answer
+    link.unlink()
+    link.symlink_to(b)
+    assert identity.file_key(link) == f"{b}|20|{b.stat().st_mtime_ns}"
+    link.unlink()
+    link.write_bytes(b"c" * 30)  # a real file where the link was
+    assert identity.file_key(link) == f"{link}|30|{link.stat().st_mtime_ns}"

@@ -36,6 +36,7 @@ Pure: reads file metadata and (for `processor_key`) /proc/cpuinfo; imports no su
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import re
@@ -73,13 +74,27 @@ def file_key(path: Path | str) -> str:
     return resolved if size is None else f"{resolved}|{size}|{mtime_ns}"
 
 
+# Resolved paths by (path as given, device, inode): a launch asks for the same few files'
+# keys a dozen times, and resolving walks every component of the path (an lstat each). The
+# stat, which follows links, is taken every time: a link pointed at another file, or a file
+# replaced, has another inode and is resolved again.
+_RESOLVED: dict[tuple[str, int, int], str] = {}
+_RESOLVED_MAX = 256
+
+
 def file_stamp(path: Path | str) -> tuple[str, int | None, int | None]:
     """(resolved path, size, mtime_ns) of `file_key`, apart, for keys that add their own
     parts (the drafter key adds how the drafter is used); (path, None, None) when unreadable."""
     p = Path(path)
     try:
         st = p.stat()
-        return str(p.resolve()), st.st_size, st.st_mtime_ns
+        where = (str(p) if p.is_absolute() else os.path.join(os.getcwd(), p), st.st_dev, st.st_ino)
+        resolved = _RESOLVED.get(where)
+        if resolved is None:
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            resolved = _RESOLVED[where] = str(p.resolve())
+        return resolved, st.st_size, st.st_mtime_ns
     except OSError:
         return str(p), None, None
 
@@ -114,8 +129,10 @@ def host_key(machine: MachineLike) -> str:
     return f"ram={machine.ram_total // _MiB}|gpus=|unified={int(machine.unified_memory)}"
 
 
+@functools.cache
 def processor_key() -> str:
-    """This processor and memory, probed: `OS|arch|CPU model|threads|RAM MiB`."""
+    """This processor and memory, probed once per process (neither changes while it runs):
+    `OS|arch|CPU model|threads|RAM MiB`."""
     info = Path("/proc/cpuinfo")  # Linux names the model there; elsewhere platform.processor()
     try:
         text = info.read_text(encoding="utf-8", errors="replace") if info.is_file() else ""

@@ -41,7 +41,7 @@ from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, drafting, headless, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
-from draftwise.core.machine.hardware import Gpu
+from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import measured, resolver
 from draftwise.core.speculation import setup as setup_mod
@@ -333,6 +333,24 @@ def run_stage(run: Runner, lines: Sequence[Line], rounds: int, results: Results,
 
 
 # ------------------------------------------------------------------ the engine's arms
+def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps, *, backend: str = Backend.CPU,
+               gpus: Sequence[Gpu] = (), settings: Settings = DEFAULT_SETTINGS,
+               cancel: threading.Event | None = None, fixes: EngineFixes | None = None,
+               runner: Runner | None = None) -> Runner:
+    """What a measurement and a sweep both start with: refuse a launch with no speculation
+    or one that does not fit, then the caller's runner, else the real engine's arms (filing
+    engine fixes under the devices the user asked for, as every launch does)."""
+    spec = prepared.spec
+    if not spec.argv:
+        raise MeasureError(msg("There is no speculation to measure for this model: {why}",
+                               why=" ".join(str(n) for n in spec.notes[-1:]) or "none was chosen."))
+    if not prepared.plan.fits:
+        reasons = prepared.plan.reasons
+        raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
+    return runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
+                                steps=steps, fixes=fixes, requested=machine.requested)
+
+
 class EngineArms:
     """Runs setups for one prepared launch on the real engine: a `Runner`."""
 

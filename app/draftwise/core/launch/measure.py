@@ -46,7 +46,6 @@ from draftwise.core.kinds import AUTO_SOURCES, Backend
 from draftwise.core.launch import arms, drafting
 from draftwise.core.launch.arms import (
     DEFAULT_SETTINGS,
-    EngineArms,
     Line,
     MeasureError,
     Progress,
@@ -56,6 +55,7 @@ from draftwise.core.launch.arms import (
     Steps,
     decision_for,
     run_stage,
+    runner_for,
     what_is_drafting,
 )
 from draftwise.core.launch.fixes import EngineFixes
@@ -223,17 +223,11 @@ def measure(
     `fixes`: the engine-fix record (a fix found on the way is written there at once);
     `runner`: runs one setup's round (default: on the real engine; tests pass their own)."""
     spec = prepared.spec
-    if not spec.argv:
-        raise MeasureError(msg("There is no speculation to measure for this model: {why}",
-                               why=" ".join(str(n) for n in spec.notes[-1:]) or "none was chosen."))
-    if not prepared.plan.fits:
-        reasons = prepared.plan.reasons
-        raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
+    steps = Steps(1 + len(settings.prompts), report, cancel)
+    run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
+                     cancel=cancel, fixes=fixes, runner=runner)
     started = time.monotonic()
     types = engine_types_of(binary) if engine_types is None else engine_types
-    steps = Steps(1 + len(settings.prompts), report, cancel)
-    run = runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
-                               steps=steps, fixes=fixes, requested=machine.requested)
     results = Results()
     first = first_stage(prepared, settings, types)
     if not any(s.speculates for s in first):

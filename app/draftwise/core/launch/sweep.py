@@ -38,10 +38,10 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS, NGRAM_MEASURED
+from draftwise.core.kinds import Backend
 from draftwise.core.launch import measure
 from draftwise.core.launch.arms import (
     DEFAULT_SETTINGS,
-    EngineArms,
     Line,
     MeasureError,
     Progress,
@@ -51,6 +51,7 @@ from draftwise.core.launch.arms import (
     Steps,
     decision_for,
     run_stage,
+    runner_for,
     what_is_drafting,
 )
 from draftwise.core.launch.fixes import EngineFixes
@@ -183,7 +184,7 @@ def sweep(
     binary: Path,
     machine: Machine,
     *,
-    backend: str = "cpu",
+    backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
     settings: Settings = DEFAULT_SETTINGS,
     cancel: threading.Event | None = None,
@@ -194,17 +195,11 @@ def sweep(
 ) -> Sweep:
     """Run the four stages and return the table (not recorded: the caller records it)."""
     spec = prepared.spec
-    if not spec.argv:
-        raise MeasureError(msg("There is no speculation to measure for this model: {why}",
-                               why=" ".join(str(n) for n in spec.notes[-1:]) or "none was chosen."))
-    if not prepared.plan.fits:
-        reasons = prepared.plan.reasons
-        raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
+    steps = Steps(1 + len(settings.prompts), report, cancel)
+    run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
+                     cancel=cancel, fixes=fixes, runner=runner)
     started = time.monotonic()
     plan = Plan(prepared, measure.engine_types_of(binary) if engine_types is None else engine_types)
-    steps = Steps(1 + len(settings.prompts), report, cancel)
-    run = runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
-                               steps=steps, fixes=fixes)
     results = Results()
     run_stage(run, plan.types(), settings.rounds, results, steps)
     run_stage(run, plan.lengths(), settings.rounds, results, steps)

@@ -143,6 +143,22 @@ class JsonRecord(Generic[T]):
         return self._empty()
 
 
+class Store:
+    """What every store on one JsonRecord answers the same way: its file, and what could not
+    be read of it. A store sets `record_file` in its constructor."""
+
+    record_file: JsonRecord[Any]
+
+    @property
+    def path(self) -> Path:
+        return self.record_file.path
+
+    @property
+    def problem(self) -> Message | None:
+        """Set when the file could not be read, was set aside, or is a newer version's."""
+        return self.record_file.problem
+
+
 # ------------------------------------------------------------------ sentences in entries
 def sentence_to_json(text: Text) -> dict[str, Any]:
     """The fields an entry keeps for a sentence: `reason` in English (for people reading the

@@ -36,8 +36,8 @@ from draftwise.core import identity, paths
 from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import crash
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.messages import Message, Text, msg
-from draftwise.core.records import JsonRecord, sentence_from_json, sentence_to_json
+from draftwise.core.messages import Text, msg
+from draftwise.core.records import JsonRecord, Store, sentence_from_json, sentence_to_json
 
 FILE_NAME = "engine-fixes.json"
 _ALIASES = {"-fa": ("--flash-attn",), "-nr": ("--no-repack",)}
@@ -88,7 +88,7 @@ def _parse(entries: Any, _version: int) -> list[Fix]:
     return [Fix.from_json(e) for e in entries]
 
 
-class EngineFixes:
+class EngineFixes(Store):
     """The persistent record. `machine`: the machine launches run on, for the machine-wide
     fixes (without it every fix is filed per model)."""
 
@@ -97,14 +97,6 @@ class EngineFixes:
                                       parse=_parse, dump=lambda fs: [f.to_json() for f in fs], empty=list)
         self.machine = machine
 
-    @property
-    def path(self) -> Path:
-        return self.record_file.path
-
-    @property
-    def problem(self) -> Message | None:
-        """Set when the file could not be read, was set aside, or is a newer version's."""
-        return self.record_file.problem
 
     def for_machine(self, machine: Machine | None) -> EngineFixes:
         """The same record, told the machine (machine-wide fixes found and filed)."""

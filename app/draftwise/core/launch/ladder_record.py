@@ -28,7 +28,13 @@ from draftwise.core import identity, paths
 from draftwise.core.launch.ladder import Concessions
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.records import JsonRecord, sentence_from_json, sentence_to_json, write_error
+from draftwise.core.records import (
+    JsonRecord,
+    Store,
+    sentence_from_json,
+    sentence_to_json,
+    write_error,
+)
 
 FILE_NAME = "ladder-rungs.json"
 VERSION = 1
@@ -59,21 +65,13 @@ def _parse(entries: Any, _version: int) -> list[RungEntry]:
     return [RungEntry.from_json(e) for e in entries]
 
 
-class LadderRecord:
+class LadderRecord(Store):
     """The persistent record. Cheap to create; reads the file on each question."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("record of lowered settings"),
                                       VERSION, parse=_parse, dump=lambda es: [e.to_json() for e in es], empty=list)
 
-    @property
-    def path(self) -> Path:
-        return self.record_file.path
-
-    @property
-    def problem(self) -> Message | None:
-        """Set when the file could not be read, was set aside, or is a newer version's."""
-        return self.record_file.problem
 
     @staticmethod
     def key(model: Path, machine: Machine, binary: Path) -> tuple[str, str, str]:

@@ -22,8 +22,8 @@ from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.identity import engine_build_key
-from draftwise.core.messages import Message, Text, msg
-from draftwise.core.records import JsonRecord, sentence_from_json, sentence_to_json
+from draftwise.core.messages import Text, msg
+from draftwise.core.records import JsonRecord, Store, sentence_from_json, sentence_to_json
 
 log = logging.getLogger(__name__)
 
@@ -52,21 +52,13 @@ def _parse(entries: Any, _version: int) -> list[BrokenDrafter]:
     return [BrokenDrafter.from_json(e) for e in entries]
 
 
-class BrokenDrafters:
+class BrokenDrafters(Store):
     """The persistent record. Cheap to create; reads the file on each question."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("broken-drafter record"), VERSION,
                                       parse=_parse, dump=lambda es: [e.to_json() for e in es], empty=list)
 
-    @property
-    def path(self) -> Path:
-        return self.record_file.path
-
-    @property
-    def problem(self) -> Message | None:
-        """Set when the file could not be read, was set aside, or is a newer version's."""
-        return self.record_file.problem
 
     def entries(self) -> list[BrokenDrafter]:
         return self.record_file.read()

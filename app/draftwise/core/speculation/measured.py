@@ -34,7 +34,7 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS
 from draftwise.core.identity import same_file
 from draftwise.core.messages import Message, msg
-from draftwise.core.records import JsonRecord
+from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.setup import Setup
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ def _parse(entries: Any, _version: int) -> list[Measurement]:
     return [Measurement.from_json(e) for e in entries]
 
 
-class MeasuredRecords:
+class MeasuredRecords(Store):
     """The persistent record. Cheap to create; reads the file on each question."""
 
     def __init__(self, path: Path | None = None) -> None:
@@ -285,12 +285,9 @@ class MeasuredRecords:
         self._sweeps: SweepRecords | None = None
 
     @property
-    def path(self) -> Path:
-        return self.record_file.path
-
-    @property
     def problem(self) -> Message | None:
-        """Set when the file could not be read, was set aside, or is a newer version's."""
+        """Set when this file or the sweeps' beside it could not be read, was set aside, or is a
+        newer version's."""
         return self.record_file.problem or (self._sweeps.problem if self._sweeps is not None else None)
 
     def entries(self) -> list[Measurement]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.messages import Message, msg
-from draftwise.core.records import JsonRecord
+from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.measured import Combination, Measurement
 from draftwise.core.speculation.setup import Setup
 
@@ -165,7 +165,7 @@ def _parse(entries: Any, _version: int) -> list[Sweep]:
     return [Sweep.from_json(e) for e in entries]
 
 
-class SweepRecords:
+class SweepRecords(Store):
     """The persistent record (core/records.py: one version and damage policy, atomic writes).
     Cheap to create; reads the file on each question."""
 
@@ -173,14 +173,6 @@ class SweepRecords:
         self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("record of speculation sweeps"),
                                       VERSION, parse=_parse, dump=lambda ss: [e.to_json() for e in ss], empty=list)
 
-    @property
-    def path(self) -> Path:
-        return self.record_file.path
-
-    @property
-    def problem(self) -> Message | None:
-        """Set when the file could not be read, was set aside, or is a newer version's."""
-        return self.record_file.problem
 
     def entries(self) -> list[Sweep]:
         return self.record_file.read()

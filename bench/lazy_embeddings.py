@@ -73,16 +73,9 @@ TOKENS = 64
 PROMPT = "Write a short paragraph about why the sea is salty."
 
 
-def _engine_binary() -> Path:
-    from draftwise.core.engines import provision
+from installed import cpu_engine  # noqa: E402 (bench/installed.py)
 
-    build = provision.installed("cpu")
-    if build is None:
-        sys.exit("llama-server is not installed; run `draftwise engine install`")
-    return build.binary
-
-
-BINARY = _engine_binary()  # found before the data dir moves to a scratch folder
+BINARY = cpu_engine()  # found before the data dir moves to a scratch folder
 SCRATCH = Path(tempfile.mkdtemp(prefix="draftwise-bench-lazy-"))
 os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 

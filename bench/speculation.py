@@ -32,17 +32,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from installed import cpu_engine  # bench/installed.py
 
-def _engine_binary() -> Path:
-    from draftwise.core.engines import provision
-
-    build = provision.installed("cpu")
-    if build is None:
-        sys.exit("llama-server is not installed; run `draftwise engine install`")
-    return build.binary
-
-
-BINARY = _engine_binary()  # found before the data dir moves to a scratch folder
+BINARY = cpu_engine()  # found before the data dir moves to a scratch folder
 SCRATCH = Path(tempfile.mkdtemp(prefix="draftwise-bench-"))
 os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")

@@ -34,6 +34,7 @@ from draftwise.core.machine.hardware import GB, Gpu, Machine
 from draftwise.core.messages import Message, from_english, msg
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
+from draftwise.core.speculation.setup import Setup
 
 APP = Path(__file__).resolve().parents[1] / "app" / "draftwise"
 MACHINE = Machine(ram_total=16 * GB, ram_available=12 * GB, os="Linux", described=True,
@@ -503,3 +504,37 @@ def test_a_file_key_follows_a_link_pointed_elsewhere_and_a_replaced_file(tmp_pat
     link.unlink()
     link.write_bytes(b"c" * 30)  # a real file where the link was
     assert identity.file_key(link) == f"{link}|30|{link.stat().st_mtime_ns}"
+
+
+@pytest.mark.parametrize("entry", ["measure", "sweep"])
+def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tmp_path, monkeypatch):
+    """The devices an arm's engine fixes are filed under (`fix_devices`) are the ones a launch of
+    the same request reads them under: here a device the user asked for that this build has no
+    GPU for, so only `requested` names it (an arm built without it would file under "none")."""
+    from tests import fake_arms as fa
+
+    from draftwise.core.launch import arms, measure, sweep
+
+    built: list[arms.EngineArms] = []
+
+    class Stop(Exception):
+        pass
+
+    class Captured(arms.EngineArms):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            built.append(self)
+
+        def __call__(self, setup, r):  # type: ignore[override]
+            raise Stop
+
+    monkeypatch.setattr(arms, "EngineArms", Captured)
+    prepared = fa.with_drafter(tmp_path)
+    machine = replace(fa.MACHINE, requested=("Vulkan1",))
+    run = measure.measure if entry == "measure" else sweep.sweep
+    with pytest.raises(Stop):
+        run(prepared, fa.ENGINE, machine, settings=fa.SETTINGS)
+    [engine_arms] = built
+    spec = engine_arms.launch(Setup("draft-simple", n_max=4))
+    launch = prepared.launch(fa.ENGINE, port=18080, requested=machine.requested)
+    assert spec.fix_devices == launch.fix_devices == ("Vulkan1",)

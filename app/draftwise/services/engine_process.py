@@ -102,9 +102,9 @@ class EngineProcess(QObject):
         self._poll_delay = POLL_FIRST_MS
         self._reply: QNetworkReply | None = None
         self._poll_again = False  # the engine said it is ready while an answer was on its way
-        self._net = QNetworkAccessManager(self)
-        # Never send loopback health checks through a proxy from the environment.
-        self._net.setProxy(QNetworkProxy(QNetworkProxy.ProxyType.NoProxy))
+        # Made at the first health check, after the engine was started: nothing but the
+        # start itself stands between Launch and the engine's exec (bench/launch.py).
+        self._net: QNetworkAccessManager | None = None
 
         app = QCoreApplication.instance()
         if app is not None:
@@ -316,6 +316,10 @@ class EngineProcess(QObject):
         request.setRawHeader(QByteArray(b"Authorization"), QByteArray(f"Bearer {self.spec.api_key}".encode()))
         request.setTransferTimeout(HEALTH_TIMEOUT_MS)
         self._poll_again = False
+        if self._net is None:
+            self._net = QNetworkAccessManager(self)
+            # Never send loopback health checks through a proxy from the environment.
+            self._net.setProxy(QNetworkProxy(QNetworkProxy.ProxyType.NoProxy))
         self._reply = self._net.get(request)
         self._reply.finished.connect(self._health_answered)
 

@@ -15,7 +15,7 @@ from draftwise.core.machine.hardware import Machine
 from draftwise.core.planning import planner
 from draftwise.core.speculation import measured, resolver
 from draftwise.core.speculation.setup import Setup
-from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
+from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
 
 CAPS = pinned_caps()
 TARGET = TinyModel(name="Tiny", n_layer=4, n_embd=128, n_ff=256)
@@ -34,6 +34,17 @@ def with_drafter(tmp_path: Path) -> prepare.Prepared:
     write_tiny_model(tmp_path / "Tiny-draft.gguf", draft_model(TARGET))
     p = prepare.prepare(prepare.Request(model=tmp_path / "Tiny-Q8_0.gguf", prefs=_prefs()), CAPS, MACHINE)
     assert p.spec.source == resolver.AUTO_COMPANION
+    return p
+
+
+def mtp_with_companion(tmp_path: Path) -> prepare.Prepared:
+    """A tiny model with an embedded MTP head (auto's choice) and a draft model beside it
+    (the resolver's alternative)."""
+    target = mtp_model(name="TinyMTP")
+    write_tiny_model(tmp_path / "mtp" / "TinyMTP-Q8_0.gguf", target)
+    write_tiny_model(tmp_path / "mtp" / "TinyMTP-draft.gguf", draft_model(target))
+    p = prepare.prepare(prepare.Request(model=tmp_path / "mtp" / "TinyMTP-Q8_0.gguf", prefs=_prefs()), CAPS, MACHINE)
+    assert p.spec.source == resolver.AUTO_MTP and len(p.spec.alternatives) == 1
     return p
 
 

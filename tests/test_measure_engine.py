@@ -301,3 +301,24 @@ def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_sweep_arm_runs_the_draft_beside_an_mtp_head_with_its_own_plan(tmp_path: Path, engine):
+    """The sweep's arm for the resolver's alternative (a draft model beside a model with its own
+    MTP head) starts the engine with that file and the draft model's own plan flags, and drafts."""
+    from draftwise.core.launch import arms, sweep
+    from draftwise.core.speculation.setup import Setup
+
+    target = tm.mtp_model(name="TinyMTP")
+    model = tm.write_tiny_model(tmp_path / "mtp" / "TinyMTP.gguf", target)[0]
+    draft = tm.write_tiny_model(tmp_path / "mtp" / "TinyMTP-draft.gguf", tm.draft_model(target))[0]
+    p = _prepared(model, engine)
+    assert p.spec.source == resolver.AUTO_MTP
+    drafters = sweep.fitting_drafters(p, MACHINE)
+    (key,) = drafters
+    run = arms.EngineArms(p, engine.binary, settings=QUICK, drafters=drafters)
+    setup = Setup("draft-simple", n_max=2, drafter_key=key)
+    argv = list(run.launch(setup).argv)
+    assert argv[argv.index("--spec-draft-model") + 1] == str(draft) and "--spec-draft-ngl" in argv
+    arm = run(setup, 0)
+    assert arm.tokens > 0 and arm.counters.drafted > 0

@@ -207,6 +207,46 @@ def test_auto_embedded_mtp(tmp_path):
     assert d.argv == ("--spec-type", "draft-mtp") and d.draft is None
 
 
+def test_an_embedded_mtp_head_carries_the_suitable_companions_as_alternatives(tmp_path):
+    """The head is chosen; the companions the search keeps ride along as whole decisions (the
+    sweep measures them), each header read once, and nothing of the search is in the notes."""
+    model = _mtp(tmp_path / "GLM-tiny.gguf")
+    draft = _write(tmp_path / "GLM-tiny-draft.gguf", _small(name="GLM-tiny-draft"))
+    _write(tmp_path / "GLM-tiny-other-draft.gguf", _small(vocab="other"))  # another vocabulary: refused
+    reads: list[str] = []
+    d = resolve(_read(model), SpecOptions(), CAPS, read=lambda p: reads.append(p.name) or resolver.read_draft(p))
+    assert (d.source, d.spec_type, d.draft) == ("auto-mtp", "draft-mtp", None)
+    assert [str(n) for n in d.notes] == ["MTP head found in the model: speculation is on."]
+    assert sorted(reads) == ["GLM-tiny-draft.gguf", "GLM-tiny-other-draft.gguf"]
+    (alt,) = d.alternatives
+    assert (alt.source, alt.spec_type, alt.draft) == ("auto-companion", "draft-simple", draft)
+    assert alt.argv == ("--spec-type", "draft-simple", "--spec-draft-model", str(draft))
+    assert alt.drafter_key == resolver.drafter_key(draft, "draft-simple") and alt.draft_info is not None
+    assert d.drafter_for(alt.drafter_key) is alt and d.drafter_for(None) is d and d.drafter_for("x|y") is None
+    # A broken companion is no alternative either.
+    assert resolve(_read(model), SpecOptions(broken=frozenset({alt.drafter_key})), CAPS).alternatives == ()
+
+
+def test_a_companion_carries_the_ones_ranked_below_it(target, tmp_path):
+    _write(tmp_path / "b-draft.gguf", _small(n_layer=1))
+    _write(tmp_path / "a-draft.gguf", _small(n_layer=1))
+    d = resolve(_read(target), SpecOptions(), CAPS)
+    assert d.draft == tmp_path / "a-draft.gguf" and "Also suitable, not chosen: b-draft.gguf." in map(str, d.notes)
+    assert [a.draft for a in d.alternatives] == [tmp_path / "b-draft.gguf"]
+    assert all(a.alternatives == () and a.source == "auto-companion" for a in d.alternatives)
+
+
+def test_only_auto_has_alternatives(target, tmp_path):
+    draft = _write(tmp_path / "a-draft.gguf", _small())
+    _write(tmp_path / "b-draft.gguf", _small())
+    model = _read(target)
+    for options in (SpecOptions(draft=draft), SpecOptions(mtp="off"),
+                    SpecOptions(extra_args=("--spec-type", "ngram-mod")),
+                    SpecOptions(draft=draft, extra_args=("--spec-type", "draft-simple"))):
+        assert resolve(model, options, CAPS).alternatives == (), options
+    assert len(resolve(model, SpecOptions(), CAPS).alternatives) == 1
+
+
 def test_auto_mtp_needs_the_head_not_just_the_key(tmp_path):
     trunk = _mtp(tmp_path / "GLM-tiny.gguf", head=False)
     d = resolve(_read(trunk), SpecOptions(), CAPS)

@@ -4,13 +4,15 @@ engine's side is tests/test_measure_engine.py."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 from tests import fake_arms as fa
 
-from draftwise.core.engines.spec_types import NGRAM_MOD
+from draftwise.core.engines.spec_types import NGRAM_MEASURED, NGRAM_MOD
 from draftwise.core.launch import arms, prepare
+from draftwise.core.launch.sweep import Plan
 from draftwise.core.speculation import measured
 from draftwise.core.speculation.setup import Setup, drafter_flags, of_decision
 from draftwise.core.speculation.sweep_record import SweepRecords
@@ -116,3 +118,106 @@ def test_the_final_stage_keeps_the_steady_best_not_the_lucky_one(alone):
     assert len(finals) == 3 and Setup(ngram="ngram-simple", ngram_len=16) in {r.setup for r in finals}
     assert table.best.setup == Setup(ngram=NGRAM_MOD, ngram_len=32)
     assert table.ratio(table.best) == pytest.approx(2.0, rel=0.02)  # against none in the same final
+
+
+# ------------------------------------------------------------------ every drafter the files allow
+def _companion_fastest(s: Setup) -> float:
+    """The draft model beside the MTP head drafts fastest, at n-max 4; the head's best is 1."""
+    if s.combined:
+        return 150.0
+    if s.drafter == "draft-simple":
+        assert s.drafter_key is not None  # the companion is never the resolver's own here
+        return {1: 150, 2: 180, 3: 200, 4: 240, 5: 210, 6: 190, 7: 170, 8: 160}[s.n_max] - (30 if s.p_min else 0)
+    if s.drafter == "draft-mtp":
+        return {1: 190, 2: 180, 3: 150, 4: 140, 5: 120, 6: 110, 7: 100, 8: 90}[s.n_max] - (30 if s.p_min else 0)
+    return 110.0 if s.ngram else 100.0
+
+
+@pytest.fixture
+def mtp_and_draft(tmp_path):
+    return fa.mtp_with_companion(tmp_path)
+
+
+def test_the_sweep_runs_the_mtp_head_and_the_draft_beside_it_and_auto_runs_the_faster(mtp_and_draft):
+    p = mtp_and_draft
+    (alt,) = p.spec.alternatives
+    fake = fa.Fake(_companion_fastest)
+    result = fa.run_sweep(p, fake)
+    ran = {(s.drafter, s.drafter_key) for s, _ in fake.starts if s.drafter}
+    assert ran == {("draft-mtp", None), ("draft-simple", alt.drafter_key)}
+    # Both beat none at the default length: both get their lengths line.
+    assert fake.ran(Setup("draft-mtp", n_max=1)) == 2 and fake.ran(Setup("draft-simple", n_max=4,
+                                                                          drafter_key=alt.drafter_key)) >= 2
+    best = result.best
+    assert best.setup == Setup("draft-simple", n_max=4, drafter_key=alt.drafter_key)
+    assert best.what == f"the draft model {alt.draft.name}"
+    assert best.setup.label() == "draft-simple (TinyMTP-draft.gguf) n-max 4"
+    assert Plan(p, NGRAM_MEASURED).most_starts(fa.SETTINGS.rounds) >= len(fake.starts)
+    # The table names each drafter's file (the head's is the model's).
+    from draftwise.cli.measure import render_sweep
+
+    table = render_sweep(result)
+    assert "draft-mtp (TinyMTP-Q8_0.gguf) n-max 1 " in table
+    assert "Kept: draft-simple (TinyMTP-draft.gguf) n-max 4 (" in table
+    SweepRecords().record(result)
+    assert SweepRecords().get(result.combination) == result  # the key survives the file
+    again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=measured.MeasuredRecords(), engine=fa.ENGINE)
+    assert again.chosen.source == "auto-mtp" and again.measurement is not None and again.measurement.swept
+    spec = again.spec
+    assert (spec.spec_type, spec.draft, spec.drafter_key) == ("draft-simple", alt.draft, alt.drafter_key)
+    assert drafter_flags(spec.argv) == ("--spec-draft-model", str(alt.draft))
+    assert of_decision(spec.spec_type, spec.argv) == replace(best.setup, drafter_key=None)
+    # Planned for the draft model, not the head: its header, its own offload flag.
+    assert again.draft is spec.draft_info and again.draft.path == alt.draft and "--spec-draft-ngl" in again.plan.plan_args
+    notes = " ".join(map(str, spec.notes))
+    assert "Chosen by the sweep: TinyMTP-draft.gguf drafted fastest on this computer, ahead of the model's own MTP head" in notes
+    argv = again.argv(fa.ENGINE)
+    assert argv[argv.index("--spec-draft-model") + 1] == str(alt.draft)
+
+
+def test_a_recorded_alternative_that_changed_or_does_not_fit_leaves_the_resolvers_choice(mtp_and_draft):
+    import os
+
+    from draftwise.core.machine.hardware import Machine
+
+    p = mtp_and_draft
+    result = fa.run_sweep(p, fa.Fake(_companion_fastest))
+    assert result.best.setup.drafter_key is not None
+    # A machine with no room for the draft model now: the same record, filed under its key.
+    small = Machine(ram_total=10 << 20, ram_available=10 << 20, gpus=[], os="linux")
+    SweepRecords().record(result)
+    SweepRecords().record(replace(result, combination=prepare.combination(p.model.path, p.spec, fa.ENGINE, small)))
+    tight = prepare.prepare(p.request, fa.CAPS, small, measured=measured.MeasuredRecords(), engine=fa.ENGINE)
+    assert "--spec-draft-model" not in tight.argv(fa.ENGINE)
+    assert any("does not fit now" in str(n) for n in tight.spec.notes)
+    # The draft file rewritten since: its key is another, so the rules' choice runs.
+    draft = p.spec.alternatives[0].draft
+    os.utime(draft, ns=(10**18, 10**18))
+    again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=measured.MeasuredRecords(), engine=fa.ENGINE)
+    assert (again.spec.spec_type, again.spec.draft) == ("draft-mtp", None)
+    assert any("no longer a suitable drafter" in str(n) for n in again.spec.notes)
+
+
+def test_a_record_without_the_drafter_field_still_loads_and_applies(mtp_and_draft):
+    """Setups from before alternatives have no `drafter_key`: the resolver's own drafter."""
+    old = {"drafter": "draft-mtp", "n_max": 1, "p_min": None, "ngram": None, "ngram_len": None}
+    assert Setup.from_json(old) == Setup("draft-mtp", n_max=1) and Setup("draft-mtp", n_max=1).to_json() == old
+    p = mtp_and_draft
+    result = fa.run_sweep(p, fa.Fake(lambda s: 300.0 if s == Setup("draft-mtp", n_max=1) else
+                                     _companion_fastest(s)))
+    assert result.best.setup == Setup("draft-mtp", n_max=1)
+    SweepRecords().record(result)
+    rows = json.loads(SweepRecords().path.read_text())
+    best = next(r for e in rows["entries"] for r in e["rows"] if r["setup"] == old)
+    assert "drafter_key" not in best["setup"]
+    again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=measured.MeasuredRecords(), engine=fa.ENGINE)
+    assert again.spec.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "1")
+
+
+def test_a_setup_names_a_drafter_of_its_own_type_only():
+    key = "draft-simple|/m/b.gguf|10|20"
+    assert Setup("draft-simple", drafter_key=key).drafter_file == "b.gguf"
+    with pytest.raises(ValueError, match="not of a draft-mtp drafter"):
+        Setup("draft-mtp", drafter_key=key)
+    with pytest.raises(ValueError):
+        Setup(ngram=NGRAM_MOD, drafter_key=key)

@@ -529,57 +529,67 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="239" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="245" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="357" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="352" />
+      <source>There is no speculation to measure for this model: {why}</source>
+      <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="356" />
+      <source>The model does not fit this machine.</source>
+      <translation>このモデルはこのマシンに収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="384" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="358" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="385" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="381" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="409" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="387" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="415" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="401" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="429" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="405" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="433" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="423" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="451" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="425" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="453" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="458" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="486" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="461" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="489" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1074,17 +1084,17 @@
       <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="66" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="72" />
       <source>record of lowered settings</source>
       <translation>下げた設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="125" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="123" />
       <source>Could not remember the lowered settings ({error}); the next launch will try the full settings first.</source>
       <translation>下げた設定を記録できませんでした（{error}）。次の起動はまず本来の設定で試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="127" />
+      <location filename="../../app/draftwise/core/launch/ladder_record.py" line="125" />
       <source>The engine started with {given_up}; the next launch of this model starts there (Try full settings again undoes it).</source>
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
@@ -1217,16 +1227,6 @@
       <location filename="../../app/draftwise/core/launch/llamacpp.py" line="77" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="227" />
-      <source>There is no speculation to measure for this model: {why}</source>
-      <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/measure.py" line="231" />
-      <source>The model does not fit this machine.</source>
-      <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/mlx.py" line="51" />
@@ -1399,19 +1399,44 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="153" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="156" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="160" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="163" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="277" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="232" />
+      <source>it does not fit this machine's memory</source>
+      <translation>このマシンのメモリーに収まりません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="233" />
+      <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
+      <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="302" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="322" />
+      <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
+      <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="326" />
+      <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
+      <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="338" />
+      <source>the model's own MTP head</source>
+      <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/share.py" line="31" />
@@ -1449,7 +1474,7 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/sweep.py" line="83" />
+      <location filename="../../app/draftwise/core/launch/sweep.py" line="99" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
@@ -1944,272 +1969,272 @@
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="168" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="180" />
       <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
       <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="174" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="186" />
       <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
       <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="277" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="289" />
       <source>MTP mode must be 'auto' or 'off', not {value}.</source>
       <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="284" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="296" />
       <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
       <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="290" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="302" />
       <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
       <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="294" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="306" />
       <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
       <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="302" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="314" />
       <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
       <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="311" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="323" />
       <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
       <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="316" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="328" />
       <source>This engine has no speculative type {type}; it knows {known}.</source>
       <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="320" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="332" />
       <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
       <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="332" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="344" />
       <source>The draft model {name} is passed to the engine.</source>
       <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="346" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="358" />
       <source>Using your draft model {name} ({kind}).</source>
       <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="358" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="371" />
       <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
       <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="375" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="388" />
       <source>EAGLE-3 drafter</source>
       <translation>EAGLE-3 ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="376" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="389" />
       <source>DFlash drafter</source>
       <translation>DFlash ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="377" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="390" />
       <source>DSpark drafter</source>
       <translation>DSpark ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="378" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="391" />
       <source>n-gram lookup</source>
       <translation>n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="394" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="407" />
       <source>The draft model {path} does not exist; choose the file again.</source>
       <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="397" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="410" />
       <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
       <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="400" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="413" />
       <source>{name} is the model itself; choose a smaller draft model.</source>
       <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="405" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="418" />
       <source>The draft model cannot be used: {error}</source>
       <translation>このドラフトモデルは使えません: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="408" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="421" />
       <source>{name} cannot draft for this model: {reason}. A draft must come from the same model family.</source>
       <translation>{name} はこのモデルのドラフトに使えません: {reason}。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="428" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="441" />
       <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
       <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="433" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="446" />
       <source>{name} cannot draft for this model: {reason}.</source>
       <translation>{name} はこのモデルのドラフトには使えません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="435" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="448" />
       <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
       <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="440" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="453" />
       <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
       <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="479" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="492" />
       <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
       <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="484" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="497" />
       <source>The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop at the first draft); looking for a draft model instead.</source>
       <translation>このモデルの MTP ヘッドは {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="490" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="503" />
       <source>The model's MTP head made this engine fail before; it is left out.</source>
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="494" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="510" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="497" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="514" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="503" />
-      <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
-      <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="506" />
-      <source>MTP head found beside the model in {name}: speculation is on.</source>
-      <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="508" />
-      <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
-      <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="512" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="521" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="526" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="533" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="530" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="537" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="535" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="542" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="561" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="550" />
+      <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
+      <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="553" />
+      <source>MTP head found beside the model in {name}: speculation is on.</source>
+      <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="555" />
+      <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
+      <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="586" />
       <source>Could not look for draft models in {folder}: {error}.</source>
       <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="586" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="611" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="601" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="626" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="606" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="631" />
       <source>Skipped {name}: {reason}.</source>
       <translation>{name} は使いません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="617" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="642" />
       <source>{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the first draft).</source>
       <translation>{name} の MTP は {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="627" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="652" />
       <source>this engine runs no MTP assistant of architecture {draft_arch}</source>
       <translation>このエンジンはアーキテクチャ {draft_arch} の MTP アシスタントを動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="629" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="654" />
       <source>it is the MTP assistant of {target_arch} models, not {arch}</source>
       <translation>{arch} ではなく {target_arch} モデル用の MTP アシスタントです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="632" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="657" />
       <source>it lacks the nextn.pre_projection tensor the engine loads</source>
       <translation>エンジンが読み込む nextn.pre_projection テンソルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="634" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="659" />
       <source>it was made for a model {width} wide, and this one is {model_width} wide</source>
       <translation>幅 {width} のモデル用ですが、このモデルの幅は {model_width} です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="638" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="663" />
       <source>the model's last two layers are not the windowed and global pair whose KV cache it reads</source>
       <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="648" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="673" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="650" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="675" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="652" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="677" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="655" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="680" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="657" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="682" />
       <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
       <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="662" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="687" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>

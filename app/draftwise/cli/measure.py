@@ -172,8 +172,12 @@ def render(m) -> str:
 
 
 def render_sweep(sw) -> str:
-    """The sweep's table: every setup tried, fastest first, and what auto runs from now on."""
+    """The sweep's table: every setup tried, fastest first, and what auto runs from now on.
+    Where it ran more than one drafter, every drafter's row names its file."""
+    from draftwise.core.speculation.setup import drafter_file
+
     best = sw.best
+    own = drafter_file(sw.combination.drafter) if any(r.setup.drafter_key for r in sw.rows) else None
     lines = [f"without speculation: {sw.stages_base_tokens_per_s or sw.base_tokens_per_s:.1f} tokens/s; "
              f"{sw.base_tokens_per_s:.1f} in the final (noise ±{sw.base_noise * 100:.0f} %)", "",
              f"{'setup':44} {'tokens/s':>9} {'speed-up':>8} {'noise':>6} {'accept':>7} {'mean len':>8} "
@@ -184,7 +188,7 @@ def render_sweep(sw) -> str:
         mean = f"{row.mean_length:.2f}" if row.mean_length is not None else "—"
         final = f"{row.final_tokens_per_s:.1f}" if row.final_tokens_per_s is not None else ""
         note = "best" if row is best else ("widening stopped here" if row.stopped else "")
-        lines.append(f"{row.setup.label():44} {row.tokens_per_s:9.1f} {sw.ratio(row):7.2f}× {row.noise * 100:5.0f}% "
+        lines.append(f"{row.setup.label(own):44} {row.tokens_per_s:9.1f} {sw.ratio(row):7.2f}× {row.noise * 100:5.0f}% "
                      f"{acc:>7} {mean:>8} {final:>8}  {note}".rstrip())
     lines.append("")
     m = sw.measurement()
@@ -194,10 +198,10 @@ def render_sweep(sw) -> str:
         lines.append(f"Every setup was slower than none (best {m.ratio:.2f}×): auto starts without speculation "
                      "from now on (a drafter you chose stays).")
     elif not m.pays:
-        lines.append(f"The best setup, {best.setup.label()}, is no faster than none ({m.ratio:.2f}×): "
+        lines.append(f"The best setup, {best.setup.label(own)}, is no faster than none ({m.ratio:.2f}×): "
                      "auto turns no n-gram speculation on for it.")
     else:
-        lines.append(f"Kept: {best.setup.label()} ({m.ratio:.2f}×) — auto runs it from now on; "
+        lines.append(f"Kept: {best.setup.label(own)} ({m.ratio:.2f}×) — auto runs it from now on; "
                      "`draftwise measure --forget MODEL` undoes this.")
     lines.append(f"({len(sw.rows) + 1} setups × {sw.prompts} prompts × {sw.tokens} tokens, {sw.seconds:.0f} s)")
     return "\n".join(lines)

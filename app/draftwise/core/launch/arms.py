@@ -31,7 +31,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -198,9 +198,15 @@ def without_draft_flags(args: Sequence[str]) -> tuple[str, ...]:
 
 def decision_for(base: SpecDecision, setup: Setup) -> SpecDecision:
     """The decision that runs `setup`, from the measured decision `base` (its drafter's file
-    flags and bans kept while the setup runs that drafter)."""
+    flags and bans kept while the setup runs that drafter; for a setup naming another drafter,
+    that alternative's)."""
     if not setup.speculates:
         return launch_spec.NO_SPECULATION
+    if setup.drafter is not None:
+        other = base.drafter_for(setup.drafter_key)
+        if other is None:
+            raise ValueError(f"the decision has no drafter {setup.drafter_key!r}")
+        base = other
     if base.source == resolver.USER_ARGS:
         # The types are the user's own --spec-type (in their extra arguments): only the settings.
         return replace(base, argv=(*setup_mod.drafter_flags(base.argv), *setup.settings_argv()))
@@ -336,10 +342,11 @@ def run_stage(run: Runner, lines: Sequence[Line], rounds: int, results: Results,
 def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps, *, backend: str = Backend.CPU,
                gpus: Sequence[Gpu] = (), settings: Settings = DEFAULT_SETTINGS,
                cancel: threading.Event | None = None, fixes: EngineFixes | None = None,
-               runner: Runner | None = None) -> Runner:
+               runner: Runner | None = None, drafters: Mapping[str, Prepared] | None = None) -> Runner:
     """What a measurement and a sweep both start with: refuse a launch with no speculation
     or one that does not fit, then the caller's runner, else the real engine's arms (filing
-    engine fixes under the devices the user asked for, as every launch does)."""
+    engine fixes under the devices the user asked for, as every launch does). `drafters`:
+    the launch planned for each other drafter a setup may name, by key (the sweep's)."""
     spec = prepared.spec
     if not spec.argv:
         raise MeasureError(msg("There is no speculation to measure for this model: {why}",
@@ -348,7 +355,7 @@ def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps,
         reasons = prepared.plan.reasons
         raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
     return runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
-                                steps=steps, fixes=fixes, requested=machine.requested)
+                                steps=steps, fixes=fixes, requested=machine.requested, drafters=drafters)
 
 
 class EngineArms:
@@ -357,8 +364,10 @@ class EngineArms:
     def __init__(self, prepared: Prepared, binary: Path, *, backend: str = Backend.CPU, gpus: Sequence[Gpu] = (),
                  settings: Settings = Settings(), cancel: threading.Event | None = None,
                  steps: Steps | None = None, fixes: EngineFixes | None = None,
-                 requested: tuple[str, ...] = ()) -> None:
+                 requested: tuple[str, ...] = (), drafters: Mapping[str, Prepared] | None = None) -> None:
         self.prepared, self.binary, self.backend, self.gpus = prepared, binary, backend, gpus
+        # Another drafter's setups start from its own plan (its draft's offload and KV flags).
+        self.drafters = dict(drafters or {})
         self.requested = requested  # the devices the user asked for: engine fixes are filed under them
         self.settings, self.cancel, self.fixes = settings, cancel, fixes
         self.steps = steps or Steps(1 + len(settings.prompts), cancel=cancel)
@@ -378,12 +387,13 @@ class EngineArms:
     def launch(self, setup: Setup) -> launch_spec.LaunchSpec:
         # The one launch path (Prepared.launch), with this setup's speculation; the slots,
         # context, KV and offload are the plan's in every arm.
-        decision = decision_for(self.prepared.spec, setup)
-        plan_args = tuple(self.prepared.plan.plan_args)
+        prepared = self.drafters[setup.drafter_key] if setup.drafter and setup.drafter_key else self.prepared
+        decision = decision_for(prepared.spec, setup)
+        plan_args = tuple(prepared.plan.plan_args)
         if setup.drafter is None:
             plan_args = without_draft_flags(plan_args)
-        plan = replace(self.prepared.plan, plan_args=plan_args, fallback_plan_args=plan_args)
-        arm = replace(self.prepared, spec=decision, plan=plan, request=self.request,
+        plan = replace(prepared.plan, plan_args=plan_args, fallback_plan_args=plan_args)
+        arm = replace(prepared, spec=decision, plan=plan, request=self.request,
                       extra_args=(*self.prepared.extra_args, *self.fixed))
         spec = arm.launch(self.binary, engine_backend=self.backend, gpus=self.gpus, port=launch_spec.any_free_port(),
                           requested=self.requested)

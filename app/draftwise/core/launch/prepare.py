@@ -70,6 +70,9 @@ class Prepared:
     request: Request | None = None
     # The speed measurement of this (model, drafter, engine, machine), when there is one.
     measurement: measured_mod.Measurement | None = None
+    # The planner's inputs as this plan used them (the user's options read): another of the
+    # resolver's drafters is planned with them (`with_drafter`).
+    prefs: planner.PlanPrefs = field(default_factory=planner.PlanPrefs)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -215,32 +218,54 @@ def prepare(
         measurement = measured.get(combination(model.path, chosen, engine, machine))
         if measurement is not None:
             effective = _apply_measurement(chosen, measurement, extra, model.path)
-    draft = (effective.draft_info or _read_draft(effective.draft)) if effective.argv else None
     try:
         # A worker the user named that has nothing to lend stops the launch, naming it.
         workers.check_free(machine.workers, request.prefs.margin_bytes or planner.GPU_MARGIN)
     except workers.WorkerError as exc:
         raise PrepareError(exc.field, exc.message) from exc
+    result, spec, draft = _plan(model, effective, machine, prefs, request.backend)
+    if effective.argv and effective.drafter_key != chosen.drafter_key and effective.draft is not None \
+            and (not result.fits or result.drop_drafter):
+        # The sweep's drafter is not the resolver's, and this machine's plan has no room for
+        # it now (another context, a busier GPU): the resolver's choice runs, saying why.
+        why = result.drop_reason if result.fits and result.drop_reason else (
+            result.reasons[-1] if result.reasons else msg("it does not fit this machine's memory"))
+        effective = replace(chosen, notes=(*chosen.notes, msg(
+            "The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules "
+            "chose runs instead.", name=effective.draft.name, why=why)))
+        result, spec, draft = _plan(model, effective, machine, prefs, request.backend)
+    return Prepared(
+        model=model, spec=spec, chosen=chosen, plan=result, draft=draft, extra_args=extra, request=request,
+        measurement=measurement, prefs=prefs,
+    )
+
+
+def _plan(model: gguf.ModelInfo, decision: resolver.SpecDecision, machine: Machine, prefs: planner.PlanPrefs,
+          backend: EngineKind) -> tuple[planner.Plan, resolver.SpecDecision, gguf.ModelInfo | None]:
+    """The memory plan for `decision`, the decision it leaves (without the drafter when the
+    plan drops it) and the draft's header as planned (None without one)."""
+    draft = (decision.draft_info or _read_draft(decision.draft)) if decision.argv else None
     try:
-        result = planner.plan(model, effective, machine, prefs, draft)
+        result = planner.plan(model, decision, machine, prefs, draft)
     except ValueError as exc:  # a KV type or context this model cannot take
         raise PrepareError("kv_type", getattr(exc, "message", None) or str(exc)) from exc
-    if request.backend == resolver.LLAMA_CPP:
+    if backend == resolver.LLAMA_CPP:
         # The engine applies a system-wide config.ini before its command line; we cannot move it.
         result.warnings.extend(launch_spec.system_config_warnings())
-    spec = effective
     if result.drop_drafter:
         # The plan decided the drafter costs the model more than it gives: run as if there
         # were none, and say which cost was avoided.
-        spec = replace(
-            resolver.NO_SPECULATION,
-            notes=(*effective.notes, result.drop_reason),
-        )
-    return Prepared(
-        model=model, spec=spec, chosen=chosen, plan=result,
-        draft=None if result.drop_drafter else draft, extra_args=extra, request=request,
-        measurement=measurement,
-    )
+        return result, replace(resolver.NO_SPECULATION, notes=(*decision.notes, result.drop_reason)), None
+    return result, decision, draft
+
+
+def with_drafter(prepared: Prepared, decision: resolver.SpecDecision, machine: Machine) -> Prepared:
+    """`prepared` planned for another drafter (`decision`: one of the resolver's alternatives),
+    with the same options: the sweep runs each drafter with its own memory plan. The caller
+    checks `plan.fits` and `plan.drop_drafter`."""
+    backend = prepared.request.backend if prepared.request is not None else EngineKind.LLAMA_CPP
+    result, spec, draft = _plan(prepared.model, decision, machine, prepared.prefs, backend)
+    return replace(prepared, spec=spec, plan=result, draft=draft, measurement=None)
 
 
 def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,
@@ -288,16 +313,36 @@ def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measuremen
         return replace(resolver.NO_SPECULATION, notes=(*chosen.notes, *((use.note,) if use.note else ())))
     notes = (*chosen.notes, *((use.note,) if use.note else ()))
     warnings = (*chosen.warnings, *((use.warning,) if use.warning else ()))
+    if use.setup is not None and use.setup.drafter is not None and use.setup.drafter_key is not None:
+        # The sweep's best runs another of the drafters the files allow than the resolver chose.
+        other = chosen.drafter_for(use.setup.drafter_key)
+        name = use.setup.drafter_file
+        if other is None or other.draft is None:
+            # Changed, moved, or it made the engine fail since: the rules' choice, as if unmeasured.
+            return replace(chosen, notes=(*chosen.notes, msg(
+                "The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, "
+                "moved or it failed); the drafter the rules chose runs instead.", name=name)))
+        if other is not chosen:
+            return _with_setup(other, use.setup, model_path, (*other.notes, msg(
+                "Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter "
+                "the rules pick.", name=other.draft.name, rules=_drafter_words(chosen)),
+                *((use.note,) if use.note else ())), (*other.warnings, *((use.warning,) if use.warning else ())))
     if use.setup is not None and _runs_with(chosen, use.setup):
         return _with_setup(chosen, use.setup, model_path, notes, warnings)
     return replace(chosen, argv=(*chosen.argv, *use.extra_argv), notes=notes, warnings=warnings)
+
+
+def _drafter_words(decision: resolver.SpecDecision) -> Text:
+    """The resolver's drafter in a note: its file, or (the one drafter without a file of its
+    own) the model's embedded MTP head."""
+    return decision.draft.name if decision.draft is not None else msg("the model's own MTP head")
 
 
 def _runs_with(chosen: resolver.SpecDecision, s: setup_mod.Setup) -> bool:
     """Whether a measured setup fits the decision it was measured for: the same model drafter
     (the record's key says so; this guards a hand-edited file), or an n-gram type alone."""
     own = setup_mod.of_decision(chosen.spec_type, chosen.argv)
-    return s.speculates and (s.drafter is None or s.drafter == own.drafter)
+    return s.speculates and (s.drafter is None or (s.drafter == own.drafter and s.drafter_key in (None, chosen.drafter_key)))
 
 
 def _with_setup(chosen: resolver.SpecDecision, s: setup_mod.Setup, model_path: Path,

@@ -1,17 +1,22 @@
 """The sweep: every speculation setup the engine and the files allow, measured; the best kept.
 
 `draftwise measure --sweep` and the window's "Measure speed: all settings". Where the quick
-measurement (core/launch/measure.py) tries a few setups, the sweep tries, for the drafter the
-resolver found (a draft model, the MTP head, EAGLE-3, DFlash) and for every n-gram type the
-engine runs (ngram-mod, ngram-simple, ngram-map-k):
+measurement (core/launch/measure.py) tries a few setups, the sweep tries, for each model
+drafter the files allow (the resolver's choice — a draft model, the MTP head, EAGLE-3, DFlash —
+and its `alternatives`: the companions beside an MTP head, the companions ranked below the
+chosen one; each that fits the machine's memory with its own plan) and for every n-gram type
+the engine runs (ngram-mod, ngram-simple, ngram-map-k):
 
-1. *types*: without speculation, the drafter at the engine's default length, each n-gram
+1. *types*: without speculation, each drafter at the engine's default length, each n-gram
    type at 32 (the noise of the rounds here bounds the pruning below);
-2. *lengths*: the drafter's `--spec-draft-n-max` 1 to 8 (`DRAFT_LENGTHS`), each n-gram type's
-   draft length 8 to 64 (`NGRAM_LENGTHS`), each widened from its start up and then down;
-3. *p-min*: the drafter at `--spec-draft-p-min` 0.5 and 0.75 (`P_MINS`), its length widened
-   again from the best one (p-min moves the best length: Step-3.5's n-max 2 with p-min 0.6,
-   llama.cpp#24508);
+2. *lengths*: `--spec-draft-n-max` 1 to 8 (`DRAFT_LENGTHS`) for each drafter faster than none
+   in the types stage (the fastest drafter alone where none was: the default length may rank
+   drafters wrongly, an MTP head's best is often 1 or 2), each n-gram type's draft length 8 to
+   64 (`NGRAM_LENGTHS`), each widened from its start up and then down;
+3. *p-min*: the fastest drafter so far at `--spec-draft-p-min` 0.5 and 0.75 (`P_MINS`), its
+   length widened again from the best one (p-min moves the best length: Step-3.5's n-max 2
+   with p-min 0.6, llama.cpp#24508); this and the next stages go to that one drafter only, so
+   another drafter costs at most its lengths line;
 4. *combined*: the best drafter setup with each n-gram type beside it (`--spec-type
    ngram-mod,draft-simple`: one launch, the n-gram type asked first), its length 8 to 64
    widened from that type's best alone; then the drafter's length widened again beside the
@@ -37,7 +42,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
-from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS, NGRAM_MEASURED
+from draftwise.core.engines.spec_types import (
+    DRAFT_N_MAX,
+    DRAFT_P_MIN,
+    LENGTH_FLAGS,
+    MODEL_DRAFTERS,
+    NGRAM_MEASURED,
+)
 from draftwise.core.kinds import Backend
 from draftwise.core.launch import measure
 from draftwise.core.launch.arms import (
@@ -55,7 +66,7 @@ from draftwise.core.launch.arms import (
     what_is_drafting,
 )
 from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.launch.prepare import Prepared, combination
+from draftwise.core.launch.prepare import Prepared, PrepareError, combination, with_drafter
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
 from draftwise.core.speculation import resolver
@@ -76,16 +87,26 @@ def _user_sets(prepared: Prepared, *flags: str) -> bool:
 
 
 class Plan:
-    """The sweep's stages for one prepared launch; each stage asks the results so far."""
+    """The sweep's stages for one prepared launch; each stage asks the results so far.
 
-    def __init__(self, prepared: Prepared, engine_types: Collection[str]) -> None:
+    `alternatives`: the other drafters to sweep beside the resolver's (decisions from
+    `prepared.spec.alternatives`); None: all of them, as the duration offered counts them."""
+
+    def __init__(self, prepared: Prepared, engine_types: Collection[str],
+                 alternatives: Sequence[resolver.SpecDecision] | None = None) -> None:
         spec = prepared.spec
         if spec.source == resolver.USER_ARGS:
             raise MeasureError(msg("Your own --spec-type {type} decides the speculative types; remove it from the "
                                    "engine arguments to sweep them.", type=spec.spec_type))
         own = measure.own_setup(spec)
         self.prepared = prepared
-        self.drafter: Setup | None = Setup(own.drafter) if own.drafter is not None else None
+        # Each model drafter at its bare type: the resolver's (no key), then the alternatives.
+        self.drafters: tuple[Setup, ...] = ()
+        if own.drafter is not None:
+            others = spec.alternatives if alternatives is None else alternatives
+            self.drafters = (Setup(own.drafter), *(
+                Setup(o.spec_type, drafter_key=o.drafter_key) for o in others
+                if o.spec_type in MODEL_DRAFTERS and o.drafter_key is not None))
         self.ngrams = tuple(t for t in NGRAM_MEASURED if t in engine_types or t == own.ngram)
         self.sweep_n_max = not _user_sets(prepared, DRAFT_N_MAX)
         self.sweep_p_min = not _user_sets(prepared, DRAFT_P_MIN, "--draft-p-min")
@@ -93,35 +114,52 @@ class Plan:
     def _ngram(self, t: str, length: int | None) -> Setup:
         return Setup(ngram=t, ngram_len=None if _user_sets(self.prepared, LENGTH_FLAGS[t]) else length)
 
-    def _drafter(self, n: int | None, p_min: float | None = None) -> Setup:
-        assert self.drafter is not None
-        return replace(self.drafter, n_max=n if self.sweep_n_max else None, p_min=p_min)
+    def _drafter(self, drafter: Setup, n: int | None, p_min: float | None = None) -> Setup:
+        return replace(drafter, n_max=n if self.sweep_n_max else None, p_min=p_min, ngram=None, ngram_len=None)
 
     def types(self) -> list[Line]:
-        setups = [setup_mod.NONE]
-        if self.drafter is not None:
-            setups.append(self._drafter(DRAFT_START))
+        setups = [setup_mod.NONE, *(self._drafter(d, DRAFT_START) for d in self.drafters)]
         setups += [self._ngram(t, NGRAM_START) for t in self.ngrams]
         return [Line((s,), prune=False) for s in dict.fromkeys(setups)]
 
-    def lengths(self) -> list[Line]:
+    def lengths(self, results: Results | None = None) -> list[Line]:
+        """The lengths lines: each drafter faster than none in `results` (the fastest drafter
+        where none was; None: every drafter, the most there can be), each n-gram type."""
         lines = []
-        if self.drafter is not None and self.sweep_n_max:
-            lines.append(Line(tuple(self._drafter(n) for n in DRAFT_LENGTHS), DRAFT_LENGTHS.index(DRAFT_START)))
+        if self.sweep_n_max:
+            for d in self._length_drafters(results):
+                lines.append(Line(tuple(self._drafter(d, n) for n in DRAFT_LENGTHS), DRAFT_LENGTHS.index(DRAFT_START)))
         for t in self.ngrams:
             if not _user_sets(self.prepared, LENGTH_FLAGS[t]):
                 lines.append(Line(tuple(self._ngram(t, n) for n in NGRAM_LENGTHS), NGRAM_LENGTHS.index(NGRAM_START)))
         return lines
 
+    def _length_drafters(self, results: Results | None) -> tuple[Setup, ...]:
+        if results is None or len(self.drafters) <= 1:
+            return self.drafters
+        base = results.arms.get(setup_mod.NONE)
+        bar = base.tokens_per_s if base is not None else 0.0
+        ran = [(d, results.arms.get(self._drafter(d, DRAFT_START))) for d in self.drafters]
+        faster = tuple(d for d, a in ran if a is not None and a.counters.drafted > 0 and a.tokens_per_s > bar)
+        if faster:
+            return faster
+        best = _best(results, lambda s: s.drafter is not None and s.ngram is None)
+        return tuple(d for d in self.drafters if best is not None and d == self._bare(best))
+
+    @staticmethod
+    def _bare(s: Setup) -> Setup:
+        """The drafter of a setup at its bare type (what `self.drafters` holds)."""
+        return Setup(s.drafter, drafter_key=s.drafter_key)
+
     def p_min(self, results: Results) -> list[Line]:
-        if self.drafter is None or not self.sweep_p_min:
+        if not self.drafters or not self.sweep_p_min:
             return []
         best = _best(results, lambda s: s.drafter is not None and s.ngram is None)
         if best is None:
             return []
         lengths = DRAFT_LENGTHS if self.sweep_n_max else (None,)
         start = lengths.index(best.n_max) if best.n_max in lengths else 0
-        return [Line(tuple(self._drafter(n, p) for n in lengths), start) for p in P_MINS]
+        return [Line(tuple(self._drafter(self._bare(best), n, p) for n in lengths), start) for p in P_MINS]
 
     def beside(self, results: Results) -> list[Line]:
         """The drafter's length widened again beside the best n-gram type (the best length
@@ -160,10 +198,27 @@ class Plan:
     def most_starts(self, rounds: int) -> int:
         """Engine starts if nothing is pruned (the duration offered)."""
         n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths())
-        if self.drafter is not None:
+        if self.drafters:
             n += (len(P_MINS) * (len(DRAFT_LENGTHS) if self.sweep_n_max else 1) if self.sweep_p_min else 0)
             n += len(self.ngrams) * len(NGRAM_LENGTHS) + len(DRAFT_LENGTHS)
         return (n + 1 + FINALISTS) * rounds
+
+
+def fitting_drafters(prepared: Prepared, machine: Machine) -> dict[str, Prepared]:
+    """The resolver's other drafters, each planned for this machine as the launch would plan
+    it, by key: the ones whose plan fits and keeps them (a drafter that cannot run here is not
+    swept)."""
+    out: dict[str, Prepared] = {}
+    for other in prepared.spec.alternatives:
+        if other.drafter_key is None:
+            continue
+        try:
+            p = with_drafter(prepared, other, machine)
+        except PrepareError:  # its header changed under us: the resolver's drafter is swept still
+            continue
+        if p.plan.fits and not p.plan.drop_drafter:
+            out[other.drafter_key] = p
+    return out
 
 
 def _best(results: Results, which: Callable[[Setup], bool]) -> Setup | None:
@@ -196,13 +251,15 @@ def sweep(
     """Run the four stages and return the table (not recorded: the caller records it)."""
     spec = prepared.spec
     steps = Steps(1 + len(settings.prompts), report, cancel)
+    drafters = fitting_drafters(prepared, machine)
     run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
-                     cancel=cancel, fixes=fixes, runner=runner)
+                     cancel=cancel, fixes=fixes, runner=runner, drafters=drafters)
     started = time.monotonic()
-    plan = Plan(prepared, measure.engine_types_of(binary) if engine_types is None else engine_types)
+    plan = Plan(prepared, measure.engine_types_of(binary) if engine_types is None else engine_types,
+                [d.spec for d in drafters.values()])
     results = Results()
     run_stage(run, plan.types(), settings.rounds, results, steps)
-    run_stage(run, plan.lengths(), settings.rounds, results, steps)
+    run_stage(run, plan.lengths(results), settings.rounds, results, steps)
     run_stage(run, plan.p_min(results), settings.rounds, results, steps)
     run_stage(run, plan.combined(results), settings.rounds, results, steps)
     run_stage(run, plan.beside(results), settings.rounds, results, steps)

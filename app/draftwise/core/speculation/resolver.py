@@ -134,6 +134,18 @@ class SpecDecision:
     refused: tuple[tuple[str, Message], ...] = ()
     # The draft check of the Draft model field (None when it is empty): the window shows it.
     draft_check: DraftVerdict | None = field(default=None, compare=False, repr=False)
+    # Auto only: the other drafters the files allow, each a whole decision that passed the
+    # checks this one passed (for an embedded MTP head, the suitable companions; else the
+    # companions ranked below), best-ranked first. The sweep measures each; a recorded sweep
+    # whose best names one of them runs it (core/launch/prepare.py).
+    alternatives: tuple[SpecDecision, ...] = field(default=(), compare=False, repr=False)
+
+    def drafter_for(self, key: str | None) -> SpecDecision | None:
+        """The decision running the drafter `key` (None: this one's own): this decision or one
+        of its alternatives; None when no suitable drafter has that key (any more)."""
+        if key is None or key == self.drafter_key:
+            return self
+        return next((a for a in self.alternatives if a.drafter_key == key), None)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -352,7 +364,8 @@ def resolve(
         return _with_split_warning(decision, extra)
 
     # 5. Auto.
-    return _with_split_warning(_auto(model, options, caps, read), extra)
+    decision = _with_split_warning(_auto(model, options, caps, read), extra)
+    return replace(decision, alternatives=tuple(_with_split_warning(a, extra) for a in decision.alternatives))
 
 
 _SPLIT_WARNING = msg(
@@ -489,33 +502,27 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             left_out.append(key)
             notes.append(msg("The model's MTP head made this engine fail before; it is left out."))
         else:
+            # The companions are still looked for: the sweep measures them beside the head. What
+            # the search says of them (skipped, refused) is not this decision's to show.
+            companions = _companions(model, options, caps, read, [], [], [], [])
             return SpecDecision(
                 DRAFT_MTP, None, AUTO_MTP, True, _spec_argv(caps, DRAFT_MTP, None),
                 notes=(msg("MTP head found in the model: speculation is on."),), drafter_key=key,
+                alternatives=tuple(_companion_decision(c, caps) for c in sorted(companions, key=lambda c: c.rank)),
             )
     elif nextn > 0:
         notes.append(msg("The model declares an MTP head but this file does not contain it."))
 
-    candidates = _companions(model, options, caps, read, notes, skipped, left_out, refused)
+    candidates = sorted(_companions(model, options, caps, read, notes, skipped, left_out, refused),
+                        key=lambda c: c.rank)
     if candidates:
-        best = min(candidates, key=lambda c: c.rank)
-        if best.info.sidecar_kind == ASSISTANT:
-            why = msg("MTP assistant found beside the model: {name} (it reads the model's own KV cache). "
-                      "Speculation is on.", name=best.path.name)
-        elif best.spec_type == DRAFT_MTP:
-            why = msg("MTP head found beside the model in {name}: speculation is on.", name=best.path.name)
-        else:
-            why = msg("Draft model found beside the model: {name} ({kind}). Speculation is on.",
-                      name=best.path.name, kind=type_words(best.spec_type))
-        if len(candidates) > 1:
-            others = ", ".join(c.path.name for c in sorted(candidates, key=lambda c: c.rank)[1:])
-            notes.append(msg("Also suitable, not chosen: {names}.", names=others))
-        ban_note = best.verdict.ban_note()
-        return SpecDecision(
-            best.spec_type, best.path, AUTO_COMPANION, True, _spec_argv(caps, best.spec_type, best.path),
-            notes=(why, *((ban_note,) if ban_note else ()), *notes), drafter_key=drafter_key(best.path, best.spec_type),
-            skipped=tuple(skipped), left_out=tuple(left_out), draft_info=best.info, bans=best.verdict.bans,
-            refused=tuple(refused),
+        best, others = candidates[0], candidates[1:]
+        if others:
+            notes.append(msg("Also suitable, not chosen: {names}.", names=", ".join(c.path.name for c in others)))
+        own = _companion_decision(best, caps)
+        return replace(
+            own, notes=(*own.notes, *notes), skipped=tuple(skipped), left_out=tuple(left_out),
+            refused=tuple(refused), alternatives=tuple(_companion_decision(c, caps) for c in others),
         )
 
     if options.ngram_when_no_drafter and caps.has_spec_type(NGRAM_MOD):
@@ -534,6 +541,24 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
         None, None, NONE, False, (),
         notes=(*notes, msg("No drafter found: starting without speculation.")), skipped=tuple(skipped),
         left_out=tuple(left_out), refused=tuple(refused),
+    )
+
+
+def _companion_decision(c: _Candidate, caps: EngineCaps) -> SpecDecision:
+    """The decision running the companion `c`: its type, file flags, bans and why."""
+    if c.info.sidecar_kind == ASSISTANT:
+        why = msg("MTP assistant found beside the model: {name} (it reads the model's own KV cache). "
+                  "Speculation is on.", name=c.path.name)
+    elif c.spec_type == DRAFT_MTP:
+        why = msg("MTP head found beside the model in {name}: speculation is on.", name=c.path.name)
+    else:
+        why = msg("Draft model found beside the model: {name} ({kind}). Speculation is on.",
+                  name=c.path.name, kind=type_words(c.spec_type))
+    ban_note = c.verdict.ban_note()
+    return SpecDecision(
+        c.spec_type, c.path, AUTO_COMPANION, True, _spec_argv(caps, c.spec_type, c.path),
+        notes=(why, *((ban_note,) if ban_note else ())), drafter_key=drafter_key(c.path, c.spec_type),
+        draft_info=c.info, bans=c.verdict.bans,
     )
 
 

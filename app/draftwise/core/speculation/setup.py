@@ -3,18 +3,21 @@
 What a measurement tries (core/launch/measure.py), what the sweep tries (core/launch/sweep.py)
 and what auto passes once one of them was recorded (core/launch/prepare.py). A setup names at
 most one model drafter (the one the resolver found: a draft model, the MTP head, an EAGLE-3 or
-DFlash drafter) and at most one n-gram type beside it or alone. The pinned engine runs both
-in one launch (`--spec-type ngram-mod,draft-simple`: common/speculative.cpp keeps one
-implementation per type and asks the n-gram ones first, the model drafter when they have no
-draft), so a combined setup costs nothing more to start than a single one.
+DFlash drafter, or, from the sweep, another the files allow: `drafter_key`) and at most one
+n-gram type beside it or alone. The pinned engine runs both in one launch (`--spec-type
+ngram-mod,draft-simple`: common/speculative.cpp keeps one implementation per type and asks the
+n-gram ones first, the model drafter when they have no draft), so a combined setup costs
+nothing more to start than a single one.
 
 Pure data: the drafter's own file flags (`--spec-draft-model FILE`) come from the resolver's
-decision; a setup adds the types and the lengths.
+decision (for `drafter_key`, from the alternative of that key: `SpecDecision.drafter_for`); a
+setup adds the types and the lengths.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from draftwise.core.engines import args as engine_args
@@ -25,6 +28,7 @@ from draftwise.core.engines.spec_types import (
     MODEL_DRAFTERS,
     PINNED,
 )
+from draftwise.core.speculation.drafter_key import DrafterKey
 
 NGRAM_TYPES = tuple(t for t in PINNED if t.startswith("ngram-"))
 
@@ -38,10 +42,15 @@ class Setup:
     p_min: float | None = None  # its --spec-draft-p-min (None: the engine's 0, never stop early)
     ngram: str | None = None  # an n-gram type, alone or beside the drafter
     ngram_len: int | None = None  # that type's draft length (None: the engine's default)
+    # Which drafter of that type: the key (resolver.drafter_key) of one of the resolver's
+    # alternatives; None: the resolver's own choice (every record from before alternatives).
+    drafter_key: str | None = None
 
     def __post_init__(self) -> None:
         if self.drafter is not None and self.drafter not in MODEL_DRAFTERS:
             raise ValueError(f"{self.drafter!r} is not a model drafter type")
+        if self.drafter_key is not None and DrafterKey.parse(self.drafter_key).kind != self.drafter:
+            raise ValueError(f"drafter key {self.drafter_key!r} is not of a {self.drafter} drafter")
         if self.ngram is not None and self.ngram not in NGRAM_TYPES:
             raise ValueError(f"{self.ngram!r} is not an n-gram type")
         if self.ngram_len is not None and self.ngram not in LENGTH_FLAGS:
@@ -84,9 +93,15 @@ class Setup:
         return ("--spec-type", ",".join(self.types), *(drafter_flags if self.drafter else ()),
                 *self.settings_argv())
 
-    def label(self) -> str:
+    @property
+    def drafter_file(self) -> str | None:
+        """The file name of the drafter `drafter_key` names (None: the resolver's own)."""
+        return drafter_file(self.drafter_key) if self.drafter_key is not None else None
+
+    def label(self, own: str | None = None) -> str:
         """Short and technical, for the sweep's table and progress: "ngram-mod 32 + draft-simple
-        n-max 4 p-min 0.5"."""
+        n-max 4 p-min 0.5"; another drafter than the resolver's is named by its file
+        ("draft-simple (b.gguf) n-max 4"), the resolver's own by `own` where given."""
         if not self.speculates:
             return "no speculation"
         parts = []
@@ -94,6 +109,9 @@ class Setup:
             parts.append(self.ngram + (f" {self.ngram_len}" if self.ngram_len is not None else ""))
         if self.drafter is not None:
             d = self.drafter
+            name = self.drafter_file or own
+            if name:
+                d += f" ({name})"
             if self.n_max is not None:
                 d += f" n-max {self.n_max}"
             if self.p_min:
@@ -102,8 +120,11 @@ class Setup:
         return " + ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {"drafter": self.drafter, "n_max": self.n_max, "p_min": self.p_min, "ngram": self.ngram,
-                "ngram_len": self.ngram_len}
+        data: dict[str, Any] = {"drafter": self.drafter, "n_max": self.n_max, "p_min": self.p_min,
+                                "ngram": self.ngram, "ngram_len": self.ngram_len}
+        if self.drafter_key is not None:  # absent: the resolver's own, as in every older record
+            data["drafter_key"] = self.drafter_key
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> Setup:
@@ -121,10 +142,15 @@ class Setup:
             return value
 
         return cls(drafter=opt("drafter", str), n_max=opt("n_max", int), p_min=opt("p_min", float),
-                   ngram=opt("ngram", str), ngram_len=opt("ngram_len", int))
+                   ngram=opt("ngram", str), ngram_len=opt("ngram_len", int), drafter_key=opt("drafter_key", str))
 
 
 NONE = Setup()
+
+
+def drafter_file(key: str) -> str:
+    """The file name in a drafter key (for an embedded MTP head, the model's)."""
+    return PurePath(DrafterKey.parse(key).path).name
 
 
 def drafter_flags(argv: tuple[str, ...]) -> tuple[str, ...]:

@@ -394,20 +394,24 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=25)
     parser.add_argument("--profile", action="store_true", help="cProfile the Qt starts afterwards")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="time request-to-ready on this GGUF instead of the tiny model (e.g. the real Gemma 3 "
+                             "270M: draftwise.testing.realmodels.gemma3_270m()); the other parts keep theirs")
     args = parser.parse_args()
     global MACHINE
 
     from PySide6.QtCore import QCoreApplication
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    model = tm.write_tiny_model(SCRATCH / "alone" / "tiny-F32.gguf", tm.TinyModel())[0]
+    tiny = tm.write_tiny_model(SCRATCH / "alone" / "tiny-F32.gguf", tm.TinyModel())[0]
     # A model on disk for a while, as a user's is: the header cache keeps no file written in
     # the last 2 s (gguf.reader._FileCache.RACY_NS), so a fresh one would be parsed each time.
     an_hour_ago = time.time() - 3600
-    os.utime(model, (an_hour_ago, an_hour_ago))
+    os.utime(tiny, (an_hour_ago, an_hour_ago))
+    model = args.model.resolve() if args.model is not None else tiny
     capabilities.capabilities(BINARY)  # cache --help once, as the app does
     MACHINE = hardware.inventory(BINARY)  # the machine, probed once, as the window does at start
-    print(f"engine {BINARY}\nscratch {SCRATCH}")
+    print(f"engine {BINARY}\nscratch {SCRATCH}\nmodel {model}")
     missed: list[str] = []
 
     def verdict(name: str, ok: bool) -> str:
@@ -471,7 +475,7 @@ def main() -> int:
           + verdict("log flood", flood["worst_stall_ms"] <= STALL_MAX_MS and flood["tail_kept"] <= FLOOD_TAIL_MAX
                     and flood["rss_growth_mib"] <= FLOOD_RSS_MAX_MIB and flood["lines_read"] >= 300_000))
 
-    c = cycles(model, args.cycles)
+    c = cycles(tiny, args.cycles)
     print(f"{c['cycles']} launch/stop cycles in {c['seconds']:.1f} s: {c['leftover']} leftover engine processes, "
           f"{c['run_files']} run files left  target 0  "
           + verdict("cycles", c["leftover"] == 0 and c["run_files"] == 0))

@@ -241,11 +241,12 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, t
 
 
 # ------------------------------------------------------------------ measurements decide
-@pytest.mark.parametrize(("with_tps", "used"), [(28.0, True), (20.2, True), (19.8, False), (14.0, False)])
+@pytest.mark.parametrize(("with_tps", "used"), [(28.0, True), (21.0, True), (20.2, False), (19.8, False),
+                                                (14.0, False)])
 def test_a_measured_ngram_speed_up_is_used_by_auto_without_the_flag(tmp_path, with_tps, used):
-    """1.40× measured (as on the real Gemma 3 270M): auto runs n-gram from then on; so does a
-    result above 1× within the noise (the benefit of the doubt a drafter gets); one below 1×,
-    or slower, leaves it off; measure itself ignores the record."""
+    """1.40× measured: auto runs n-gram from then on; so does 1.05× (faster beyond the ±2 %
+    noise, 3 % at the least); a result within the noise (1.01×) is a tie and leaves it off, as
+    one below 1× or slower does; measure itself ignores the record."""
     from draftwise.core.launch import prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
 

@@ -11,10 +11,10 @@ import pytest
 from tests import fake_arms as fa
 
 from draftwise.core.engines.spec_types import NGRAM_MEASURED, NGRAM_MOD
-from draftwise.core.launch import arms, prepare
+from draftwise.core.launch import arms, prepare, sweep
 from draftwise.core.launch.sweep import Plan
 from draftwise.core.speculation import measured
-from draftwise.core.speculation.setup import Setup, drafter_flags, of_decision
+from draftwise.core.speculation.setup import NONE, Setup, drafter_flags, of_decision
 from draftwise.core.speculation.sweep_record import SweepRecords
 
 
@@ -113,7 +113,10 @@ def test_the_final_stage_keeps_the_steady_best_not_the_lucky_one(alone):
             return 300.0 if seen[s] <= 2 else 90.0
         return 200.0 if s == Setup(ngram=NGRAM_MOD, ngram_len=32) else 150.0 if s.speculates else 100.0
 
-    table = fa.run_sweep(alone, fa.Fake(speed))
+    fake = fa.Fake(speed)
+    table = fa.run_sweep(alone, fake)
+    # Two rounds in the stages, FINAL_ROUNDS (3) in the final: the verdict that is kept.
+    assert sweep.FINAL_ROUNDS == 3 and fake.ran(NONE) == fa.SETTINGS.rounds + sweep.FINAL_ROUNDS
     finals = [r for r in table.rows if r.final_tokens_per_s is not None]
     assert len(finals) == 3 and Setup(ngram="ngram-simple", ngram_len=16) in {r.setup for r in finals}
     assert table.best.setup == Setup(ngram=NGRAM_MOD, ngram_len=32)

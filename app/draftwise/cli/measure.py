@@ -73,7 +73,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
     # this one measures it again. A fix found on the way is recorded (the arms would otherwise
     # crash the same way every time).
     engine, machine, planned = planned_launch(args, ignore_measurements=True)
-    if measure.ngram_request(planned.prepared) is not None:
+    # n-gram measured because no drafter was found: auto turns it on only where it pays.
+    ngram_on_trial = measure.ngram_request(planned.prepared) is not None
+    if ngram_on_trial:
         # No drafter found: n-gram speculation is what auto could turn on, so measure its types.
         print(f"No drafter found for {planned.prepared.model.path.name}: measuring n-gram speculation "
               f"({', '.join(NGRAM_MEASURED)}).", flush=True)
@@ -146,11 +148,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**result.to_json(), "slower": result.slower, "faster": result.faster}, indent=2))
         return 0
-    print(render(result))
+    print(render(result, on_trial=ngram_on_trial))
     return 0
 
 
-def render(m) -> str:
+def render(m, *, on_trial: bool = False) -> str:
+    """The measurement in lines; `on_trial`: n-gram speculation measured for a model with no
+    drafter, which auto runs only where it pays (`Measurement.pays`)."""
     acc = f"{m.acceptance * 100:.0f} %" if m.acceptance is not None else "—"
     mean = f"{m.mean_length:.2f}" if m.mean_length is not None else "—"
     verdict = "slower" if m.slower else "faster" if m.faster else "about the same (within the noise)"
@@ -163,7 +167,10 @@ def render(m) -> str:
     if m.n_max is not None and m.tried:
         tried = ", ".join(f"{n}: {tps:.1f}" for n, tps in m.tried)
         lines.append(f"draft length kept: {m.n_max} (tokens/s per length tried: {tried})")
-    if m.setup is not None:
+    if m.setup is not None and on_trial and not m.pays:
+        lines.append(f"fastest setup: {m.setup.label()}; not faster than none beyond the noise, so auto leaves "
+                     "n-gram speculation off")
+    elif m.setup is not None:
         lines.append(f"setup kept: {m.setup.label()} (what auto runs from now on)")
     lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
     if m.slower:
@@ -198,8 +205,8 @@ def render_sweep(sw) -> str:
         lines.append(f"Every setup was slower than none (best {m.ratio:.2f}×): auto starts without speculation "
                      "from now on (a drafter you chose stays).")
     elif not m.pays:
-        lines.append(f"The best setup, {best.setup.label(own)}, is no faster than none ({m.ratio:.2f}×): "
-                     "auto turns no n-gram speculation on for it.")
+        lines.append(f"The best setup, {best.setup.label(own)}, is not faster than none beyond the noise "
+                     f"({m.ratio:.2f}×, ±{m.noise * 100:.0f} %): auto turns no n-gram speculation on for it.")
     else:
         lines.append(f"Kept: {best.setup.label(own)} ({m.ratio:.2f}×) — auto runs it from now on; "
                      "`draftwise measure --forget MODEL` undoes this.")

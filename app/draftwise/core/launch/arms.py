@@ -303,8 +303,10 @@ def falling(tps: float, previous: float | None, best: float, noise: float) -> bo
 
 def run_stage(run: Runner, lines: Sequence[Line], rounds: int, results: Results, steps: Steps) -> list[Setup]:
     """Round 1 widens each line (pruning with the noise measured so far); the later rounds
-    run every setup round 1 ran, in the same order. Setups measured in an earlier stage are
-    not run again. Returns the setups run here."""
+    run every setup round 1 ran, every other round in the reverse order (A B C, C B A: a
+    drift of the machine over the stage, or a setup's place in the round, then weighs on every
+    setup alike). Setups measured in an earlier stage are not run again. Returns the setups
+    run here."""
     noise = results.noise()
     todo = [s for line in lines for s in line.setups if s not in results.arms]
     steps.plan(len(dict.fromkeys(todo)) * rounds)
@@ -333,7 +335,7 @@ def run_stage(run: Runner, lines: Sequence[Line], rounds: int, results: Results,
                     break
                 previous, line_best = tps, max(line_best, tps)
     for r in range(1, rounds):
-        for setup in kept:
+        for setup in (reversed(kept) if r % 2 else kept):
             results.add(run(setup, r))
     return kept
 

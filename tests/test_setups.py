@@ -275,3 +275,16 @@ def test_ngram_is_turned_on_only_when_faster_beyond_the_noise(alone):
         assert bool(again.spec.argv) is on, ratio
 
 
+
+
+def test_measure_says_when_auto_leaves_a_tied_ngram_off(alone):
+    """`draftwise measure` on a model with no drafter: a setup within the noise is named as the
+    fastest tried, never as what auto runs from now on."""
+    from draftwise.cli.measure import render
+
+    m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_MOD else 100.0))
+    tie = replace(m, tokens_per_s_with=m.tokens_per_s_without * 1.01, noise=0.02)
+    out = render(tie, on_trial=True)
+    assert "not faster than none beyond the noise, so auto leaves n-gram speculation off" in out
+    assert "setup kept" not in out
+    assert "setup kept: ngram-mod 32 (what auto runs from now on)" in render(m, on_trial=True)

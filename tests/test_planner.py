@@ -501,3 +501,38 @@ def test_a_partial_offload_runs_the_cpu_blocks_prompt_on_the_gpu(files):
     ram_off, gpu_off = devices(op_offload=False)
     assert ram_off.compute == gpu_off.compute == tctx.compute
     assert planner.with_engine_args(planner.PlanPrefs(), info, ["--no-op-offload"]).op_offload is False
+
+
+# ------------------------------------------------------------------ one walk of a tensor table
+def test_a_second_plan_of_an_unchanged_model_does_not_walk_its_tensor_table_again(tmp_path, monkeypatch):
+    """Each re-plan and launch plans again: the weight table and the CPU buffers per placement
+    come from the shared headers once (memory.IdentityCache), until the file changes."""
+    import os
+    import time
+
+    model = write_tiny_model(tmp_path / "walk" / "walk-F32.gguf", TinyModel(name="walk"))[0]
+    old = time.time() - 3600  # a model on disk for a while: its header is cached (reader.RACY_NS)
+    os.utime(model, (old, old))
+    walks = {"table": 0, "cpu": 0}
+    table, cpu = mem.weight_table, mem.cpu_weights
+
+    def counted(name, f):
+        def wrapper(*a, **kw):
+            walks[name] += 1
+            return f(*a, **kw)
+        return wrapper
+
+    monkeypatch.setattr(mem, "weight_table", counted("table", table))
+    monkeypatch.setattr(mem, "cpu_weights", counted("cpu", cpu))
+    machine = Machine(ram_total=16 * GB, ram_available=12 * GB, gpus=[], os="linux")
+    first = planner.plan(gguf.read_model(model), NO_SPEC, machine, planner.PlanPrefs(ctx=2048))
+    assert walks == {"table": 1, "cpu": 1}
+    again = planner.plan(gguf.read_model(model), NO_SPEC, machine, planner.PlanPrefs(ctx=1024))
+    assert walks == {"table": 1, "cpu": 1} and again.ctx == 1024
+    assert again.bytes.weights == first.bytes.weights
+    # Written again (another size, a new mtime): a new header, so its own table and buffers.
+    write_tiny_model(model, TinyModel(name="walk", n_layer=3))
+    os.utime(model, (old + 60, old + 60))
+    changed = planner.plan(gguf.read_model(model), NO_SPEC, machine, planner.PlanPrefs(ctx=2048))
+    assert walks == {"table": 2, "cpu": 2}
+    assert changed.n_layers == first.n_layers + 1 and changed.bytes.weights > first.bytes.weights

@@ -458,8 +458,11 @@ class _Planner:
         """mem.cpu_weights for this placement, computed once per placement."""
         key = (tuple(where), n_cpu_moe, head_on_cpu, n_cpu_ffn, self.cpu_variant)
         if key not in self._cpu_weights:
-            self._cpu_weights[key] = mem.cpu_weights(self.wt, self.cpu_variant, skip_nextn=not self.mtp,
-                                                     on_cpu=self._on_cpu(where, n_cpu_moe, head_on_cpu, n_cpu_ffn))
+            # Across plans too, for the same table (memory.cpu_weights_for): the placement and
+            # what `_on_cpu` reads besides it (the block count, whether the MTP blocks load).
+            self._cpu_weights[key] = mem.cpu_weights_for(self.wt, (*key, self.n_all, self.mtp), lambda: mem.cpu_weights(
+                self.wt, self.cpu_variant, skip_nextn=not self.mtp,
+                on_cpu=self._on_cpu(where, n_cpu_moe, head_on_cpu, n_cpu_ffn)))
         return self._cpu_weights[key]
 
     def _on_cpu(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool, n_cpu_ffn: int = 0):

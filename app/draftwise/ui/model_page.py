@@ -15,6 +15,7 @@ from draftwise.ui.launch_card import LaunchCard
 from draftwise.ui.memory_card import MemoryCard
 from draftwise.ui.model_details import DetailsSection, ModelHeader
 from draftwise.ui.speculation_card import SpeculationCard
+from draftwise.ui.wheel_guard import WheelGuard
 from draftwise.ui.workers_card import WorkersCard
 from draftwise.viewmodels.app import AppViewModel
 
@@ -51,6 +52,8 @@ class ModelPage(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setWidget(body)
+        # The wheel scrolls the cards; it does not change the setting under the pointer.
+        self.wheel_guard = WheelGuard(self.scroll)
         rl = QVBoxLayout(self)
         rl.setContentsMargins(0, 0, 0, 0)
         rl.setSpacing(0)

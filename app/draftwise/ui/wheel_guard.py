@@ -1,0 +1,41 @@
+"""The mouse wheel scrolls a page of cards; it never changes a setting the pointer passes over.
+
+Qt gives a wheel event to the widget under the pointer: scrolling the model page with the
+pointer crossing "Memory format" or the conversation-length slider changed them on the way
+(seen in the real window: the memory format went from Auto to q4_0 and the model re-planned).
+A guard on one scroll area sends the wheel of its combo boxes, sliders and spin boxes to the
+area's scroll bar instead, unless the control has the keyboard focus (clicked or tabbed to:
+then the wheel is meant for it). The controls take focus by click or Tab, not by the wheel.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+from PySide6.QtWidgets import QAbstractSlider, QAbstractSpinBox, QComboBox, QScrollArea
+
+GUARDED = (QComboBox, QAbstractSlider, QAbstractSpinBox)
+
+
+class WheelGuard(QObject):
+    """Installed on the application (a wheel event goes to the control first, so a filter on
+    the area would not see it); acts only on controls inside `area`, including those added later."""
+
+    def __init__(self, area: QScrollArea) -> None:
+        super().__init__(area)
+        self.area = area
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() != QEvent.Type.Wheel or not isinstance(obj, GUARDED):
+            return False
+        content = self.area.widget()  # the cards (not the area's own scroll bars)
+        if obj.hasFocus() or content is None or not content.isAncestorOf(obj):
+            return False
+        if obj.focusPolicy() == Qt.FocusPolicy.WheelFocus:
+            obj.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        bar = self.area.verticalScrollBar()
+        QCoreApplication.sendEvent(bar, event)
+        return True
+

@@ -89,7 +89,7 @@ class SpeculationViewModel(QObject):
         m = self.measurement
         if m is None or self.error is not None:
             return ""
-        if m.setup is not None and (m.swept or m.setup.combined):
+        if m.setup is not None and (m.swept or m.setup.several):
             # Which setup won, where the words alone do not say it (a sweep, a combined one).
             return tr("Measured on this computer: {0}× with {1} ({2}).").format(f"{m.ratio:.2f}", m.what,
                                                                                 m.setup.label())

@@ -441,7 +441,7 @@ class EngineArms:
             # the totals are below 10^6 (each arm starts its own engine); else unknown.
             after = _counters(run)
             drafts = after.drafts - before.drafts if after.exact else 0.0
-            per_type = drafting.type_stats(list(run.log)) if setup.combined else ()
+            per_type = drafting.type_stats(list(run.log)) if setup.several else ()
             return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
                        per_type=per_type)
         finally:

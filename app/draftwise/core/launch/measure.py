@@ -14,7 +14,12 @@ timings, noise from the spread between rounds). What it tries, in two stages:
 2. only where the first stage says it may pay, at most two more setups: the best drafter
    with p-min (`P_MIN_QUICK`) when its acceptance leaves drafts to cut (`P_MIN_ROOM`), and
    the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`, at
-   `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none.
+   `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none; for a model with no
+   drafter, the two n-gram types together (`--spec-type ngram-simple,ngram-mod`, each at its
+   length) when both drafted and one was faster than none: they draft from different places
+   (ngram-simple from a match anywhere in the context, the rewrite's source text; ngram-mod
+   from its hash of what came before), and on the real Gemma 3 270M the pair took each one's
+   best prompt kinds (setup.py).
 
 When none and the fastest are then still within the noise of each other (the error of their
 means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
@@ -137,7 +142,7 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
     """The cheap extras the first stage's figures call for (at most two; see the module's text)."""
     spec, own = prepared.spec, own_setup(prepared.spec)
     if own.drafter is None:
-        return []
+        return _ngram_pair(prepared, results)
     base = results.arms.get(setup_mod.NONE)
     drafter = max((a for a in results.full() if a.setup.drafter is not None), key=lambda a: a.tokens_per_s,
                   default=None)
@@ -156,6 +161,20 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
     return out
 
 
+def _ngram_pair(prepared: Prepared, results: Results) -> list[Setup]:
+    """The two n-gram types of the first stage together, for auto's n-gram speculation, when
+    both drafted and one of them was faster than none."""
+    base = results.arms.get(setup_mod.NONE)
+    if prepared.spec.source not in AUTO_SOURCES or base is None:
+        return []
+    alone = [a for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None
+             and a.setup.ngram2 is None and a.counters.drafted > 0]
+    if len(alone) < 2 or max(a.tokens_per_s for a in alone) <= base.tokens_per_s:
+        return []
+    first, second = sorted(alone, key=lambda a: -a.tokens_per_s)[:2]
+    return [replace(first.setup, ngram2=second.setup.ngram, ngram2_len=second.setup.ngram_len)]
+
+
 def _ngram_length(ngram: str, prepared: Prepared) -> int | None:
     """The quick length for an n-gram type, or None (the engine's) when the user set it."""
     return None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[ngram]) else QUICK_NGRAM_LENGTH
@@ -172,7 +191,8 @@ def engine_types_of(binary: Path) -> tuple[str, ...]:
 def engine_starts(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
                   engine_types: Collection[str] = NGRAM_MEASURED) -> int:
     """How many times a measurement loads the model at most: every setup, every round."""
-    extras = 2 if own_setup(prepared.spec).drafter is not None else 0
+    # The second stage: two drafter extras, or the pair of n-gram types.
+    extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
     return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras)
 
 

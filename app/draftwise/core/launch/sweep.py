@@ -12,7 +12,8 @@ the engine runs (ngram-mod, ngram-simple, ngram-map-k):
 2. *lengths*: `--spec-draft-n-max` 1 to 8 (`DRAFT_LENGTHS`) for each drafter faster than none
    in the types stage (the fastest drafter alone where none was: the default length may rank
    drafters wrongly, an MTP head's best is often 1 or 2), each n-gram type's draft length 8 to
-   64 (`NGRAM_LENGTHS`), each widened from its start up and then down;
+   64 (`NGRAM_LENGTHS`), each widened from its start up and then down; then the two fastest
+   n-gram types together, each at its best length (`Plan.pairs`);
 3. *p-min*: the fastest drafter so far at `--spec-draft-p-min` 0.5 and 0.75 (`P_MINS`), its
    length widened again from the best one (p-min moves the best length: Step-3.5's n-max 2
    with p-min 0.6, llama.cpp#24508); this and the next stages go to that one drafter only, so
@@ -199,9 +200,22 @@ class Plan:
                               lengths.index(ngram.ngram_len)))
         return lines
 
+    def pairs(self, results: Results) -> list[Line]:
+        """The two fastest n-gram types together, each at its best length alone, where both
+        drafted (`--spec-type ngram-simple,ngram-mod`: the engine asks the second where the
+        first has no draft; setup.py): the pair can take each type's best prompt kinds."""
+        best = [b for b in (_best(results, lambda s, t=t: s.drafter is None and s.ngram == t and s.ngram2 is None)
+                            for t in self.ngrams) if b is not None]
+        drafted = {a.setup for a in results.full() if a.counters.drafted > 0}
+        best = sorted((b for b in best if b in drafted), key=lambda b: -results.arms[b].tokens_per_s)
+        if len(best) < 2:
+            return []
+        first, second = best[:2]
+        return [Line((replace(first, ngram2=second.ngram, ngram2_len=second.ngram_len),), prune=False)]
+
     def most_starts(self, rounds: int) -> int:
         """Engine starts if nothing is pruned (the duration offered)."""
-        n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths())
+        n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths()) + (len(self.ngrams) > 1)
         if self.drafters:
             n += (len(P_MINS) * (len(DRAFT_LENGTHS) if self.sweep_n_max else 1) if self.sweep_p_min else 0)
             n += len(self.ngrams) * len(NGRAM_LENGTHS) + len(DRAFT_LENGTHS)
@@ -264,6 +278,7 @@ def sweep(
     results = Results()
     run_stage(run, plan.types(), settings.rounds, results, steps)
     run_stage(run, plan.lengths(results), settings.rounds, results, steps)
+    run_stage(run, plan.pairs(results), settings.rounds, results, steps)
     run_stage(run, plan.p_min(results), settings.rounds, results, steps)
     run_stage(run, plan.combined(results), settings.rounds, results, steps)
     run_stage(run, plan.beside(results), settings.rounds, results, steps)

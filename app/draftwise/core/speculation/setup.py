@@ -42,6 +42,8 @@ class Setup:
     p_min: float | None = None  # its --spec-draft-p-min (None: the engine's 0, never stop early)
     ngram: str | None = None  # an n-gram type, alone or beside the drafter
     ngram_len: int | None = None  # that type's draft length (None: the engine's default)
+    ngram2: str | None = None  # a second n-gram type beside the first
+    ngram2_len: int | None = None  # its draft length
     # Which drafter of that type: the key (resolver.drafter_key) of one of the resolver's
     # alternatives; None: the resolver's own choice (every record from before alternatives).
     drafter_key: str | None = None
@@ -55,7 +57,19 @@ class Setup:
             raise ValueError(f"{self.ngram!r} is not an n-gram type")
         if self.ngram_len is not None and self.ngram not in LENGTH_FLAGS:
             raise ValueError(f"{self.ngram!r} has no draft length to set")
-        for name, value in (("n_max", self.n_max), ("ngram_len", self.ngram_len)):
+        if self.ngram2 is not None and (self.ngram is None or self.ngram2 == self.ngram
+                                        or self.ngram2 not in NGRAM_TYPES):
+            raise ValueError(f"{self.ngram2!r} is not a second n-gram type beside {self.ngram!r}")
+        if self.ngram2_len is not None and self.ngram2 not in LENGTH_FLAGS:
+            raise ValueError(f"{self.ngram2!r} has no draft length to set")
+        if self.ngram2 is not None and PINNED.index(self.ngram2) < PINNED.index(self.ngram):
+            # One pair, one setup: the types in the engine's order of asking, whichever came first.
+            first, first_len = self.ngram, self.ngram_len
+            object.__setattr__(self, "ngram", self.ngram2)
+            object.__setattr__(self, "ngram_len", self.ngram2_len)
+            object.__setattr__(self, "ngram2", first)
+            object.__setattr__(self, "ngram2_len", first_len)
+        for name, value in (("n_max", self.n_max), ("ngram_len", self.ngram_len), ("ngram2_len", self.ngram2_len)):
             if value is not None and not (isinstance(value, int) and 1 <= value <= 1024):
                 raise ValueError(f"{name} {value!r} is not a draft length (1 to 1024)")
         if self.p_min is not None and not (0.0 <= self.p_min <= 1.0):
@@ -72,7 +86,17 @@ class Setup:
     @property
     def types(self) -> tuple[str, ...]:
         """In the engine's own order of asking (n-gram first), as `--spec-type` lists them."""
-        return tuple(t for t in (self.ngram, self.drafter) if t is not None)
+        return tuple(t for t in (*self.ngrams, self.drafter) if t is not None)
+
+    @property
+    def ngrams(self) -> tuple[str, ...]:
+        """The n-gram types, in the engine's order of asking (spec_types.PINNED lists them so)."""
+        return tuple(t for t in (self.ngram, self.ngram2) if t is not None)
+
+    @property
+    def several(self) -> bool:
+        """More than one type runs: the engine's per-type lines say which drafted what."""
+        return len(self.types) > 1
 
     def settings_argv(self) -> tuple[str, ...]:
         """The length and p-min flags (none for what is left at the engine's default)."""
@@ -83,6 +107,8 @@ class Setup:
             out += [DRAFT_P_MIN, f"{self.p_min:g}"]
         if self.ngram is not None and self.ngram_len is not None:
             out += [LENGTH_FLAGS[self.ngram], str(self.ngram_len)]
+        if self.ngram2 is not None and self.ngram2_len is not None:
+            out += [LENGTH_FLAGS[self.ngram2], str(self.ngram2_len)]
         return tuple(out)
 
     def argv(self, drafter_flags: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -105,8 +131,9 @@ class Setup:
         if not self.speculates:
             return "no speculation"
         parts = []
-        if self.ngram is not None:
-            parts.append(self.ngram + (f" {self.ngram_len}" if self.ngram_len is not None else ""))
+        for t, n in ((self.ngram, self.ngram_len), (self.ngram2, self.ngram2_len)):
+            if t is not None:
+                parts.append(t + (f" {n}" if n is not None else ""))
         if self.drafter is not None:
             d = self.drafter
             name = self.drafter_file or own
@@ -124,6 +151,8 @@ class Setup:
                                 "ngram": self.ngram, "ngram_len": self.ngram_len}
         if self.drafter_key is not None:  # absent: the resolver's own, as in every older record
             data["drafter_key"] = self.drafter_key
+        if self.ngram2 is not None:  # absent in records from before pairs of n-gram types
+            data.update(ngram2=self.ngram2, ngram2_len=self.ngram2_len)
         return data
 
     @classmethod
@@ -142,7 +171,8 @@ class Setup:
             return value
 
         return cls(drafter=opt("drafter", str), n_max=opt("n_max", int), p_min=opt("p_min", float),
-                   ngram=opt("ngram", str), ngram_len=opt("ngram_len", int), drafter_key=opt("drafter_key", str))
+                   ngram=opt("ngram", str), ngram_len=opt("ngram_len", int), ngram2=opt("ngram2", str),
+                   ngram2_len=opt("ngram2_len", int), drafter_key=opt("drafter_key", str))
 
 
 NONE = Setup()
@@ -173,12 +203,14 @@ def of_decision(spec_type: str | None, argv: tuple[str, ...]) -> Setup:
     """The setup a resolver decision runs (its types and any length it already passes)."""
     from draftwise.core.engines.spec_types import split_types
 
-    drafter = ngram = None
+    drafter = None
+    ngrams: list[str] = []
     for t in split_types(spec_type):
         if t in MODEL_DRAFTERS:
             drafter = t
-        elif t in NGRAM_TYPES:
-            ngram = t
+        elif t in NGRAM_TYPES and t not in ngrams:
+            ngrams.append(t)
+    ngram, ngram2 = (ngrams + [None, None])[:2]
 
     def length(t: str | None) -> int | None:
         if t is None or t not in LENGTH_FLAGS:
@@ -191,4 +223,4 @@ def of_decision(spec_type: str | None, argv: tuple[str, ...]) -> Setup:
         p_min = float(p) if p else None
     except ValueError:
         p_min = None
-    return Setup(drafter, length(drafter), p_min if drafter else None, ngram, length(ngram))
+    return Setup(drafter, length(drafter), p_min if drafter else None, ngram, length(ngram), ngram2, length(ngram2))

@@ -50,6 +50,15 @@ def _seconds_until_gone(pids: list[int], since: float | None = None, limit: floa
     return float("inf")
 
 
+def _seconds_until(done, since: float, limit: float = 10.0) -> float:
+    """Seconds from `since` until `done()` holds (inf after `limit`)."""
+    while time.monotonic() - since < limit:
+        if done():
+            return time.monotonic() - since
+        time.sleep(0.005)
+    return float("inf")
+
+
 def _child(code: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=ROOT,
@@ -204,7 +213,10 @@ def test_a_sigkilled_cli_takes_its_engine_along(engine, tiny):
     print(f"engine gone {took:.3f} s after the CLI was SIGKILLed")
     assert took <= GONE_WITHIN_S, took
     port = int(url.rsplit(":", 1)[1])
-    assert not process_group.port_taken("127.0.0.1", port), "nothing answers on the engine's port any more"
+    # The leader reads as a zombie as soon as its own thread has exited; the listening socket
+    # closes with the group's last thread (seen once in a full run: still answering 3 ms after).
+    freed = _seconds_until(lambda: not process_group.port_taken("127.0.0.1", port), killed)
+    assert freed <= GONE_WITHIN_S, f"the engine's port still answered {freed:.3f} s after the kill"
     # The run file is what a crash leaves; the next start finds the engine gone and clears it.
     assert orphans.stop_orphans() == [] and _run_records() == []
 

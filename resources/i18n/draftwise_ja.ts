@@ -529,67 +529,67 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="233" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="352" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="342" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="356" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="346" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="384" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="374" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="385" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="375" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="409" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="399" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="415" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="405" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="429" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="419" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="433" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="423" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="451" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="441" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="453" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="443" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="486" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="476" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="489" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="479" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1474,7 +1474,7 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/sweep.py" line="99" />
+      <location filename="../../app/draftwise/core/launch/sweep.py" line="104" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
@@ -1584,12 +1584,12 @@
       <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="560" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="606" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="653" />
+      <location filename="../../app/draftwise/core/planning/memory.py" line="699" />
       <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
@@ -1624,167 +1624,167 @@
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="837" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="840" />
       <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
       <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="890" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="893" />
       <source>the GPU</source>
       <translation>GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="892" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="895" />
       <source>the GPU's share of memory</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="903" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="906" />
       <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="907" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="910" />
       <source>One slot instead of {slots}: more would not fit in {where}.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="912" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="915" />
       <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
       <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="918" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="921" />
       <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="921" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="924" />
       <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
       <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1010" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1013" />
       <source>One slot instead of {slots}: more would not fit.</source>
       <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1012" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1015" />
       <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
       <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1020" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
       <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
       <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
       <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
       <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1029" />
       <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1029" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1032" />
       <source>The experts of {n} layers stay in RAM.</source>
       <translation>{n} 層のエキスパートは RAM に置きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1039" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1042" />
       <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
       <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1042" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1045" />
       <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.</source>
       <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1134" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1137" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1180" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1183" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1223" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1226" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1224" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1227" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1228" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1231" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1230" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1233" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1233" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1236" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1235" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1238" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1238" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1241" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1240" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1243" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1244" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1247" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1246" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1249" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1276" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1279" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1295" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1298" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1297" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1300" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1302" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1305" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1306" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="1309" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1839,42 +1839,42 @@
       <translation>動かなかったドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="147" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="149" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="195" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="197" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="198" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="200" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="208" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="210" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="211" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="213" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="213" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="215" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="265" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="267" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="283" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="285" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
@@ -2252,6 +2252,26 @@
       <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="173" />
       <source>record of speculation sweeps</source>
       <translation>投機設定の総当たり測定の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/words.py" line="24" />
+      <source>n-gram speculation</source>
+      <translation>n-gram 照合</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/words.py" line="26" />
+      <source>the draft model {name}</source>
+      <translation>ドラフトモデル {name}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/words.py" line="28" />
+      <source>the MTP head</source>
+      <translation>MTP ヘッド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/words.py" line="31" />
+      <source>{what} with n-gram speculation</source>
+      <translation>{what}と n-gram 照合</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
@@ -4487,92 +4507,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="94" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="95" />
       <source>Measured on this computer: {0}× with {1} ({2}).</source>
       <translation>このコンピューターでの計測: {1} で {0}×（{2}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="96" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="97" />
       <source>Measured on this computer: {0}× with {1}.</source>
       <translation>このコンピューターでの計測: {1} で {0}×。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="112" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="113" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="113" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="114" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="119" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="120" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="140" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="144" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="147" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="151" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="159" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
       <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
       <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="162" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="165" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="166" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="169" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="171" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="173" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="203" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>

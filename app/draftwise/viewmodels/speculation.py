@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message
 from draftwise.core.speculation import resolver
+from draftwise.core.speculation.words import words_of
 from draftwise.viewmodels.i18n import tr, tr_message
 
 # The resolver's note for a companion it could not use (core/speculation/resolver.py).
@@ -91,9 +92,9 @@ class SpeculationViewModel(QObject):
             return ""
         if m.setup is not None and (m.swept or m.setup.several):
             # Which setup won, where the words alone do not say it (a sweep, a combined one).
-            return tr("Measured on this computer: {0}× with {1} ({2}).").format(f"{m.ratio:.2f}", m.what,
+            return tr("Measured on this computer: {0}× with {1} ({2}).").format(f"{m.ratio:.2f}", tr_message(words_of(m.what)),
                                                                                 m.setup.label())
-        return tr("Measured on this computer: {0}× with {1}.").format(f"{m.ratio:.2f}", m.what)
+        return tr("Measured on this computer: {0}× with {1}.").format(f"{m.ratio:.2f}", tr_message(words_of(m.what)))
 
     def clear_result(self) -> None:
         self.set_result(None, None, None)

@@ -36,14 +36,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
-from draftwise.core.engines.spec_types import MODEL_DRAFTERS, split_types
 from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, drafting, headless, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import measured, resolver
+from draftwise.core.speculation import measured, resolver, words
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup
@@ -163,21 +162,10 @@ class Arm:
         return sum(values) / len(values) if values else 0.0
 
 
-def what_is_drafting(spec: SpecDecision) -> str:
+def what_is_drafting(spec: SpecDecision) -> Message:
     """The drafter in words, as the notes name it ("the draft model x.gguf with n-gram
-    speculation" for a combined setup)."""
-    types = split_types(spec.spec_type)
-    drafter = next((t for t in types if t in MODEL_DRAFTERS), None)
-    ngram = any(t.startswith("ngram") for t in types)
-    if drafter is None:
-        return "n-gram speculation" if ngram else f"{spec.spec_type} speculation"
-    if spec.draft is not None:
-        words = f"the draft model {spec.draft.name}"
-    elif drafter == "draft-mtp":
-        words = "the MTP head"
-    else:
-        words = f"{drafter} speculation"
-    return words + (" with n-gram speculation" if ngram else "")
+    speculation" for a combined setup; core/speculation/words.py)."""
+    return words.drafting_words(spec.spec_type, spec.draft.name if spec.draft is not None else None)
 
 
 def without_draft_flags(args: Sequence[str]) -> tuple[str, ...]:
@@ -378,7 +366,7 @@ class EngineArms:
                                pinned_port=False, api_key=None)
         self.fixed: list[str] = []  # a feature fix an arm needed (-nr): every later arm starts with it
 
-    def words(self, setup: Setup) -> str:
+    def words(self, setup: Setup) -> Message:
         return what_is_drafting(decision_for(self.prepared.spec, setup))
 
     def label(self, setup: Setup) -> Message:

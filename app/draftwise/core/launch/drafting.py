@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DEFAULT_LENGTHS
-from draftwise.core.messages import Message, msg
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import measured
 
 # Counter names as the pinned engine writes them (server-task.cpp).
@@ -227,7 +227,7 @@ def slots_speculative(body: bytes | str) -> bool | None:
     return any(v is True for v in values)
 
 
-def dropped_drafter_warning(expected: bool, speculative: bool | None, what: str) -> Message | None:
+def dropped_drafter_warning(expected: bool, speculative: bool | None, what: Text) -> Message | None:
     """A warning when the launch asked for speculation and the engine runs without it."""
     if expected and speculative is False:
         return msg(
@@ -272,7 +272,7 @@ class Watch:
     figures since the engine started, and whether drafting visibly does not pay.
     """
 
-    def __init__(self, *, speculating: bool, what: str, break_even: float | None, measured: bool = False) -> None:
+    def __init__(self, *, speculating: bool, what: Text, break_even: float | None, measured: bool = False) -> None:
         self.speculating = speculating
         self.what = what
         self.break_even = break_even

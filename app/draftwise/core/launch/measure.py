@@ -302,7 +302,7 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
                       own.ngram if own.drafter is None else None) and not a.setup.p_min)
     return measured.Measurement(
         combination=combination(prepared.model.path, spec, binary, machine),
-        spec_type=",".join(s.types), what=what_is_drafting(decision_for(spec, s)),
+        spec_type=",".join(s.types), what=str(what_is_drafting(decision_for(spec, s))),
         tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s,
         noise=ratio_error(base, best),
         acceptance=figures.acceptance, mean_length=figures.mean_length,

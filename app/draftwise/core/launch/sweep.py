@@ -290,7 +290,7 @@ def sweep(
     rows = tuple(
         Row(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
             acceptance=a.figures.acceptance, mean_length=a.figures.mean_length, stopped=a.setup in results.stopped,
-            what=what_is_drafting(decision_for(spec, a.setup)),
+            what=str(what_is_drafting(decision_for(spec, a.setup))),
             final_tokens_per_s=finals.arms[a.setup].tokens_per_s if a.setup in finals.arms else None)
         for a in results.arms.values() if a.setup.speculates
     )

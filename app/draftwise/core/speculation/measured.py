@@ -36,6 +36,7 @@ from draftwise.core.identity import same_file
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.setup import Setup
+from draftwise.core.speculation.words import words_of
 
 if TYPE_CHECKING:
     from draftwise.core.speculation.sweep_record import SweepRecords
@@ -147,7 +148,7 @@ class Measurement:
     def summary(self) -> Message:
         return msg(
             "{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)",
-            ratio=f"{self.ratio:.2f}", what=self.what, with_tps=f"{self.tokens_per_s_with:.1f}",
+            ratio=f"{self.ratio:.2f}", what=words_of(self.what), with_tps=f"{self.tokens_per_s_with:.1f}",
             without_tps=f"{self.tokens_per_s_without:.1f}", noise=f"{self.noise * 100:.0f}",
         )
 
@@ -193,11 +194,11 @@ def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) 
     the user chose), leaving out what the user's own arguments set."""
     ratio = f"{m.ratio:.2f}"
     if m.slower and automatic:
-        return Use(False, note=msg("measured slower: {ratio}× — started without {what}", ratio=ratio, what=m.what))
+        return Use(False, note=msg("measured slower: {ratio}× — started without {what}", ratio=ratio, what=words_of(m.what)))
     if m.setup is not None and automatic and not m.slower:
         setup = _without_user_settings(m.setup, user_args)
         return Use(True, setup=setup, note=msg("measured {ratio}× with {what} ({setup}, the fastest tried)",
-                                               ratio=ratio, what=m.what, setup=setup.label()))
+                                               ratio=ratio, what=words_of(m.what), setup=setup.label()))
     extra: tuple[str, ...] = ()
     # A drafter the user chose keeps its type: only its own length (not an n-gram type's).
     own_length = m.setup is None or m.setup.drafter is not None
@@ -207,11 +208,11 @@ def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) 
         extra += (DRAFT_P_MIN, f"{m.setup.p_min:g}")
     if m.slower:
         return Use(True, extra, warning=msg(
-            "measured slower: {ratio}× with {what}; it stays because you chose it", ratio=ratio, what=m.what))
+            "measured slower: {ratio}× with {what}; it stays because you chose it", ratio=ratio, what=words_of(m.what)))
     if extra:
         return Use(True, extra, note=msg("measured {ratio}× with {what}; draft length {n} (the fastest tried)",
-                                         ratio=ratio, what=m.what, n=m.n_max))
-    return Use(True, note=msg("measured {ratio}× with {what}", ratio=ratio, what=m.what))
+                                         ratio=ratio, what=words_of(m.what), n=m.n_max))
+    return Use(True, note=msg("measured {ratio}× with {what}", ratio=ratio, what=words_of(m.what)))
 
 
 def _user_sets(user_args: tuple[str, ...], flag: str) -> bool:

@@ -47,6 +47,24 @@ def test_the_wheel_over_a_setting_scrolls_the_page_and_leaves_the_setting(qtbot)
     assert combo.currentIndex() == 0 and slider.value() == 0
 
 
+def test_no_guarded_setting_takes_focus_from_the_wheel(qtbot):
+    """A real wheel event gives a `WheelFocus` control the focus before any filter sees it
+    (QApplication::notify), and a focused control takes the wheel: a combo box is one, so the
+    guard makes every control inside the area, present or added later, take focus by click or
+    Tab only."""
+    area, combo, slider, _guard = _page(qtbot, guarded=True)
+    later = QComboBox()
+    area.widget().layout().insertWidget(0, later)
+    later.show()
+    qtbot.waitUntil(lambda: later.focusPolicy() == Qt.FocusPolicy.StrongFocus, timeout=2000)
+    for control in (combo, slider, later):
+        assert control.focusPolicy() & Qt.FocusPolicy.WheelFocus != Qt.FocusPolicy.WheelFocus, control
+    outside = QComboBox()
+    qtbot.addWidget(outside)
+    outside.show()
+    assert outside.focusPolicy() == Qt.FocusPolicy.WheelFocus  # Qt's own default, left alone outside
+
+
 def test_without_the_guard_the_wheel_changes_the_setting(qtbot):
     """What the guard prevents (Qt's own behaviour): the test above can fail."""
     _area, combo, _slider, _ = _page(qtbot, guarded=False)

@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG and exit")
     p.add_argument("--model", metavar="PATH", help="with --screenshot: the model to show")
     p.add_argument("--size", default="1280x820", help="with --screenshot: window size (WIDTHxHEIGHT)")
-    p.add_argument("--lang", choices=["system", "en", "ja"], help="language for this run")
+    p.add_argument("--lang", choices=["system", "en", "ja"],
+                   help="the language (kept, as the View menu's choice is; with --screenshot for that picture only)")
     p.add_argument("--scheme", choices=["system", "light", "dark"], default="system",
                    help="colour scheme (default: follow the system)")
     p.add_argument("--launch", action="store_true",

@@ -320,3 +320,14 @@ def test_measure_says_when_auto_leaves_a_tied_ngram_off(alone):
     assert "not faster than none beyond the noise, so auto leaves n-gram speculation off" in out
     assert "setup kept" not in out
     assert "setup kept: ngram-mod 32 (what auto runs from now on)" in render(m, on_trial=True)
+
+
+def test_a_pairs_length_the_user_set_is_left_to_them(alone: prepare.Prepared):
+    """Your own --spec-ngram-mod-n-max wins over the measured pair's, never doubled."""
+    m = fa.run_measure(alone, fa.Fake(lambda s: 146.0 if s.ngram2 else 120.0 if s.ngram else 100.0))
+    assert m.setup is not None and m.setup.ngram2 is not None
+    use = measured.decide(m, automatic=True, user_args=("--spec-ngram-mod-n-max",))
+    kept = use.setup
+    assert kept is not None and {kept.ngram, kept.ngram2} == {NGRAM_SIMPLE, NGRAM_MOD}
+    mod_len = kept.ngram_len if kept.ngram == NGRAM_MOD else kept.ngram2_len
+    assert mod_len is None and "--spec-ngram-mod-n-max" not in kept.settings_argv()

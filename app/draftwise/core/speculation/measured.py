@@ -229,6 +229,8 @@ def _without_user_settings(s: Setup, user_args: tuple[str, ...]) -> Setup:
         s = replace(s, p_min=None)
     if s.ngram is not None and _user_sets(user_args, LENGTH_FLAGS[s.ngram]):
         s = replace(s, ngram_len=None)
+    if s.ngram2 is not None and _user_sets(user_args, LENGTH_FLAGS[s.ngram2]):
+        s = replace(s, ngram2_len=None)
     return s
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from tests import fake_arms as fa
 
-from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MOD, NGRAM_SIMPLE
+from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MEASURED, NGRAM_MOD, NGRAM_SIMPLE
 from draftwise.core.launch import arms, drafting, measure, prepare
 from draftwise.core.speculation import measured, resolver
 from draftwise.core.speculation.setup import NONE, Setup, of_decision
@@ -331,3 +331,17 @@ def test_a_pairs_length_the_user_set_is_left_to_them(alone: prepare.Prepared):
     assert kept is not None and {kept.ngram, kept.ngram2} == {NGRAM_SIMPLE, NGRAM_MOD}
     mod_len = kept.ngram_len if kept.ngram == NGRAM_MOD else kept.ngram2_len
     assert mod_len is None and "--spec-ngram-mod-n-max" not in kept.settings_argv()
+
+
+def test_a_pair_is_two_types_even_when_one_type_ran_at_two_lengths(alone: prepare.Prepared):
+    """`--n-max 16,32` on a model with no drafter: the type measured at two lengths counts once
+    (its faster length) beside the other type, never a type paired with itself."""
+    def speed(s: Setup) -> float:
+        if s.ngram2:
+            return 160.0
+        return {(NGRAM_MOD, 16): 140.0, (NGRAM_MOD, 32): 130.0}.get((s.ngram, s.ngram_len), 120.0 if s.ngram else 100.0)
+
+    fake = fa.Fake(speed)
+    settings = replace(fa.SETTINGS, n_max_values=(16, 32))
+    m = measure.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake, engine_types=NGRAM_MEASURED)
+    assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=16)

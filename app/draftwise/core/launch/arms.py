@@ -168,6 +168,22 @@ def what_is_drafting(spec: SpecDecision) -> Message:
     return words.drafting_words(spec.spec_type, spec.draft.name if spec.draft is not None else None)
 
 
+def ngram_pair(results: Results) -> Setup | None:
+    """The two fastest n-gram types together, each at its fastest length alone, among the
+    setups that drafted: what the quick measurement and the sweep try next (setup.py: the
+    engine asks one type, then the other). None with fewer than two types."""
+    best: dict[str, Arm] = {}
+    for a in results.full():
+        s = a.setup
+        if s.drafter is None and s.ngram is not None and s.ngram2 is None and a.counters.drafted > 0 and (
+                s.ngram not in best or a.tokens_per_s > best[s.ngram].tokens_per_s):
+            best[s.ngram] = a
+    if len(best) < 2:
+        return None
+    first, second = sorted(best.values(), key=lambda a: -a.tokens_per_s)[:2]
+    return replace(first.setup, ngram2=second.setup.ngram, ngram2_len=second.setup.ngram_len)
+
+
 def without_draft_flags(args: Sequence[str]) -> tuple[str, ...]:
     """Plan arguments for an arm without a model drafter: the drafter's own settings out
     (`--spec-draft-*` take a value each), the target's context, KV and offload unchanged."""

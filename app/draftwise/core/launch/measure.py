@@ -59,6 +59,7 @@ from draftwise.core.launch.arms import (
     Settings,
     Steps,
     decision_for,
+    ngram_pair,
     run_stage,
     runner_for,
     what_is_drafting,
@@ -167,12 +168,10 @@ def _ngram_pair(prepared: Prepared, results: Results) -> list[Setup]:
     base = results.arms.get(setup_mod.NONE)
     if prepared.spec.source not in AUTO_SOURCES or base is None:
         return []
-    alone = [a for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None
-             and a.setup.ngram2 is None and a.counters.drafted > 0]
-    if len(alone) < 2 or max(a.tokens_per_s for a in alone) <= base.tokens_per_s:
-        return []
-    first, second = sorted(alone, key=lambda a: -a.tokens_per_s)[:2]
-    return [replace(first.setup, ngram2=second.setup.ngram, ngram2_len=second.setup.ngram_len)]
+    pair = ngram_pair(results)
+    fastest = max((a.tokens_per_s for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None
+                   and a.setup.ngram2 is None and a.counters.drafted > 0), default=0.0)
+    return [pair] if pair is not None and fastest > base.tokens_per_s else []
 
 
 def _ngram_length(ngram: str, prepared: Prepared) -> int | None:

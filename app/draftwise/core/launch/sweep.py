@@ -63,6 +63,7 @@ from draftwise.core.launch.arms import (
     Settings,
     Steps,
     decision_for,
+    ngram_pair,
     run_stage,
     runner_for,
     what_is_drafting,
@@ -204,14 +205,8 @@ class Plan:
         """The two fastest n-gram types together, each at its best length alone, where both
         drafted (`--spec-type ngram-simple,ngram-mod`: the engine asks the second where the
         first has no draft; setup.py): the pair can take each type's best prompt kinds."""
-        best = [b for b in (_best(results, lambda s, t=t: s.drafter is None and s.ngram == t and s.ngram2 is None)
-                            for t in self.ngrams) if b is not None]
-        drafted = {a.setup for a in results.full() if a.counters.drafted > 0}
-        best = sorted((b for b in best if b in drafted), key=lambda b: -results.arms[b].tokens_per_s)
-        if len(best) < 2:
-            return []
-        first, second = best[:2]
-        return [Line((replace(first, ngram2=second.ngram, ngram2_len=second.ngram_len),), prune=False)]
+        pair = ngram_pair(results)
+        return [Line((pair,), prune=False)] if pair is not None else []
 
     def most_starts(self, rounds: int) -> int:
         """Engine starts if nothing is pruned (the duration offered)."""

@@ -3,8 +3,8 @@
 What a measurement tries (core/launch/measure.py), what the sweep tries (core/launch/sweep.py)
 and what auto passes once one of them was recorded (core/launch/prepare.py). A setup names at
 most one model drafter (the one the resolver found: a draft model, the MTP head, an EAGLE-3 or
-DFlash drafter, or, from the sweep, another the files allow: `drafter_key`) and at most one
-n-gram type beside it or alone. The pinned engine runs both in one launch (`--spec-type
+DFlash drafter, or, from the sweep, another the files allow: `drafter_key`) and at most two
+n-gram types beside it or alone. The pinned engine runs both in one launch (`--spec-type
 ngram-mod,draft-simple`: common/speculative.cpp keeps one implementation per type and asks the
 n-gram ones first, the model drafter when they have no draft), so a combined setup costs
 nothing more to start than a single one.

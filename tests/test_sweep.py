@@ -239,3 +239,15 @@ def test_the_sweep_tries_the_two_fastest_ngram_types_together(alone):
     pairs = [s for s, _ in fake.starts if s.ngram2 is not None]
     assert set(pairs) == {Setup(ngram="ngram-simple", ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=32)}
     assert table.best.setup == pairs[0] and table.measurement().pays
+
+
+def test_the_sweeps_verdict_says_what_auto_does_with_a_tie(with_drafter, alone):
+    """A tie within the noise: auto keeps a drafter's best (not slower), while n-gram on trial
+    for a model with no drafter stays off; the table's last words say which."""
+    from draftwise.cli.measure import render_sweep
+
+    tie = fa.Fake(lambda s: 101.0 if s.speculates else 100.0)
+    drafted = render_sweep(fa.run_sweep(with_drafter, tie))
+    assert "Kept:" in drafted and "turns no n-gram" not in drafted
+    on_trial = render_sweep(fa.run_sweep(alone, fa.Fake(lambda s: 101.0 if s.speculates else 100.0)), on_trial=True)
+    assert "is not faster than none beyond the noise" in on_trial and "Kept:" not in on_trial

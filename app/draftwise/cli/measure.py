@@ -143,7 +143,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({**result.to_json(), "best": best.to_json() if best else None}, indent=2))
         else:
-            print(render_sweep(result))
+            print(render_sweep(result, on_trial=ngram_on_trial))
         return 0
     if args.json:
         print(json.dumps({**result.to_json(), "slower": result.slower, "faster": result.faster}, indent=2))
@@ -178,9 +178,10 @@ def render(m, *, on_trial: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_sweep(sw) -> str:
+def render_sweep(sw, *, on_trial: bool = False) -> str:
     """The sweep's table: every setup tried, fastest first, and what auto runs from now on.
-    Where it ran more than one drafter, every drafter's row names its file."""
+    Where it ran more than one drafter, every drafter's row names its file. `on_trial`: as
+    `render`'s (a drafter's best is kept unless slower; only n-gram on trial needs to pay)."""
     from draftwise.core.speculation.setup import drafter_file
 
     best = sw.best
@@ -204,7 +205,7 @@ def render_sweep(sw) -> str:
     elif m.slower:
         lines.append(f"Every setup was slower than none (best {m.ratio:.2f}×): auto starts without speculation "
                      "from now on (a drafter you chose stays).")
-    elif not m.pays:
+    elif on_trial and not m.pays:
         lines.append(f"The best setup, {best.setup.label(own)}, is not faster than none beyond the noise "
                      f"({m.ratio:.2f}×, ±{m.noise * 100:.0f} %): auto turns no n-gram speculation on for it.")
     else:

@@ -31,7 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from draftwise.core.hub import client, download, files
+    import json
+
+    from draftwise.core.hub import client, download, fetch
     from draftwise.core.readable import human_bytes
 
     try:
@@ -46,13 +48,16 @@ def cmd_get(args: argparse.Namespace) -> int:
         if repo.count("/") != 1:
             raise UserError(f"get: {args.what!r} is not org/name or org/name:file.gguf")
         models = client.list_models(repo)
-        machine = _machine(args)
         if args.list or not wanted:
+            verdicts = _judge(args, models)
+            if args.json:
+                print(json.dumps([v.to_json() for v in verdicts], indent=2))
+                return 0
+            for v in verdicts:
+                print(_verdict_line(v))
             for m in models:
-                fit = files.judge_fit(m.size, machine)
-                parts = f", {len(m.files)} parts" if len(m.files) > 1 else ""
-                tag = "  [draft]" if m.drafter else ""
-                print(f"{m.name:<56} {m.quant or '?':<8} {human_bytes(m.size):>9}{parts}  {_FIT[fit.level]}{tag}")
+                if m.drafter:
+                    print(f"{m.name:<56} {m.quant or '?':<8} {human_bytes(m.size):>9}  [drafter: runs beside a model]")
             if not wanted and not args.list:
                 print("\nChoose one: draftwise get " + f"{repo}:{models[0].name}", file=sys.stderr)
             return 0
@@ -61,12 +66,20 @@ def cmd_get(args: argparse.Namespace) -> int:
             names = ", ".join(m.name for m in models[:6])
             raise UserError(f"get: {wanted} is not a model in {repo}; it has {names}")
         folder = _folder(args)
-        path = download.download(model, folder, progress=_printer())
-        print(f"\nDownloaded {model.name} ({human_bytes(model.size)}) to {path}")
-        projector = None if args.no_projector else files.projector_model(model)
-        if projector is not None:  # beside the model: the planner finds it and passes --mmproj
-            proj = download.download(projector, folder, progress=_printer(), into=path.parent)
-            print(f"\nDownloaded its vision projector {projector.name} ({human_bytes(projector.size)}) to {proj}")
+        # Judged first (its header only), so the drafter that lands is the one the engine's
+        # pairing rule took for it, and the plan after download is the one shown before.
+        verdict = _judge(args, [model, *(m for m in models if m.drafter)])[0]
+        if verdict.error is not None:
+            print(f"Note: {verdict.error}", file=sys.stderr)
+        elif verdict.drafter_model is not None:
+            print(f"With its drafter {verdict.drafter_name} ({_SPECULATION[verdict.speculation]})")
+        got = fetch.fetch(model, folder, drafter=verdict.drafter_model, projector=not args.no_projector,
+                          progress=_printer())
+        print(f"\nDownloaded {model.name} ({human_bytes(model.size)}) to {got.model}")
+        if got.projector is not None:  # beside the model: the planner finds it and passes --mmproj
+            print(f"Downloaded its vision projector {got.projector.name} to {got.projector}")
+        if got.drafter is not None:
+            print(f"Downloaded its drafter {got.drafter.name} beside it: MTP auto runs it")
         _remember_folder(folder)
         return 0
     except client.HubError as exc:
@@ -76,7 +89,43 @@ def cmd_get(args: argparse.Namespace) -> int:
         return 130
 
 
-_FIT = {"fits": "fits this machine", "gpu-partly": "fits, partly on the CPU", "too-big": "too big for this machine"}
+_FIT = {"fits": "fits", "partial": "fits partly on the GPU", "no": "does NOT fit"}
+_SPECULATION = {"mtp": "drafts itself (MTP head)", "mtp-assistant": "drafts with its MTP assistant",
+                "draft": "faster with its helper", "ngram": "n-gram drafting", "none": "no drafter"}
+
+
+def _judge(args: argparse.Namespace, models):
+    """Each model of the listing judged from its own header (core/hub/judge.py): the plan
+    `draftwise plan` makes of the same file once it is downloaded."""
+    from draftwise.cli.main import _engine_caps
+    from draftwise.core.hub import judge
+    from draftwise.core.launch.session import Engine
+
+    binary, caps, backend = _engine_caps(None)
+    machine = _machine(args)
+    return judge.Judge(machine, Engine(Path(binary), caps, backend), _rate(args),
+                       with_projector=not args.no_projector).judge_listing(models)
+
+
+def _verdict_line(v) -> str:
+    from draftwise.core.hub import catalog
+    from draftwise.core.kinds import Drafting
+    from draftwise.core.readable import human_bytes
+
+    m = v.model
+    parts = f", {len(m.files)} parts" if len(m.files) > 1 else ""
+    head = f"{m.name:<56} {m.quant or '?':<8} {human_bytes(m.size):>9}{parts}"
+    if v.error is not None:
+        return f"{head}  not judged: {v.error}"
+    speed = ""
+    if v.estimate is not None:
+        slow = " (slow here)" if not v.estimate.readable else ""
+        speed = f", about {catalog.rate_words(v.estimate.tokens_per_s)} tokens/s{slow}"
+    spec = _SPECULATION.get(v.speculation, v.speculation)
+    if v.drafter_name and v.speculation != Drafting.MTP:
+        spec += f" ({v.drafter_name})"
+    return (f"{head}  {_FIT[v.fit_state]}: context {v.context:,}, {human_bytes(v.planned_bytes)} planned"
+            f"{speed}; {spec}")
 
 
 def _machine(args: argparse.Namespace):
@@ -118,29 +167,38 @@ def _rate(args: argparse.Namespace):
 def _starters(args: argparse.Namespace) -> int:
     import json
 
-    from draftwise.core.hub import catalog
+    from draftwise.cli.main import _engine_caps
+    from draftwise.core.hub import catalog, starters
+    from draftwise.core.hub.judge import Judge
+    from draftwise.core.launch.session import Engine
     from draftwise.core.machine import speed
     from draftwise.core.readable import human_bytes
 
     machine = _machine(args)
     rate = _rate(args)
-    offers = catalog.starters_for(machine, rate)
+    binary, caps, backend = _engine_caps(None)
+    found = starters.starters_for(machine, rate, Judge(machine, Engine(Path(binary), caps, backend), rate))
     if args.json:
         print(json.dumps({"rate_gbs": round(rate.cpu / 1e9, 1), "measured_by": rate.source,
-                          "readable_at_least": speed.READABLE,
-                          "starters": [o.to_json() for o in offers]}, indent=2))
+                          "readable_at_least": speed.READABLE, "offline": str(found.offline) if found.offline else None,
+                          "starters": [o.to_json() for o in found.offers],
+                          "left_out": [{"title": t, "why": str(w)} for t, w in found.left_out]}, indent=2))
         return 0
     how = {"engine": "measured with the engine", "memory": "a first guess from the memory speed",
            "described": "as described"}.get(rate.source, rate.source)
     print(f"Starters for this computer, the largest that writes at least {speed.READABLE:.0f} tokens/s first "
           f"({rate.cpu / 1e9:.1f} GB/s, {how}):")
-    for o in offers:
-        s, e = o.starter, o.estimate
+    if found.offline is not None:
+        print(f"  ({found.offline})")
+    for o in found.offers:
+        e = o.estimate
         slow = "" if e.readable else "  (slow here)"
-        draft = "  + draft model" if s.drafter else ""
-        print(f"  {s.repo:<40} {s.quant:<7} {human_bytes(s.size):>9}  about {catalog.rate_words(e.tokens_per_s):>4} "
-              f"tokens/s{slow}{draft}")
-    print("\nGet one: draftwise get REPO (lists its files), then draftwise get REPO:FILE", file=sys.stderr)
+        drafts = _SPECULATION[o.verdict.speculation if o.verdict else o.starter.drafts]
+        where = f"{o.repo}:{o.model.name}" if o.model is not None else f"{o.starter.title} {o.starter.quant}"
+        size = human_bytes(o.size) if o.verdict is not None else f"~{human_bytes(o.size)}"
+        print(f"  {where:<64} {size:>9}  about {catalog.rate_words(e.tokens_per_s):>4} tokens/s{slow}; {drafts}")
+    if found.offline is None:
+        print("\nGet one: draftwise get REPO:FILE (REPO --list shows its other files)", file=sys.stderr)
     return 0
 
 

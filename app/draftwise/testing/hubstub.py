@@ -28,6 +28,45 @@ class StubFile:
     corrupt: bool = False  # serve different bytes than the sha256 says
     listed_size: int | None = None  # the size the listing claims (demos: a 4 GB file, no bytes)
     requests: list[str] = field(default_factory=list)  # Range headers seen ("" for none)
+    # A file on disk served in place of `data` (a sparse file of a real model's size: its
+    # header, then a hole), with the sha256 the listing gives (hashing gigabytes of hole
+    # would only slow the tests; give the real one where a test downloads the file).
+    source: Path | None = None
+    sha256: str | None = None
+    ignore_range: bool = False  # answer every request with the whole file (200), as some proxies do
+    cut_at: int | None = None  # serve only this many bytes, whatever the listing says
+    served: int = 0  # bytes sent
+
+    @property
+    def size(self) -> int:
+        if self.listed_size is not None:
+            return self.listed_size
+        return self.source.stat().st_size if self.source is not None else len(self.data)
+
+    @property
+    def real_size(self) -> int:
+        real = self.source.stat().st_size if self.source is not None else len(self.data)
+        return real if self.cut_at is None else min(real, self.cut_at)
+
+    def digest(self) -> str:
+        if self.sha256 is not None:
+            return self.sha256
+        if self.source is not None:
+            h = hashlib.sha256()
+            with self.source.open("rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            self.sha256 = h.hexdigest()
+            return self.sha256
+        return hashlib.sha256(self.data).hexdigest()
+
+    def read(self, start: int, stop: int) -> bytes:
+        stop = min(stop, self.real_size)
+        if self.source is None:
+            return self.data[start:stop]
+        with self.source.open("rb") as f:
+            f.seek(start)
+            return f.read(max(0, stop - start))
 
 
 @dataclass
@@ -53,6 +92,12 @@ class HubStub:
     def add_file(self, repo: str, path: str, data: bytes | Path, **faults) -> StubFile:
         body = data.read_bytes() if isinstance(data, Path) else data
         f = StubFile(body, **faults)
+        self.repos.setdefault(repo, StubRepo()).files[path] = f
+        return f
+
+    def add_sparse(self, repo: str, path: str, source: Path, **faults) -> StubFile:
+        """A file served from disk as it is (a sparse real-geometry model: no bytes held)."""
+        f = StubFile(b"", source=source, **faults)
         self.repos.setdefault(repo, StubRepo()).files[path] = f
         return f
 
@@ -127,10 +172,10 @@ def _handler(hub: HubStub) -> type[BaseHTTPRequestHandler]:
                 return
             items = []
             for path, f in repo.files.items():
-                sha = hashlib.sha256(f.data).hexdigest()
-                size = len(f.data) if f.listed_size is None else f.listed_size
+                sha = f.digest()
+                size = f.size
                 items.append({"type": "file", "path": path, "size": size,
-                              "oid": hashlib.sha1(f.data).hexdigest(),
+                              "oid": hashlib.sha1(sha.encode()).hexdigest(),
                               "lfs": {"oid": sha, "size": size, "pointerSize": 134}})
             self._send(200, json.dumps(items).encode())
 
@@ -141,30 +186,53 @@ def _handler(hub: HubStub) -> type[BaseHTTPRequestHandler]:
             f = repo.files.get(path)
             if f is None:
                 return self._error(404, "EntryNotFound", f"{path} does not exist")
-            data = bytes(b ^ 0xFF for b in f.data) if f.corrupt else f.data
-            sha = hashlib.sha256(f.data).hexdigest()
+            total = f.size
+            sha = f.digest()
             common = {"X-Repo-Commit": "0" * 40, "ETag": f'"{sha}"', "X-Linked-Etag": f'"{sha}"',
-                      "X-Linked-Size": str(len(data)), "Accept-Ranges": "bytes"}
+                      "X-Linked-Size": str(total), "Accept-Ranges": "bytes"}
             rng = self.headers.get("Range", "")
             if self.command == "GET":
                 f.requests.append(rng)
-            start = int(rng.removeprefix("bytes=").split("-")[0]) if rng.startswith("bytes=") else 0
-            body = data[start:]
-            status = 206 if start else 200
-            if start:
-                common["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
-            if self.command == "GET" and f.drop_after is not None and len(body) > f.drop_after:
-                cut, f.drop_after = f.drop_after, None
-                self.send_response(status)
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in common.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body[:cut])
-                self.wfile.flush()
-                self.close_connection = True
+            start, stop = 0, total
+            if rng.startswith("bytes=") and not f.ignore_range:
+                first, _, last = rng.removeprefix("bytes=").partition("-")
+                start = int(first)
+                stop = min(total, int(last) + 1) if last else total
+            ranged = bool(rng) and not f.ignore_range
+            # A file shorter than its listing (cut_at) answers honestly for the bytes it has.
+            stop = min(stop, f.real_size)
+            if ranged and start >= stop:
+                return self._error(416, "RangeNotSatisfiable", f"bytes {start}- are past the end of {path}")
+            status = 206 if ranged else 200
+            if ranged:
+                common["Content-Range"] = f"bytes {start}-{stop - 1}/{total}"
+            length = stop - start
+            self.send_response(status)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(length))
+            for k, v in common.items():
+                self.send_header(k, v)
+            self.end_headers()
+            if self.command != "GET":
                 return
-            self._send(status, body, common, ctype="application/octet-stream")
+            cut = None
+            if f.drop_after is not None and length > f.drop_after:
+                cut, f.drop_after = f.drop_after, None
+            pos, end = start, stop if cut is None else start + cut
+            try:
+                while pos < end:
+                    chunk = f.read(pos, min(end, pos + (1 << 20)))
+                    if not chunk:
+                        break  # a file cut short: less than Content-Length, then the line closes
+                    if f.corrupt:
+                        chunk = bytes(b ^ 0xFF for b in chunk)
+                    self.wfile.write(chunk)
+                    f.served += len(chunk)
+                    pos += len(chunk)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client had what it wanted (a header read) and hung up
+            if pos < stop:
+                self.close_connection = True
 
     return Handler

@@ -51,6 +51,7 @@ __all__ = [
     "clear_header_cache",
     "read_header",
     "read_header_bytes",
+    "read_header_stream",
     "read_model",
     "read_vocab",
     "shard_siblings",
@@ -245,10 +246,11 @@ class _Reader:
     """
 
     __slots__ = ("f", "path", "size", "buf", "mv", "base", "have", "pos", "budget", "token_digest",
-                 "keep_vocab", "tokens_at", "types_at")
+                 "keep_vocab", "tokens_at", "types_at", "window")
 
-    def __init__(self, f: BinaryIO, path: Path, size: int, keep_vocab: bool = False):
+    def __init__(self, f: BinaryIO, path: Path, size: int, keep_vocab: bool = False, window: int = _WINDOW):
         self.f = f
+        self.window = window  # bytes read ahead at once (smaller for a file read over the network)
         self.path = path
         self.size = size
         self.buf = bytearray()
@@ -274,7 +276,7 @@ class _Reader:
             self.fail(
                 pos, f"{n} bytes of header data from here; no GGUF model header is this large"
             )
-        cap = max(n, _WINDOW)
+        cap = max(n, self.window)
         want = min(cap, self.size - pos)
         keep = 0
         if self.base <= pos < self.base + self.have:
@@ -391,7 +393,7 @@ class _Reader:
                 digest.update(mv[done - base :])
             done = base + have
             nxt = min(cur, done)
-            self.load(nxt, min(_WINDOW, self.size - nxt))
+            self.load(nxt, min(self.window, self.size - nxt))
 
     def bad_string_array(self, key: str, n: int) -> NoReturn:
         """Walk a string array one checked string at a time to report what is wrong."""
@@ -600,6 +602,14 @@ def _read_header_file(path: Path, keep_vocab: bool) -> GGUFHeader:
         return _parse(_Reader(f, path, size, keep_vocab))
     finally:
         f.close()
+
+
+def read_header_stream(f: BinaryIO, size: int, path: str | Path, *, window: int = _WINDOW) -> GGUFHeader:
+    """Parse the header of a file of `size` bytes read through `f` (seek and readinto), which
+    need not be on disk: the hub's files are read this way over HTTP ranges
+    (core/hub/remote.py), `window` bytes ahead at a time, so only the header's bytes travel.
+    `path` names the file in errors. Nothing is cached here."""
+    return _parse(_Reader(f, Path(path), size, window=window))
 
 
 def read_header_bytes(data: bytes, path: str | Path = "<memory>") -> GGUFHeader:

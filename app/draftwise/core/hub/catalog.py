@@ -1,18 +1,19 @@
-"""Starter models for a first launch, and the drafters known to pair with a model family.
+"""The curated starters and the drafters known to pair with a model family: data only.
 
-A short list a person can trust on day one, sized to the machine, each with a drafter so
-that "MTP: auto" has something to find. Entries name a repository and a quant; the file is
-picked from the repository's own listing at download time, so a renamed file does not break
-the list. The drafter is downloaded into the model's folder, where the resolver looks for
-companions. Pairs are families that share a tokenizer (the engine still checks each pair:
-core/speculation/).
+A starter names a **family** (what it is, what it is good for, which quant), the
+**publishers** whose repositories may hold its GGUF files, and a **hint**: the words the hub's
+search is asked. The exact repository and file come from the hub's own listing at the time
+(core/hub/starters.py), and each is judged from its own header before it is offered, so a
+renamed file never leads to a 404 and a file without MTP tensors is never called MTP. The
+sizes here only order the list when the hub cannot be reached (the quant's published size,
+rounded); online, the judged header decides fit and speed.
 
-Starters are offered by **speed on this computer** (core/machine/speed.py): first the
-largest that stays readable (at least `speed.READABLE` tokens a second), then the others that
-fit, slowest last, each saying how fast it would write here. The bytes a token reads come from
-each file's published size and its architecture (the input embedding is a lookup, read whole
-only when it is also the output head, as in Gemma 3 and the small Qwen2.5): known before
-anything is downloaded. After the download the planner plans from the real header.
+Families that draft themselves come first in the data: Qwen3.5 with its MTP head (0.8B to 9B),
+Qwen3.6 27B and 35B-A3B with the MTP head, and Gemma 4 with its MTP assistant. gpt-oss-20b (no
+drafter) and Gemma 3 4B (with Gemma 3 270M as its draft model) stay where they serve a
+machine better. The drafter of a family without MTP is downloaded into the model's folder,
+where the resolver looks for companions; pairs are families that share a tokenizer (the
+engine's rule still checks each pair: core/speculation/pairing.py).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import re
 from dataclasses import dataclass
 
 from draftwise.core.hub.files import RemoteModel
+from draftwise.core.kinds import Drafting
 from draftwise.core.machine import speed
-from draftwise.core.machine.hardware import GB, Machine
+from draftwise.core.machine.hardware import GB
 from draftwise.core.messages import Message, msg
 
 
@@ -34,61 +36,69 @@ class Drafter:
 
 @dataclass(frozen=True)
 class Starter:
-    repo: str
+    title: str  # the family and size as people name it: "Qwen3.5 0.8B"
+    hint: str  # what the hub's search is asked; a repository's name contains it
     quant: str
-    min_memory: int  # RAM + GPU memory it wants to run comfortably
     about: Message
-    drafter: Drafter | None = None
-    size: int = 0  # the file's bytes (the hub's listing of that quant)
-    active: int = 0  # weight bytes one token reads (the file without an input-only embedding)
-    vocab: int = 0  # vocabulary entries (sampling costs time per token)
+    drafts: Drafting  # what its file must show to be offered (MTP: the head's tensors really there)
+    size: int  # about the quant's bytes (offline order and memory filter only)
+    active: int = 0  # about the bytes a token reads (offline estimate only; 0: the whole file)
+    vocab: int = 0
+    drafter: Drafter | None = None  # a family draft model from another repository
+    publishers: tuple[str, ...] = ()  # whose repositories, in order of trust
 
     @property
     def name(self) -> str:
-        return self.repo.split("/")[-1].removesuffix("-GGUF")
+        return self.title
+
+    @property
+    def min_memory(self) -> int:
+        """RAM + GPU memory it wants to run comfortably offline: the weights, a context and
+        the system beside them (online the planner decides from the header)."""
+        return int(self.size * 1.25) + 2 * GB
 
     def workload(self) -> speed.Workload:
         return speed.Workload(self.active or self.size, self.size, self.vocab, self.quant)
 
 
-@dataclass(frozen=True)
-class Offer:
-    """A starter as this computer would run it."""
-
-    starter: Starter
-    estimate: speed.Estimate
-
-    def to_json(self) -> dict[str, object]:
-        s = self.starter
-        return {"repo": s.repo, "quant": s.quant, "size": s.size, "drafter": s.drafter.repo if s.drafter else None,
-                **self.estimate.to_json()}
-
-
 QWEN25_DRAFT = Drafter("Qwen/Qwen2.5-0.5B-Instruct-GGUF", "Q8_0")
 GEMMA3_DRAFT = Drafter("unsloth/gemma-3-270m-it-GGUF", "Q8_0")
 _MB = 1_000_000
-QWEN_VOCAB, GEMMA3_VOCAB = 151_936, 262_144
+QWEN35_VOCAB, GEMMA_VOCAB, GPT_OSS_VOCAB = 248_320, 262_144, 201_088
+# Who publishes GGUF conversions people trust, in the order a repository is taken.
+PUBLISHERS = ("unsloth", "Qwen", "ggml-org", "google", "bartowski", "lmstudio-community", "openai")
 
-# Sizes: the Q4_K_M files as the hub lists them. Active bytes: Qwen2.5 1.5B and Gemma 3 tie
-# the output head to the embedding, so a token reads the whole file; the 7B and 14B have
-# their own head, and their Q4_K embedding (vocabulary × width × 4.5 bits: 307 MB and 438 MB)
-# is only looked up.
+# Sizes: Q4_K_M (MXFP4 for gpt-oss) as published, rounded; the corpus's real geometries
+# (app/draftwise/testing/corpus) give the exact ones for 0.8B, 27B, 35B-A3B, Gemma 4 and gpt-oss.
+# Active: a mixture of experts reads only its used experts (Qwen3.6-35B-A3B: 3B of 35B).
 STARTERS: tuple[Starter, ...] = (
-    Starter("Qwen/Qwen2.5-1.5B-Instruct-GGUF", "Q4_K_M", 4 * GB,
-            msg("Small and quick: everyday questions on almost any computer."), QWEN25_DRAFT,
-            size=1_117 * _MB, active=1_117 * _MB, vocab=QWEN_VOCAB),
-    Starter("unsloth/gemma-3-4b-it-GGUF", "Q4_K_M", 8 * GB,
-            msg("Google's Gemma 3: good writing, many languages."), GEMMA3_DRAFT,
-            size=2_489 * _MB, active=2_489 * _MB, vocab=GEMMA3_VOCAB),
-    Starter("Qwen/Qwen2.5-7B-Instruct-GGUF", "Q4_K_M", 12 * GB,
-            msg("A capable all-rounder for 16 GB computers."), QWEN25_DRAFT,
-            size=4_683 * _MB, active=4_376 * _MB, vocab=QWEN_VOCAB),
-    Starter("Qwen/Qwen2.5-Coder-7B-Instruct-GGUF", "Q4_K_M", 12 * GB,
-            msg("Writes and explains code."), QWEN25_DRAFT,
-            size=4_683 * _MB, active=4_376 * _MB, vocab=QWEN_VOCAB),
-    Starter("Qwen/Qwen2.5-14B-Instruct-GGUF", "Q4_K_M", 20 * GB,
-            msg("Stronger answers; wants 24 GB or a big GPU."), QWEN25_DRAFT,
-            size=8_988 * _MB, active=8_550 * _MB, vocab=QWEN_VOCAB),
+    Starter("Qwen3.5 0.8B", "Qwen3.5-0.8B", "Q4_K_M",
+            msg("Tiny and quick, and drafts its own next words (MTP): fine on any computer."), Drafting.MTP,
+            size=560 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+    Starter("Qwen3.5 2B", "Qwen3.5-2B", "Q4_K_M",
+            msg("Small and quick, drafts its own next words (MTP): everyday questions."), Drafting.MTP,
+            size=1_350 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+    Starter("Qwen3.5 4B", "Qwen3.5-4B", "Q4_K_M",
+            msg("A good all-rounder that drafts its own next words (MTP)."), Drafting.MTP,
+            size=2_750 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+    Starter("Qwen3.5 9B", "Qwen3.5-9B", "Q4_K_M",
+            msg("Stronger answers for 16 GB computers; drafts its own next words (MTP)."), Drafting.MTP,
+            size=5_700 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+    Starter("Qwen3.6 27B", "Qwen3.6-27B", "Q4_K_M",
+            msg("Strong answers; wants 24 GB or a big GPU; drafts its own next words (MTP)."), Drafting.MTP,
+            size=16_800 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+    Starter("Qwen3.6 35B-A3B", "Qwen3.6-35B-A3B", "Q4_K_M",
+            msg("A large mixture of experts that reads only 3B a word: quick for its size (MTP)."), Drafting.MTP,
+            size=21_200 * _MB, active=1_900 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+    Starter("Gemma 4 26B-A4B", "gemma-4-26B-A4B-it", "Q4_K_M",
+            msg("Google's Gemma 4 with its MTP assistant: good writing, many languages."), Drafting.MTP_ASSISTANT,
+            size=16_900 * _MB, active=2_600 * _MB, vocab=GEMMA_VOCAB, publishers=PUBLISHERS),
+    Starter("gpt-oss 20B", "gpt-oss-20b", "MXFP4",
+            msg("OpenAI's open model: reasons step by step; a mixture of experts."), Drafting.NONE,
+            size=12_100 * _MB, active=2_100 * _MB, vocab=GPT_OSS_VOCAB, publishers=PUBLISHERS),
+    Starter("Gemma 3 4B", "gemma-3-4b-it", "Q4_K_M",
+            msg("Google's Gemma 3 with its small draft model: good writing, many languages."), Drafting.DRAFT,
+            size=2_489 * _MB, vocab=GEMMA_VOCAB, drafter=GEMMA3_DRAFT, publishers=PUBLISHERS),
 )
 
 # Repositories whose models pair with a drafter of the same family (same tokenizer).
@@ -98,17 +108,6 @@ _FAMILIES: tuple[tuple[re.Pattern[str], Drafter], ...] = (
 )
 
 DRAFTER_OFFER = msg("Get the draft model too — usually 1.5–2× faster, same answers.")
-
-
-def starters_for(machine: Machine, rate: speed.Throughput) -> list[Offer]:
-    """The starters this machine can hold, as it would run them: the readable ones first,
-    largest first; then the slower ones, fastest first."""
-    memory = machine.ram_total + sum(g.total_bytes for g in machine.discrete_gpus)
-    fitting = [s for s in STARTERS if s.min_memory <= memory] or list(STARTERS[:1])
-    offers = [Offer(s, speed.estimate(s.workload(), machine, rate)) for s in fitting]
-    readable = sorted((o for o in offers if o.estimate.readable), key=lambda o: -o.starter.size)
-    slow = sorted((o for o in offers if not o.estimate.readable), key=lambda o: -o.estimate.tokens_per_s)
-    return readable + slow
 
 
 def rate_words(tokens_per_s: float) -> str:
@@ -137,18 +136,6 @@ def speed_details(estimate: speed.Estimate, *, drafter: bool = False) -> list[Me
         out.append(msg("A first guess from this computer's memory speed; measured with the engine once it "
                        "is installed."))
     return out
-
-
-def file_estimate(model: RemoteModel, machine: Machine, rate: speed.Throughput) -> speed.Estimate:
-    """A hub file's speed here, from its size. A starter's repository lends its vocabulary and
-    the share of the file a token reads, so its files agree with the starter's own figure;
-    any other file counts every byte as read per token (a little slow for a model with an
-    input-only embedding, never fast by mistake)."""
-    starter = next((s for s in STARTERS if s.repo.lower() == model.repo.lower()), None)
-    if starter is not None and starter.size:
-        active = int(model.size * (starter.active or starter.size) / starter.size)
-        return speed.estimate(speed.Workload(active, model.size, starter.vocab, model.quant), machine, rate)
-    return speed.estimate(speed.Workload(model.size, model.size, 0, model.quant), machine, rate)
 
 
 def drafter_for(repo: str, file_name: str = "") -> Drafter | None:

@@ -70,6 +70,13 @@ class Fit:
     room: int
 
 
+def named_mtp_only(name: str) -> bool:
+    """Whether only "mtp" tags the name as a drafter (a whole model with its MTP head is often
+    published as "…-MTP-Q4_K_M.gguf"); the header then decides (core/hub/judge.py)."""
+    tags = {m.group(2).lower() for m in _DRAFTER.finditer(name.rsplit("/", 1)[-1])}
+    return tags == {"mtp"}
+
+
 def quant_of(name: str) -> str | None:
     found = _QUANT.findall(name.rsplit("/", 1)[-1])
     return found[-1].upper().replace("FP", "F") if found else None

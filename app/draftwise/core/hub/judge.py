@@ -1,0 +1,266 @@
+"""A hub file judged before download, by the same launch session as a file on disk.
+
+For each model of a repository listing, its header (every part of a split model), its
+drafter candidates' headers and its projector's header are read over HTTP ranges as sparse
+local copies (core/hub/remote.py) and laid out in one folder as a download lays the files
+out: the model, the vision projector beside it, and the drafters Get models would fetch
+beside it (the repository's own drafter file: a Gemma 4 MTP assistant, an MTP or draft file;
+and the family's draft model from its own repository). Then `session.plan_launch` plans that
+folder's model exactly as `draftwise plan` plans a downloaded one: the resolver applies the
+engine's own pairing rule to each drafter's real token list, the planner sizes context, KV,
+drafter and projector. Nothing here re-words a verdict for remote files; one path.
+
+The verdict names the drafter the resolver chose, and that is the drafter a download then
+fetches (`Verdict.drafter_model`), so what was judged is what lands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from draftwise.core import paths
+from draftwise.core.errors import FieldError
+from draftwise.core.gguf import reader as gguf
+from draftwise.core.hub import catalog, client, files, remote
+from draftwise.core.hub.client import HubError
+from draftwise.core.hub.files import HubFile, RemoteModel
+from draftwise.core.kinds import Drafting, SpecSource
+from draftwise.core.launch import prepare, session
+from draftwise.core.machine import hardware, speed
+from draftwise.core.messages import Message, Text
+from draftwise.core.speculation import resolver
+
+JUDGED_DIR = "hub-judged"
+MTP_ONLY = "mtp-only"  # gguf.ModelInfo.mtp_layout of a file holding just an MTP head
+FETCH_THREADS = 4
+
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One hub model as this computer would run it, or why it could not be judged."""
+
+    model: RemoteModel
+    fits: bool = False
+    fit_state: str = "no"  # planner.FITS | PARTIAL | NO_FIT
+    planned_bytes: int = 0  # the plan's total (`plan --json`'s plan.bytes.total)
+    context: int = 0
+    estimate: speed.Estimate | None = None
+    speculation: Drafting = Drafting.NONE
+    drafter_model: RemoteModel | None = None  # the drafter a download fetches beside it
+    projector: HubFile | None = None
+    header_bytes: int = 0  # bytes read over the network to judge the model's own file(s)
+    why: tuple[Text, ...] = ()  # the speculation decision's notes: why this drafter, or none
+    error: Message | None = None  # could not be judged: the sentence to show instead
+    local: Path | None = None  # the judged header copy's path (tests compare it with `plan`)
+    plan_json: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def drafter_name(self) -> str | None:
+        """The drafter as `get` names it: its file, with its repository when that is another."""
+        d = self.drafter_model
+        if d is None:
+            return None
+        return d.name if d.repo.lower() == self.model.repo.lower() else f"{d.repo}:{d.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        e = self.estimate
+        return {
+            "file": self.model.name, "quant": self.model.quant, "size": self.model.size,
+            "fits": self.fits, "fit": self.fit_state, "planned_bytes": self.planned_bytes, "context": self.context,
+            "tokens_per_s": round(e.tokens_per_s, 1) if e else None, "readable": bool(e and e.readable),
+            "speculation": self.speculation, "drafter": self.drafter_name,
+            "projector": self.projector.path if self.projector else None,
+            "header_bytes": self.header_bytes, "why": [str(w) for w in self.why],
+            "error": str(self.error) if self.error else None,
+        }  # fmt: skip
+
+
+def judged_dir() -> Path:
+    return paths.cache_dir() / JUDGED_DIR
+
+
+def speculation_kind(spec: resolver.SpecDecision) -> Drafting:
+    """The decision in one word: an MTP head inside, Gemma 4's MTP assistant, another drafter
+    (an MTP or EAGLE-3/DFlash sidecar, a draft model), n-gram, or none."""
+    if spec.source == SpecSource.AUTO_MTP:
+        return Drafting.MTP
+    if spec.draft is not None:
+        info = spec.draft_info
+        return Drafting.MTP_ASSISTANT if info is not None and info.sidecar_kind == resolver.ASSISTANT else Drafting.DRAFT
+    if spec.source == SpecSource.AUTO_NGRAM:
+        return Drafting.NGRAM
+    return Drafting.NONE
+
+
+def drafter_candidates(model: RemoteModel, listing: Sequence[RemoteModel],
+                       family: Callable[[catalog.Drafter], RemoteModel | None]) -> list[RemoteModel]:  # fmt: skip
+    """The drafters a download could put beside `model`: the repository's own drafter file
+    (the model's quant where there is one, else the smallest), then the family's draft model
+    (`family` looks it up on the hub). The resolver decides which, if any, pairs."""
+    if model.drafter:
+        return []
+    out: list[RemoteModel] = []
+    own = [m for m in listing if m.drafter]
+    if own:
+        same = [m for m in own if m.quant and m.quant == model.quant]
+        out.append(same[0] if same else min(own, key=lambda m: m.size))
+    known = catalog.drafter_for(model.repo, model.name)
+    if known is not None:
+        found = family(known)
+        if found is not None and all(f.name != found.name for f in out):
+            out.append(found)
+    return out
+
+
+class Judge:
+    """Judges models of hub repositories for one machine, engine and rate; header copies
+    and family drafter listings are shared between the models it judges."""
+
+    def __init__(self, machine: hardware.Machine, engine: session.Engine, rate: speed.Throughput, *,
+                 records: session.Records | None = None, revision: str = "main",
+                 with_projector: bool = True) -> None:  # fmt: skip
+        self.machine, self.engine, self.rate = machine, engine, rate
+        self.records = records if records is not None else session.Records.load(machine)
+        self.revision = revision
+        self.with_projector = with_projector
+        self._families: dict[str, RemoteModel | None] = {}
+
+    # -- the drafters of other repositories
+    def family_drafter(self, drafter: catalog.Drafter) -> RemoteModel | None:
+        if drafter.repo not in self._families:
+            try:
+                self._families[drafter.repo] = catalog.pick(client.list_models(drafter.repo), drafter.quant)
+            except HubError:
+                self._families[drafter.repo] = None  # judged without it; the listing said why elsewhere
+        return self._families[drafter.repo]
+
+    def judge_listing(self, listing: Sequence[RemoteModel]) -> list[Verdict]:
+        """Every model of one repository's listing (drafters themselves are not judged as
+        models: they run beside one). Headers are fetched a few at a time."""
+        listing = self.classified(listing)
+        runnable = [m for m in listing if not m.drafter]
+        plans = [(m, drafter_candidates(m, listing, self.family_drafter)) for m in runnable]
+        wanted: dict[tuple[str, str], tuple[str, HubFile]] = {}
+        for m, drafters in plans:
+            for owner in (m, *drafters):
+                for f in owner.files:
+                    wanted[(owner.repo, f.path)] = (owner.repo, f)
+            if self.with_projector and m.projector is not None:
+                wanted[(m.repo, m.projector.path)] = (m.repo, m.projector)
+        copies = self._fetch(wanted.values())
+        return [self._judge(m, drafters, copies) for m, drafters in plans]
+
+    def classified(self, listing: Sequence[RemoteModel]) -> list[RemoteModel]:
+        """The listing with each file called a drafter or a model by its header, not its name
+        ("Qwen3.5-9B-MTP-Q4_K_M.gguf" is a whole model with an MTP head; an assistant or an
+        MTP-only sidecar is a drafter whatever it is called; a small whole model is one when
+        its name says "draft"). A file whose header cannot be
+        read keeps its name's tag (its verdict says what is wrong)."""
+        firsts = self._fetch((m.repo, m.first) for m in listing)
+        projector = next((m.projector for m in listing if m.projector is not None), None)
+        out = []
+        for m in listing:
+            copy = firsts[(m.repo, m.first.path)]
+            if isinstance(copy, remote.HeaderCopy):
+                try:
+                    info = gguf.read_model(copy.path)
+                except gguf.GGUFError:
+                    out.append(m)
+                    continue
+                # A file that cannot run alone drafts; a whole model drafts when its name says
+                # so ("-draft-"), not when it merely carries its own MTP head ("-MTP-").
+                drafter = info.sidecar_kind is not None or info.mtp_layout == MTP_ONLY or (
+                    m.drafter and not files.named_mtp_only(m.name))
+                m = dataclasses.replace(m, drafter=drafter, projector=None if drafter else projector)
+            out.append(m)
+        return out
+
+    def judge(self, model: RemoteModel, listing: Sequence[RemoteModel]) -> Verdict:
+        others = [m for m in listing if m is not model and m.name != model.name]
+        drafters = [m for m in self.classified(others) if m.drafter]
+        return self.judge_listing([model, *drafters])[0]
+
+    def _fetch(self, files: Iterable[tuple[str, HubFile]]) -> dict[tuple[str, str], remote.HeaderCopy | HubError]:
+        def one(item: tuple[str, HubFile]) -> remote.HeaderCopy | HubError:
+            repo, f = item
+            try:
+                return remote.read_remote_header(repo, f, self.revision)
+            except HubError as exc:
+                return exc
+
+        items = list(files)
+        with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+            results = list(pool.map(one, items))
+        return {(repo, f.path): r for (repo, f), r in zip(items, results, strict=True)}
+
+    def _judge(self, model: RemoteModel, drafters: list[RemoteModel],
+               copies: dict[tuple[str, str], remote.HeaderCopy | HubError]) -> Verdict:  # fmt: skip
+        own = [copies[(model.repo, f.path)] for f in model.files]
+        failed = next((c for c in own if isinstance(c, HubError)), None)
+        if failed is not None:
+            return Verdict(model, error=failed.message)
+        header_bytes = sum(c.fetched for c in own if isinstance(c, remote.HeaderCopy))
+        folder = _folder_for(model, self.revision)
+        first = _link(own[0], folder)  # type: ignore[arg-type]
+        for c in own[1:]:
+            _link(c, folder)  # type: ignore[arg-type]
+        projector = model.projector if self.with_projector else None
+        if projector is not None:
+            pc = copies.get((model.repo, projector.path))
+            if isinstance(pc, remote.HeaderCopy):
+                _link(pc, folder)
+            else:
+                projector = None
+        by_path: dict[Path, RemoteModel] = {}
+        for d in drafters:
+            dc = [copies.get((d.repo, f.path)) for f in d.files]
+            if all(isinstance(c, remote.HeaderCopy) for c in dc):
+                by_path[_link(dc[0], folder)] = d  # type: ignore[arg-type]
+                for c in dc[1:]:
+                    _link(c, folder)  # type: ignore[arg-type]
+        try:
+            planned = session.plan_launch(prepare.Request(model=first), self.engine, self.machine, self.records)
+        except FieldError as exc:
+            return Verdict(model, header_bytes=header_bytes, error=exc.message, local=first)
+        prepared = planned.prepared
+        plan, spec = prepared.plan, prepared.spec
+        try:
+            estimate = speed.estimate(speed.workload_of(first), self.machine, self.rate)
+        except ValueError:
+            estimate = None
+        drafter = by_path.get(Path(spec.draft)) if spec.draft is not None else None
+        return Verdict(
+            model, fits=plan.fits, fit_state=plan.fit_state, planned_bytes=plan.bytes.total, context=plan.ctx,
+            estimate=estimate, speculation=speculation_kind(spec), drafter_model=drafter, projector=projector,
+            header_bytes=header_bytes, why=tuple(spec.notes), local=first, plan_json=prepared.to_json(),
+        )  # fmt: skip
+
+
+def _folder_for(model: RemoteModel, revision: str) -> Path:
+    """A fresh folder laid out as the download lays out this model (nothing else beside it)."""
+    stem = model.name.removesuffix(".gguf")
+    folder = judged_dir().joinpath(*model.repo.split("/"), revision, stem)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _link(copy: remote.HeaderCopy, folder: Path) -> Path:
+    """The header copy in `folder` under its own name: a hard link (no bytes), else a copy of
+    its header with the same hole."""
+    dest = folder / copy.path.name
+    try:
+        os.link(copy.path, dest)
+    except OSError:
+        remote.copy_sparse(copy.path, dest, copy.header_bytes)
+    return dest
+

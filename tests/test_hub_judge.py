@@ -1,0 +1,260 @@
+"""Hub files judged before download: headers over HTTP ranges, the same session as `plan`,
+starters found on the hub and verified by header, and every bad input with its sentence.
+
+The real huggingface_hub client talks to the loopback stand-in (testing/hubstub.py); models
+are tiny real GGUF files (testing/tinymodels.py), so the verdicts are the planner's own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from draftwise.core.hub import catalog, client, remote, starters
+from draftwise.core.hub.client import HubError
+from draftwise.core.hub.judge import Judge
+from draftwise.core.kinds import Drafting
+from draftwise.core.launch import prepare, session
+from draftwise.core.machine import hardware, speed
+from draftwise.core.messages import msg
+from draftwise.testing import tinymodels as tm
+from draftwise.testing.hubstub import HubStub
+
+RATE = speed.Throughput(20e9, "described")
+REPO = "org/Tiny-GGUF"
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    with HubStub() as stub:
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("hubmodels")
+    target = tm.paying_target()
+    return {
+        "mtp": tm.write_tiny_model(folder / "mtp" / "tiny-mtp-Q8_0.gguf", tm.mtp_model())[0],
+        "trunk": tm.write_tiny_model(folder / "trunk" / "tiny-mtp-Q8_0.gguf", tm.mtp_model(), part="trunk")[0],
+        "target": tm.write_tiny_model(folder / "pair" / "tiny-Q8_0.gguf", target)[0],
+        "draft": tm.write_tiny_model(folder / "pair" / "tiny-draft-Q8_0.gguf", tm.exact_draft(target))[0],
+    }
+
+
+def _engine() -> session.Engine:
+    from draftwise.cli.main import _engine_caps
+
+    binary, caps, backend = _engine_caps(None)
+    return session.Engine(Path(binary), caps, backend)
+
+
+def _judge(machine=None) -> Judge:
+    machine = machine or hardware.cpu_only(16 << 30, 12 << 30)
+    return Judge(machine, _engine(), RATE, records=session.Records.none())
+
+
+def _normal(plan: dict, folder: Path) -> str:
+    """A plan's JSON with the folder it was made in taken out (the only thing that differs)."""
+    return json.dumps(plan, sort_keys=True, default=str).replace(str(folder), "<folder>")
+
+
+# ------------------------------------------------------------------ the header over ranges
+def test_header_copy_reads_like_the_file_and_is_kept(hub, files):
+    from draftwise.core.gguf import reader as gguf
+
+    f = hub.add_sparse(REPO, "tiny-mtp-Q8_0.gguf", files["mtp"])
+    listed = client.list_models(REPO)[0].first
+    copy = remote.read_remote_header(REPO, listed)
+    local, there = gguf.read_header(files["mtp"]), gguf.read_header(copy.path)
+    assert [(t.name, t.shape, t.type_name, t.offset) for t in there.tensors] == [
+        (t.name, t.shape, t.type_name, t.offset) for t in local.tensors]
+    assert there.kv == local.kv and there.tokens_sha256 == local.tokens_sha256
+    assert copy.path.stat().st_size == files["mtp"].stat().st_size and copy.header_bytes == local.data_offset
+    assert all(r.startswith("bytes=") for r in f.requests) and copy.fetched == f.served
+    # Kept per sha256: the second read asks the hub nothing.
+    again = remote.read_remote_header(REPO, listed)
+    assert again.kept and len(f.requests) == 1
+
+
+def test_a_header_is_read_in_growing_ranges_not_whole(hub, files, monkeypatch):
+    monkeypatch.setattr(remote, "FIRST_RANGE", 4096)
+    monkeypatch.setattr(remote, "WINDOW", 1024)
+    f = hub.add_sparse(REPO, "tiny-mtp-Q8_0.gguf", files["mtp"])
+    copy = remote.read_remote_header(REPO, client.list_models(REPO)[0].first)
+    assert len(f.requests) > 1  # grown, not asked for at once
+    assert copy.fetched < copy.header_bytes * 1.5 + 4096  # a quarter over at most, per step
+
+
+# ------------------------------------------------------------------ one path with `plan`
+@pytest.mark.parametrize("kind", ["mtp", "pair"])
+def test_the_verdict_is_the_plan_of_the_downloaded_file(hub, files, tmp_path, kind):
+    """The same session plans the header copy and the downloaded file: the same JSON, but
+    for the folder."""
+    from draftwise.core.hub import fetch
+
+    if kind == "mtp":
+        hub.add_sparse(REPO, "tiny-mtp-Q8_0.gguf", files["mtp"], sha256=None)
+    else:
+        hub.add_sparse(REPO, "tiny-Q8_0.gguf", files["target"])
+        hub.add_sparse(REPO, "tiny-draft-Q8_0.gguf", files["draft"])
+    listing = client.list_models(REPO)
+    judge = _judge()
+    (verdict,) = judge.judge_listing(listing)
+    assert verdict.error is None
+    assert verdict.speculation == (Drafting.MTP if kind == "mtp" else Drafting.DRAFT)
+    assert (verdict.drafter_model is None) == (kind == "mtp")
+    got = fetch.fetch(verdict.model, tmp_path / "library", drafter=verdict.drafter_model)
+    planned = session.plan_launch(prepare.Request(model=got.model), judge.engine, judge.machine, judge.records)
+    assert verdict.planned_bytes == planned.prepared.plan.bytes.total
+    assert verdict.context == planned.prepared.plan.ctx and verdict.fits == planned.prepared.plan.fits
+    assert _normal(verdict.plan_json, verdict.local.parent) == _normal(planned.prepared.to_json(), got.model.parent)
+
+
+def test_get_list_json_and_plan_json_agree(hub, files, tmp_path):
+    """The CLI's own words: `get REPO --list --json` before, `plan --json` after download."""
+    hub.add_sparse(REPO, "tiny-mtp-Q8_0.gguf", files["mtp"])
+    box = tmp_path / "box.json"
+    box.write_text(json.dumps({"ram_gb": 16, "gpus": [], "cpu_read_gbs": 20}))
+    env = {**__import__("os").environ}
+    run = [sys.executable, "-m", "draftwise.cli.main"]
+    listed = json.loads(subprocess.run([*run, "get", REPO, "--list", "--json", "--machine", str(box)],
+                                       capture_output=True, text=True, check=True, env=env).stdout)
+    (row,) = listed
+    assert {"file", "quant", "size", "fits", "planned_bytes", "context", "tokens_per_s", "readable",
+            "speculation", "drafter", "projector", "header_bytes"} <= set(row)
+    assert row["speculation"] == "mtp" and row["fits"] and row["file"] == "tiny-mtp-Q8_0.gguf"
+    assert 0 < row["header_bytes"] <= files["mtp"].stat().st_size
+    subprocess.run([*run, "get", f"{REPO}:tiny-mtp-Q8_0.gguf", "--to", str(tmp_path / "lib"),
+                    "--machine", str(box)], capture_output=True, text=True, check=True, env=env)
+    model = tmp_path / "lib" / "org" / "Tiny-GGUF" / "tiny-mtp-Q8_0.gguf"
+    plan = json.loads(subprocess.run([*run, "plan", str(model), "--json", "--machine", str(box)],
+                                     capture_output=True, text=True, check=True, env=env).stdout)
+    assert plan["plan"]["bytes"]["total"] == row["planned_bytes"] and plan["plan"]["ctx"] == row["context"]
+
+
+# ------------------------------------------------------------------ starters
+MTP_STARTER = catalog.Starter("Tiny MTP", "tiny-mtp", "Q8_0", msg("A tiny one."), Drafting.MTP,
+                              size=1 << 20, publishers=("first", "second"))
+
+
+def test_a_starter_without_its_head_is_passed_over_for_one_with_it(hub, files):
+    hub.add_sparse("first/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["trunk"])  # the head stripped
+    hub.add_sparse("second/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["mtp"])
+    hub.add_sparse("stranger/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["mtp"])  # not a publisher
+    hub.repos["first/tiny-mtp-GGUF"].downloads = 100
+    machine = hardware.cpu_only(16 << 30, 12 << 30)
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(MTP_STARTER,))
+    (offer,) = found.offers
+    assert offer.repo == "second/tiny-mtp-GGUF" and offer.verdict.speculation == Drafting.MTP
+    assert found.offline is None and offer.to_json()["repo"] == "second/tiny-mtp-GGUF"
+
+
+def test_a_starter_only_published_without_its_head_is_left_out(hub, files):
+    hub.add_sparse("first/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["trunk"])
+    machine = hardware.cpu_only(16 << 30, 12 << 30)
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(MTP_STARTER,))
+    assert found.offers == []
+    assert "no file of first/tiny-mtp-GGUF runs here as promised" in str(found.left_out[0][1])
+
+
+def test_offline_the_curated_list_is_offered_and_says_so(monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
+    machine = hardware.cpu_only(23 << 30, 20 << 30)
+    found = starters.starters_for(machine, RATE, _judge(machine))
+    assert found.offline is not None and "could not be reached" in str(found.offline)
+    assert found.offers and all(o.verdict is None for o in found.offers)
+    assert found.offers[0].estimate.readable  # the smallest machine gets a readable one, first
+
+
+def test_the_curated_starters_that_draft_themselves_come_first_in_the_data():
+    kinds = [s.drafts for s in catalog.STARTERS]
+    assert kinds[:7] == [Drafting.MTP] * 6 + [Drafting.MTP_ASSISTANT]
+    assert {s.hint for s in catalog.STARTERS} >= {"Qwen3.5-0.8B", "Qwen3.5-9B", "Qwen3.6-35B-A3B", "gpt-oss-20b"}
+
+
+# ------------------------------------------------------------------ bad input
+def _listed(hub, data: bytes | Path, name="tiny-Q8_0.gguf", **faults):
+    if isinstance(data, Path):
+        hub.add_sparse(REPO, name, data, **faults)
+    else:
+        hub.add_file(REPO, name, data, **faults)
+    return client.list_models(REPO)[0]
+
+
+def test_a_file_that_is_not_gguf_is_named(hub):
+    model = _listed(hub, b"<html>not a model</html>" * 100)
+    (verdict,) = _judge().judge_listing([model])
+    assert verdict.error is not None and "cannot be read as a GGUF model" in str(verdict.error)
+    assert "org/Tiny-GGUF/tiny-Q8_0.gguf" in str(verdict.error)
+    assert not remote.copy_path(REPO, "main", "tiny-Q8_0.gguf").exists()  # nothing half-written
+
+
+def test_a_header_cut_short_is_named(hub, files):
+    size = files["mtp"].stat().st_size
+    model = _listed(hub, files["mtp"], cut_at=2000)  # listed whole, served 2000 bytes
+    with pytest.raises(HubError, match="shorter than its listing says"):
+        remote.read_remote_header(REPO, model.first)
+    assert model.size == size and not remote.copy_path(REPO, "main", model.first.path).exists()
+
+
+def test_a_server_that_ignores_range_is_read_to_the_cap_and_says_so(hub, files, tmp_path):
+    padded = tmp_path / "padded.gguf"  # the model with 64 MiB of hole after it: big to send whole
+    padded.write_bytes(files["mtp"].read_bytes())
+    with padded.open("r+b") as f:
+        f.truncate(64 << 20)
+    big = _listed(hub, padded, ignore_range=True)
+    # The header fits under the cap: read from the one whole-file answer, then hung up.
+    copy = remote.read_remote_header(REPO, big.first)
+    assert copy.header_bytes < copy.size
+    f = hub.repos[REPO].files[big.first.path]
+    assert f.served < copy.size // 4  # not downloaded whole
+    # Under a cap smaller than the header: stopped there, and said why.
+    remote.copy_path(REPO, "main", big.first.path).unlink()
+    with pytest.raises(HubError, match="ignores partial requests"):
+        remote.read_remote_header(REPO, big.first, cap=4096)
+
+
+def test_a_gated_repository_says_how_to_get_access(hub, files):
+    model = _listed(hub, files["mtp"])
+    hub.repos[REPO].gated = True
+    with pytest.raises(HubError, match="HF_TOKEN"):
+        remote.read_remote_header(REPO, model.first)
+
+
+def test_a_file_gone_from_the_hub_says_refresh(hub, files):
+    model = _listed(hub, files["mtp"])
+    del hub.repos[REPO].files[model.first.path]
+    with pytest.raises(HubError, match="refresh the list"):
+        remote.read_remote_header(REPO, model.first)
+
+
+def test_a_dropped_connection_is_retried(hub, files, monkeypatch):
+    monkeypatch.setattr(remote, "FIRST_RANGE", 8192)
+    model = _listed(hub, files["mtp"], drop_after=3000)
+    copy = remote.read_remote_header(REPO, model.first)
+    assert copy.header_bytes > 3000
+
+
+def test_a_hub_that_does_not_answer_times_out_with_a_sentence(monkeypatch, files):
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # accepts the connection, never answers
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setattr(remote, "TIMEOUT_S", 0.5)
+    monkeypatch.setattr(remote, "RETRIES", 1)
+    stop = threading.Event()
+    try:
+        with pytest.raises(HubError, match="kept dropping|Could not reach"):
+            remote.read_remote_header(REPO, client.HubFile("tiny-Q8_0.gguf", 1 << 20, "0" * 64))
+    finally:
+        stop.set()
+        listener.close()

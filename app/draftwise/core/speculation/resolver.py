@@ -29,7 +29,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import EngineKind, MtpMode, SpecSource
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import pairing
+from draftwise.core.speculation import field_settings, pairing
 from draftwise.core.speculation.drafter_key import DrafterKey
 
 # The names live in core/kinds.py; these aliases keep the resolver's vocabulary short.
@@ -505,9 +505,11 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             # The companions are still looked for: the sweep measures them beside the head. What
             # the search says of them (skipped, refused) is not this decision's to show.
             companions = _companions(model, options, caps, read, [], [], [], [])
+            field, field_note = field_settings.mtp_argv(arch, options.extra_args)
             return SpecDecision(
-                DRAFT_MTP, None, AUTO_MTP, True, _spec_argv(caps, DRAFT_MTP, None),
-                notes=(msg("MTP head found in the model: speculation is on."),), drafter_key=key,
+                DRAFT_MTP, None, AUTO_MTP, True, (*_spec_argv(caps, DRAFT_MTP, None), *field),
+                notes=(msg("MTP head found in the model: speculation is on."), *((field_note,) if field_note else ())),
+                drafter_key=key,
                 alternatives=tuple(_companion_decision(c, caps) for c in sorted(companions, key=lambda c: c.rank)),
             )
     elif nextn > 0:

@@ -1,0 +1,47 @@
+"""The draft length and p-min an MTP head starts with before Draftwise has measured it here:
+what the field reports for its family, in one table.
+
+The engine's defaults (`--spec-draft-n-max 3`, `--spec-draft-p-min 0`, common/common.h in the
+pinned source) draft three tokens whatever their probability. The published MTP GGUFs of
+Qwen3.5 and Qwen3.6 report their 1.4–1.8× with a draft length of 2–4 and
+`--spec-draft-p-min 0.75` (stop drafting once the head is unsure; a rejected draft costs a
+verification for nothing). So auto starts an MTP head of those architectures at length 3 (the
+middle, and the length the planner sizes the recurrent rollback state for) and p-min 0.75.
+A measurement (`draftwise measure`, Measure speed) replaces both (core/launch/prepare.py
+applies the measured setup over these), and a user's own `--spec-draft-n-max` or
+`--spec-draft-p-min` is never doubled: a setting the user gave is left to them.
+Sources: docs/measure.md, "Before a measurement".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN
+from draftwise.core.messages import Message, msg
+
+
+@dataclass(frozen=True)
+class FieldSetting:
+    n_max: int
+    p_min: float
+    family: str  # as the note names it
+
+
+_QWEN_MTP = FieldSetting(3, 0.75, "Qwen3.5 and Qwen3.6")
+# general.architecture -> the setting reported for its MTP head.
+MTP_SETTINGS: dict[str, FieldSetting] = {"qwen35": _QWEN_MTP, "qwen35moe": _QWEN_MTP}
+
+
+def mtp_argv(arch: str, extra_args: Sequence[str]) -> tuple[tuple[str, ...], Message | None]:
+    """The flags an MTP head of `arch` starts with, and the note that says so; nothing for an
+    architecture with no reported setting, or when the user set either flag."""
+    setting = MTP_SETTINGS.get(arch)
+    users = {engine_args.canonical(a.split("=", 1)[0]) for a in extra_args}
+    if setting is None or DRAFT_N_MAX in users or DRAFT_P_MIN in users:
+        return (), None
+    return (DRAFT_N_MAX, str(setting.n_max), DRAFT_P_MIN, f"{setting.p_min:g}"), msg(
+        "It drafts {n} tokens at a time and stops at p-min {p}, as reported for {family}'s MTP, until Draftwise "
+        "measures it here.", n=setting.n_max, p=f"{setting.p_min:g}", family=setting.family)

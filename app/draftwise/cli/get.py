@@ -18,9 +18,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "its estimated speed here in tokens per second.",
     )
     g.add_argument("what", nargs="?", help="a repository (org/name), or org/name:file.gguf")
-    g.add_argument("--json", action="store_true", help="the starters (no repository given) as JSON")
+    g.add_argument("--json", action="store_true",
+                   help="as JSON: the starters (no repository given), or the files of REPO --list")
     g.add_argument("--search", metavar="WORDS", help="find GGUF repositories")
-    g.add_argument("--list", action="store_true", help="list the repository's models, download nothing")
+    g.add_argument("--list", action="store_true",
+                   help="list the repository's models, each judged from its own header; download nothing")
     g.add_argument("--no-projector", action="store_true",
                    help="do not download a vision model's projector (its repository's mmproj file) with it")
     g.add_argument("--to", metavar="FOLDER", help="library folder (default: your first library folder)")

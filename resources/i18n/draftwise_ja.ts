@@ -344,137 +344,157 @@
       <translation>{path} がありません。llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="88" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="89" />
       <source>The file is damaged or not a GGUF model; download it again.</source>
       <translation>ファイルが壊れているか、GGUF モデルではありません。もう一度ダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="127" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="128" />
       <source>{path}: at byte {offset}: {reason}. {hint}</source>
       <translation>{path}: {offset} バイト目: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="130" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="131" />
       <source>{path}: at byte {offset}: {reason}.</source>
       <translation>{path}: {offset} バイト目: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="132" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="133" />
       <source>{path}: {reason}. {hint}</source>
       <translation>{path}: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="134" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="135" />
       <source>{path}: {reason}.</source>
       <translation>{path}: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="487" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="489" />
       <source>is a folder, not a GGUF file</source>
       <translation>フォルダーです（GGUF ファイルではありません）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="490" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="492" />
       <source>no such file</source>
       <translation>ファイルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="493" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="495" />
       <source>permission denied: the file cannot be read</source>
       <translation>アクセスが拒否されました: ファイルを読み込めません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="497" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="499" />
       <source>cannot open the file ({error})</source>
       <translation>ファイルを開けません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="598" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="600" />
       <source>cannot read the file ({error})</source>
       <translation>ファイルを読み込めません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="619" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="629" />
       <source>It is not a GGUF model, or it is damaged.</source>
       <translation>GGUF モデルではないか、壊れています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="629" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="639" />
       <source>Use the little-endian version of this model.</source>
       <translation>このモデルのリトルエンディアン版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="635" />
+      <location filename="../../app/draftwise/core/gguf/reader.py" line="645" />
       <source>Download a current conversion of this model.</source>
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="78" />
-      <source>Small and quick: everyday questions on almost any computer.</source>
-      <translation>小さくて速い: ほとんどのコンピューターで日常の質問に。</translation>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="76" />
+      <source>Tiny and quick, and drafts its own next words (MTP): fine on any computer.</source>
+      <translation>小さくて速く、次の言葉を自分で下書きします (MTP): どのコンピューターでも快適。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="81" />
-      <source>Google's Gemma 3: good writing, many languages.</source>
-      <translation>Google の Gemma 3: 文章が上手で、多くの言語に対応。</translation>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="79" />
+      <source>Small and quick, drafts its own next words (MTP): everyday questions.</source>
+      <translation>小さくて速く、次の言葉を自分で下書きします (MTP): 日常の質問に。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="84" />
-      <source>A capable all-rounder for 16 GB computers.</source>
-      <translation>16 GB のコンピューター向けの有能な万能型。</translation>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="82" />
+      <source>A good all-rounder that drafts its own next words (MTP).</source>
+      <translation>次の言葉を自分で下書きする (MTP)、バランスのよいモデル。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="87" />
-      <source>Writes and explains code.</source>
-      <translation>コードを書いて説明します。</translation>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="85" />
+      <source>Stronger answers for 16 GB computers; drafts its own next words (MTP).</source>
+      <translation>16 GB のコンピューター向けの、より強い回答。次の言葉を自分で下書きします (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="90" />
-      <source>Stronger answers; wants 24 GB or a big GPU.</source>
-      <translation>より優れた答え。24 GB か大きな GPU が必要です。</translation>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="88" />
+      <source>Strong answers; wants 24 GB or a big GPU; drafts its own next words (MTP).</source>
+      <translation>強い回答。24 GB か大きな GPU が必要。次の言葉を自分で下書きします (MTP)。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="91" />
+      <source>A large mixture of experts that reads only 3B a word: quick for its size (MTP).</source>
+      <translation>1 語ごとに 3B だけを読む大きな混合エキスパートモデル: 大きさの割に速い (MTP)。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="94" />
+      <source>Google's Gemma 4 with its MTP assistant: good writing, many languages.</source>
+      <translation>Google の Gemma 4 と MTP アシスタント: 文章が上手で、多くの言語に対応。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="97" />
+      <source>OpenAI's open model: reasons step by step; a mixture of experts.</source>
+      <translation>OpenAI のオープンモデル: 段階的に推論する混合エキスパートモデル。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/hub/catalog.py" line="100" />
+      <source>Google's Gemma 3 with its small draft model: good writing, many languages.</source>
+      <translation>Google の Gemma 3 と小さなドラフトモデル: 文章が上手で、多くの言語に対応。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="110" />
       <source>Get the draft model too — usually 1.5–2× faster, same answers.</source>
       <translation>ドラフトモデルも入手する — 通常 1.5〜2 倍速く、答えは同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="123" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="122" />
       <source>About {rate} tokens a second here.</source>
       <translation>このコンピューターでは毎秒約 {rate} トークン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="124" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="123" />
       <source>Slow here: about {rate} tokens a second, slower than most people read.</source>
       <translation>このコンピューターでは遅めです：毎秒約 {rate} トークンで、多くの人が読む速さより遅くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="129" />
       <source>It would run on the graphics card.</source>
       <translation>グラフィックカードで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
       <source>It would run partly on the graphics card, the rest on the processor.</source>
       <translation>一部をグラフィックカードで、残りをプロセッサーで動かします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="132" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
       <source>It would run on the processor.</source>
       <translation>プロセッサーで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="133" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="132" />
       <source>A token is a piece of a word: in English about three quarters of a word.</source>
       <translation>トークンは単語の断片です。英語ではおよそ 4 分の 3 単語にあたります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="135" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="134" />
       <source>Counted without the draft model; with it, replies usually come faster.</source>
       <translation>ドラフトモデルなしの見積もりです。ドラフトモデルを使うと、たいていもっと速く返答します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="137" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="136" />
       <source>A first guess from this computer's memory speed; measured with the engine once it is installed.</source>
       <translation>このコンピューターのメモリ速度からの最初の見積もりです。エンジンをインストールすると、エンジンで測り直します。</translation>
     </message>
@@ -529,67 +549,122 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="233" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="98" />
+      <source>{file}: its header is larger than {cap}, which no GGUF model's is; it cannot be judged before download. Download it to see its plan.</source>
+      <translation>{file}: ヘッダーが {cap} を超えています。そのような GGUF モデルはないため、ダウンロード前には判定できません。ダウンロードしてから計画を確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/remote.py" line="105" />
+      <source>{file} on the hub is shorter than its listing says ({size}): it ended after {got}. Refresh the list; if it repeats, the repository's file is damaged.</source>
+      <translation>ハブ上の {file} は一覧の大きさ ({size}) より短く、{got} で終わりました。一覧を更新してください。繰り返す場合、リポジトリのファイルが壊れています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/remote.py" line="154" />
+      <source>The connection to the hub kept dropping while reading {file}'s header ({error}); check the network and try again.</source>
+      <translation>{file} のヘッダーを読む間にハブとの接続が何度も切れました ({error})。ネットワークを確認してもう一度試してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/remote.py" line="172" />
+      <source>The hub (or a proxy) ignores partial requests (HTTP Range), so {file} cannot be judged before download; Draftwise stopped after {got}. Download it to see its plan.</source>
+      <translation>ハブ (またはプロキシ) が部分リクエスト (HTTP Range) を無視するため、{file} はダウンロード前に判定できません。Draftwise は {got} で読むのをやめました。ダウンロードしてから計画を確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/remote.py" line="224" />
+      <source> (at byte {offset})</source>
+      <translation> ({offset} バイト目)</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/remote.py" line="225" />
+      <source>{file} cannot be read as a GGUF model: {problem}{where}. Choose another file of the repository.</source>
+      <translation>{file} は GGUF モデルとして読めません: {problem}{where}。リポジトリの別のファイルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/starters.py" line="131" />
+      <source>{title} does not fit this computer.</source>
+      <translation>{title} はこのコンピューターに収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/starters.py" line="135" />
+      <source>{title}: no file of {repos} runs here as promised.</source>
+      <translation>{title}: {repos} のどのファイルも、ここでは説明どおりに動きません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/starters.py" line="136" />
+      <source>{title} was not found on the hub.</source>
+      <translation>{title} はハブで見つかりませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/starters.py" line="161" />
+      <source>The model hub could not be reached, so these are Draftwise's own suggestions, judged from their usual sizes: {error}</source>
+      <translation>モデルハブに接続できなかったため、Draftwise 独自のおすすめを通常の大きさから判断して表示しています: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/starters.py" line="167" />
+      <source>{title} is larger than this computer's memory.</source>
+      <translation>{title} はこのコンピューターのメモリーより大きいです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/arms.py" line="249" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="342" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="358" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="346" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="362" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="374" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="390" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="375" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="391" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="399" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="415" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="405" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="421" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="419" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="435" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="423" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="439" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="441" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="457" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="443" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="459" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="476" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="492" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="479" />
+      <location filename="../../app/draftwise/core/launch/arms.py" line="495" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
@@ -1474,7 +1549,7 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/sweep.py" line="104" />
+      <location filename="../../app/draftwise/core/launch/sweep.py" line="105" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
@@ -1839,6 +1914,11 @@
       <translation>動かなかったドラフターの記録</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/speculation/field_settings.py" line="45" />
+      <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for {family}'s MTP, until Draftwise measures it here.</source>
+      <translation>{family} の MTP で報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/speculation/measured.py" line="149" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
@@ -1869,12 +1949,12 @@
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="267" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="269" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="285" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="287" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
@@ -2114,127 +2194,127 @@
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="510" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="511" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="514" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="516" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="521" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="523" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="533" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="535" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="537" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="539" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="542" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="544" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="550" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="552" />
       <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
       <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="553" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="555" />
       <source>MTP head found beside the model in {name}: speculation is on.</source>
       <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="555" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="557" />
       <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
       <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="586" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="588" />
       <source>Could not look for draft models in {folder}: {error}.</source>
       <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="611" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="613" />
       <source>it is not a readable GGUF file</source>
       <translation>読み込める GGUF ファイルではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="626" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="628" />
       <source>it made this engine fail before</source>
       <translation>以前このエンジンが失敗する原因になりました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="631" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="633" />
       <source>Skipped {name}: {reason}.</source>
       <translation>{name} は使いません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="642" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="644" />
       <source>{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the first draft).</source>
       <translation>{name} の MTP は {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="652" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="654" />
       <source>this engine runs no MTP assistant of architecture {draft_arch}</source>
       <translation>このエンジンはアーキテクチャ {draft_arch} の MTP アシスタントを動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="654" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="656" />
       <source>it is the MTP assistant of {target_arch} models, not {arch}</source>
       <translation>{arch} ではなく {target_arch} モデル用の MTP アシスタントです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="657" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="659" />
       <source>it lacks the nextn.pre_projection tensor the engine loads</source>
       <translation>エンジンが読み込む nextn.pre_projection テンソルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="659" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="661" />
       <source>it was made for a model {width} wide, and this one is {model_width} wide</source>
       <translation>幅 {width} のモデル用ですが、このモデルの幅は {model_width} です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="663" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="665" />
       <source>the model's last two layers are not the windowed and global pair whose KV cache it reads</source>
       <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="673" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="675" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="675" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="677" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="677" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="679" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="680" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="682" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="682" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="684" />
       <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
       <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="687" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="689" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
@@ -4637,6 +4717,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有に失敗しました: {why}</translation>
     </message>
     <message>
+      <source>A capable all-rounder for 16 GB computers.</source>
+      <translation type="vanished">16 GB のコンピューター向けの有能な万能型。</translation>
+    </message>
+    <message>
       <source>A drafter was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation type="vanished">前回このドラフターではエンジンが起動できなかったため外しました。モデルは投機デコードなしで動きます。</translation>
     </message>
@@ -4699,6 +4783,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>Generation</source>
       <translation type="vanished">生成</translation>
+    </message>
+    <message>
+      <source>Google's Gemma 3: good writing, many languages.</source>
+      <translation type="vanished">Google の Gemma 3: 文章が上手で、多くの言語に対応。</translation>
     </message>
     <message>
       <source>Has a built-in MTP head: faster with speculative decoding</source>
@@ -4775,12 +4863,20 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">計画と実際（エンジン自身が報告したバッファサイズ）</translation>
     </message>
     <message>
+      <source>Small and quick: everyday questions on almost any computer.</source>
+      <translation type="vanished">小さくて速い: ほとんどのコンピューターで日常の質問に。</translation>
+    </message>
+    <message>
       <source>Speculation was turned off: {0}</source>
       <translation type="vanished">投機的デコードをオフにしました: {0}</translation>
     </message>
     <message>
       <source>Starters for this computer, fastest readable first</source>
       <translation type="vanished">このコンピューター向けのおすすめ（読める速さで一番大きいものが先頭）</translation>
+    </message>
+    <message>
+      <source>Stronger answers; wants 24 GB or a big GPU.</source>
+      <translation type="vanished">より優れた答え。24 GB か大きな GPU が必要です。</translation>
     </message>
     <message>
       <source>Test model</source>
@@ -4841,6 +4937,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
       <translation type="vanished">語彙が異なります: {0}。ドラフトは同じモデルファミリーのものが必要です。</translation>
+    </message>
+    <message>
+      <source>Writes and explains code.</source>
+      <translation type="vanished">コードを書いて説明します。</translation>
     </message>
     <message>
       <source>context</source>

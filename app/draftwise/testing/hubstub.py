@@ -77,10 +77,10 @@ class StubRepo:
 
 
 class HubStub:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.repos: dict[str, StubRepo] = {}
         self.token: str | None = None  # the token a gated repo accepts
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

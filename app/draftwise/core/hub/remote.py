@@ -169,7 +169,8 @@ class _Ranges:
 
 
 def _ignored_range(where: str, have: int) -> HubError:
-    return HubError("network", msg(
+    # "file", not "network": the hub answered; only this way of reading it is refused.
+    return HubError("file", msg(
         "The hub (or a proxy) ignores partial requests (HTTP Range), so {file} cannot be judged before "
         "download; Draftwise stopped after {got}. Download it to see its plan.", file=where, got=human_bytes(have)))
 

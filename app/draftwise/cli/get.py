@@ -188,8 +188,8 @@ def _starters(args: argparse.Namespace) -> int:
         return 0
     how = {"engine": "measured with the engine", "memory": "a first guess from the memory speed",
            "described": "as described"}.get(rate.source, rate.source)
-    print(f"Starters for this computer, the largest that writes at least {speed.READABLE:.0f} tokens/s first "
-          f"({rate.cpu / 1e9:.1f} GB/s, {how}):")
+    print(f"Starters for this computer: those that write at least {speed.READABLE:.0f} tokens/s first, the ones "
+          f"that draft themselves before the others ({rate.cpu / 1e9:.1f} GB/s, {how}):")
     if found.offline is not None:
         print(f"  ({found.offline})")
     for o in found.offers:
@@ -199,6 +199,8 @@ def _starters(args: argparse.Namespace) -> int:
         where = f"{o.repo}:{o.model.name}" if o.model is not None else f"{o.starter.title} {o.starter.quant}"
         size = human_bytes(o.size) if o.verdict is not None else f"~{human_bytes(o.size)}"
         print(f"  {where:<64} {size:>9}  about {catalog.rate_words(e.tokens_per_s):>4} tokens/s{slow}; {drafts}")
+    for _title, why in found.left_out:
+        print(f"  not offered: {why}")
     if found.offline is None:
         print("\nGet one: draftwise get REPO:FILE (REPO --list shows its other files)", file=sys.stderr)
     return 0

@@ -68,6 +68,8 @@ def search(query: str, limit: int = SEARCH_LIMIT) -> list[RepoHit]:
     try:
         hits = _api().list_models(search=query or None, filter="gguf", sort="downloads", limit=limit)
         return [RepoHit(h.id, int(h.downloads or 0), int(h.likes or 0), bool(h.gated)) for h in hits]
+    except HubError:
+        raise  # already the sentence (the reachability check's)
     except Exception as exc:  # noqa: BLE001 - every hub failure becomes one sentence
         raise translate_error(exc, query) from exc
 
@@ -81,6 +83,8 @@ def list_models(repo: str, revision: str | None = None) -> list[RemoteModel]:
             for e in entries
             if hasattr(e, "size")
         ]
+    except HubError:
+        raise
     except Exception as exc:  # noqa: BLE001
         raise translate_error(exc, repo) from exc
     models = group_models(repo, files)

@@ -9,8 +9,9 @@ repository that publishes the model without its head is passed over for the next
 not fit this machine is not offered.
 
 Offline (the hub cannot be reached), the curated list is offered from its own sizes and the
-offers say so (`Starters.offline`). Ranking: the largest starter that stays readable (at least
-`speed.READABLE` tokens a second) first, then the others that fit, fastest first.
+offers say so (`Starters.offline`). Ranking: the starters that stay readable (at least
+`speed.READABLE` tokens a second) first — those that draft themselves before the others, each
+group largest first — then the others that fit, fastest first.
 """
 
 from __future__ import annotations
@@ -77,8 +78,15 @@ class Starters:
     left_out: list[tuple[str, Message]] = field(default_factory=list)  # starters not offered, and why
 
 
+def drafts_itself(offer: Offer) -> bool:
+    kind = offer.verdict.speculation if offer.verdict is not None else offer.starter.drafts
+    return kind in (Drafting.MTP, Drafting.MTP_ASSISTANT)
+
+
 def rank(offers: Sequence[Offer]) -> list[Offer]:
-    readable = sorted((o for o in offers if o.estimate.readable), key=lambda o: -o.size)
+    """Readable ones first: those that draft themselves (MTP, an MTP assistant), largest
+    first, then the others, largest first; then the slow ones, fastest first."""
+    readable = sorted((o for o in offers if o.estimate.readable), key=lambda o: (not drafts_itself(o), -o.size))
     slow = sorted((o for o in offers if not o.estimate.readable), key=lambda o: -o.estimate.tokens_per_s)
     return readable + slow
 

@@ -43,5 +43,5 @@ def mtp_argv(arch: str, extra_args: Sequence[str]) -> tuple[tuple[str, ...], Mes
     if setting is None or DRAFT_N_MAX in users or DRAFT_P_MIN in users:
         return (), None
     return (DRAFT_N_MAX, str(setting.n_max), DRAFT_P_MIN, f"{setting.p_min:g}"), msg(
-        "It drafts {n} tokens at a time and stops at p-min {p}, as reported for {family}'s MTP, until Draftwise "
-        "measures it here.", n=setting.n_max, p=f"{setting.p_min:g}", family=setting.family)
+        "It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, until "
+        "Draftwise measures it here.", n=setting.n_max, p=f"{setting.p_min:g}", family=setting.family)

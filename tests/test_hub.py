@@ -149,8 +149,12 @@ def test_fit_is_judged_from_the_file_size():
 
 
 def test_cli_get_downloads_and_lists(hub, tmp_path, monkeypatch):
-    hub.add_file("org/Tiny-GGUF", "tiny-Q4_K_M.gguf", BODY)
-    hub.add_file("org/Tiny-GGUF", "tiny-Q8_0.gguf", BODY + BODY)
+    from draftwise.testing import tinymodels as tm
+
+    small = tm.write_tiny_model(tmp_path / "src" / "a.gguf", tm.TinyModel())[0]
+    large = tm.write_tiny_model(tmp_path / "src" / "b.gguf", tm.TinyModel(n_layer=4))[0]
+    hub.add_file("org/Tiny-GGUF", "tiny-Q4_K_M.gguf", small)
+    hub.add_file("org/Tiny-GGUF", "tiny-Q8_0.gguf", large)
     monkeypatch.setenv("DRAFTWISE_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     run = lambda *a: subprocess.run([sys.executable, "-m", "draftwise.cli.main", "get", *a],  # noqa: E731
@@ -159,10 +163,12 @@ def test_cli_get_downloads_and_lists(hub, tmp_path, monkeypatch):
     box.write_text('{"ram_gb": 16, "free_gb": 12}')
     listed = run("org/Tiny-GGUF", "--list", "--machine", str(box))
     assert listed.returncode == 0, listed.stderr
-    assert "tiny-Q4_K_M.gguf" in listed.stdout and "Q8_0" in listed.stdout and "fits" in listed.stdout
-    got = run("org/Tiny-GGUF:tiny-Q8_0.gguf", "--to", str(tmp_path / "lib"))
+    rows = listed.stdout.splitlines()
+    assert len(rows) == 2 and all("fits: context" in r and "planned" in r for r in rows), listed.stdout
+    assert rows[0].startswith("tiny-Q4_K_M.gguf") and "Q8_0" in rows[1]
+    got = run("org/Tiny-GGUF:tiny-Q8_0.gguf", "--to", str(tmp_path / "lib"), "--machine", str(box))
     assert got.returncode == 0, got.stderr
-    assert (tmp_path / "lib" / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf").stat().st_size == 2 * len(BODY)
+    assert (tmp_path / "lib" / "org" / "Tiny-GGUF" / "tiny-Q8_0.gguf").read_bytes() == large.read_bytes()
     missing = run("org/Nope-GGUF", "--to", str(tmp_path / "lib"))
     assert missing.returncode == 2 and "org/Nope-GGUF was not found" in missing.stderr
 

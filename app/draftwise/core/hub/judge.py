@@ -34,7 +34,7 @@ from draftwise.core.hub.files import HubFile, RemoteModel
 from draftwise.core.kinds import Drafting, SpecSource
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import hardware, speed
-from draftwise.core.messages import Message, Text
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import resolver
 
 JUDGED_DIR = "hub-judged"
@@ -186,7 +186,11 @@ class Judge:
     def judge(self, model: RemoteModel, listing: Sequence[RemoteModel]) -> Verdict:
         others = [m for m in listing if m is not model and m.name != model.name]
         drafters = [m for m in self.classified(others) if m.drafter]
-        return self.judge_listing([model, *drafters])[0]
+        verdicts = self.judge_listing([model, *drafters])
+        if not verdicts:  # the header says it is a drafter: it runs beside a model
+            return Verdict(model, error=msg(
+                "{name} is a drafter, not a model to run: it runs beside its model.", name=model.name))
+        return verdicts[0]
 
     def _fetch(self, files: Iterable[tuple[str, HubFile]]) -> dict[tuple[str, str], remote.HeaderCopy | HubError]:
         def one(item: tuple[str, HubFile]) -> remote.HeaderCopy | HubError:

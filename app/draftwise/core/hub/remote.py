@@ -4,9 +4,10 @@ copy that the reader, the resolver and the planner take like any file on disk.
 The reader walks the header through `RangeFile` (seek and readinto over ranges of the
 file's resolve URL, through huggingface_hub's session and authentication headers, so
 `HF_ENDPOINT` and `HF_TOKEN` hold). Ranges grow as the walk goes on: `FIRST_RANGE` first,
-then a quarter of what was read so far (at most `MAX_RANGE`), so a header of n bytes costs
-about log(n) requests and reads at most a quarter more than itself; numeric arrays (scores,
-token types) are stepped over by arithmetic and never fetched. Once the header parses, its
+then a quarter of what was read so far (at most `MAX_RANGE`), never past 1 % of the file
+before the reader needs it, so a header of n bytes costs about log(n) requests and reads at
+most a quarter more than itself (or the first range, for a header smaller than that); numeric
+arrays (scores, token types) are stepped over by arithmetic and never fetched. Once the header parses, its
 bytes are written into `<cache>/hub-headers/<repo>/<revision>/<file>` as a **sparse file of
 the file's full size**: the header, then a hole where the tensor data is. The reader checks
 every tensor's offset against that size exactly as it checks a downloaded file, and every
@@ -15,8 +16,8 @@ meta file beside it keeps the hub's sha256 and size: a changed file on the hub i
 again. A header copy takes its header's bytes on disk (a few MB), however large the model.
 
 Header sizes are set by the vocabulary: its strings come before the tensor table and have to
-be walked (docs/get-models.md lists real ones: 1.7 MB for Qwen2.5's 151k tokens and merges,
-about 6 MB for Gemma's 262k tokens).
+be walked (docs/get-models.md lists real ones: 0.76 MB for Mistral 7B's 32k tokens, 5.95 MB for
+Qwen2.5's 151k tokens and merges, 6.5 MB for Gemma 3's 262k tokens, 15.8 MB for Gemma 4's).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from draftwise.core.readable import human_bytes
 
 FIRST_RANGE = 256 << 10
 MAX_RANGE = 8 << 20
-# No real header comes near this (the largest, 262k tokens with merges, are ~10 MB): past it a
+# No real header comes near this (Gemma 4's, 262k tokens with merges, is 15.8 MB): past it a
 # file is judged by downloading it, and a server that ignores Range is not read further.
 HEADER_CAP = 48 << 20
 # The reader's window over the network: what it asks for at once beyond the bytes it needs.
@@ -99,7 +100,13 @@ class _Ranges:
                     "{file}: its header is larger than {cap}, which no GGUF model's is; it cannot be judged "
                     "before download. Download it to see its plan.", file=self.where, cap=human_bytes(self.cap)))
             grow = min(MAX_RANGE, max(FIRST_RANGE, have // 4))
-            stop = min(self.file.size, self.cap, max(end, have + grow))
+            want = have + grow
+            # Below 1 % of the file, a range never reaches past it unless the reader needs the
+            # bytes: a header just under 1 % is then read within 1 %.
+            budget = max(FIRST_RANGE, self.file.size // 100)
+            if have < budget:
+                want = min(want, budget)
+            stop = min(self.file.size, self.cap, max(end, want))
             self._get(stop)
             if len(self.data) == have:
                 raise HubError("file", msg(

@@ -499,37 +499,37 @@
       <translation>このコンピューターのメモリ速度からの最初の見積もりです。エンジンをインストールすると、エンジンで測り直します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="88" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="92" />
       <source>{repo} has no GGUF model files; choose a repository whose name ends in -GGUF.</source>
       <translation>{repo} には GGUF モデルのファイルがありません。名前が -GGUF で終わるリポジトリを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="100" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="104" />
       <source>{repo} is gated: open its page on the hub, accept the terms, then set an access token (HF_TOKEN) and try again.</source>
       <translation>{repo} は利用制限付きです。ハブでそのページを開いて規約に同意し、アクセストークン（HF_TOKEN）を設定してからもう一度試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="105" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="109" />
       <source>{repo} was not found on the hub (or it is private): check the name; for a private repository set an access token (HF_TOKEN).</source>
       <translation>{repo} がハブに見つかりません（または非公開です）。名前を確認してください。非公開のリポジトリにはアクセストークン（HF_TOKEN）を設定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="110" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="114" />
       <source>{what} is not in the repository any more; refresh the list.</source>
       <translation>{what} はもうリポジトリにありません。一覧を更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="114" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="118" />
       <source>The hub refused access to {repo} (HTTP {status}): check your access token (HF_TOKEN).</source>
       <translation>ハブが {repo} へのアクセスを拒否しました（HTTP {status}）。アクセストークン（HF_TOKEN）を確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="118" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="122" />
       <source>The hub answered with an error for {repo}: {error}</source>
       <translation>ハブが {repo} についてエラーを返しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/client.py" line="119" />
+      <location filename="../../app/draftwise/core/hub/client.py" line="123" />
       <source>Could not reach the model hub at {endpoint} ({error}); check the network connection.</source>
       <translation>モデルハブ {endpoint} に接続できませんでした（{error}）。ネットワーク接続を確認してください。</translation>
     </message>
@@ -549,57 +549,62 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="98" />
+      <location filename="../../app/draftwise/core/hub/judge.py" line="191" />
+      <source>{name} is a drafter, not a model to run: it runs beside its model.</source>
+      <translation>{name} はドラフター (下書き役) で、単独で動かすモデルではありません。モデルの横で動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/remote.py" line="99" />
       <source>{file}: its header is larger than {cap}, which no GGUF model's is; it cannot be judged before download. Download it to see its plan.</source>
       <translation>{file}: ヘッダーが {cap} を超えています。そのような GGUF モデルはないため、ダウンロード前には判定できません。ダウンロードしてから計画を確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="105" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="112" />
       <source>{file} on the hub is shorter than its listing says ({size}): it ended after {got}. Refresh the list; if it repeats, the repository's file is damaged.</source>
       <translation>ハブ上の {file} は一覧の大きさ ({size}) より短く、{got} で終わりました。一覧を更新してください。繰り返す場合、リポジトリのファイルが壊れています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="154" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="161" />
       <source>The connection to the hub kept dropping while reading {file}'s header ({error}); check the network and try again.</source>
       <translation>{file} のヘッダーを読む間にハブとの接続が何度も切れました ({error})。ネットワークを確認してもう一度試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="172" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="180" />
       <source>The hub (or a proxy) ignores partial requests (HTTP Range), so {file} cannot be judged before download; Draftwise stopped after {got}. Download it to see its plan.</source>
       <translation>ハブ (またはプロキシ) が部分リクエスト (HTTP Range) を無視するため、{file} はダウンロード前に判定できません。Draftwise は {got} で読むのをやめました。ダウンロードしてから計画を確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="224" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="232" />
       <source> (at byte {offset})</source>
       <translation> ({offset} バイト目)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="225" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="233" />
       <source>{file} cannot be read as a GGUF model: {problem}{where}. Choose another file of the repository.</source>
       <translation>{file} は GGUF モデルとして読めません: {problem}{where}。リポジトリの別のファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="131" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="139" />
       <source>{title} does not fit this computer.</source>
       <translation>{title} はこのコンピューターに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="135" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="143" />
       <source>{title}: no file of {repos} runs here as promised.</source>
       <translation>{title}: {repos} のどのファイルも、ここでは説明どおりに動きません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="136" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="144" />
       <source>{title} was not found on the hub.</source>
       <translation>{title} はハブで見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="161" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="169" />
       <source>The model hub could not be reached, so these are Draftwise's own suggestions, judged from their usual sizes: {error}</source>
       <translation>モデルハブに接続できなかったため、Draftwise 独自のおすすめを通常の大きさから判断して表示しています: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="167" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="175" />
       <source>{title} is larger than this computer's memory.</source>
       <translation>{title} はこのコンピューターのメモリーより大きいです。</translation>
     </message>
@@ -1915,8 +1920,8 @@
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/field_settings.py" line="45" />
-      <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for {family}'s MTP, until Draftwise measures it here.</source>
-      <translation>{family} の MTP で報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
+      <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, until Draftwise measures it here.</source>
+      <translation>{family} の MTP ヘッドで報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/measured.py" line="149" />
@@ -2799,152 +2804,147 @@
       <translation>測定結果: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
-      <source>Fits</source>
-      <translation>収まる</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
-      <source>Partly on CPU</source>
-      <translation>一部をCPUで</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="35" />
-      <source>Too big</source>
-      <translation>大きすぎます</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="37" />
-      <source>Fits this computer's memory, with room for a few thousand words of context.</source>
-      <translation>このコンピューターのメモリーに収まり、数千語の文脈を扱う余裕があります。</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
-      <source>Fits only with part of it on the processor: it runs, but slower.</source>
-      <translation>一部をプロセッサーに置けば収まります。動きますが、遅くなります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="39" />
-      <source>Too big for this computer's memory; choose a smaller file.</source>
-      <translation>このコンピューターのメモリーには大きすぎます。小さいファイルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="49" />
-      <source>Get models</source>
-      <translation>モデルを入手</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="54" />
-      <source>Pick a starter model for this computer, or search the model hub. Models go into {folder} and appear in your library.</source>
-      <translation>このコンピューター向けのおすすめから選ぶか、モデルハブを検索してください。モデルは {folder} に保存され、ライブラリーに表示されます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="66" />
-      <source>Search the hub, e.g. qwen 7b</source>
-      <translation>ハブを検索（例: qwen 7b）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="67" />
-      <source>Search</source>
-      <translation>検索</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="74" />
-      <source>Starters for this computer</source>
-      <translation>このコンピューター向けのおすすめ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="75" />
-      <source>The largest model that still writes at least about 8 tokens a second here comes first; slower ones are below it.</source>
-      <translation>このコンピューターで毎秒約 8 トークン以上書ける中で一番大きいモデルが先頭です。それより遅いものは下に並びます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="85" />
-      <source>Choose a model on the left to see its files.</source>
-      <translation>左でモデルを選ぶと、ファイルが表示されます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
       <source>File</source>
       <translation>ファイル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
       <source>Quality</source>
       <translation>品質</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
       <source>Size</source>
       <translation>サイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
-      <source>Fits?</source>
-      <translation>収まる？</translation>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
+      <source>Fits here?</source>
+      <translation>収まる?</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="89" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
+      <source>Context</source>
+      <translation>コンテキスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="38" />
+      <source>Planned</source>
+      <translation>計画</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="39" />
       <source>Speed here</source>
       <translation>この PC での速さ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="97" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="39" />
+      <source>Drafting</source>
+      <translation>下書き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="45" />
       <source>How strongly the weights are compressed: Q4_K_M is a good balance; Q8_0 is closer to the original and twice the size.</source>
       <translation>重みの圧縮の強さです。Q4_K_M がバランスのよい選択で、Q8_0 は元に近い代わりにサイズが約2倍です。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="47" />
+      <source>Each file is planned from its own header (read from the hub, a few MB at most) exactly as a downloaded file would be: nothing is downloaded to judge it.</source>
+      <translation>各ファイルは自身のヘッダー(ハブから読む、多くても数 MB)から、ダウンロード済みのファイルとまったく同じように計画されます。判断のために何もダウンロードしません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="49" />
+      <source>The memory the plan uses in all: weights, context, compute buffers, drafter and projector.</source>
+      <translation>計画が使うメモリーの合計: 重み、コンテキスト、計算バッファー、ドラフターとプロジェクター。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="50" />
+      <source>What guesses the next words for it: its own MTP head, its MTP assistant, a small helper model downloaded beside it, or nothing.</source>
+      <translation>次の言葉を推測するもの: 自身の MTP ヘッド、MTP アシスタント、隣にダウンロードされる小さな補助モデル、またはなし。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="62" />
+      <source>Get models</source>
+      <translation>モデルを入手</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="67" />
+      <source>Pick a starter model for this computer, or search the model hub. Each file is judged for this computer before anything is downloaded. Models go into {folder} and appear in your library.</source>
+      <translation>このコンピューター向けのおすすめから選ぶか、モデルハブを検索してください。各ファイルはダウンロードする前にこのコンピューター向けに判断されます。モデルは {folder} に保存され、ライブラリーに表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="82" />
+      <source>Search the hub, e.g. qwen 7b</source>
+      <translation>ハブを検索（例: qwen 7b）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="83" />
+      <source>Search</source>
+      <translation>検索</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="90" />
+      <source>Starters for this computer</source>
+      <translation>このコンピューター向けのおすすめ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="91" />
+      <source>The largest model that still writes at least about 8 tokens a second here comes first; slower ones are below it. A double click downloads one.</source>
+      <translation>このコンピューターで毎秒約 8 トークン以上書ける中で一番大きいモデルが先頭です。それより遅いものは下に並びます。ダブルクリックでダウンロードします。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/ui/get_models_dialog.py" line="102" />
+      <source>Choose a model on the left to see its files.</source>
+      <translation>左でモデルを選ぶと、ファイルが表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="125" />
       <source>A small model of the same family guesses the next words and the big model checks them: same answers, faster. It is saved beside the model, where Draftwise finds it.</source>
       <translation>同じ系列の小さなモデルが次の言葉を予想し、大きなモデルがそれを確かめます。答えは同じで、より速くなります。モデルと同じフォルダーに保存され、Draftwise が自動で見つけます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="108" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="131" />
       <source>A vision model's eyes: the mmproj file turns a picture into words the model reads. It is saved beside the model, and the launch passes it to the engine.</source>
       <translation>視覚モデルの目です。mmproj ファイルが画像をモデルの読める形に変えます。モデルの隣に保存され、起動時にエンジンへ渡されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="111" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="134" />
       <source>Download</source>
       <translation>ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="170" />
-      <source>  + draft model</source>
-      <translation>  ＋ドラフトモデル</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="199" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="246" />
       <source>, {time} left</source>
       <translation>、残り {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="200" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="247" />
       <source>{done} of {total} — {speed}/s{left}</source>
       <translation>{total} 中 {done} — {speed}/秒{left}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="208" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="256" />
       <source>  (asks for an access token)</source>
       <translation>  （アクセストークンが必要）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="211" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="259" />
       <source>{n} downloads</source>
       <translation>{n} ダウンロード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="214" />
-      <source>Loading {repo}…</source>
-      <translation>{repo} を読み込み中…</translation>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="269" />
+      <source>Searching the hub…</source>
+      <translation>ハブを検索中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="240" />
-      <source>  (draft model)</source>
-      <translation>  （ドラフトモデル）</translation>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="288" />
+      <source>Still judging this file: a moment.</source>
+      <translation>このファイルを判断中です。少しお待ちください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="241" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="305" />
       <source> in {n} parts</source>
       <translation>（{n} 分割）</translation>
     </message>
@@ -3992,54 +3992,234 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="125" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="152" />
       <source>Measuring how fast this computer runs models…</source>
       <translation>このコンピューターでモデルがどれくらいの速さで動くか測っています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="138" />
-      <source>about {rate} tokens/s</source>
-      <translation>約 {rate} トークン/秒</translation>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="171" />
+      <source>Not judged yet: a click searches the hub for {hint}.</source>
+      <translation>まだ判断されていません。クリックするとハブで {hint} を検索します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="140" />
-      <source>(slow here)</source>
-      <translation>（この PC では遅め）</translation>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="173" />
+      <source>{repo}: {file} ({size}). A click shows its verdict; Download (or a double click) gets it.</source>
+      <translation>{repo}: {file}({size})。クリックで判断結果を表示し、「ダウンロード」(またはダブルクリック)で入手します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="163" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="181" />
+      <source>Finding the starters on the hub and judging their files…</source>
+      <translation>ハブでおすすめを探し、ファイルを判断中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="185" />
+      <source>{n} more were not offered (hover for why).</source>
+      <translation>ほかに {n} 件は表示していません(理由はポインターを重ねると表示されます)。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="196" />
+      <source>this computer's speed could not be measured ({error})</source>
+      <translation>このコンピューターの速さを測れませんでした({error})</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="225" />
+      <source>None of the starters could be judged on the hub just now; these are Draftwise's own suggestions, from their usual sizes.</source>
+      <translation>いまはハブでどのおすすめも判断できませんでした。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="233" />
+      <source>The starters could not be judged on the hub ({error}); these are Draftwise's own suggestions, from their usual sizes.</source>
+      <translation>ハブでおすすめを判断できませんでした({error})。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="259" />
+      <source>Loading {repo}…</source>
+      <translation>{repo} を読み込み中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="261" />
+      <source>{repo}: the starter's file, judged for this computer. Search the hub for its other files.</source>
+      <translation>{repo}: このコンピューター向けに判断したおすすめのファイルです。ほかのファイルはハブで検索してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="282" />
+      <source>Not judged: {why}</source>
+      <translation>判断できません: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="302" />
       <source>Get its vision projector too ({name}, {size}): the model can then see pictures you attach in the chat.</source>
       <translation>視覚プロジェクターも取得する（{name}、{size}）：チャットで添付した画像をモデルが見られるようになります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="185" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="334" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="351" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="228" />
-      <source>Downloaded {name} and its draft model.</source>
-      <translation>{name} とそのドラフトモデルをダウンロードしました。</translation>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="388" />
+      <source>Downloaded {name} and its helper {helper}.</source>
+      <translation>{name} と補助の {helper} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="391" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="399" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="403" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="22" />
+      <source>Fits</source>
+      <translation>収まる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="22" />
+      <source>Fits partly on the graphics card</source>
+      <translation>一部がグラフィックカードに収まる</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="23" />
+      <source>Too big for this computer</source>
+      <translation>このコンピューターには大きすぎます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="25" />
+      <source>Planned from its header as if downloaded: it fits this computer with the context shown.</source>
+      <translation>ダウンロードしたものとしてヘッダーから計画しました。表示のコンテキストでこのコンピューターに収まります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="26" />
+      <source>Planned from its header as if downloaded: part of it runs on the processor, so it runs, but slower.</source>
+      <translation>ダウンロードしたものとしてヘッダーから計画しました。一部がプロセッサーで動くため、動きますが遅くなります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="28" />
+      <source>Planned from its header as if downloaded: even its smallest context does not fit this computer's memory. Choose a smaller file.</source>
+      <translation>ダウンロードしたものとしてヘッダーから計画しました。最小のコンテキストでもこのコンピューターのメモリーに収まりません。もっと小さいファイルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="32" />
+      <source>Drafts itself</source>
+      <translation>自分で下書き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="33" />
+      <source>Drafts with its MTP assistant</source>
+      <translation>MTP アシスタントで下書き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="34" />
+      <source>Faster with its helper {name}</source>
+      <translation>補助の {name} で高速</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="35" />
+      <source>Drafts from the text so far</source>
+      <translation>これまでの文章から下書き</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="36" />
+      <source>No drafter</source>
+      <translation>ドラフターなし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="39" />
+      <source>Its file holds an MTP head: it guesses its own next words and checks them, so replies come faster with the same answers.</source>
+      <translation>ファイルに MTP ヘッドがあります。次の言葉を自分で推測して確かめるので、同じ答えのまま返答が速くなります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="41" />
+      <source>Its MTP assistant ({name}) comes with it and drafts for it: faster, same answers.</source>
+      <translation>MTP アシスタント({name})が一緒に入り、下書きします。速く、答えは同じです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="43" />
+      <source>A small model of the same family ({name}) comes with it, guesses the next words and the model checks them: faster, same answers.</source>
+      <translation>同じ系列の小さなモデル({name})が一緒に入り、次の言葉を推測してモデルが確かめます。速く、答えは同じです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="45" />
+      <source>No drafter pairs with it; the engine drafts from words already in the conversation.</source>
+      <translation>組み合わせられるドラフターはありません。エンジンは会話にすでにある言葉から下書きします。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="46" />
+      <source>No drafter here pairs with it (or one would cost context): it runs on its own.</source>
+      <translation>組み合わせられるドラフターがありません(またはコンテキストを削ることになります)。単独で動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="82" />
+      <source>about {rate} tokens a second here</source>
+      <translation>この PC で毎秒約 {rate} トークン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="83" />
+      <source>slow: about {rate} tokens a second</source>
+      <translation>遅め: 毎秒約 {rate} トークン</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="101" />
+      <source>Judged from its header: {read} read from the hub, of {size}.</source>
+      <translation>ヘッダーから判断: {size} のうち {read} をハブから読みました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="114" />
+      <source>{ctx} context</source>
+      <translation>コンテキスト {ctx}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="115" />
+      <source>The context the plan gives it here: {n} tokens the model can keep in mind at once.</source>
+      <translation>この PC で計画が与えるコンテキスト: モデルが一度に覚えておける {n} トークン。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="118" />
+      <source>What the plan uses in all: the weights, the context (KV cache), the compute buffers, and the drafter and vision projector when they come with it.</source>
+      <translation>計画が使う合計: 重み、コンテキスト(KV キャッシュ)、計算バッファー、そして一緒に入る場合はドラフターと画像用プロジェクター。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="126" />
+      <source>Judging…</source>
+      <translation>判断中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="126" />
+      <source>Reading its header from the hub (a few MB at most) to plan it as if it were downloaded.</source>
+      <translation>ダウンロードしたものとして計画するため、ハブからヘッダー(多くても数 MB)を読んでいます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="131" />
+      <source>Helper: runs beside a model</source>
+      <translation>補助: モデルの隣で動きます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="132" />
+      <source>A drafter: it guesses a model's next words and cannot answer on its own. Get a model of this repository; its helper comes with it.</source>
+      <translation>ドラフターです。モデルの次の言葉を推測するもので、単独では答えられません。このリポジトリーのモデルを入手すると、補助も一緒に入ります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="150" />
+      <source>Get its MTP assistant too: {name} ({size}) — it drafts for the model: faster, same answers.</source>
+      <translation>MTP アシスタントも入手する: {name}({size})— モデルのために下書きします。速く、答えは同じです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="152" />
+      <source>Get the draft model too: {name} ({size}) — usually 1.5–2× faster, same answers.</source>
+      <translation>ドラフトモデルも入手する: {name}({size})— 通常 1.5〜2 倍速く、答えは同じです。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/i18n.py" line="26" />
@@ -4185,11 +4365,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
       <source>Quant</source>
       <translation>量子化</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
-      <source>Context</source>
-      <translation>コンテキスト</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
@@ -4717,6 +4892,18 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有に失敗しました: {why}</translation>
     </message>
     <message>
+      <source>  (draft model)</source>
+      <translation type="vanished">  （ドラフトモデル）</translation>
+    </message>
+    <message>
+      <source>  + draft model</source>
+      <translation type="vanished">  ＋ドラフトモデル</translation>
+    </message>
+    <message>
+      <source>(slow here)</source>
+      <translation type="vanished">（この PC では遅め）</translation>
+    </message>
+    <message>
       <source>A capable all-rounder for 16 GB computers.</source>
       <translation type="vanished">16 GB のコンピューター向けの有能な万能型。</translation>
     </message>
@@ -4739,6 +4926,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>Could not read the record of lowered settings {path}: {error}.</source>
       <translation type="vanished">下げた設定の記録 {path} を読み込めませんでした: {error}。</translation>
+    </message>
+    <message>
+      <source>Downloaded {name} and its draft model.</source>
+      <translation type="vanished">{name} とそのドラフトモデルをダウンロードしました。</translation>
     </message>
     <message>
       <source>Draftwise cannot plan {flag}; remove it (use -ngl to keep layers off the GPU).</source>
@@ -4769,12 +4960,24 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation type="vanished">おおよその見積もりです: このビルドには正確なプランナーがありません。</translation>
     </message>
     <message>
+      <source>Fits only with part of it on the processor: it runs, but slower.</source>
+      <translation type="vanished">一部をプロセッサーに置けば収まります。動きますが、遅くなります。</translation>
+    </message>
+    <message>
       <source>Fits this computer</source>
       <translation type="vanished">このコンピューターに収まります</translation>
     </message>
     <message>
+      <source>Fits this computer's memory, with room for a few thousand words of context.</source>
+      <translation type="vanished">このコンピューターのメモリーに収まり、数千語の文脈を扱う余裕があります。</translation>
+    </message>
+    <message>
       <source>Fits, partly on the processor (slower)</source>
       <translation type="vanished">収まります（一部はプロセッサーで動くため遅くなります）</translation>
+    </message>
+    <message>
+      <source>Fits?</source>
+      <translation type="vanished">収まる？</translation>
     </message>
     <message>
       <source>GPU</source>
@@ -4791,6 +4994,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>Has a built-in MTP head: faster with speculative decoding</source>
       <translation type="vanished">MTP ヘッド内蔵: 投機的デコードで速くなります</translation>
+    </message>
+    <message>
+      <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for {family}'s MTP, until Draftwise measures it here.</source>
+      <translation type="vanished">{family} の MTP で報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
     </message>
     <message>
       <source>It needs about {0} but {1} is free.</source>
@@ -4859,6 +5066,14 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">ブラウザでチャットページを開く</translation>
     </message>
     <message>
+      <source>Partly on CPU</source>
+      <translation type="vanished">一部をCPUで</translation>
+    </message>
+    <message>
+      <source>Pick a starter model for this computer, or search the model hub. Models go into {folder} and appear in your library.</source>
+      <translation type="vanished">このコンピューター向けのおすすめから選ぶか、モデルハブを検索してください。モデルは {folder} に保存され、ライブラリーに表示されます。</translation>
+    </message>
+    <message>
       <source>Planned vs actual (the engine's own buffer sizes)</source>
       <translation type="vanished">計画と実際（エンジン自身が報告したバッファサイズ）</translation>
     </message>
@@ -4903,6 +5118,10 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">{what}を使うとエンジンが起動できませんでした（{cause}）。投機的デコードなしで起動し直します。</translation>
     </message>
     <message>
+      <source>The largest model that still writes at least about 8 tokens a second here comes first; slower ones are below it.</source>
+      <translation type="vanished">このコンピューターで毎秒約 8 トークン以上書ける中で一番大きいモデルが先頭です。それより遅いものは下に並びます。</translation>
+    </message>
+    <message>
       <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>
       <translation type="vanished">下げた設定の記録が壊れていました（{error}）。{name} として退避し、次の起動は本来の設定で始めます。</translation>
     </message>
@@ -4931,8 +5150,12 @@ or drop a .gguf file on this window.</source>
       <translation type="vanished">このモデルは文章の続きを書くもので、チャット向けではありません。チャットテンプレートがないため、メッセージに答えるのではなく、その続きを書きます。</translation>
     </message>
     <message>
-      <source>Too big for this computer</source>
-      <translation type="vanished">このコンピューターには大きすぎます</translation>
+      <source>Too big</source>
+      <translation type="vanished">大きすぎます</translation>
+    </message>
+    <message>
+      <source>Too big for this computer's memory; choose a smaller file.</source>
+      <translation type="vanished">このコンピューターのメモリーには大きすぎます。小さいファイルを選んでください。</translation>
     </message>
     <message>
       <source>Vocabulary differs: {0}. A draft must come from the same model family.</source>
@@ -4941,6 +5164,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>Writes and explains code.</source>
       <translation type="vanished">コードを書いて説明します。</translation>
+    </message>
+    <message>
+      <source>about {rate} tokens/s</source>
+      <translation type="vanished">約 {rate} トークン/秒</translation>
     </message>
     <message>
       <source>context</source>

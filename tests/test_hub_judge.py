@@ -15,8 +15,8 @@ import pytest
 
 from draftwise.core.hub import catalog, client, remote, starters
 from draftwise.core.hub.client import HubError
+from draftwise.core.hub.files import Drafting
 from draftwise.core.hub.judge import Judge
-from draftwise.core.kinds import Drafting
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import hardware, speed
 from draftwise.core.messages import msg

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.hub import catalog, fetch, remote, starters
+from draftwise.core.hub.files import Drafting
 from draftwise.core.hub.judge import Judge
-from draftwise.core.kinds import Drafting
 from draftwise.core.launch import prepare, session
 from draftwise.core.launch.headless import HeadlessLaunch
 from draftwise.core.machine import hardware, speed

@@ -316,6 +316,8 @@ NOT_RECORDS = {
     "core/hub/download.py": "a downloaded model file moved from its .part name",
     "core/gguf/writer.py": "a generated GGUF model",
     "core/engines/provision.py": "an engine install folder moved from staging",
+    "core/hub/remote.py": "a hub file's header copy (a sparse GGUF file in the cache)",
+    "core/hub/judge.py": "a hub model's judged folder of header links, moved into place whole",
 }
 
 

@@ -111,7 +111,7 @@ def _judge(args: argparse.Namespace, models):
 
 def _verdict_line(v) -> str:
     from draftwise.core.hub import catalog
-    from draftwise.core.kinds import Drafting
+    from draftwise.core.hub.files import Drafting
     from draftwise.core.readable import human_bytes
 
     m = v.model

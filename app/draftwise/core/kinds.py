@@ -101,14 +101,3 @@ class Switch(StrEnum):
     OFF = "off"
     AUTO = "auto"
 
-
-class Drafting(StrEnum):
-    """What drafts for a model, in one word (a hub verdict's and a starter's `speculation`,
-    `draftwise get --json`): an MTP head inside, Gemma 4's MTP assistant beside it, another
-    drafter (a draft model, an MTP/EAGLE-3/DFlash sidecar), n-gram, or nothing."""
-
-    MTP = "mtp"
-    MTP_ASSISTANT = "mtp-assistant"
-    DRAFT = "draft"
-    NGRAM = "ngram"
-    NONE = "none"

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from draftwise.core.hub import catalog
-from draftwise.core.hub.files import RemoteModel, display_name
+from draftwise.core.hub.files import Drafting, RemoteModel, display_name
 from draftwise.core.hub.judge import Verdict
-from draftwise.core.kinds import Drafting
 from draftwise.core.machine import speed
 from draftwise.core.planning.planner import FITS, NO_FIT, PARTIAL
 from draftwise.core.readable import human_bytes, human_ctx

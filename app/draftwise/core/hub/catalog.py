@@ -21,8 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from draftwise.core.hub.files import RemoteModel
-from draftwise.core.kinds import Drafting
+from draftwise.core.hub.files import Drafting, RemoteModel
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import GB
 from draftwise.core.messages import Message, msg

@@ -9,6 +9,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from draftwise.core.machine.hardware import GB, Machine
 
@@ -29,6 +30,19 @@ _DRAFTER = re.compile(r"(^|[/_.-])(draft|mtp|eagle3?|dflash|assistant)([/_.-]|$)
 # after download the planner plans from the real header.
 RUNTIME_SHARE = 0.15
 RUNTIME_FIXED = GB // 2
+
+
+class Drafting(StrEnum):
+    """What drafts for a model, in one word (a hub verdict's and a starter's `speculation`,
+    `draftwise get --json`): an MTP head inside, Gemma 4's MTP assistant beside it, another
+    drafter (a draft model, an MTP/EAGLE-3/DFlash sidecar), n-gram, or nothing. The hub's words
+    only (not core/kinds.py's: "mtp" and "draft" name other things elsewhere)."""
+
+    MTP = "mtp"
+    MTP_ASSISTANT = "mtp-assistant"
+    DRAFT = "draft"
+    NGRAM = "ngram"
+    NONE = "none"
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ fetches (`Verdict.drafter_model`), so what was judged is what lands.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,8 +32,8 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import catalog, client, files, remote
 from draftwise.core.hub.client import HubError
-from draftwise.core.hub.files import HubFile, RemoteModel
-from draftwise.core.kinds import Drafting, SpecSource
+from draftwise.core.hub.files import Drafting, HubFile, RemoteModel
+from draftwise.core.kinds import SpecSource
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import hardware, speed
 from draftwise.core.messages import Message, Text, msg
@@ -212,24 +214,16 @@ class Judge:
         if failed is not None:
             return Verdict(model, error=failed.message)
         header_bytes = sum(c.fetched for c in own if isinstance(c, remote.HeaderCopy))
-        folder = _folder_for(model, self.revision)
-        first = _link(own[0], folder)  # type: ignore[arg-type]
-        for c in own[1:]:
-            _link(c, folder)  # type: ignore[arg-type]
         projector = model.projector if self.with_projector else None
-        if projector is not None:
-            pc = copies.get((model.repo, projector.path))
-            if isinstance(pc, remote.HeaderCopy):
-                _link(pc, folder)
-            else:
-                projector = None
-        by_path: dict[Path, RemoteModel] = {}
-        for d in drafters:
-            dc = [copies.get((d.repo, f.path)) for f in d.files]
-            if all(isinstance(c, remote.HeaderCopy) for c in dc):
-                by_path[_link(dc[0], folder)] = d  # type: ignore[arg-type]
-                for c in dc[1:]:
-                    _link(c, folder)  # type: ignore[arg-type]
+        pc = copies.get((model.repo, projector.path)) if projector is not None else None
+        if not isinstance(pc, remote.HeaderCopy):
+            projector, pc = None, None
+        ready = [(d, [copies.get((d.repo, f.path)) for f in d.files]) for d in drafters]
+        ready = [(d, dc) for d, dc in ready if all(isinstance(c, remote.HeaderCopy) for c in dc)]
+        links = [*own, *([pc] if pc is not None else []), *(c for _d, dc in ready for c in dc)]
+        folder = _laid_out(model, self.revision, links)  # type: ignore[arg-type]
+        first = folder / own[0].path.name  # type: ignore[union-attr]
+        by_path = {folder / dc[0].path.name: d for d, dc in ready}  # type: ignore[union-attr]
         try:
             planned = session.plan_launch(prepare.Request(model=first), self.engine, self.machine, self.records)
         except FieldError as exc:
@@ -248,13 +242,25 @@ class Judge:
         )  # fmt: skip
 
 
-def _folder_for(model: RemoteModel, revision: str) -> Path:
-    """A fresh folder laid out as the download lays out this model (nothing else beside it)."""
+def _laid_out(model: RemoteModel, revision: str, copies: Sequence[remote.HeaderCopy]) -> Path:
+    """A folder laid out as the download lays out this model, holding `copies` and nothing
+    else. Named by what it holds (each copy's name and bytes on the hub), so one layout is made
+    once and shared: it is built under a name of its own and moved into place whole, and a
+    judging running at the same time finds either no folder or the finished one."""
+    key = hashlib.sha256("\n".join(f"{c.path.name} {c.size} {c.path.stat().st_mtime_ns}"
+                                   for c in copies).encode()).hexdigest()[:12]
     stem = model.name.removesuffix(".gguf")
-    folder = judged_dir().joinpath(*model.repo.split("/"), revision, stem)
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder = judged_dir().joinpath(*model.repo.split("/"), revision, f"{stem}-{key}")
+    if folder.is_dir():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{stem}-", dir=folder.parent))
+    for c in copies:
+        _link(c, building)
+    try:
+        os.rename(building, folder)
+    except OSError:  # another judging put the same layout in place first
+        shutil.rmtree(building, ignore_errors=True)
     return folder
 
 

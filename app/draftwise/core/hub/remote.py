@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,13 +269,19 @@ def copy_sparse(src: Path, dest: Path, header_bytes: int) -> None:
 
 
 def _write_sparse(dest: Path, header: bytes, size: int) -> None:
+    """Written under a name of its own and renamed: two readers of one header (the window's
+    starters and a listing) each write a whole copy, and the last rename wins."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    with tmp.open("wb") as f:
-        _make_sparse(f)
-        f.write(header)
-        f.truncate(size)
-    os.replace(tmp, dest)
+    fd, name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _make_sparse(f)
+            f.write(header)
+            f.truncate(size)
+        os.replace(name, dest)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def _make_sparse(f) -> None:

@@ -23,9 +23,8 @@ from typing import Any
 
 from draftwise.core.hub import catalog, client
 from draftwise.core.hub.client import HubError, RepoHit
-from draftwise.core.hub.files import RemoteModel
+from draftwise.core.hub.files import Drafting, RemoteModel
 from draftwise.core.hub.judge import Judge, Verdict
-from draftwise.core.kinds import Drafting
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg

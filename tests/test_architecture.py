@@ -139,3 +139,100 @@ def test_no_shell_and_no_swallowed_errors():
             if bad in text:
                 offenders.append(f"{path.relative_to(ROOT)}: {bad!r}")
     assert not offenders, offenders
+
+
+# ------------------------------------------------------------------ no import cycle
+def _runtime_imports(path: Path, module: str, package: str) -> set[str]:
+    """Every draftwise module `module` imports when it runs: at the top and inside functions
+    (a lazy import still makes a cycle); imports under `if TYPE_CHECKING:` are type hints."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hints: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING":
+            hints |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in hints:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([base] if base else [])])
+            out |= {base, *(f"{base}.{a.name}" for a in node.names)}
+    return {name for name in out if name.startswith("draftwise")} - {module}
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """The sets of draftwise modules under `root` that import one another, round and round."""
+    modules: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph[name] = {m for m in map(owner, _runtime_imports(path, name, package)) if m and m != name}
+    # Tarjan's strongly connected components, iteratively.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    cycles: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    group.append(w)
+                    if w == v:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_import_cycle_not_even_inside_functions():
+    assert import_cycles(ROOT / "app" / "draftwise") == []
+
+
+def test_the_cycle_check_sees_a_lazy_import(tmp_path):
+    pkg = tmp_path / "draftwise"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from draftwise import b\n")
+    (pkg / "b.py").write_text("def f():\n    from draftwise.a import x\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from draftwise import a\n")
+    assert import_cycles(pkg) == [["draftwise.a", "draftwise.b"]]

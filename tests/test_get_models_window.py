@@ -304,10 +304,10 @@ def gemma_hub(tmp_path, monkeypatch):
     """The starter's two repositories: a "4B" with the real 4B vocabulary (262,208 ids) built
     from the real 270M's weights, and the real 270M Q4_K_M as its drafter (the family's Q8_0
     is not there, so its repository's other file is taken: catalog.pick)."""
-    from draftwise.testing import realmodels
+    from draftwise.testing import realmodels, realvocab
 
     try:
-        target, draft = realmodels.gemma3_4b_standin(), realmodels.gemma3_270m()
+        target, draft = realvocab.gemma3_4b_standin(), realmodels.gemma3_270m()
     except RuntimeError as exc:
         pytest.skip(f"the real Gemma 3 270M is not at hand: {exc}")
     with HubStub() as stub:

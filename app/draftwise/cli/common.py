@@ -169,3 +169,20 @@ def select_machine(args: argparse.Namespace, machine):
             raise UserError(f"--device: {exc}") from exc
         # The window's stored choice is not on this engine: let Draftwise choose.
         return hardware.select(machine, None, limits)
+
+
+def engine_caps(configured: str | None = None):
+    """(binary, caps, GPU backend) of the best engine here (the named one with --engine), or
+    the pinned engine's facts when none is (a CPU build named llama-server)."""
+    from draftwise.core.engines import capabilities, discovery
+    from draftwise.core.kinds import Backend
+
+    if configured:
+        named = discovery.find_engines(configured)[0]
+        if not named.usable:
+            raise UserError(f"--engine: {named.problem}")
+        return named.binary, caps_of(named.binary), named.backend
+    engine = discovery.best_engine(configured)
+    if engine is None:
+        return "llama-server", capabilities.pinned_caps(), Backend.CPU
+    return engine.binary, caps_of(engine.binary), engine.backend

@@ -99,11 +99,11 @@ _SPECULATION = {"mtp": "drafts itself (MTP head)", "mtp-assistant": "drafts with
 def _judge(args: argparse.Namespace, models):
     """Each model of the listing judged from its own header (core/hub/judge.py): the plan
     `draftwise plan` makes of the same file once it is downloaded."""
-    from draftwise.cli.main import _engine_caps
+    from draftwise.cli.common import engine_caps
     from draftwise.core.hub import judge
     from draftwise.core.launch.session import Engine
 
-    binary, caps, backend = _engine_caps(None)
+    binary, caps, backend = engine_caps(None)
     machine = _machine(args)
     return judge.Judge(machine, Engine(Path(binary), caps, backend), _rate(args),
                        with_projector=not args.no_projector).judge_listing(models)
@@ -169,7 +169,7 @@ def _rate(args: argparse.Namespace):
 def _starters(args: argparse.Namespace) -> int:
     import json
 
-    from draftwise.cli.main import _engine_caps
+    from draftwise.cli.common import engine_caps
     from draftwise.core.hub import catalog, starters
     from draftwise.core.hub.judge import Judge
     from draftwise.core.launch.session import Engine
@@ -178,7 +178,7 @@ def _starters(args: argparse.Namespace) -> int:
 
     machine = _machine(args)
     rate = _rate(args)
-    binary, caps, backend = _engine_caps(None)
+    binary, caps, backend = engine_caps(None)
     found = starters.starters_for(machine, rate, Judge(machine, Engine(Path(binary), caps, backend), rate))
     if args.json:
         print(json.dumps({"rate_gbs": round(rate.cpu / 1e9, 1), "measured_by": rate.source,

@@ -17,7 +17,7 @@ from draftwise.cli.common import (
     UserError,
     add_address_options,
     add_request_options,
-    caps_of,
+    engine_caps,
     request_from,
     select_machine,
     with_workers,
@@ -76,20 +76,8 @@ def render_model(d: dict) -> str:
 
 
 # ---------------------------------------------------------------- plan
-def _engine_caps(configured: str | None = None):
-    """(binary, caps, GPU backend) of the best engine here (the named one with --engine), or
-    the pinned engine's facts when none is (a CPU build named llama-server)."""
-    from draftwise.core.engines import capabilities, discovery
-
-    if configured:
-        named = discovery.find_engines(configured)[0]
-        if not named.usable:
-            raise UserError(f"--engine: {named.problem}")
-        return named.binary, caps_of(named.binary), named.backend
-    engine = discovery.best_engine(configured)
-    if engine is None:
-        return "llama-server", capabilities.pinned_caps(), Backend.CPU
-    return engine.binary, caps_of(engine.binary), engine.backend
+# The engine `plan` (and `get`'s judge) plans for: cli/common.py, one place for both.
+_engine_caps = engine_caps
 
 
 def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):

@@ -282,3 +282,59 @@ def gpt_oss() -> RealVocab:
             ("tokenizer.ggml.pre", "gpt-4o", int(gguf.GGUFValueType.STRING), None),
             ("tokenizer.ggml.merges", ["\u0120 t"], int(gguf.GGUFValueType.ARRAY), int(gguf.GGUFValueType.STRING)))
     return replace(v, keys=keys).with_keys(bos_token_id=199998, eos_token_id=200002, padding_token_id=199999)
+
+
+# ------------------------------------------------------------------ a Gemma 3 4B stand-in
+GEMMA3_4B_STANDIN = "gemma-3-4b-it-standin-Q4_K_M.gguf"
+GEMMA3_4B_VOCAB = 262208  # google/gemma-3-4b-it config.json (also 12B and 27B)
+
+
+def gemma3_4b_standin(folder: Path | None = None) -> Path:
+    """A "Gemma 3 4B" the engine runs: the real 270M's weights and metadata with the 4B's
+    vocabulary as the converter writes it (262,144 pieces, `<image_soft_token>` CONTROL at
+    262,144, `[PAD1]`..`[PAD63]` UNUSED: `gemma3` above) and Gemma 3's chat template.
+    No real 4B can be downloaded here; the pairing rule and the engine read only the token
+    list and the embedding rows, so the 270M (262,144 ids) drafts for it as for the real 4B.
+
+    token_embd (Q8_0 in the 270M) is stored as F32, exactly its dequantized values, with 64
+    zero rows appended (the converter's rows for ids no text reaches); every other tensor is
+    copied byte for byte. F32 also makes the file (0.75 GB) more than twice the 270M, as a
+    real 4B is, so the resolver takes the 270M as its drafter rather than another quant."""
+    folder = folder or realmodels.cache_dir()
+    target = folder / GEMMA3_4B_STANDIN
+    if target.exists():
+        return target
+    import gguf
+    import numpy as np
+
+    source = realmodels.gemma3_270m(folder)
+    vocab = gemma3(GEMMA3_4B_VOCAB)
+    reader = gguf.GGUFReader(str(source))
+    partial = target.with_name(target.name + ".partial")
+    writer = gguf.GGUFWriter(str(partial), "gemma3")
+    skip = {"general.architecture", "general.name", TOKENS, SCORES, TYPES,
+            "tokenizer.chat_template"}
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key in skip:
+            continue
+        vtype = gguf.GGUFValueType(int(field.types[0]))
+        sub = gguf.GGUFValueType(int(field.types[1])) if vtype == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, field.contents(), vtype, sub_type=sub)
+    writer.add_name("gemma-3-4b-it stand-in (Gemma 3 270M weights, the 4B vocabulary)")
+    writer.add_token_list(list(vocab.tokens))
+    writer.add_token_scores(list(vocab.scores or ()))
+    writer.add_token_types(list(vocab.types))
+    writer.add_chat_template(GEMMA3_TEMPLATE)
+    for t in reader.tensors:
+        if t.name == "token_embd.weight":
+            rows = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+            extra = np.zeros((GEMMA3_4B_VOCAB - rows.shape[0], rows.shape[1]), dtype=np.float32)
+            writer.add_tensor(t.name, np.concatenate([rows, extra]))
+        else:
+            writer.add_tensor(t.name, t.data, raw_dtype=t.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    partial.replace(target)
+    return target

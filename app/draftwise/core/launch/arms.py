@@ -42,7 +42,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import measured, resolver, words
+from draftwise.core.speculation import measurement, resolver, words
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup
@@ -301,7 +301,7 @@ class Results:
 
 def falling(tps: float, previous: float | None, best: float, noise: float) -> bool:
     """Stop widening: beyond the noise below the line's best, and below the setup before it."""
-    bound = max(noise, measured.NOISE_FLOOR)
+    bound = max(noise, measurement.NOISE_FLOOR)
     return tps < best * (1.0 - bound) and (previous is None or tps < previous)
 
 

@@ -68,7 +68,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
-from draftwise.core.speculation import measured, resolver
+from draftwise.core.speculation import measured, measurement, resolver
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup
@@ -275,7 +275,7 @@ def _resolve(run: Runner, results: Results, settings: Settings, steps: Steps) ->
         base, best = results.arms[setup_mod.NONE], results.best()
         if best is None or base.tokens_per_s <= 0:
             return
-        bound = max(ratio_error(base, best), measured.NOISE_FLOOR)
+        bound = max(ratio_error(base, best), measurement.NOISE_FLOOR)
         ratio = best.tokens_per_s / base.tokens_per_s
         if ratio * (1 - bound) > 1 or ratio * (1 + bound) < 1:
             return

@@ -23,7 +23,7 @@ from typing import Any
 from draftwise.core import paths
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
-from draftwise.core.speculation.measured import Combination, Measurement
+from draftwise.core.speculation.measurement import Combination, Measurement
 from draftwise.core.speculation.setup import Setup
 
 log = logging.getLogger(__name__)

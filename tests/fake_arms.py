@@ -10,7 +10,7 @@ from pathlib import Path
 
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.engines.spec_types import NGRAM_MEASURED
-from draftwise.core.launch import arms, drafting, measure, prepare
+from draftwise.core.launch import arms, live_figures, measure, prepare
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.planning import planner
 from draftwise.core.speculation import measured, resolver
@@ -72,7 +72,7 @@ class Fake:
         tps = self.speed(setup) * (1.0 + 0.01 * (r % 2))
         n = 64.0 * 3
         drafted = 100.0 if setup.speculates else 0.0
-        counters = drafting.Counters(drafted, drafted * self.acceptance, 20.0 if drafted else 0.0, n, n / tps)
+        counters = live_figures.Counters(drafted, drafted * self.acceptance, 20.0 if drafted else 0.0, n, n / tps)
         return arms.Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), counters)
 
     def ran(self, setup: Setup) -> int:

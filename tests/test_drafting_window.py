@@ -169,7 +169,7 @@ def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_be
     from draftwise.core.launch import prepare
     from draftwise.core.speculation.setup import Setup, of_decision
     from draftwise.core.speculation.sweep_record import Row, Sweep
-    from draftwise.services import drafting as service
+    from draftwise.services import drafting_tasks as service
 
     best = Setup("draft-simple", n_max=5, ngram="ngram-mod", ngram_len=16)
     calls = []

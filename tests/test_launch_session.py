@@ -129,7 +129,7 @@ class _Arms:
 
     def __init__(self, monkeypatch, arms: int = 2) -> None:
         from draftwise.core.launch import arms as arms_mod
-        from draftwise.core.launch import drafting
+        from draftwise.core.launch import live_figures
 
         self.specs: list = []
         self.n_max: list = []
@@ -139,7 +139,7 @@ class _Arms:
             self.n_max.append(setup.n_max)
             if len(self.specs) == arms:
                 raise arms_mod.Cancelled()
-            return arms_mod.Arm(setup, 1.0, 1.0, (), drafting.Counters())
+            return arms_mod.Arm(setup, 1.0, 1.0, (), live_figures.Counters())
 
         monkeypatch.setattr(arms_mod.EngineArms, "__call__", run_arm)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.launch import drafting
+from draftwise.core.launch import live_figures
 from draftwise.core.speculation import measured as m
 
 COMBO = m.Combination(model="/m/a.gguf|1|2", drafter="draft-simple|/m/a-draft.gguf|3|4",
@@ -83,11 +83,11 @@ def test_cannot_pay_needs_enough_drafted_tokens_and_a_clear_shortfall():
 
 
 def test_live_break_even_uses_the_launchs_draft_length():
-    assert drafting.n_max_of("draft-simple", ()) == 3  # the engine's default
-    assert drafting.n_max_of("draft-simple", ("--spec-draft-n-max", "8")) == 8
-    assert drafting.n_max_of("ngram-mod", ()) == 64
+    assert live_figures.n_max_of("draft-simple", ()) == 3  # the engine's default
+    assert live_figures.n_max_of("draft-simple", ("--spec-draft-n-max", "8")) == 8
+    assert live_figures.n_max_of("ngram-mod", ()) == 64
     # ngram drafting is free, yet a verify pass is not: a zero acceptance never pays.
-    assert drafting.break_even_for("ngram-mod", (), 0.0) > 0.0
+    assert live_figures.break_even_for("ngram-mod", (), 0.0) > 0.0
 
 
 # ------------------------------------------------------------------ the record
@@ -137,32 +137,32 @@ llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="0"} 40
 
 
 def test_metrics_give_acceptance_mean_length_and_speed():
-    f = drafting.Figures.from_counters(drafting.Counters.from_metrics(METRICS))
+    f = live_figures.Figures.from_counters(live_figures.Counters.from_metrics(METRICS))
     assert f.acceptance == pytest.approx(0.25)
     assert f.mean_length == pytest.approx(3.0)  # 1 + 100 / 50, the engine's definition
     assert f.tokens_per_second == pytest.approx(80.0)
     assert str(f.text()) == "drafting: acceptance 25 % · mean accepted length 3.00 · 80.0 tokens/s"
-    empty = drafting.Figures.from_counters(drafting.Counters())
+    empty = live_figures.Figures.from_counters(live_figures.Counters())
     assert (empty.acceptance, empty.mean_length, empty.tokens_per_second) == (None, None, None)
 
 
 def test_acceptance_line_as_the_engine_prints_it():
     line = ("slot print_timing: id  0 | task 5 | draft acceptance = 0.78125 (   25 accepted /    32 generated),"
             " mean len =  2.56")
-    got = drafting.parse_acceptance_line(line)
-    assert got == drafting.AcceptanceLine(0.78125, 25, 32, 2.56)
-    assert drafting.parse_acceptance_line("slot print_timing: eval time = 1 ms") is None
+    got = live_figures.parse_acceptance_line(line)
+    assert got == live_figures.AcceptanceLine(0.78125, 25, 32, 2.56)
+    assert live_figures.parse_acceptance_line("slot print_timing: eval time = 1 ms") is None
 
 
 def test_slots_tell_whether_speculation_initialised():
-    assert drafting.slots_speculative(b'[{"id":0,"speculative":true}]') is True
-    assert drafting.slots_speculative(b'[{"id":0,"speculative":false},{"id":1,"speculative":false}]') is False
-    assert drafting.slots_speculative(b'{"error":"disabled"}') is None
-    assert drafting.slots_speculative(b"not json") is None
+    assert live_figures.slots_speculative(b'[{"id":0,"speculative":true}]') is True
+    assert live_figures.slots_speculative(b'[{"id":0,"speculative":false},{"id":1,"speculative":false}]') is False
+    assert live_figures.slots_speculative(b'{"error":"disabled"}') is None
+    assert live_figures.slots_speculative(b"not json") is None
 
 
 def test_watch_warns_once_about_a_dropped_drafter_and_about_drafting_that_cannot_pay():
-    watch = drafting.Watch(speculating=True, what="the draft model d.gguf", break_even=0.5)
+    watch = live_figures.Watch(speculating=True, what="the draft model d.gguf", break_even=0.5)
     warning = watch.slots(b'[{"id":0,"speculative":false}]')
     assert warning is not None and "d.gguf" in str(warning)
     assert watch.dropped
@@ -171,9 +171,9 @@ def test_watch_warns_once_about_a_dropped_drafter_and_about_drafting_that_cannot
     assert changed and low is not None and "25 %" in str(low)
     assert watch.metrics(METRICS) == (False, None)
     # With a measurement on record, the measurement decides, not the live figures.
-    measured_watch = drafting.Watch(speculating=True, what="x", break_even=0.5, measured=True)
+    measured_watch = live_figures.Watch(speculating=True, what="x", break_even=0.5, measured=True)
     assert measured_watch.metrics(METRICS)[1] is None
-    plain = drafting.Watch(speculating=False, what="x", break_even=None)
+    plain = live_figures.Watch(speculating=False, what="x", break_even=None)
     assert plain.slots(b'[{"id":0,"speculative":false}]') is None
 
 
@@ -187,12 +187,12 @@ def _metrics(predicted: float, drafted: float = 0.0) -> str:
 
 def test_metrics_totals_round_past_a_million_so_a_short_request_does_not_move_them():
     assert _metrics(1_234_567) == _metrics(1_234_569)  # a 2-token request: the same text
-    assert not drafting.Counters.from_metrics(_metrics(1_234_567)).exact
-    assert drafting.Counters.from_metrics(_metrics(999_999)).exact
+    assert not live_figures.Counters.from_metrics(_metrics(1_234_567)).exact
+    assert live_figures.Counters.from_metrics(_metrics(999_999)).exact
 
 
 def test_the_watch_sees_a_finished_request_from_the_engine_line_where_the_totals_stall():
-    w = drafting.Watch(speculating=True, what="the draft model", break_even=None)
+    w = live_figures.Watch(speculating=True, what="the draft model", break_even=None)
     w.metrics(_metrics(1_234_567))
     changed, _ = w.metrics(_metrics(1_234_569))
     assert not changed  # nothing said, nothing new
@@ -207,11 +207,11 @@ def test_the_watch_sees_a_finished_request_from_the_engine_line_where_the_totals
 
 def test_per_request_timings_are_the_exact_counts():
     t = {"predicted_n": 24, "predicted_ms": 1235.356, "draft_n": 17, "draft_n_accepted": 15, "cache_n": 0}
-    c = drafting.Counters.from_timings(t)
+    c = live_figures.Counters.from_timings(t)
     assert (c.drafted, c.accepted, c.drafts, c.predicted) == (17, 15, 0, 24)
     assert c.predicted_seconds == pytest.approx(1.235356)
-    assert drafting.Counters.from_timings({"predicted_n": 3}).drafted == 0
-    two = c.plus(drafting.Counters.from_timings(t))
+    assert live_figures.Counters.from_timings({"predicted_n": 3}).drafted == 0
+    two = c.plus(live_figures.Counters.from_timings(t))
     assert (two.drafted, two.accepted) == (34, 30)
-    assert drafting.parse_eval_line("prompt eval time =  10.00 ms /  3 tokens") is None
-    assert drafting.parse_eval_line("       eval time =   80.50 ms /    2 tokens (...)") == (2, 80.5)
+    assert live_figures.parse_eval_line("prompt eval time =  10.00 ms /  3 tokens") is None
+    assert live_figures.parse_eval_line("       eval time =   80.50 ms /    2 tokens (...)") == (2, 80.5)

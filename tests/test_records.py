@@ -385,7 +385,7 @@ def laptop(tmp_path, monkeypatch):
 def _fake_arms(monkeypatch) -> None:
     """Every arm of a measurement as if the engine ran it: the drafter with draft length 4 is
     the fastest (tokens per second by draft length; None is the arm without speculation)."""
-    from draftwise.core.launch import arms, drafting
+    from draftwise.core.launch import arms, live_figures
 
     speeds = {None: 20.0, 1: 22.0, 2: 26.0, 4: 30.0, 8: 24.0}
 
@@ -393,7 +393,7 @@ def _fake_arms(monkeypatch) -> None:
         # The draft model alone at length 4 is the fastest: an n-gram beside it or a p-min costs.
         tps = speeds[setup.n_max] * (0.9 if setup.ngram is not None else 1.0) * (0.95 if setup.p_min else 1.0)
         n = 100.0 * 3
-        return arms.Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), drafting.Counters())
+        return arms.Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), live_figures.Counters())
 
     monkeypatch.setattr(arms.EngineArms, "__call__", arm)
 

@@ -15,7 +15,7 @@ import pytest
 from tests import fake_arms as fa
 
 from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MEASURED, NGRAM_MOD, NGRAM_SIMPLE
-from draftwise.core.launch import arms, drafting, measure, prepare
+from draftwise.core.launch import arms, live_figures, measure, prepare
 from draftwise.core.speculation import measured, resolver
 from draftwise.core.speculation.setup import NONE, Setup, of_decision
 
@@ -240,13 +240,13 @@ LINES = [
 
 
 def test_the_per_type_lines_say_which_type_drafted_how_much():
-    stats = drafting.type_stats(LINES)
+    stats = live_figures.type_stats(LINES)
     assert [(s.spec_type, s.drafted, s.accepted) for s in stats] == [("ngram-mod", 1920, 1800),
                                                                       ("draft-simple", 240, 120)]
-    assert str(drafting.types_text(stats)) == ("drafted tokens by type: ngram-mod 89 % (94 % accepted), "
+    assert str(live_figures.types_text(stats)) == ("drafted tokens by type: ngram-mod 89 % (94 % accepted), "
                                                "draft-simple 11 % (50 % accepted)")
-    assert drafting.types_text(stats[:1]) is None  # one type: nothing to split
-    watch = drafting.Watch(speculating=True, what="x", break_even=None)
+    assert live_figures.types_text(stats[:1]) is None  # one type: nothing to split
+    watch = live_figures.Watch(speculating=True, what="x", break_even=None)
     watch.lines(LINES)
     assert "ngram-mod 89 %" in str(watch.types_text())
 

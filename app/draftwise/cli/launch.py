@@ -261,7 +261,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
 
     def on_lines(lines: list[str]) -> None:
         if watch is not None:
-            watch.lines(lines)  # finished requests, counted exactly (core/launch/drafting.py)
+            watch.lines(lines)  # finished requests, counted exactly (core/launch/live_figures.py)
         if verbose:
             if not outcome["ready"]:
                 attempt_lines.extend(lines)

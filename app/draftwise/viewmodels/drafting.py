@@ -1,7 +1,7 @@
 """Drafting figures and the speed measurement, as the window shows them.
 
 While the engine serves: acceptance, mean accepted length and tokens/s from `/metrics`
-(services.drafting.DraftingMonitor), a warning when the slots report no speculation (the
+(services.drafting_tasks.DraftingMonitor), a warning when the slots report no speculation (the
 engine dropped the drafter) or when the acceptance is too low for drafting to pay, with one
 click to turn speculation off for this model.
 
@@ -23,12 +23,12 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import measure, prepare, session
-from draftwise.core.launch.drafting import Watch
+from draftwise.core.launch.live_figures import Watch
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
 from draftwise.core.speculation.sweep_record import Sweep
-from draftwise.services.drafting import DraftingMonitor, Fetched, MeasureRunner
+from draftwise.services.drafting_tasks import DraftingMonitor, Fetched, MeasureRunner
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import prefs_for
 from draftwise.viewmodels.roles import AppRole
@@ -65,7 +65,7 @@ class DraftingViewModel(QObject):
         self.runner.failed.connect(self._on_failed)
         self.runner.ended.connect(self._on_ended)
         app.launch.became_ready.connect(self._on_ready)
-        # The engine's per-request lines count finished requests exactly (core/launch/drafting.py).
+        # The engine's per-request lines count finished requests exactly (core/launch/live_figures.py).
         app.launch.log_lines.connect(self._on_lines)
         app.launch.ended.connect(self._on_launch_ended)
         app.outcome_changed.connect(self._on_outcome)
@@ -200,7 +200,7 @@ class DraftingViewModel(QObject):
             self.error_text = tr("Nothing to measure: choose a model first.")
             self.changed.emit()
             return
-        # The launch session plans it again, as Launch would (services/drafting.py).
+        # The launch session plans it again, as Launch would (services/drafting_tasks.py).
         self.runner.start(self._request(), session.Engine(engine.binary, app.engine.caps(), engine.backend),
                           app.machine, self.settings, all_settings=self.all_settings)
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.kinds import Backend
-from draftwise.core.launch import crash, drafting, headless, launch_spec
+from draftwise.core.launch import crash, headless, launch_spec, live_figures
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
 from draftwise.core.machine.hardware import Gpu, Machine
@@ -110,10 +110,10 @@ class Arm:
     tokens: float  # generated over all measured requests
     ms: float  # the engine's generation time for them
     per_request: tuple[tuple[int, int, float], ...]  # (prompt index, round, tokens/s)
-    counters: drafting.Counters
+    counters: live_figures.Counters
     rounds: int = 1
     # Which type drafted how much (the engine's per-type statistics lines), last start's.
-    per_type: tuple[drafting.TypeStats, ...] = ()
+    per_type: tuple[live_figures.TypeStats, ...] = ()
 
     @property
     def n_max(self) -> int | None:
@@ -132,8 +132,8 @@ class Arm:
                    self.rounds + other.rounds, other.per_type or self.per_type)
 
     @property
-    def figures(self) -> drafting.Figures:
-        return drafting.Figures.from_counters(self.counters)
+    def figures(self) -> live_figures.Figures:
+        return live_figures.Figures.from_counters(self.counters)
 
     def noise(self) -> float:
         """Relative spread between rounds of the same prompt (RMS over prompts)."""
@@ -424,13 +424,13 @@ class EngineArms:
             if run.flow.fix is not None:
                 self.fixed.extend(run.flow.fix.args)  # new: the arm's command had every earlier fix
             if spec.spec.argv and _slots_speculative(run) is False:
-                raise MeasureError(drafting.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
+                raise MeasureError(live_figures.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
             # Warm-up: the first request allocates graphs and fills caches; not counted.
             _complete(run, _body(settings.prompts[0].text, 8), settings, cancel)
             before = _counters(run)
             per_request: list[tuple[int, int, float]] = []
             total_n, total_ms = 0.0, 0.0
-            counters = drafting.Counters()
+            counters = live_figures.Counters()
             for i, prompt in enumerate(settings.prompts):
                 step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
                 timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
@@ -440,12 +440,12 @@ class EngineArms:
                 per_request.append((i, r, n * 1000.0 / ms))
                 total_n, total_ms = total_n + n, total_ms + ms
                 # Each request's own figures: exact, where a difference of /metrics totals rounds.
-                counters = counters.plus(drafting.Counters.from_timings(timings))
+                counters = counters.plus(live_figures.Counters.from_timings(timings))
             # Verification steps are in no request's timings: the /metrics difference, exact while
             # the totals are below 10^6 (each arm starts its own engine); else unknown.
             after = _counters(run)
             drafts = after.drafts - before.drafts if after.exact else 0.0
-            per_type = drafting.type_stats(list(run.log)) if setup.several else ()
+            per_type = live_figures.type_stats(list(run.log)) if setup.several else ()
             return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
                        per_type=per_type)
         finally:
@@ -496,12 +496,12 @@ def _complete(run: headless.HeadlessLaunch, body: dict, settings: Settings,
     return json.loads(raw)
 
 
-def _counters(run: headless.HeadlessLaunch) -> drafting.Counters:
+def _counters(run: headless.HeadlessLaunch) -> live_figures.Counters:
     try:
         status, raw = headless.request(run.url, run.spec.api_key, "/metrics", None, 5.0)
     except OSError:
-        return drafting.Counters()
-    return drafting.Counters.from_metrics(raw.decode(errors="replace")) if status == 200 else drafting.Counters()
+        return live_figures.Counters()
+    return live_figures.Counters.from_metrics(raw.decode(errors="replace")) if status == 200 else live_figures.Counters()
 
 
 def _slots_speculative(run: headless.HeadlessLaunch) -> bool | None:
@@ -509,5 +509,5 @@ def _slots_speculative(run: headless.HeadlessLaunch) -> bool | None:
         status, raw = headless.request(run.url, run.spec.api_key, "/slots", None, 5.0)
     except OSError:
         return None
-    return drafting.slots_speculative(raw) if status == 200 else None
+    return live_figures.slots_speculative(raw) if status == 200 else None
 

@@ -48,7 +48,7 @@ from draftwise.core.engines.spec_types import (
     NGRAM_SIMPLE,
 )
 from draftwise.core.kinds import AUTO_SOURCES, Backend
-from draftwise.core.launch import arms, drafting
+from draftwise.core.launch import arms, live_figures
 from draftwise.core.launch.arms import (
     DEFAULT_SETTINGS,
     Line,
@@ -311,10 +311,10 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
     )
 
 
-def watch_for(prepared: Prepared) -> drafting.Watch:
+def watch_for(prepared: Prepared) -> live_figures.Watch:
     """The live-figures watch for a launch of `prepared` (break-even from its drafter's cost)."""
     spec = prepared.spec
     speculating = bool(spec.argv)
-    break_even = drafting.break_even_for(spec.spec_type, spec.argv, draft_cost(prepared)) if speculating else None
-    return drafting.Watch(speculating=speculating, what=what_is_drafting(spec), break_even=break_even,
+    break_even = live_figures.break_even_for(spec.spec_type, spec.argv, draft_cost(prepared)) if speculating else None
+    return live_figures.Watch(speculating=speculating, what=what_is_drafting(spec), break_even=break_even,
                           measured=prepared.measurement is not None)

@@ -409,92 +409,92 @@
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="76" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="75" />
       <source>Tiny and quick, and drafts its own next words (MTP): fine on any computer.</source>
       <translation>小さくて速く、次の言葉を自分で下書きします (MTP): どのコンピューターでも快適。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="79" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="78" />
       <source>Small and quick, drafts its own next words (MTP): everyday questions.</source>
       <translation>小さくて速く、次の言葉を自分で下書きします (MTP): 日常の質問に。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="82" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="81" />
       <source>A good all-rounder that drafts its own next words (MTP).</source>
       <translation>次の言葉を自分で下書きする (MTP)、バランスのよいモデル。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="85" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="84" />
       <source>Stronger answers for 16 GB computers; drafts its own next words (MTP).</source>
       <translation>16 GB のコンピューター向けの、より強い回答。次の言葉を自分で下書きします (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="88" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="87" />
       <source>Strong answers; wants 24 GB or a big GPU; drafts its own next words (MTP).</source>
       <translation>強い回答。24 GB か大きな GPU が必要。次の言葉を自分で下書きします (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="91" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="90" />
       <source>A large mixture of experts that reads only 3B a word: quick for its size (MTP).</source>
       <translation>1 語ごとに 3B だけを読む大きな混合エキスパートモデル: 大きさの割に速い (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="94" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="93" />
       <source>Google's Gemma 4 with its MTP assistant: good writing, many languages.</source>
       <translation>Google の Gemma 4 と MTP アシスタント: 文章が上手で、多くの言語に対応。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="97" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="96" />
       <source>OpenAI's open model: reasons step by step; a mixture of experts.</source>
       <translation>OpenAI のオープンモデル: 段階的に推論する混合エキスパートモデル。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="100" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="99" />
       <source>Google's Gemma 3 with its small draft model: good writing, many languages.</source>
       <translation>Google の Gemma 3 と小さなドラフトモデル: 文章が上手で、多くの言語に対応。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="110" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="109" />
       <source>Get the draft model too — usually 1.5–2× faster, same answers.</source>
       <translation>ドラフトモデルも入手する — 通常 1.5〜2 倍速く、答えは同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="122" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="121" />
       <source>About {rate} tokens a second here.</source>
       <translation>このコンピューターでは毎秒約 {rate} トークン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="123" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="122" />
       <source>Slow here: about {rate} tokens a second, slower than most people read.</source>
       <translation>このコンピューターでは遅めです：毎秒約 {rate} トークンで、多くの人が読む速さより遅くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="129" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="128" />
       <source>It would run on the graphics card.</source>
       <translation>グラフィックカードで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="129" />
       <source>It would run partly on the graphics card, the rest on the processor.</source>
       <translation>一部をグラフィックカードで、残りをプロセッサーで動かします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
       <source>It would run on the processor.</source>
       <translation>プロセッサーで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="132" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
       <source>A token is a piece of a word: in English about three quarters of a word.</source>
       <translation>トークンは単語の断片です。英語ではおよそ 4 分の 3 単語にあたります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="134" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="133" />
       <source>Counted without the draft model; with it, replies usually come faster.</source>
       <translation>ドラフトモデルなしの見積もりです。ドラフトモデルを使うと、たいていもっと速く返答します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="136" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="135" />
       <source>A first guess from this computer's memory speed; measured with the engine once it is installed.</source>
       <translation>このコンピューターのメモリ速度からの最初の見積もりです。エンジンをインストールすると、エンジンで測り直します。</translation>
     </message>
@@ -549,62 +549,62 @@
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/judge.py" line="191" />
+      <location filename="../../app/draftwise/core/hub/judge.py" line="193" />
       <source>{name} is a drafter, not a model to run: it runs beside its model.</source>
       <translation>{name} はドラフター (下書き役) で、単独で動かすモデルではありません。モデルの横で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="99" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="100" />
       <source>{file}: its header is larger than {cap}, which no GGUF model's is; it cannot be judged before download. Download it to see its plan.</source>
       <translation>{file}: ヘッダーが {cap} を超えています。そのような GGUF モデルはないため、ダウンロード前には判定できません。ダウンロードしてから計画を確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="112" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="113" />
       <source>{file} on the hub is shorter than its listing says ({size}): it ended after {got}. Refresh the list; if it repeats, the repository's file is damaged.</source>
       <translation>ハブ上の {file} は一覧の大きさ ({size}) より短く、{got} で終わりました。一覧を更新してください。繰り返す場合、リポジトリのファイルが壊れています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="161" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="162" />
       <source>The connection to the hub kept dropping while reading {file}'s header ({error}); check the network and try again.</source>
       <translation>{file} のヘッダーを読む間にハブとの接続が何度も切れました ({error})。ネットワークを確認してもう一度試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="180" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="181" />
       <source>The hub (or a proxy) ignores partial requests (HTTP Range), so {file} cannot be judged before download; Draftwise stopped after {got}. Download it to see its plan.</source>
       <translation>ハブ (またはプロキシ) が部分リクエスト (HTTP Range) を無視するため、{file} はダウンロード前に判定できません。Draftwise は {got} で読むのをやめました。ダウンロードしてから計画を確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="232" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="233" />
       <source> (at byte {offset})</source>
       <translation> ({offset} バイト目)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/remote.py" line="233" />
+      <location filename="../../app/draftwise/core/hub/remote.py" line="234" />
       <source>{file} cannot be read as a GGUF model: {problem}{where}. Choose another file of the repository.</source>
       <translation>{file} は GGUF モデルとして読めません: {problem}{where}。リポジトリの別のファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="139" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="138" />
       <source>{title} does not fit this computer.</source>
       <translation>{title} はこのコンピューターに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="143" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="142" />
       <source>{title}: no file of {repos} runs here as promised.</source>
       <translation>{title}: {repos} のどのファイルも、ここでは説明どおりに動きません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="144" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="143" />
       <source>{title} was not found on the hub.</source>
       <translation>{title} はハブで見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="169" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="168" />
       <source>The model hub could not be reached, so these are Draftwise's own suggestions, judged from their usual sizes: {error}</source>
       <translation>モデルハブに接続できなかったため、Draftwise 独自のおすすめを通常の大きさから判断して表示しています: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="175" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="174" />
       <source>{title} is larger than this computer's memory.</source>
       <translation>{title} はこのコンピューターのメモリーより大きいです。</translation>
     </message>
@@ -984,36 +984,6 @@
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="139" />
-      <source>no tokens generated yet</source>
-      <translation>まだトークンは生成されていません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="142" />
-      <source>generating: {tps} tokens/s</source>
-      <translation>生成中: {tps} トークン/秒</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="143" />
-      <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
-      <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="195" />
-      <source>{type} {share} % ({accepted} % accepted)</source>
-      <translation>{type} {share} %（採用 {accepted} %）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="198" />
-      <source>drafted tokens by type: {parts}</source>
-      <translation>種類別の下書きトークン: {parts}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/drafting.py" line="233" />
-      <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
-      <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/core/launch/fixes.py" line="96" />
       <source>record of engine fixes</source>
       <translation>エンジンの修正の記録</translation>
@@ -1304,6 +1274,36 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/launch/live_figures.py" line="139" />
+      <source>no tokens generated yet</source>
+      <translation>まだトークンは生成されていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/live_figures.py" line="142" />
+      <source>generating: {tps} tokens/s</source>
+      <translation>生成中: {tps} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/live_figures.py" line="143" />
+      <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
+      <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/live_figures.py" line="195" />
+      <source>{type} {share} % ({accepted} % accepted)</source>
+      <translation>{type} {share} %（採用 {accepted} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/live_figures.py" line="198" />
+      <source>drafted tokens by type: {parts}</source>
+      <translation>種類別の下書きトークン: {parts}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/live_figures.py" line="233" />
+      <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
+      <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/llamacpp.py" line="77" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
@@ -1569,7 +1569,7 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="325" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="365" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
@@ -1924,44 +1924,44 @@
       <translation>{family} の MTP ヘッドで報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="149" />
-      <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
-      <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="197" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="94" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="200" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="97" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="210" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="107" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="213" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="110" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="215" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="112" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="269" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="166" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="287" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="184" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/measurement.py" line="95" />
+      <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
+      <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/pairing.py" line="174" />
@@ -2939,12 +2939,17 @@
       <translation>ハブを検索中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="288" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="271" />
+      <source>Choose a repository on the left to see its files.</source>
+      <translation>左のリポジトリを選ぶと、そのファイルが表示されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="292" />
       <source>Still judging this file: a moment.</source>
       <translation>このファイルを判断中です。少しお待ちください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="305" />
+      <location filename="../../app/draftwise/ui/get_models_dialog.py" line="309" />
       <source> in {n} parts</source>
       <translation>（{n} 分割）</translation>
     </message>
@@ -4082,142 +4087,142 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="22" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="21" />
       <source>Fits</source>
       <translation>収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="22" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="21" />
       <source>Fits partly on the graphics card</source>
       <translation>一部がグラフィックカードに収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="23" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="22" />
       <source>Too big for this computer</source>
       <translation>このコンピューターには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="25" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="24" />
       <source>Planned from its header as if downloaded: it fits this computer with the context shown.</source>
       <translation>ダウンロードしたものとしてヘッダーから計画しました。表示のコンテキストでこのコンピューターに収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="26" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="25" />
       <source>Planned from its header as if downloaded: part of it runs on the processor, so it runs, but slower.</source>
       <translation>ダウンロードしたものとしてヘッダーから計画しました。一部がプロセッサーで動くため、動きますが遅くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="28" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="27" />
       <source>Planned from its header as if downloaded: even its smallest context does not fit this computer's memory. Choose a smaller file.</source>
       <translation>ダウンロードしたものとしてヘッダーから計画しました。最小のコンテキストでもこのコンピューターのメモリーに収まりません。もっと小さいファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="32" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="31" />
       <source>Drafts itself</source>
       <translation>自分で下書き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="33" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="32" />
       <source>Drafts with its MTP assistant</source>
       <translation>MTP アシスタントで下書き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="34" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="33" />
       <source>Faster with its helper {name}</source>
       <translation>補助の {name} で高速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="35" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="34" />
       <source>Drafts from the text so far</source>
       <translation>これまでの文章から下書き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="36" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="35" />
       <source>No drafter</source>
       <translation>ドラフターなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="39" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="38" />
       <source>Its file holds an MTP head: it guesses its own next words and checks them, so replies come faster with the same answers.</source>
       <translation>ファイルに MTP ヘッドがあります。次の言葉を自分で推測して確かめるので、同じ答えのまま返答が速くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="41" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="40" />
       <source>Its MTP assistant ({name}) comes with it and drafts for it: faster, same answers.</source>
       <translation>MTP アシスタント({name})が一緒に入り、下書きします。速く、答えは同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="43" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="42" />
       <source>A small model of the same family ({name}) comes with it, guesses the next words and the model checks them: faster, same answers.</source>
       <translation>同じ系列の小さなモデル({name})が一緒に入り、次の言葉を推測してモデルが確かめます。速く、答えは同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="45" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="44" />
       <source>No drafter pairs with it; the engine drafts from words already in the conversation.</source>
       <translation>組み合わせられるドラフターはありません。エンジンは会話にすでにある言葉から下書きします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="46" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="45" />
       <source>No drafter here pairs with it (or one would cost context): it runs on its own.</source>
       <translation>組み合わせられるドラフターがありません(またはコンテキストを削ることになります)。単独で動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="82" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="81" />
       <source>about {rate} tokens a second here</source>
       <translation>この PC で毎秒約 {rate} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="83" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="82" />
       <source>slow: about {rate} tokens a second</source>
       <translation>遅め: 毎秒約 {rate} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="101" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="100" />
       <source>Judged from its header: {read} read from the hub, of {size}.</source>
       <translation>ヘッダーから判断: {size} のうち {read} をハブから読みました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="114" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="113" />
       <source>{ctx} context</source>
       <translation>コンテキスト {ctx}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="115" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="114" />
       <source>The context the plan gives it here: {n} tokens the model can keep in mind at once.</source>
       <translation>この PC で計画が与えるコンテキスト: モデルが一度に覚えておける {n} トークン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="118" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="117" />
       <source>What the plan uses in all: the weights, the context (KV cache), the compute buffers, and the drafter and vision projector when they come with it.</source>
       <translation>計画が使う合計: 重み、コンテキスト(KV キャッシュ)、計算バッファー、そして一緒に入る場合はドラフターと画像用プロジェクター。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="126" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="125" />
       <source>Judging…</source>
       <translation>判断中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="126" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="125" />
       <source>Reading its header from the hub (a few MB at most) to plan it as if it were downloaded.</source>
       <translation>ダウンロードしたものとして計画するため、ハブからヘッダー(多くても数 MB)を読んでいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="131" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="130" />
       <source>Helper: runs beside a model</source>
       <translation>補助: モデルの隣で動きます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="132" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="131" />
       <source>A drafter: it guesses a model's next words and cannot answer on its own. Get a model of this repository; its helper comes with it.</source>
       <translation>ドラフターです。モデルの次の言葉を推測するもので、単独では答えられません。このリポジトリーのモデルを入手すると、補助も一緒に入ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="150" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="149" />
       <source>Get its MTP assistant too: {name} ({size}) — it drafts for the model: faster, same answers.</source>
       <translation>MTP アシスタントも入手する: {name}({size})— モデルのために下書きします。速く、答えは同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/hub_words.py" line="151" />
       <source>Get the draft model too: {name} ({size}) — usually 1.5–2× faster, same answers.</source>
       <translation>ドラフトモデルも入手する: {name}({size})— 通常 1.5〜2 倍速く、答えは同じです。</translation>
     </message>

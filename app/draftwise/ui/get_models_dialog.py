@@ -267,6 +267,10 @@ class GetModelsDialog(QDialog):
             self.repo_label.setText(vm.repo_text())
         elif vm.searching:
             self.repo_label.setText(tr("Searching the hub…"))
+        elif vm.hits:
+            self.repo_label.setText(tr("Choose a repository on the left to see its files."))
+        else:
+            self.repo_label.setText(tr("Choose a model on the left to see its files."))
         self._fill_files()
         self.projector.setText(vm.projector_text())
         self.projector.setVisible(vm.projector_offer() is not None)

@@ -148,3 +148,23 @@ def test_the_270m_tensor_table_is_the_real_files(engine, pinned_source):
     assert [(t.name, t.shape, t.type_name, t.nbytes) for t in mine.tensors] == \
         [(t.name, t.shape, t.type_name, t.nbytes) for t in real.tensors]  # fmt: skip
     assert (mine.data_offset, mine.file_size) == (real.data_offset, real.file_size)
+
+
+def test_every_spec_says_where_its_published_size_comes_from():
+    for m in registry.all_models():
+        assert m.published_source, m.name
+        assert (m.published_size is None) == m.published_source.startswith("not sourced"), m.name
+
+
+def test_the_sparse_files_have_the_published_sizes(pinned_source):
+    """The corpus's weights checked against the world: each sparse file is the published
+    GGUF's size within 0.5 % (plus the precision of the published figure), where a size is
+    sourced (corpus/published.py)."""
+    sourced = [m for m in registry.all_models() if m.published_size is not None]
+    assert sourced
+    for m in sourced:
+        size = build.generate(m, pinned=pinned_source).stat().st_size
+        allowed = 0.005 * m.published_size + m.published_precision
+        assert abs(size - m.published_size) <= allowed, (
+            f"{m.name}: the sparse file has {size:,} bytes, the published one {m.published_size:,} "
+            f"({(size - m.published_size) / m.published_size:+.2%}; {m.published_source})")

@@ -1005,7 +1005,11 @@ def target_context(
     if compute is None:
         compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
         compute = max(compute, indexer_phase(shape, c, trunk))
-        compute += outs * shape.n_vocab * 4  # logits of the reserved graph
+        # The reserved graph's logits come after the last block, when its activations are
+        # freed: they take those holes and add to the peak only past them (the engine's
+        # compute lines on the corpus: every CPU row was one logits row under the sum,
+        # Qwen3.5/Gemma 4 with draft-mtp's 4 rows four; tests/data/corpus-engine/).
+        compute = max(compute, outs * shape.n_vocab * 4 + c.ubatch * 4 * 2 * shape.n_embd)
     output = outs * shape.n_vocab * 4
     return ContextBytes(kv, rs, compute, output)
 

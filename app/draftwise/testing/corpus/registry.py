@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from dataclasses import replace
 
-from draftwise.testing.corpus import families
+from draftwise.testing.corpus import families, published
 from draftwise.testing.corpus.spec import ModelSpec
 
 
@@ -22,7 +23,8 @@ def all_models() -> tuple[ModelSpec, ...]:
         for spec in module.models():
             if spec.family != name:
                 raise ValueError(f"{spec.name}: family {spec.family!r} but written by families/{name}.py")
-            out.append(spec)
+            size, precision, source = published.PUBLISHED.get(spec.name, (None, 0, published.NOT_SOURCED))
+            out.append(replace(spec, published_size=size, published_precision=precision, published_source=source))
     names = [s.name for s in out]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

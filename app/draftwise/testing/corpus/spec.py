@@ -78,6 +78,12 @@ class ModelSpec:
     spec_type: str | None = None  # "draft-mtp": judged with the MTP head loaded
     # The companion file (a Gemma 4 assistant): judged as its own model, named here.
     companion_of: str | None = None
+    # The published GGUF of this quantization: its size in bytes, the precision of that
+    # figure (0: byte-exact; a listing in GB to two decimals: 5e6) and where it comes from.
+    # None: not sourced (published.py says why); the registry fills these in.
+    published_size: int | None = None
+    published_precision: int = 0
+    published_source: str = ""
 
     @property
     def file_stem(self) -> str:

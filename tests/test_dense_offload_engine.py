@@ -45,8 +45,8 @@ def totals(run: judge.Run) -> dict[str, tuple[int, int]]:
     """(planned, actual) bytes per device from the judged rows (weights, KV, compute)."""
     out: dict[str, tuple[int, int]] = {}
     for r in run.rows:
-        if r.device in ("all", "draft"):
-            continue
+        if r.device in ("all", "draft") or r.component == "total":
+            continue  # judge's own per-device totals would count every byte twice
         p, a = out.get(r.device, (0, 0))
         out[r.device] = (p + r.planned, a + r.actual)
     return out

@@ -53,6 +53,9 @@ def _judge(name: str, files: dict[str, Path], engine, mode: str = judge.CPU, vul
     return run
 
 
+# 79 engine starts: about 5 min on the 2-core machine with the files cached (docs/corpus.md),
+# about a minute more to generate the 53 files once; the limit leaves room for a busy machine.
+@pytest.mark.timeout(3600)
 def test_the_whole_corpus_against_the_engine(engine, vulkan_engine, pinned_source):
     """CI's gate: every corpus row started on the engine and judged; the engine's buffers are
     the recorded ones (where this CPU loads the recorded CPU module)."""

@@ -343,8 +343,10 @@ def test_a_model_split_across_this_computer_and_two_workers(engine, two_workers,
             for key in keys:
                 err = r["error"][key]
                 assert err is not None and abs(err) <= 0.02, (r["device"], key, r)
-            # Compute is planned as the whole graph on every device: never below what it took.
-            assert r["planned"]["compute"] >= r["actual"]["compute"], r
+            # Compute is planned as the whole graph on every device: never more than 2 % below
+            # what it took (issue 28's rule; the reserved graph's logits take the last block's
+            # holes, so a host share's plan can sit a few hundred bytes under its buffer).
+            assert r["planned"]["compute"] >= 0.98 * r["actual"]["compute"], r
         ram = by_name["RAM"]
         assert ram["worker"] is None
         gap = ram["actual"]["weights"] - ram["planned"]["weights"]

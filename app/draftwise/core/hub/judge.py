@@ -164,8 +164,8 @@ class Judge:
         """The listing with each file called a drafter or a model by its header, not its name
         ("Qwen3.5-9B-MTP-Q4_K_M.gguf" is a whole model with an MTP head; an assistant or an
         MTP-only sidecar is a drafter whatever it is called; a small whole model is one when
-        its name says "draft"). A file whose header cannot be
-        read keeps its name's tag (its verdict says what is wrong)."""
+        its name says "draft"). A file whose header cannot be read keeps its name's tag (its
+        verdict says what is wrong)."""
         firsts = self._fetch((m.repo, m.first) for m in listing)
         projector = next((m.projector for m in listing if m.projector is not None), None)
         out = []

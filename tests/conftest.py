@@ -135,3 +135,14 @@ def vulkan_engine():
         missing("the Vulkan engine lists no Vulkan device (install mesa-vulkan-drivers for lavapipe)")
     return info
 
+
+@pytest.fixture
+def hub(monkeypatch):
+    """The loopback stand-in for the model hub, the real huggingface_hub client pointed at it
+    (HF_ENDPOINT), no token; a test adds its repositories and files."""
+    from draftwise.testing.hubstub import HubStub
+
+    with HubStub() as stub:
+        monkeypatch.setenv("HF_ENDPOINT", stub.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        yield stub

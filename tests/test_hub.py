@@ -12,17 +12,8 @@ import pytest
 from draftwise.core.hub import client, download, files
 from draftwise.core.hub.client import HubError
 from draftwise.core.machine.hardware import GB, Gpu, Machine
-from draftwise.testing.hubstub import HubStub
 
 BODY = bytes(range(256)) * 4096  # 1 MiB, not a real model: the transfer is what is tested
-
-
-@pytest.fixture
-def hub(monkeypatch):
-    with HubStub() as stub:
-        monkeypatch.setenv("HF_ENDPOINT", stub.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        yield stub
 
 
 def _one(hub, name="org/Tiny-GGUF", path="tiny-Q4_K_M.gguf", **faults):

@@ -21,18 +21,9 @@ from draftwise.core.launch import prepare, session
 from draftwise.core.machine import hardware, speed
 from draftwise.core.messages import msg
 from draftwise.testing import tinymodels as tm
-from draftwise.testing.hubstub import HubStub
 
 RATE = speed.Throughput(20e9, "described")
 REPO = "org/Tiny-GGUF"
-
-
-@pytest.fixture
-def hub(monkeypatch):
-    with HubStub() as stub:
-        monkeypatch.setenv("HF_ENDPOINT", stub.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        yield stub
 
 
 @pytest.fixture(scope="module")

@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import client, remote
-from draftwise.testing.hubstub import HubStub
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
-
-
-@pytest.fixture
-def hub(monkeypatch):
-    with HubStub() as stub:
-        monkeypatch.setenv("HF_ENDPOINT", stub.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        yield stub
 
 
 def _parsed(h: gguf.GGUFHeader) -> dict:

@@ -2,8 +2,10 @@
 
 Enough to write the tiny random-weight models the self-test and "Check this machine" launch
 from the frozen app, which ships without numpy and gguf-py: typed metadata and F32 tensors
-filled with ones, zeros or small random values, or Q4_0 tensors of random blocks (a quantized
-model: the CPU's re-laid and AMX kernels run on those), the data aligned to 32 bytes.
+filled with ones, zeros or small random values, Q4_0 tensors of random blocks (a quantized
+model: the CPU's re-laid and AMX kernels run on those), or Q4_K tensors of zero blocks (the
+speed probe's: the kernels do the same work whatever the values), the data aligned to 32
+bytes.
 
 Metadata value types are inferred from Python types (bool -> bool, int -> u32, or i32 when
 negative, float -> f32, str -> str, a list of str / float / int -> an array of str / f32 /
@@ -37,7 +39,9 @@ _FILLS = ("ones", "zeros", "random")
 # Random weights: uniform int16 noise scaled to a standard deviation of 0.02.
 _RANDOM_SCALE = 0.02 / (65536 / 12**0.5)
 # Tensor types: GGUF id, elements per block, bytes per block (ggml/include/ggml.h, ggml-common.h).
-DTYPES: dict[str, tuple[int, int, int]] = {"F32": (0, 1, 4), "Q4_0": (2, 32, 18)}
+DTYPES: dict[str, tuple[int, int, int]] = {"F32": (0, 1, 4), "Q4_0": (2, 32, 18), "Q4_K": (12, 256, 144)}
+# The fills a quantized type can be written with (F32 takes every fill).
+_QUANT_FILLS = {"Q4_0": "random", "Q4_K": "zeros"}
 # Q4_0 block: an f16 scale, then 32 4-bit values (q - 8) * scale. Uniform random nibbles have a
 # standard deviation of sqrt((16**2 - 1) / 12) steps; this scale makes it 0.02, as for F32.
 _Q4_0_SCALE = struct.pack("<e", 0.02 / ((16**2 - 1) / 12) ** 0.5)
@@ -61,12 +65,13 @@ class Typed:
 @dataclass(frozen=True)
 class TensorSpec:
     """A tensor: its name, its dims in ggml order (ne0, the row length, first), fill and type
-    (F32, or Q4_0 with random blocks: rows a multiple of 32)."""
+    (F32, Q4_0 with random blocks: rows a multiple of 32, or Q4_K of zeros: rows a multiple
+    of 256)."""
 
     name: str
     dims: tuple[int, ...]
     fill: str = "random"  # "ones" | "zeros" | "random"
-    dtype: str = "F32"  # "F32" | "Q4_0"
+    dtype: str = "F32"  # "F32" | "Q4_0" | "Q4_K"
 
     def __post_init__(self) -> None:
         if self.fill not in _FILLS:
@@ -76,8 +81,9 @@ class TensorSpec:
         if self.dtype not in DTYPES:
             raise ValueError(f"{self.name}: dtype must be one of {', '.join(DTYPES)}, not {self.dtype!r}")
         block = DTYPES[self.dtype][1]
-        if self.dims[0] % block or (block > 1 and self.fill != "random"):
-            raise ValueError(f"{self.name}: a {self.dtype} tensor needs random rows of a multiple of {block}")
+        fill = _QUANT_FILLS.get(self.dtype)
+        if self.dims[0] % block or (fill is not None and self.fill != fill):
+            raise ValueError(f"{self.name}: a {self.dtype} tensor needs {fill} rows of a multiple of {block}")
 
     @property
     def nbytes(self) -> int:
@@ -150,7 +156,7 @@ def tensor_data(spec: TensorSpec, rng: random.Random) -> bytes:
     if spec.dtype == "Q4_0":
         return b"".join(_Q4_0_SCALE + rng.randbytes(16) for _ in range(n // 32))
     if spec.fill == "zeros":
-        return bytes(4 * n)
+        return bytes(spec.nbytes)
     if spec.fill == "ones":
         data = array("f", [1.0]) * n
     else:

@@ -4,26 +4,34 @@ measured on this computer and what is known of the model.
 Writing one token reads every weight the token passes through once (for a mixture of experts
 only the active experts), so decode speed is about
 
-    tokens/s = 1 / (bytes read per token / rate + vocabulary work)
+    seconds per token = sum over tensor types of bytes read / (rate x type efficiency)
+                        + blocks x BLOCK_SECONDS + vocabulary x VOCAB_SECONDS + TOKEN_SECONDS
 
-where `rate` is how many weight bytes per second the engine streams on the device the model
+where `rate` is how many weight bytes per second the engine decodes on the device the model
 runs on. On the processor the rate is **measured** here, once per computer and engine build,
 and kept in the data folder (`speed-probe.json`):
 
-- with the engine itself (`probe_engine`): a generated F32 model of 256 MiB (bigger than any
-  processor cache; F32 products need so little arithmetic that the engine's memory reading is
-  what is timed), 48 tokens, the engine's own `predicted_per_second`. A few seconds.
+- with the engine itself (`probe_engine`): a generated model of three llama-7B-shaped blocks
+  of Q4_K zeros (300 MB, bigger than any processor cache), 48 tokens, the engine's own
+  `predicted_per_second`. Q4_K because it is what a Q4_K_M file (every starter) mostly holds,
+  and because decoding it on a few cores is limited by the arithmetic as much as by the
+  memory: an F32 probe times the memory alone. On the 2-core machine this was measured on,
+  eight alternating pairs read the F32 probe at 18-29 GB/s and Q4_K at 14.6-17.9, their
+  ratio wandering from 0.61 to 0.81, so no one efficiency turned the one into the other
+  (issue 27: 2.7 tokens/s estimated for a 7B the engine ran at 4.3). A few seconds.
 - without an engine yet (`probe_memory`): one thread of the standard library scanning 128 MiB
   (`bytes.find`, a SIMD memchr), scaled for the cores the engine would use (`MEMORY_SCALE`).
   A third of a second; less certain, and said so.
 
-Quantized weights need more arithmetic per byte than F32, so the engine streams them a little
-slower: `QUANT_EFFICIENCY`, measured on the pinned engine (bench/speed_estimate.py, docs/
-get-models.md "Speed"). A graphics card's rate is its memory bandwidth, from a table of known
-cards (`GPU_BANDWIDTH`), times `GPU_EFFICIENCY` (published llama.cpp decode figures; no GPU
-was at hand to measure). A model that does not fit the card runs partly on the processor and
-pays both. Sampling from the vocabulary costs time per token too (`VOCAB_SECONDS`: Gemma's
-262k entries cost 3–4 ms a token here).
+Other tensor types decode at another rate per byte than Q4_K: `TYPE_EFFICIENCY`, measured on
+the pinned engine at the launch's defaults (bench/speed_estimate.py --constants, docs/
+get-models.md "Speed before download"). A graphics card's rate is its memory bandwidth, from
+a table of known cards (`GPU_BANDWIDTH`), times `GPU_EFFICIENCY` (published llama.cpp decode
+figures; no GPU was at hand to measure). A model that does not fit the card runs partly on
+the processor and pays both. Each block costs a little time whatever its size
+(`BLOCK_SECONDS`: the engine's per-operation work and thread hand-offs), sampling from the
+vocabulary costs time per entry (`VOCAB_SECONDS`), and each token a little more whatever the
+model (`TOKEN_SECONDS`).
 
 "Readable" is at least `READABLE` (8) tokens a second: slower than that, a reply comes more
 slowly than most people read.
@@ -60,27 +68,51 @@ log = logging.getLogger(__name__)
 READABLE = 8.0  # tokens a second: at least this and a reply keeps up with reading
 RECORD = "speed-probe.json"
 RECORD_VERSION = 1
+# What the kept figures measure, in their keys: "q4_k", the probe decoding Q4_K. Entries of
+# the F32 probe (keys without it) were memory reading rates, which the estimate no longer
+# reads: they are never found, so each computer measures again once, and are dropped at the
+# next write.
+PROBE_KIND = "q4_k"
 
-# Measured on the pinned engine, 2-core AMD EPYC VM (bench/speed_estimate.py, the best of
-# several runs on a shared machine): the bytes per second the engine streams for a model of
-# this quantization, over what it streams for the F32 probe model (42 GB/s there). Q8_0 0.89,
-# F16 0.77, Q4_0 0.52, Q4_K_M 0.57, Q6_K 0.57: the 4- to 6-bit types need more arithmetic per
-# byte, and two cores run out of it before the memory does. Anything unlisted counts as the
-# K-quants (on machines with more cores these come closer to the memory's speed, so the
-# figure errs on the slow side).
-QUANT_EFFICIENCY = {"F32": 1.0, "F16": 0.8, "BF16": 0.8, "Q8_0": 0.9, "Q4_0": 0.6}
-K_QUANT_EFFICIENCY = 0.6
-# The memory probe reads with one thread; the engine reads with all its threads. Measured
-# here: the engine's F32 rate over the one-thread scan (2 cores). Machines with more cores
-# read faster with more threads, up to what the memory gives; without the engine to ask,
-# Draftwise assumes a modest gain per extra core (capped), which is what laptops and desktops
-# with two memory channels show, and says the figure is less certain.
-MEMORY_SCALE_FIRST = 1.1
+# Per tensor type, the bytes a second the engine decodes it at on the processor over what it
+# decodes the probe's Q4_K at. Measured on the pinned engine, 2-core AMD EPYC (Zen 3, AVX2)
+# VM, at the launch's defaults (weights repacked where the CPU has a layout: Q4_0 and Q4_K on
+# AVX2; repacked Q4_K decoded as fast as the probe's plain one there, 1.02), with one-type
+# llamas of 2048-wide blocks, each right after a probe: bench/speed_estimate.py --constants,
+# the median of 6-11 quiet pairs over four runs (pairs spread about ±10 %; docs/
+# get-models.md "Speed before download"). On two cores every quantized type runs out of
+# arithmetic before memory, so these are ratios of the kernels' speeds; F32 and F16 have the
+# least arithmetic a byte. With more cores every type comes closer to the memory's speed,
+# where the ratios approach 1.
+TYPE_EFFICIENCY = {"F32": 1.6, "F16": 1.4, "BF16": 1.35, "Q8_0": 1.12, "Q6_K": 1.18, "Q5_K": 0.94,
+                   "Q4_K": 1.0, "Q5_0": 0.9, "Q4_0": 1.08}
+# A type not measured (IQ*, Q2_K, Q3_K, MXFP4, ...): as slow as the slowest measured, so the
+# figure errs slow.
+OTHER_TYPE_EFFICIENCY = min(TYPE_EFFICIENCY.values())
+# Beyond its weights' bytes, each block of a model costs this much a token (its twenty-odd
+# operations' dispatch, the threads' hand-offs, the norms, RoPE and attention over its
+# width), each vocabulary entry this much (the logits' copy and the sampler chain over every
+# entry), and each token this much whatever the model (the server's own work for it).
+# Measured on the same machine (bench/speed_estimate.py --constants): a token and an entry
+# with narrow llamas (64 wide, next to nothing to read) of 2 blocks and of 49,152 and
+# 262,144 entries, the medians over its runs (39-55 us a token, 5.6-10.5 ns an entry: a VM's
+# scheduler shows in microseconds; Gemma 3's 262,144 entries cost 2 ms a token). A block
+# costs 21-45 us in the narrow llamas but more at a real width: BLOCK_SECONDS is the figure
+# that brings the real geometries' medians closest to 1, the worst counted (Gemma 3 270M
+# mapped and unmapped, SmolLM2-135M and -360M, Qwen2.5-7B: 55 quiet pairs over four runs,
+# the bench's fit_block_seconds).
+BLOCK_SECONDS = 76e-6
+VOCAB_SECONDS = 7.7e-9
+TOKEN_SECONDS = 47e-6
+# The memory probe reads with one thread; the engine decodes with all its threads. Measured
+# here (2 cores): the engine's Q4_K probe over the one-thread scan, 0.82-1.13 over four runs
+# of bench/speed_estimate.py --constants. Machines with more cores decode faster with more
+# threads, up to what the memory gives; without the engine to ask, Draftwise assumes a
+# modest gain per extra core (capped), which is what laptops and desktops with two memory
+# channels show, and says the figure is less certain.
+MEMORY_SCALE_FIRST = 0.9
 MEMORY_SCALE_PER_CORE = 0.1
 MEMORY_SCALE_CAP = 1.8
-# Sampling and the output's logits: seconds per token per vocabulary entry (Gemma 3 270M,
-# 262,144 entries: 3.5 ms a token beyond its weights, measured here).
-VOCAB_SECONDS = 13e-9
 GPU_EFFICIENCY = 0.55  # llama.cpp's CUDA decode reaches about 55 % of the card's bandwidth
 # Memory bandwidth of known graphics cards, GB/s (the makers' figures), by name pattern.
 GPU_BANDWIDTH: tuple[tuple[str, float], ...] = (
@@ -103,7 +135,6 @@ GPU_DEFAULT_BANDWIDTH = {Backend.CUDA: 300.0, Backend.ROCM: 300.0, Backend.VULKA
                          Backend.RPC: 0.0}
 GPU_MARGIN = GB // 2  # room a card keeps beside the weights (context, compute buffers)
 
-PROBE_BYTES = 256 << 20  # the engine probe's model: bigger than any processor cache
 PROBE_TOKENS = 48
 MEMORY_PROBE_BYTES = 128 << 20
 
@@ -111,9 +142,9 @@ MEMORY_PROBE_BYTES = 128 << 20
 # ------------------------------------------------------------------ measured rates
 @dataclass(frozen=True)
 class Throughput:
-    """How many weight bytes a second the engine streams on this computer's processor."""
+    """How many weight bytes a second the engine decodes on this computer's processor."""
 
-    cpu: float  # bytes per second (F32 weights; other quantizations pay QUANT_EFFICIENCY)
+    cpu: float  # bytes per second of Q4_K weights (other types pay TYPE_EFFICIENCY)
     source: str  # "engine": measured with the engine | "memory": the standard-library scan | "described"
     threads: int = 0  # the processor threads the engine used
     when: str = ""
@@ -188,20 +219,24 @@ def memory_throughput(n_cores: int | None = None) -> Throughput:
     return Throughput(probe_memory() * memory_scale(n), "memory", n, _now())
 
 
-# The probe model: one llama block of F32 zeros, 256 MiB of weights (2048 wide, a 9216-wide
-# feed-forward), and a vocabulary of the 3 specials and 256 byte tokens.
-_E, _HEADS, _KV_HEADS, _FF = 2048, 16, 4, 9216
+# The probe model: three blocks shaped as llama 2 7B's (4096 wide, 32 heads, 8 KV heads, an
+# 11008-wide feed-forward: real models' matrix sizes, 300 MB of Q4_K in all, more than any
+# processor cache holds), and a vocabulary of the 3 specials and 256 byte tokens. Its
+# matrices are Q4_K zeros (the kernels do the same work whatever the values); the norms are
+# F32 ones.
+_E, _HEADS, _KV_HEADS, _FF, _BLOCKS = 4096, 32, 8, 11008, 3
+_PROBE_VOCAB = 3 + 256
 
 
 def write_probe_model(path: Path) -> Path:
-    """Write the engine probe's model (256 MiB; the probe writes it into the cache folder and removes it after)."""
+    """Write the engine probe's model (300 MB; the probe writes it into the cache folder and removes it after)."""
     head = _E // _HEADS
     kv = _KV_HEADS * head
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     types = [2, 3, 3] + [6] * 256  # unknown, control, control, byte (llama_token_attr)
     meta: list[tuple[str, Any]] = [
-        ("general.architecture", "llama"), ("general.name", "draftwise-speed-probe"), ("general.file_type", 0),
-        ("llama.context_length", 4096), ("llama.embedding_length", _E), ("llama.block_count", 1),
+        ("general.architecture", "llama"), ("general.name", "draftwise-speed-probe"), ("general.file_type", 15),
+        ("llama.context_length", 4096), ("llama.embedding_length", _E), ("llama.block_count", _BLOCKS),
         ("llama.feed_forward_length", _FF), ("llama.attention.head_count", _HEADS),
         ("llama.attention.head_count_kv", _KV_HEADS), ("llama.attention.layer_norm_rms_epsilon", 1e-5),
         ("llama.rope.dimension_count", head), ("llama.rope.freq_base", 10000.0),
@@ -211,27 +246,44 @@ def write_probe_model(path: Path) -> Path:
         ("tokenizer.ggml.eos_token_id", 2), ("tokenizer.ggml.unknown_token_id", 0),
         ("tokenizer.ggml.add_bos_token", True),
     ]  # fmt: skip
-    n_vocab = len(tokens)
 
-    def zeros(name: str, *dims: int) -> TensorSpec:
-        return TensorSpec(name, dims, "zeros")
+    def q4k(name: str, *dims: int) -> TensorSpec:
+        return TensorSpec(name, dims, "zeros", PROBE_TYPE)
 
-    tensors = [
-        zeros("token_embd.weight", _E, n_vocab), TensorSpec("output_norm.weight", (_E,), "ones"),
-        zeros("output.weight", _E, n_vocab), TensorSpec("blk.0.attn_norm.weight", (_E,), "ones"),
-        zeros("blk.0.attn_q.weight", _E, _E), zeros("blk.0.attn_k.weight", _E, kv),
-        zeros("blk.0.attn_v.weight", _E, kv), zeros("blk.0.attn_output.weight", _E, _E),
-        TensorSpec("blk.0.ffn_norm.weight", (_E,), "ones"), zeros("blk.0.ffn_gate.weight", _E, _FF),
-        zeros("blk.0.ffn_up.weight", _E, _FF), zeros("blk.0.ffn_down.weight", _FF, _E),
-    ]  # fmt: skip
+    def ones(name: str) -> TensorSpec:
+        return TensorSpec(name, (_E,), "ones")
+
+    tensors = [q4k("token_embd.weight", _E, _PROBE_VOCAB), ones("output_norm.weight"),
+               q4k("output.weight", _E, _PROBE_VOCAB)]
+    for i in range(_BLOCKS):
+        b = f"blk.{i}."
+        tensors += [
+            ones(b + "attn_norm.weight"), q4k(b + "attn_q.weight", _E, _E), q4k(b + "attn_k.weight", _E, kv),
+            q4k(b + "attn_v.weight", _E, kv), q4k(b + "attn_output.weight", _E, _E), ones(b + "ffn_norm.weight"),
+            q4k(b + "ffn_gate.weight", _E, _FF), q4k(b + "ffn_up.weight", _E, _FF), q4k(b + "ffn_down.weight", _FF, _E),
+        ]  # fmt: skip
     return write_gguf(path, meta, tensors)
 
 
+PROBE_TYPE = "Q4_K"
+PROBE_FILE = "probe-q4_k.gguf"  # not the F32 probe's name: a model left by an older one is not taken
+_Q4K_BLOCK, _Q4K_BYTES = 256, 144  # elements and bytes of one Q4_K block (ggml-common.h block_q4_K)
+
+
 def probe_model_bytes() -> int:
-    """The weight bytes the engine reads per token of the probe model."""
+    """The weight bytes the engine reads per token of the probe model (every matrix but the
+    input embedding, of which a token reads one row)."""
     kv = _KV_HEADS * (_E // _HEADS)
-    n_vocab = 3 + 256
-    return 4 * (2 * _E * _E + 2 * _E * kv + 3 * _E * _FF + _E * n_vocab)
+    weights = _BLOCKS * (2 * _E * _E + 2 * _E * kv + 3 * _E * _FF) + _E * _PROBE_VOCAB
+    return weights // _Q4K_BLOCK * _Q4K_BYTES
+
+
+def probe_rate(tokens_per_s: float) -> float:
+    """The Q4_K bytes a second behind the probe's tokens a second: its time a token less what
+    the estimate counts beside the bytes (the token's, its blocks' and its vocabulary's), so
+    that `estimate` of the probe model gives back the probe's speed."""
+    seconds = 1.0 / tokens_per_s - TOKEN_SECONDS - _BLOCKS * BLOCK_SECONDS - _PROBE_VOCAB * VOCAB_SECONDS
+    return probe_model_bytes() / max(seconds, 1e-6)
 
 
 def _post(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -242,12 +294,13 @@ def _post(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
 
 
 def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90.0) -> Throughput | None:
-    """The engine's own reading speed on this processor: the probe model, 48 tokens, on the
+    """The engine's own decoding speed on this processor: the probe model, 48 tokens, on the
     CPU only (`-dev none`: a Vulkan build would pick its device), without the CPU's extra
-    buffers (`-nr`: F32 uses none, and AMX faults on some machines). None when the engine did
-    not start or answer in `timeout` seconds (the memory probe stands in)."""
-    own = model is None  # written here for this probe: removed after it (256 MiB of disk)
-    model = model or paths.cache_dir() / "speed-probe" / "probe-f32.gguf"
+    buffers (`-nr`: AMX faults on some machines, and a probe that crashes measures nothing;
+    on AVX2 the repacked Q4_K decodes no faster, bench/speed_estimate.py). None when the
+    engine did not start or answer in `timeout` seconds (the memory probe stands in)."""
+    own = model is None  # written here for this probe: removed after it (300 MB of disk)
+    model = model or paths.cache_dir() / "speed-probe" / PROBE_FILE
     if not model.is_file() or model.stat().st_size < probe_model_bytes():
         write_probe_model(model)
     port = _free_port()
@@ -287,7 +340,7 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
                 rates.append(float(rate))
         if not rates:
             return None
-        return Throughput(max(rates) * probe_model_bytes(), "engine", cores(), _now(), busy=busy)
+        return Throughput(probe_rate(max(rates)), "engine", cores(), _now(), busy=busy)
     except (OSError, ValueError, urllib.error.URLError) as exc:
         log.info("speed probe failed: %s", exc)
         return None
@@ -306,7 +359,8 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
 def _key(binary: Path | None) -> str:
     """This processor (identity.processor_key) and what measured it: the engine build, or the
     memory scan."""
-    return f"{identity.processor_key()}#{identity.engine_build_key(binary) if binary is not None else 'memory'}"
+    what = identity.engine_build_key(binary) if binary is not None else "memory"
+    return f"{identity.processor_key()}#{what}#{PROBE_KIND}"
 
 
 def record_path() -> Path:
@@ -331,8 +385,12 @@ def recorded(binary: Path | None, path: Path | None = None) -> Throughput | None
 
 
 def remember(binary: Path | None, tp: Throughput, path: Path | None = None) -> None:
+    def add(entries: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in entries.items() if k.endswith("#" + PROBE_KIND)}  # an older probe's: dropped
+        return {**kept, _key(binary): tp.to_json()}
+
     try:
-        record_file(path).update(lambda entries: {**entries, _key(binary): tp.to_json()})
+        record_file(path).update(add)
     except OSError as exc:
         log.warning("could not keep the speed measurement: %s", exc)
 
@@ -370,12 +428,17 @@ def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughpu
 class Workload:
     """What one token costs a model: the weight bytes it reads (a mixture of experts: only
     the active experts; the input embedding is a lookup, not read whole, unless it is also
-    the output head), the bytes that must fit somewhere, its vocabulary and quantization."""
+    the output head; an MTP head's blocks only when drafting), the bytes that must fit
+    somewhere, its vocabulary and quantization. From a header also those bytes by tensor type
+    (`by_type`) and the blocks a token passes (`blocks`); a starter known by its published
+    size has neither, and its file's type stands for every byte."""
 
     active: int
     resident: int
     vocab: int = 0
     quant: str | None = None
+    by_type: tuple[tuple[str, int], ...] = ()  # (ggml type name, bytes read a token), largest first
+    blocks: int = 0
 
 
 @dataclass(frozen=True)
@@ -393,33 +456,65 @@ class Estimate:
                 "readable": self.readable}
 
 
+_BLOCK = re.compile(r"^blk\.(\d+)\.")
+
+
 def workload_of(path: Path) -> Workload:
     """A downloaded model's workload from its header: every tensor but an input embedding
     that is not also the output head (a token reads one row of it); a mixture of experts
-    reads its used experts only. Raises what `read_header` raises."""
+    reads its used experts only. An MTP head's blocks (the last `nextn_predict_layers`
+    blocks of a file that holds the trunk too) are left out: the engine runs them only to
+    draft, and the estimate does not count a drafter's help, so it leaves out its cost too.
+    Raises what `read_header` raises."""
     from draftwise.core.gguf import reader as gguf
 
     header = gguf.read_header(path)
     info = gguf.read_model(path)
     names = {t.name for t in header.tensors}
     tied = "output.weight" not in names
-    active = 0
+    first_nextn = None
+    if info.nextn_predict_layers and info.block_count and "blk.0.attn_norm.weight" in names:
+        first_nextn = info.block_count - info.nextn_predict_layers
+    by_type: dict[str, int] = {}
+    blocks: set[int] = set()
     for t in header.tensors:
         if t.name == "token_embd.weight" and not tied:
             continue
+        m = _BLOCK.match(t.name)
+        if m is not None:
+            if first_nextn is not None and int(m.group(1)) >= first_nextn:
+                continue
+            blocks.add(int(m.group(1)))
         nbytes = t.nbytes
         if "_exps." in t.name and info.expert_count and info.expert_used_count:
             nbytes = nbytes * info.expert_used_count // info.expert_count
-        active += nbytes
-    return Workload(active, sum(t.nbytes for t in header.tensors), info.tokenizer.vocab_size or 0, info.quant)
+        by_type[t.type_name] = by_type.get(t.type_name, 0) + nbytes
+    ordered = tuple(sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Workload(sum(by_type.values()), sum(t.nbytes for t in header.tensors), info.tokenizer.vocab_size or 0,
+                    info.quant, ordered, len(blocks))
+
+
+def type_efficiency(type_name: str) -> float:
+    """TYPE_EFFICIENCY of one tensor type (OTHER_TYPE_EFFICIENCY when not measured)."""
+    return TYPE_EFFICIENCY.get(type_name.upper(), OTHER_TYPE_EFFICIENCY)
 
 
 def quant_efficiency(quant: str | None) -> float:
+    """The efficiency of a file's quantization, by the type most of its bytes are in (Q4_K_M
+    and Q4_K_S: Q4_K, Q8_0: Q8_0); an unknown one counts as the slowest measured type."""
     q = (quant or "").upper()
-    for name, eff in QUANT_EFFICIENCY.items():
+    for name in sorted(TYPE_EFFICIENCY, key=len, reverse=True):
         if q == name or q.startswith(name + "_"):
-            return eff
-    return K_QUANT_EFFICIENCY
+            return TYPE_EFFICIENCY[name]
+    return OTHER_TYPE_EFFICIENCY
+
+
+def cpu_seconds(work: Workload, rate: float) -> float:
+    """Seconds a token spends on the processor's weights at `rate` (bytes a second of Q4_K):
+    each type's bytes at its efficiency, or every byte at the file's (a starter)."""
+    if work.by_type:
+        return sum(nbytes / (rate * type_efficiency(name)) for name, nbytes in work.by_type)
+    return work.active / (rate * quant_efficiency(work.quant))
 
 
 def gpu_bandwidth(gpu: Gpu) -> float:
@@ -439,8 +534,7 @@ def _gpus(machine: Machine) -> list[Gpu]:
 
 def estimate(work: Workload, machine: Machine, tp: Throughput) -> Estimate:
     """Tokens a second for `work` here: on the graphics cards as far as it fits (in order),
-    the rest on the processor, plus the vocabulary's share."""
-    cpu_rate = tp.cpu * quant_efficiency(work.quant)
+    the rest on the processor, plus the token's, the blocks' and the vocabulary's share."""
     left = max(work.resident, 1)
     seconds = 0.0
     used_gpu = False
@@ -455,7 +549,11 @@ def estimate(work: Workload, machine: Machine, tp: Throughput) -> Estimate:
         if left <= 0:
             break
     on_cpu = max(0, left) / max(work.resident, 1) if used_gpu else 1.0
-    seconds += work.active * on_cpu / cpu_rate + work.vocab * VOCAB_SECONDS
+    # The blocks' own cost was measured on the processor; a graphics card's (its kernel
+    # launches) is not counted. Sampling and the server's own work run on the processor
+    # wherever the weights are.
+    seconds += (cpu_seconds(work, tp.cpu) + work.blocks * BLOCK_SECONDS) * on_cpu
+    seconds += work.vocab * VOCAB_SECONDS + TOKEN_SECONDS
     device = "cpu" if not used_gpu else ("gpu" if on_cpu <= 0 else "split")
     return Estimate(1.0 / max(seconds, 1e-9), device, tp.certain)
 

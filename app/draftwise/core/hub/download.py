@@ -162,7 +162,7 @@ def _fetch(repo: str, f: HubFile, final: Path, revision: str, meter: _Meter,
         except DownloadCancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - a dropped connection is resumed, the rest explained
-            if _transient(exc) and tries < RETRIES:
+            if transient(exc) and tries < RETRIES:
                 tries += 1
                 time.sleep(RETRY_WAIT_S)
                 continue
@@ -199,7 +199,8 @@ def _hash_existing(part: Path, digest: hashlib._Hash, size: int) -> int:
     return have
 
 
-def _transient(exc: BaseException) -> bool:
+def transient(exc: BaseException) -> bool:
+    """A dropped or timed-out connection (worth retrying), as the HTTP client raises it."""
     import httpx2
 
     return isinstance(exc, (httpx2.TransportError, ConnectionError, TimeoutError))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from draftwise.core import paths
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.hub import client
+from draftwise.core.hub import client, download
 from draftwise.core.hub.client import HubError
 from draftwise.core.hub.files import HubFile
 from draftwise.core.messages import msg
@@ -154,11 +154,11 @@ class _Ranges:
             except HubError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a dropped connection is retried, the rest explained
-                if _transient(exc) and tries < RETRIES and self._whole is None:
+                if download.transient(exc) and tries < RETRIES and self._whole is None:
                     tries += 1
                     time.sleep(0.2 * tries)
                     continue
-                if _transient(exc):
+                if download.transient(exc):
                     raise HubError("network", msg(
                         "The connection to the hub kept dropping while reading {file}'s header ({error}); "
                         "check the network and try again.", file=self.where, error=type(exc).__name__)) from exc
@@ -298,8 +298,3 @@ def _make_sparse(f) -> None:
     ctypes.windll.kernel32.DeviceIoControl(  # type: ignore[attr-defined]
         wintypes.HANDLE(handle), fsctl_set_sparse, None, 0, None, 0, ctypes.byref(returned), None)
 
-
-def _transient(exc: BaseException) -> bool:
-    import httpx2
-
-    return isinstance(exc, (httpx2.TransportError, ConnectionError, TimeoutError))

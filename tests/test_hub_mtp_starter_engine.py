@@ -1,9 +1,11 @@
 """An MTP starter from the hub, the whole way: found by the starter's hint on the stand-in,
 judged from its header to draft itself, downloaded, planned, launched on the real engine,
-down to the engine's own line that the MTP draft context was created.
+down to the engine's own line that the MTP draft context was created, and its drafts accepted.
 
 The model is the corpus's Qwen3.5-0.8B Q4_K_M: the published model's exact header (with its
-MTP block) and the tensor data a hole (testing/corpus), served as a file of its real size."""
+MTP block), served as a file of its real size. Its tensor data is a hole (testing/corpus)
+except what testing/corpus/agreeing.py writes so that the model and its head agree on one
+word: a zero head drafts nothing at the field's p-min of 0.75."""
 
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ import pytest
 from draftwise.core.hub import catalog, fetch, remote, starters
 from draftwise.core.hub.files import Drafting
 from draftwise.core.hub.judge import Judge
-from draftwise.core.launch import prepare, session
+from draftwise.core.launch import headless, prepare, session
 from draftwise.core.launch.headless import HeadlessLaunch
 from draftwise.core.machine import hardware, speed
-from draftwise.testing.corpus import build, registry
+from draftwise.testing.corpus import agreeing, build, registry
 from draftwise.testing.hubstub import HubStub
 
 pytestmark = pytest.mark.timeout(600)
@@ -30,11 +32,12 @@ RATE = speed.Throughput(35.5e9, "described")
 
 
 @pytest.fixture(scope="module")
-def qwen35(pinned_source: Path) -> Path:
+def qwen35(pinned_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
-        return build.generate(registry.get("Qwen3.5-0.8B"), pinned=pinned_source)
+        sparse = build.generate(registry.get("Qwen3.5-0.8B"), pinned=pinned_source)
     except RuntimeError as exc:
         pytest.skip(f"the corpus file could not be written: {exc}")
+    return agreeing.write_agreeing(sparse, tmp_path_factory.mktemp("agreeing") / sparse.name)
 
 
 def test_an_mtp_starter_downloads_launches_and_drafts_itself(qwen35, engine, tmp_path, monkeypatch):
@@ -71,7 +74,10 @@ def test_an_mtp_starter_downloads_launches_and_drafts_itself(qwen35, engine, tmp
     try:
         run.start()
         assert run.wait_ready(300), run.log_text()
+        timings = headless.complete(run.url, spec.api_key, "Hello", n_predict=16).get("timings") or {}
         log = run.log_text()
     finally:
         run.stop()
     assert "creating MTP draft context" in log, log[-3000:]
+    # It drafts itself, at the field's p-min, and the model takes every draft.
+    assert timings.get("draft_n", 0) > 0 and timings.get("draft_n_accepted") == timings["draft_n"], timings

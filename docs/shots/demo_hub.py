@@ -4,10 +4,12 @@
 
 Each file is the corpus's sparse copy of the published model (testing/corpus: the exact
 header, the tensor data a hole), served at its real size under the name its publisher uses,
-so Get models judges it from its header, and a download lands a file the engine loads (zeros
-for weights: its replies mean nothing, its drafting is real). Families the corpus has no
-geometry for are not served: the window then says they were not found. Runs until stopped;
-bound to 127.0.0.1.
+so Get models judges it from its header, and a download lands a file the engine loads. The
+Qwen3.5-0.8B that is downloaded in the screenshots is the agreeing copy
+(testing/corpus/agreeing.py): a few tensors written so that the model and its MTP head agree
+on one word, so the window shows real drafting (its replies are " faster faster ...": they
+mean nothing). Families the corpus has no geometry for are not served: the window then says
+they were not found. Runs until stopped; bound to 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import sys
 import time
 
-from draftwise.testing.corpus import build, registry
+from draftwise.testing.corpus import agreeing, build, registry
 from draftwise.testing.hubstub import HubStub
 
 # (repository, file, corpus model): what a publisher's listing holds for each starter.
@@ -36,6 +38,12 @@ def serve(port: int = 0) -> HubStub:
     hub = HubStub(port=port)
     for repo, name, model in SERVED:
         path = build.generate(registry.get(model))
+        if name in DOWNLOADED:
+            drafting = path.parent / "agreeing" / path.name
+            if not drafting.is_file():
+                drafting.parent.mkdir(exist_ok=True)
+                agreeing.write_agreeing(path, drafting)
+            path = drafting
         hub.add_sparse(repo, name, path, **({} if name in DOWNLOADED else {"sha256": "0" * 64}))
         hub.repos[repo].downloads = 1000
     return hub

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message
+from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.words import words_of
 from draftwise.viewmodels.i18n import tr, tr_message
@@ -192,6 +193,9 @@ class SpeculationViewModel(QObject):
             said = d.refused[0][0]
             rest = tuple(n for n in rest if not (isinstance(n, Message) and n.template == _SKIPPED
                                                 and n.kwargs.get("name") == said))
+        if self.measured_text():
+            # Said once, by measured_text(), beside its undo.
+            rest = tuple(n for n in rest if not measured_mod.is_decision_note(n))
         return [*map(tr_message, rest), *(f"⚠ {tr_message(w)}" for w in d.warnings)]
 
     def blocks_launch(self) -> str | None:

@@ -26,8 +26,8 @@ from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Text, msg
 from draftwise.core.planning import memory, planner
+from draftwise.core.speculation import field_settings, resolver
 from draftwise.core.speculation import measured as measured_mod
-from draftwise.core.speculation import resolver
 from draftwise.core.speculation import setup as setup_mod
 
 
@@ -309,6 +309,8 @@ def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measuremen
         m, automatic=chosen.source in AUTO_SOURCES,
         user_args=tuple(engine_args.flag_name(t) for t in extra_args),
     )
+    # "Until Draftwise measures it here": it has, and the measurement's note says what runs.
+    chosen = replace(chosen, notes=tuple(n for n in chosen.notes if not field_settings.is_field_note(n)))
     if not use.keep:
         return replace(resolver.NO_SPECULATION, notes=(*chosen.notes, *((use.note,) if use.note else ())))
     notes = (*chosen.notes, *((use.note,) if use.note else ()))

@@ -42,6 +42,15 @@ def mtp_argv(arch: str, extra_args: Sequence[str]) -> tuple[tuple[str, ...], Mes
     users = {engine_args.canonical(a.split("=", 1)[0]) for a in extra_args}
     if setting is None or DRAFT_N_MAX in users or DRAFT_P_MIN in users:
         return (), None
-    return (DRAFT_N_MAX, str(setting.n_max), DRAFT_P_MIN, f"{setting.p_min:g}"), msg(
-        "It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, until "
-        "Draftwise measures it here.", n=setting.n_max, p=f"{setting.p_min:g}", family=setting.family)
+    return (DRAFT_N_MAX, str(setting.n_max), DRAFT_P_MIN, f"{setting.p_min:g}"), _note(setting)
+
+
+def _note(setting: FieldSetting) -> Message:
+    return msg("It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, "
+               "until Draftwise measures it here.", n=setting.n_max, p=f"{setting.p_min:g}", family=setting.family)
+
+
+def is_field_note(note: object) -> bool:
+    """Whether `note` is mtp_argv's: a measurement of the model supersedes it (its own note
+    says what runs instead)."""
+    return isinstance(note, Message) and note.template == _note(_QWEN_MTP).template

@@ -112,6 +112,12 @@ def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) 
     return Use(True, note=msg("measured {ratio}× with {what}", ratio=ratio, what=words_of(m.what)))
 
 
+def is_decision_note(note: object) -> bool:
+    """Whether `note` is decide()'s (each of its notes starts "measured "): the window shows the
+    measurement once, with its undo, and leaves this one out."""
+    return isinstance(note, Message) and note.template.startswith("measured ")
+
+
 def _user_sets(user_args: tuple[str, ...], flag: str) -> bool:
     return any(engine_args.canonical(a) == engine_args.canonical(flag) for a in user_args)
 

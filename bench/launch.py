@@ -51,9 +51,10 @@ os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
 from draftwise.core.engines import capabilities  # noqa: E402
-from draftwise.core.launch import headless, launch_spec, prepare, process_group, session  # noqa: E402
+from draftwise.core.launch import headless, launch_spec, prepare, session  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.planning import planner  # noqa: E402
+from draftwise.core.processes import process_group  # noqa: E402
 from draftwise.core.speculation.broken import BrokenDrafters  # noqa: E402
 from draftwise.testing import realmodels  # noqa: E402
 from draftwise.testing import tinymodels as tm  # noqa: E402
@@ -373,7 +374,7 @@ def log_flood(app, lines: int = 300_000) -> dict[str, float]:
 
 
 def cycles(model_path: Path, n: int) -> dict[str, float]:
-    from draftwise.core.launch import orphans
+    from draftwise.core.processes import orphans
 
     pids: list[int] = []
     start = time.perf_counter()

@@ -15,7 +15,8 @@ import pytest
 
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import crash, launch_spec, orphans
+from draftwise.core.launch import crash, launch_spec
+from draftwise.core.processes import orphans
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.resolver import NONE, SpecDecision

@@ -26,7 +26,8 @@ import pytest
 from draftwise.cli.launch import EXIT_NOT_READY
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.launch import crash, headless, launch_flow, launch_spec, lifeline, orphans
+from draftwise.core.launch import crash, headless, launch_flow, launch_spec
+from draftwise.core.processes import lifeline, orphans
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm

@@ -1,4 +1,4 @@
-"""Process groups Draftwise owns (core/launch/process_group.py, lifeline.py, services/group_process.py).
+"""Process groups Draftwise owns (core/processes/process_group.py, lifeline.py, services/group_process.py).
 
 The point of most of these: a Draftwise that dies — SIGKILL, a crash — takes its engine and
 its shared worker along within a second or two on Linux and macOS too, through the lifeline
@@ -23,7 +23,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from draftwise.core.launch import crash, launch_spec, lifeline, orphans, process_group, share
+from draftwise.core.launch import crash, launch_spec, share
+from draftwise.core.processes import lifeline, orphans, process_group
 from draftwise.services.group_process import GroupProcess
 from draftwise.testing import tinymodels as tm
 
@@ -88,7 +89,7 @@ def _watcher_of(pid: int) -> psutil.Process:
 # ------------------------------------------------------------------ the lifeline itself
 HOLDER = """
 import subprocess, sys, time
-from draftwise.core.launch import lifeline
+from draftwise.core.processes import lifeline
 held = subprocess.Popen(["sleep", "60"], start_new_session=True)
 freed = subprocess.Popen(["sleep", "60"], start_new_session=True)
 lifeline.hold(held.pid)

@@ -19,10 +19,11 @@ import psutil
 import pytest
 
 from draftwise.core.engines import capabilities
-from draftwise.core.launch import crash, headless, launch_spec, orphans, prepare, share
+from draftwise.core.launch import crash, headless, launch_spec, prepare, share
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import GB, RPC, Gpu, Machine, MiB
 from draftwise.core.planning import logparse, planner
+from draftwise.core.processes import orphans
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 LIST_TWO = """load_backend: loaded RPC backend from /x/libggml-rpc.so

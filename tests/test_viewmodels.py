@@ -637,7 +637,7 @@ def test_japanese_translation_is_complete_and_switches(qtbot) -> None:
 
 
 def test_start_stops_engines_an_earlier_crash_left_and_says_so(qtbot, monkeypatch) -> None:
-    from draftwise.core.launch import orphans
+    from draftwise.core.processes import orphans
 
     report = orphans.OrphanReport(4242, 8080, True, "Stopped an engine left running by an earlier Draftwise (pid 4242, port 8080).")
     calls = []

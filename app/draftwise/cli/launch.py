@@ -57,7 +57,8 @@ def _prepare(args: argparse.Namespace):
     """The headless run and its figures watch for `args`, planned by the launch session
     (core/launch/session.py) like every other path; nothing is started."""
     from draftwise.core import paths
-    from draftwise.core.launch import headless, ladder, launch_spec, measure, orphans, prepare
+    from draftwise.core.launch import headless, ladder, launch_spec, measure, prepare
+    from draftwise.core.processes import orphans
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)

@@ -47,7 +47,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from draftwise.core.engines.spec_types import NGRAM_MEASURED
-    from draftwise.core.launch import measure, orphans, sweep
+    from draftwise.core.launch import measure, sweep
+    from draftwise.core.processes import orphans
     from draftwise.core.speculation.measured import MeasuredRecords
 
     if args.forget:

@@ -36,7 +36,8 @@ def cmd_share(args: argparse.Namespace) -> int:
     from draftwise.core import paths
     from draftwise.core.engines import discovery
     from draftwise.core.errors import FieldError
-    from draftwise.core.launch import orphans, share
+    from draftwise.core.launch import share
+    from draftwise.core.processes import orphans
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)

@@ -1,6 +1,6 @@
 """One process group the window owns, as a QProcess: the engine's and the shared worker's.
 
-What both need, once (core/launch/process_group.py has the rules, shared with the headless
+What both need, once (core/processes/process_group.py has the rules, shared with the headless
 runner):
 
 - the port is checked before the start: another program already listening there would
@@ -27,7 +27,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from draftwise.core.launch import crash, process_group
+from draftwise.core.launch import crash
+from draftwise.core.processes import process_group
 
 
 class GroupProcess(QObject):

@@ -18,9 +18,10 @@ from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import EngineKind
-from draftwise.core.launch import launch_spec, orphans
+from draftwise.core.launch import launch_spec
 from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
+from draftwise.core.processes import orphans
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation.broken import BrokenDrafters

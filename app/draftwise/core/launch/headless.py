@@ -10,7 +10,7 @@ Two levels:
   (core/launch/llamacpp.py, launch_spec.py; docs/launch-path.md).
 
 Either way the engine leads its own process group and is owned as one
-(core/launch/process_group.py: the Windows Job, the lifeline, the run file), so stopping it
+(core/processes/process_group.py: the Windows Job, the lifeline, the run file), so stopping it
 stops everything it started, and a Draftwise that dies takes it along.
 """
 
@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import IO
 
 from draftwise.core.address import LOOPBACK
-from draftwise.core.launch import crash, launch_flow, launch_spec, process_group
+from draftwise.core.launch import crash, launch_flow, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.processes import process_group
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)

@@ -31,11 +31,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from draftwise.core.launch import crash, gpu_check, process_group
+from draftwise.core.launch import crash, gpu_check
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.processes import process_group
 from draftwise.core.records import write_error
 from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -60,7 +61,7 @@ ENDED = frozenset({STOPPED, FAILED})
 STARTUP_WINDOW_S = 180.0  # docs/rules.md: a crash later than this is not the drafter's startup
 STALL_AFTER_S = 120.0  # silent and not ready this long: say so, offer to stop
 TAIL_LINES = 400  # what the classifier reads; the UI keeps its own bounded log
-# Stopping (the drivers' part of a Terminate): core/launch/process_group.py, where the
+# Stopping (the drivers' part of a Terminate): core/processes/process_group.py, where the
 # reason for the second SIGTERM is.
 TERM_AGAIN_S, KILL_AFTER_S = process_group.TERM_AGAIN_S, process_group.KILL_AFTER_S
 

@@ -3,7 +3,7 @@
 The worker has no authentication (tools/rpc/README.md): anyone who reaches its port can
 allocate memory and run code paths of the engine on this machine. So it listens on
 127.0.0.1 unless the user deliberately picks another address, and that choice comes with
-`NETWORK_WARNING`. The worker is owned like an engine (core/launch/process_group.py): it
+`NETWORK_WARNING`. The worker is owned like an engine (core/processes/process_group.py): it
 stops with a Draftwise that dies, and its run file is the last net at the next start.
 
 Flags (tools/rpc/rpc-server.cpp of the pinned engine): `-H/--host` (default 127.0.0.1),
@@ -23,9 +23,9 @@ from pathlib import Path
 from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
-from draftwise.core.launch import process_group
 from draftwise.core.machine.workers import DEFAULT_PORT
 from draftwise.core.messages import Message, msg
+from draftwise.core.processes import process_group
 
 READY_TIMEOUT_S = 10.0
 NETWORK_WARNING = msg(

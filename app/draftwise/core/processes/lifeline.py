@@ -1,9 +1,9 @@
 """When Draftwise dies, the process groups it started die with it (Linux and macOS).
 
 A clean stop ends every engine and worker, and on Windows a kill-on-close Job Object
-(core/launch/process_group.py) takes them when Draftwise is killed. On Unix nothing did: a
+(core/processes/process_group.py) takes them when Draftwise is killed. On Unix nothing did: a
 SIGKILLed `draftwise launch` left its llama-server running, holding the model's memory, until
-the run files (core/launch/orphans.py) stopped it at the next start.
+the run files (core/processes/orphans.py) stopped it at the next start.
 
 The lifeline is one small watcher per Draftwise process: `/bin/sh` running `_WATCHER`, in
 its own session (a Ctrl-C or a closed terminal does not reach it), reading a pipe whose only

@@ -7,9 +7,9 @@ whatever it started too. Once started, `own()` makes it ours in three ways, rele
 together when it has ended (`OwnedGroup.release`):
 
 - a kill-on-close Job Object on Windows: Windows kills the tree when Draftwise dies;
-- the lifeline on Linux and macOS (core/launch/lifeline.py): a watcher stops the group
+- the lifeline on Linux and macOS (core/processes/lifeline.py): a watcher stops the group
   within a second when Draftwise dies;
-- a run file (core/launch/orphans.py): the last net, read at the next start.
+- a run file (core/processes/orphans.py): the last net, read at the next start.
 
 Stopping is SIGTERM to the group, again after `TERM_AGAIN_S`, SIGKILL after a timeout
 (docs/engine-facts.md, "Starting, readiness, stopping"); `stop_popen` does it for a Popen, the Qt
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draftwise.core.address import ALL_INTERFACES, LOOPBACK
-from draftwise.core.launch import lifeline, orphans
+from draftwise.core.processes import lifeline, orphans
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,8 @@ Models:
 - the real Gemma 3 270M Q4_K_M (draftwise.testing.realmodels; a 262k vocabulary, its tied
   head in Q8_0), loaded as the app loads it (mapped) and once more unmapped;
 - corpus files with the real geometry and llama-quantize's real tensor types but zeros for
-  data (draftwise.testing.corpus): SmolLM2-135M and -360M-Instruct and Qwen2.5-7B-Instruct,
+  data (draftwise.testing.corpus): SmolLM2-135M and -360M-Instruct, Qwen2.5-7B-Instruct, Qwen3.5-0.8B
+  (gated delta net blocks: STATE_PASSES) and Granite 4.0-H-Tiny (Mamba-2, a mixture of experts),
   all Q4_K_M. Loaded unmapped (`--load-mode none`, the pinned engine's `--no-mmap`): a
   sparse file's holes would otherwise be mapped pages the kernel may serve without reading
   memory; copied into the engine's own buffers they are ordinary RAM (4.4 GB for the 7B),
@@ -96,7 +97,8 @@ NARROW_MODELS = {
     "narrow-vocab-262k": TinyModel(name="speed-v262", dtype="Q8_0", n_layer=BLOCKS_FEW, **NARROW,
                                    n_pad=VOCAB_BIG - TinyModel().n_vocab),
 }
-CORPUS = ("SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "Qwen2.5-7B-Instruct")
+CORPUS = ("SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "Qwen2.5-7B-Instruct", "Qwen3.5-0.8B",
+          "granite-4.0-h-tiny")
 
 
 @dataclass(frozen=True)

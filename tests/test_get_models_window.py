@@ -253,6 +253,30 @@ def test_before_the_rate_is_known_the_curated_list_waits_in_memory_order(qtbot, 
     runner.wait(10000)
 
 
+def test_a_speed_measured_on_a_busy_computer_says_so(qtbot, tmp_path, monkeypatch):
+    """Issue 28: a probe taken under load ranked every starter "about 0.2-0.6 tokens a second"
+    without a word; the figure is not kept, and the dialog says why the speeds may be low."""
+    from draftwise.core.machine import speed
+    from draftwise.services.library_scan import TaskRunner
+    from draftwise.viewmodels.get_models import GetModelsViewModel
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    _home(tmp_path, monkeypatch)
+    runner = TaskRunner()
+    vm = GetModelsViewModel(runner, BOX, tmp_path / "Models", rate=speed.Throughput(3.4e9, "engine", 2, busy=True))
+    dialog = GetModelsDialog(vm)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: not vm.finding, timeout=20000)
+    dialog.refresh()
+    note = dialog.starters_note.text()
+    assert note.startswith("This computer was busy when its speed was measured, so these speeds may be low")
+    assert "The model hub could not be reached" in note
+    quiet = GetModelsViewModel(runner, BOX, tmp_path / "Models", rate=speed.Throughput(3.4e9, "engine", 2))
+    qtbot.waitUntil(lambda: not quiet.finding, timeout=20000)
+    assert "busy" not in quiet.starters_note()[0]
+    runner.wait(10000)
+
+
 def test_without_any_rate_files_say_so_and_still_download(qtbot, hub, tmp_path, monkeypatch):
     """The engine probe and the memory scan both fail: nothing can be judged, every row says
     why, and a file can still be downloaded (alone: no verdict named a drafter)."""

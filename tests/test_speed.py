@@ -187,12 +187,16 @@ def test_the_measurement_is_kept_per_computer_and_engine(tmp_path: Path):
 
 
 @pytest.mark.real_machine  # the real speed.throughput; the probe itself is a stand-in
-def test_a_probe_taken_on_a_busy_processor_is_measured_again(tmp_path: Path, monkeypatch):
-    """A figure measured while other work held the processor is not kept for good: the next
-    chance to measure probes again and keeps the faster; a quiet probe is final."""
+def test_a_probe_taken_on_a_busy_processor_is_never_kept(tmp_path: Path, monkeypatch):
+    """Issue 28: a figure measured while other work held the processor is not recorded. It
+    stands for this process for BUSY_RETRY_S (no probe on every call), the next call after
+    that measures again, and a quiet probe is kept for good; the busy figure says so."""
     engine = tmp_path / "llama-server"
     engine.write_text("x")
     monkeypatch.setattr(speed, "record_path", lambda: tmp_path / "speed-probe.json")
+    monkeypatch.setattr(speed, "_busy_figures", {})
+    clock = [1000.0]
+    monkeypatch.setattr(speed.time, "monotonic", lambda: clock[0])
     probes = iter([speed.Throughput(9e9, "engine", 2, "t1", busy=True),
                    speed.Throughput(35e9, "engine", 2, "t2", busy=False)])
     calls = []
@@ -202,9 +206,13 @@ def test_a_probe_taken_on_a_busy_processor_is_measured_again(tmp_path: Path, mon
         return next(probes)
 
     monkeypatch.setattr(speed, "probe_engine", probe)
-    assert speed.throughput(engine).cpu == 9e9 and speed.recorded(engine).busy
+    first = speed.throughput(engine)
+    assert first.cpu == 9e9 and first.busy and speed.recorded(engine) is None
+    assert "busy" in str(speed.busy_note())
+    assert speed.throughput(engine).cpu == 9e9 and len(calls) == 1  # held, not probed again at once
     assert speed.throughput(engine, measure=False).cpu == 9e9 and len(calls) == 1  # a model runs: no probe
-    assert speed.throughput(engine).cpu == 35e9 and not speed.recorded(engine).busy
+    clock[0] += speed.BUSY_RETRY_S + 1
+    assert speed.throughput(engine).cpu == 35e9 and not speed.recorded(engine).busy and len(calls) == 2
     assert speed.throughput(engine).cpu == 35e9 and len(calls) == 2  # final: not measured again
 
 
@@ -276,12 +284,15 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("DRAFTWISE_CACHE_DIR", str(tmp_path / "cache"))
     # A quiet processor, whatever else this machine runs: a busy probe would be taken again
-    # (test_a_probe_taken_on_a_busy_processor_is_measured_again).
+    # (test_a_probe_taken_on_a_busy_processor_is_never_kept).
     monkeypatch.setattr(speed, "busy_now", lambda loadavg=None: False)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     tp = speed.throughput(engine.binary)
     assert tp.source == "engine" and tp.cpu > 1e8 and tp.certain
-    assert {p.pid for p in psutil.Process().children(recursive=True)} <= before
+    from draftwise.core.processes import lifeline
+
+    # Nothing left but the lifeline's watcher, which the probe's engine now rides on.
+    assert {p.pid for p in psutil.Process().children(recursive=True)} - {lifeline.watcher_pid()} <= before
     assert speed.recorded(engine.binary) == tp
     assert not (tmp_path / "cache" / "speed-probe" / speed.PROBE_FILE).exists(), "its 300 MB model is removed"
     calls: list[object] = []
@@ -296,3 +307,35 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data2"))
     guess = speed.throughput(broken)
     assert guess.source == "memory" and not guess.certain and guess.cpu > 1e8
+
+
+@pytest.mark.engine
+@pytest.mark.real_machine
+@pytest.mark.timeout(240)
+def test_a_killed_draftwise_get_leaves_no_probe_engine(engine, tmp_path: Path):
+    """Issue 28: `draftwise get` SIGKILLed during its first-run probe left that llama-server
+    running 13 s later and after. The probe's engine is owned like every other (its own
+    process group on the lifeline): it goes with Draftwise."""
+    import os
+    import signal
+
+    import psutil
+
+    child = subprocess.Popen([sys.executable, "-m", "draftwise.cli.main", "get", "--json"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"})  # offline
+    probe = None
+    try:
+        parent = psutil.Process(child.pid)
+        while probe is None and child.poll() is None:  # until the probe's engine exists
+            probe = next((p for p in parent.children(recursive=True) if p.name() == "llama-server"), None)
+        assert probe is not None, "the probe never started (was a figure already kept?)"
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        gone, alive = psutil.wait_procs([probe], timeout=30)  # the lifeline stops it within a second
+        assert not alive, f"the probe's engine {probe.pid} outlived the killed draftwise get"
+    finally:
+        if probe is not None and probe.is_running():
+            probe.kill()
+        if child.poll() is None:
+            child.kill()

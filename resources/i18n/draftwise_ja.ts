@@ -1149,37 +1149,37 @@
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="403" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="404" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="405" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="406" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="409" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="410" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="412" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="413" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="463" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="464" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="476" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="477" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="479" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="480" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1317,16 +1317,6 @@
       <location filename="../../app/draftwise/core/launch/mlx.py" line="55" />
       <source>mlx-lm sizes its context itself; the context setting is not passed on.</source>
       <translation>mlx-lm はコンテキストの大きさを自分で決めます。コンテキストの設定は渡しません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/orphans.py" line="197" />
-      <source>Stopped an engine left running by an earlier Draftwise (pid {pid}, port {port}).</source>
-      <translation>以前の Draftwise が動かしたまま残したエンジンを停止しました（pid {pid}、ポート {port}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/orphans.py" line="200" />
-      <source>An engine left running by an earlier Draftwise (pid {pid}) would not stop; end it in the task manager.</source>
-      <translation>以前の Draftwise が残したエンジン（pid {pid}）が停止しません。タスクマネージャーで終了してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/owned_args.py" line="25" />
@@ -1504,17 +1494,17 @@
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="322" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="324" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="326" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="328" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="340" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
@@ -1569,9 +1559,14 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="365" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="389" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/speed.py" line="417" />
+      <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
+      <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
@@ -1869,6 +1864,16 @@
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/processes/orphans.py" line="197" />
+      <source>Stopped an engine left running by an earlier Draftwise (pid {pid}, port {port}).</source>
+      <translation>以前の Draftwise が動かしたまま残したエンジンを停止しました（pid {pid}、ポート {port}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/processes/orphans.py" line="200" />
+      <source>An engine left running by an earlier Draftwise (pid {pid}) would not stop; end it in the task manager.</source>
+      <translation>以前の Draftwise が残したエンジン（pid {pid}）が停止しません。タスクマネージャーで終了してください。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/records.py" line="91" />
       <source>Could not read the {what} {path}: {error}.</source>
       <translation>{what} {path} を読み込めませんでした: {error}。</translation>
@@ -1919,7 +1924,7 @@
       <translation>動かなかったドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/field_settings.py" line="45" />
+      <location filename="../../app/draftwise/core/speculation/field_settings.py" line="49" />
       <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, until Draftwise measures it here.</source>
       <translation>{family} の MTP ヘッドで報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
     </message>
@@ -1949,12 +1954,12 @@
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="166" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="172" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="184" />
+      <location filename="../../app/draftwise/core/speculation/measured.py" line="190" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
@@ -3747,27 +3752,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="219" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="221" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="310" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="311" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="395" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="396" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="469" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="470" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -4012,77 +4017,77 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{repo}: {file}({size})。クリックで判断結果を表示し、「ダウンロード」(またはダブルクリック)で入手します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="181" />
-      <source>Finding the starters on the hub and judging their files…</source>
-      <translation>ハブでおすすめを探し、ファイルを判断中…</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="185" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="183" />
       <source>{n} more were not offered (hover for why).</source>
       <translation>ほかに {n} 件は表示していません(理由はポインターを重ねると表示されます)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="186" />
+      <source>Finding the starters on the hub and judging their files…</source>
+      <translation>ハブでおすすめを探し、ファイルを判断中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="201" />
       <source>this computer's speed could not be measured ({error})</source>
       <translation>このコンピューターの速さを測れませんでした({error})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="230" />
       <source>None of the starters could be judged on the hub just now; these are Draftwise's own suggestions, from their usual sizes.</source>
       <translation>いまはハブでどのおすすめも判断できませんでした。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="238" />
       <source>The starters could not be judged on the hub ({error}); these are Draftwise's own suggestions, from their usual sizes.</source>
       <translation>ハブでおすすめを判断できませんでした({error})。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="264" />
       <source>Loading {repo}…</source>
       <translation>{repo} を読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="261" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="266" />
       <source>{repo}: the starter's file, judged for this computer. Search the hub for its other files.</source>
       <translation>{repo}: このコンピューター向けに判断したおすすめのファイルです。ほかのファイルはハブで検索してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="282" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="287" />
       <source>Not judged: {why}</source>
       <translation>判断できません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="302" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="307" />
       <source>Get its vision projector too ({name}, {size}): the model can then see pictures you attach in the chat.</source>
       <translation>視覚プロジェクターも取得する（{name}、{size}）：チャットで添付した画像をモデルが見られるようになります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="334" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="339" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="351" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="356" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="388" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="393" />
       <source>Downloaded {name} and its helper {helper}.</source>
       <translation>{name} と補助の {helper} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="391" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="396" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="399" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="404" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="403" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="408" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
@@ -4767,92 +4772,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="95" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="96" />
       <source>Measured on this computer: {0}× with {1} ({2}).</source>
       <translation>このコンピューターでの計測: {1} で {0}×（{2}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="97" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="98" />
       <source>Measured on this computer: {0}× with {1}.</source>
       <translation>このコンピューターでの計測: {1} で {0}×。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="113" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="114" />
       <source>Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.</source>
       <translation>空欄のまま：Draftwise はモデルに組み込まれた補助役か、隣にあるドラフトモデルを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="114" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="115" />
       <source>OK — {0}</source>
       <translation>OK — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="120" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="121" />
       <source>Speculative type: {0}</source>
       <translation>投機デコードの種類: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="141" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="142" />
       <source>Cannot start like this: {0}</source>
       <translation>このままでは起動できません: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="145" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="146" />
       <source>Deciding…</source>
       <translation>判定中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="148" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="149" />
       <source>Speculation is off, as you chose.</source>
       <translation>選択どおり、投機的デコードはオフです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="153" />
       <source>The engine could not start with the helper model just now, so it runs without speculation.</source>
       <translation>たった今、補助モデルではエンジンを起動できなかったため、推測なしで動いています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="154" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="155" />
       <source>A helper model was left out because the engine could not start with it last time: the model runs without speculation.</source>
       <translation>前回、補助モデルではエンジンを起動できなかったため、外しました。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="160" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="161" />
       <source>{0} is beside the model but cannot draft for it: {1}. The model runs without speculation.</source>
       <translation>{0} はモデルの隣にありますが、このモデルのドラフトには使えません: {1}。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="162" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="163" />
       <source>No draft model found: the model runs without speculation.</source>
       <translation>ドラフトモデルが見つかりません。モデルは推測なしで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="166" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="167" />
       <source>This model has its own helper built in (an MTP head): speculation on.</source>
       <translation>このモデルには補助役が組み込まれています（MTP ヘッド）：推測オン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="169" />
       <source>Found {0} beside the model: speculation on ({1}).</source>
       <translation>モデルの隣に {0} が見つかりました: 投機的デコードはオンです ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="170" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="171" />
       <source>Using your draft model {0} ({1}).</source>
       <translation>指定されたドラフトモデル {0} を使います ({1})。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="173" />
       <source>Your own --spec-type {0} is used.</source>
       <translation>指定された --spec-type {0} を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="173" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="174" />
       <source>Speculation on: {0}.</source>
       <translation>投機的デコードはオン: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/speculation.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/speculation.py" line="207" />
       <source>Fix the draft model first (see the message under the field).</source>
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>

@@ -163,7 +163,10 @@ def _rate(args: argparse.Namespace):
     binary = next((e.binary for e in discovery.find_engines() if e.usable), None)
     if binary is not None and speed.recorded(binary) is None:
         print("Measuring how fast this computer runs models (once, a few seconds)…", file=sys.stderr)
-    return speed.throughput(binary)
+    rate = speed.throughput(binary)
+    if rate.busy:
+        print(str(speed.busy_note()), file=sys.stderr)
+    return rate
 
 
 def _starters(args: argparse.Namespace) -> int:

@@ -50,7 +50,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,8 @@ from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
 from draftwise.core.kinds import Backend
 from draftwise.core.machine.hardware import GB, Gpu, Machine
-from draftwise.core.messages import msg
+from draftwise.core.messages import Message, msg
+from draftwise.core.processes import process_group
 from draftwise.core.records import JsonRecord
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,16 @@ OTHER_TYPE_EFFICIENCY = min(TYPE_EFFICIENCY.values())
 BLOCK_SECONDS = 76e-6
 VOCAB_SECONDS = 7.7e-9
 TOKEN_SECONDS = 47e-6
+# A gated delta net block (Qwen3.5's, Qwen3-Next's linear attention) keeps a state of
+# inner_size x state_size F32 values and passes over it several times a token (decay, read,
+# update, output) in ggml's CPU kernel: counted as that many bytes at the probe's rate.
+# Fitted on Qwen3.5-0.8B (18 such blocks of 1 MiB; 0.76 measured/estimated without it over 3
+# quiet pairs of bench/speed_estimate.py, 1.03-1.06 with it). Mamba-2 blocks (Granite
+# 4.0-H-Tiny: 36 of 1.5 MiB) cost no more than their weights and BLOCK_SECONDS: 1.42-1.53
+# with the same term, so theirs is not counted.
+STATE_PASSES = 8.0
+# A block with one of these is a gated delta net (qwen35/qwen35moe: alpha and beta; qwen3next: ba).
+_DELTA_NET = (".ssm_beta.", ".ssm_ba.")
 # The memory probe reads with one thread; the engine decodes with all its threads. Measured
 # here (2 cores): the engine's Q4_K probe over the one-thread scan, 0.82-1.13 over four runs
 # of bench/speed_estimate.py --constants. Machines with more cores decode faster with more
@@ -148,8 +159,7 @@ class Throughput:
     source: str  # "engine": measured with the engine | "memory": the standard-library scan | "described"
     threads: int = 0  # the processor threads the engine used
     when: str = ""
-    # Taken while other work held the processor (busy_now()): a figure that low would rank
-    # every starter "slow" for good, so the next chance measures again and keeps the faster.
+    # Taken while other work held the processor (busy_now()): never kept (throughput()).
     busy: bool = False
 
     @property
@@ -309,12 +319,17 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
     env = {**os.environ, **provision.library_env(binary.parent)}
     env = {k: v for k, v in env.items() if not k.startswith("LLAMA_ARG_")}
     deadline = time.monotonic() + timeout
+    # Asked before the engine starts: its own loading would count as other work.
+    busy = busy_now()
     try:
+        # Owned like every engine Draftwise starts (core/processes): its own process group,
+        # on the lifeline (a killed Draftwise takes it along), a run file as the last net.
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=env, creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))  # fmt: skip
+                                env=env, **process_group.new_group_kwargs())  # fmt: skip
     except OSError as exc:
         log.info("speed probe: the engine did not start: %s", exc)
         return None
+    owned = process_group.own(proc.pid, binary, argv, port)
     url = f"http://{LOOPBACK}:{port}"
     try:
         while time.monotonic() < deadline:
@@ -330,7 +345,6 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
         else:
             return None
         rates = []
-        busy = busy_now()
         for n in (8, PROBE_TOKENS, PROBE_TOKENS):  # the first warms up
             left = max(1.0, deadline - time.monotonic())
             timings = _post(url + "/completion", {"prompt": "a", "n_predict": n, "ignore_eos": True,
@@ -345,12 +359,8 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
         log.info("speed probe failed: %s", exc)
         return None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        process_group.stop_popen(proc)
+        owned.release()
         if own:
             model.unlink(missing_ok=True)
 
@@ -395,25 +405,47 @@ def remember(binary: Path | None, tp: Throughput, path: Path | None = None) -> N
         log.warning("could not keep the speed measurement: %s", exc)
 
 
+# A figure taken while other work held the processor is not kept (it would rank every
+# starter "slow" for good): it stands for this process until then, and the next call after
+# it measures again.
+BUSY_RETRY_S = 600.0
+_busy_figures: dict[str, tuple[float, Throughput]] = {}
+
+
+def busy_note() -> Message:
+    """What a busy figure means for the speeds shown beside it."""
+    return msg("This computer was busy when its speed was measured, so these speeds may be low; Draftwise "
+               "measures again when it is quieter.")
+
+
 def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughput:
     """This computer's rate: measured with `binary` (kept per computer and engine build),
     else the memory scan (kept per computer). `measure=False` (a model is running and would
-    share the processor) never starts the engine and keeps no new figure."""
+    share the processor) never starts the engine and keeps no new figure. A probe taken while
+    the processor was busy (`Throughput.busy`) is returned but not kept (BUSY_RETRY_S)."""
     if binary is not None:
         hit = recorded(binary)
-        if hit is not None and not (hit.busy and measure):
+        if hit is not None and not hit.busy:
             return hit
+        key = _key(binary)
+        held = _busy_figures.get(key)
+        if held is not None and time.monotonic() < held[0]:
+            return held[1]
         if measure:
             tp = probe_engine(binary)
+            if tp is not None and tp.busy:
+                _busy_figures[key] = (time.monotonic() + BUSY_RETRY_S, tp)
+                log.info("speed probe: the processor was busy (%.1f GB/s); not kept, measured again later",
+                         tp.cpu / 1e9)
+                return tp
             if tp is not None:
-                if hit is not None and hit.cpu > tp.cpu:
-                    # Both figures are real; the faster is what a model gets when the
-                    # processor is its own (final once a probe ran on a quiet one).
-                    tp = replace(hit, busy=tp.busy)
+                _busy_figures.pop(key, None)
                 remember(binary, tp)
                 return tp
-            if hit is not None:
-                return hit
+        if held is not None:
+            return held[1]
+        if hit is not None:
+            return hit  # an earlier version's busy entry: better than nothing
     hit = recorded(None)
     if hit is not None:
         return hit
@@ -439,6 +471,7 @@ class Workload:
     quant: str | None = None
     by_type: tuple[tuple[str, int], ...] = ()  # (ggml type name, bytes read a token), largest first
     blocks: int = 0
+    state_bytes: int = 0  # the gated delta nets' state (F32), passed over STATE_PASSES times a token
 
 
 @dataclass(frozen=True)
@@ -477,6 +510,7 @@ def workload_of(path: Path) -> Workload:
         first_nextn = info.block_count - info.nextn_predict_layers
     by_type: dict[str, int] = {}
     blocks: set[int] = set()
+    recurrent: set[int] = set()
     for t in header.tensors:
         if t.name == "token_embd.weight" and not tied:
             continue
@@ -485,13 +519,17 @@ def workload_of(path: Path) -> Workload:
             if first_nextn is not None and int(m.group(1)) >= first_nextn:
                 continue
             blocks.add(int(m.group(1)))
+            if any(k in t.name for k in _DELTA_NET):
+                recurrent.add(int(m.group(1)))
         nbytes = t.nbytes
         if "_exps." in t.name and info.expert_count and info.expert_used_count:
             nbytes = nbytes * info.expert_used_count // info.expert_count
         by_type[t.type_name] = by_type.get(t.type_name, 0) + nbytes
     ordered = tuple(sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0])))
+    arch = header.get("general.architecture")
+    state = 4 * int(header.get(f"{arch}.ssm.inner_size") or 0) * int(header.get(f"{arch}.ssm.state_size") or 0)
     return Workload(sum(by_type.values()), sum(t.nbytes for t in header.tensors), info.tokenizer.vocab_size or 0,
-                    info.quant, ordered, len(blocks))
+                    info.quant, ordered, len(blocks), state * len(recurrent))
 
 
 def type_efficiency(type_name: str) -> float:
@@ -552,7 +590,8 @@ def estimate(work: Workload, machine: Machine, tp: Throughput) -> Estimate:
     # The blocks' own cost was measured on the processor; a graphics card's (its kernel
     # launches) is not counted. Sampling and the server's own work run on the processor
     # wherever the weights are.
-    seconds += (cpu_seconds(work, tp.cpu) + work.blocks * BLOCK_SECONDS) * on_cpu
+    seconds += (cpu_seconds(work, tp.cpu) + work.blocks * BLOCK_SECONDS
+                + work.state_bytes * STATE_PASSES / tp.cpu) * on_cpu
     seconds += work.vocab * VOCAB_SECONDS + TOKEN_SECONDS
     device = "cpu" if not used_gpu else ("gpu" if on_cpu <= 0 else "split")
     return Estimate(1.0 / max(seconds, 1e-9), device, tp.certain)

@@ -339,3 +339,33 @@ def test_a_killed_draftwise_get_leaves_no_probe_engine(engine, tmp_path: Path):
             probe.kill()
         if child.poll() is None:
             child.kill()
+
+
+@pytest.mark.real_machine  # speed.recorded itself, in this test's data folder
+def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: Path, monkeypatch):
+    """The window offered "About 3 min 01 s" for the Qwen3.5-0.8B starter's measurement (one
+    read of the weights at 20 GB/s a token), which took about 6 min at its 17-25 tokens/s.
+    The offer and `measure` now count the arms' tokens at the estimate the kept figure gives
+    (nothing is measured for it); without a kept figure, the old rule."""
+    from draftwise.core.engines import capabilities
+    from draftwise.core.launch import measure, prepare
+    from draftwise.core.machine import hardware
+    from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+
+    monkeypatch.setattr(speed, "record_path", lambda: tmp_path / "speed-probe.json")
+    model = write_tiny_model(tmp_path / "tiny-F32.gguf", TinyModel())[0]
+    engine = tmp_path / "llama-server"
+    engine.write_text("x")
+    machine = hardware.cpu_only(16 * GB, 12 * GB)
+    assert speed.speed_here(model, machine, engine) is None  # no figure kept: none measured either
+    speed.remember(engine, speed.Throughput(15e9, "engine", 2))
+    here = speed.speed_here(model, machine, engine)
+    assert here == pytest.approx(speed.estimate(speed.workload_of(model), machine, speed.recorded(engine)).tokens_per_s)
+    prepared = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), capabilities.pinned_caps(),
+                               machine)
+    settings = measure.Settings()
+    tokens = len(settings.prompts) * settings.tokens + 8
+    slow = measure.seconds_per_start(prepared, settings, 10.0)
+    assert slow - measure.seconds_per_start(prepared, settings, 20.0) == pytest.approx(tokens / 20.0)
+    assert measure.estimated_seconds(prepared, settings, tokens_per_s=10.0) == pytest.approx(
+        measure.engine_starts(prepared, settings) * slow)

@@ -48,6 +48,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
     from draftwise.core.engines.spec_types import NGRAM_MEASURED
     from draftwise.core.launch import measure, sweep
+    from draftwise.core.machine import speed
     from draftwise.core.processes import orphans
     from draftwise.core.speculation.measured import MeasuredRecords
 
@@ -93,12 +94,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
         why = " ".join(str(n) for n in prepared.spec.notes[-1:])
         raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
     settings = measure.Settings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
+    here = speed.speed_here(prepared.model.path, machine, engine.binary)  # the kept figure: nothing measured
     if args.sweep:
-        eta = sweep.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary))
+        eta = sweep.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary), tokens_per_s=here)
         print(f"Sweeping every setup for {prepared.model.path.name} (at most about {eta:.0f} s; each arm loads "
               "the model, and a dimension stops widening once it falls beyond the noise).", flush=True)
     else:
-        eta = measure.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary))
+        eta = measure.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary), tokens_per_s=here)
         print(f"Measuring {prepared.model.path.name} with {measure.what_is_drafting(prepared.spec)} "
               f"and without it (about {eta:.0f} s; each arm loads the model).", flush=True)
 

@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import measure, prepare, session
 from draftwise.core.launch.live_figures import Watch
+from draftwise.core.machine import speed
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
@@ -162,7 +163,10 @@ class DraftingViewModel(QObject):
         if self.app.settings.measure_automatically:
             self.measure_speed()
             return
-        eta = human_duration(measure.estimated_seconds(prepared, self.settings))
+        engine = self.app.engine.selected
+        here = speed.speed_here(prepared.model.path, self.app.machine, engine.binary) if (
+            engine is not None and self.app.machine is not None) else None
+        eta = human_duration(measure.estimated_seconds(prepared, self.settings, tokens_per_s=here))
         arms = measure.engine_starts(prepared, self.settings)
         self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
                         "loaded {1} times and your engine restarted after.").format(eta, arms)

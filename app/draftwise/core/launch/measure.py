@@ -196,17 +196,21 @@ def engine_starts(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
 
 
 def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
-                      engine_types: Collection[str] = NGRAM_MEASURED) -> float:
-    """A rough duration for the offer: every arm loads the model and generates the prompts."""
-    return engine_starts(prepared, settings, engine_types) * seconds_per_start(prepared, settings)
+                      engine_types: Collection[str] = NGRAM_MEASURED, *,
+                      tokens_per_s: float | None = None) -> float:  # fmt: skip
+    """A rough duration for the offer: every arm loads the model and generates the prompts
+    (at `tokens_per_s`, the speed estimate here, where the caller knows it)."""
+    return engine_starts(prepared, settings, engine_types) * seconds_per_start(prepared, settings, tokens_per_s)
 
 
-def seconds_per_start(prepared: Prepared, settings: Settings) -> float:
-    """One engine start: loading reads the weights (~1 GB/s from a warm disk); generation
-    reads them once per token (~20 GB/s of memory bandwidth, generously)."""
+def seconds_per_start(prepared: Prepared, settings: Settings, tokens_per_s: float | None = None) -> float:
+    """One engine start: loading reads the weights (~1 GB/s from a warm disk); generation at
+    `tokens_per_s` (the speed estimate here, speed.speed_here: every arm counted at the
+    model's own speed, a drafter's help not counted, so the figure errs long), else at one
+    read of the weights a token at ~20 GB/s of memory bandwidth, generously."""
     weights = prepared.model.tensor_bytes + (prepared.draft.tensor_bytes if prepared.draft else 0)
     load = 2.0 + weights / 1e9
-    per_token = max(weights / 20e9, 0.002)
+    per_token = 1.0 / tokens_per_s if tokens_per_s else max(weights / 20e9, 0.002)
     return load + (len(settings.prompts) * settings.tokens + 8) * per_token
 
 

@@ -242,9 +242,11 @@ def _best(results: Results, which: Callable[[Setup], bool]) -> Setup | None:
 
 
 def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
-                      engine_types: Collection[str] = NGRAM_MEASURED) -> float:
-    """The longest the sweep takes (nothing pruned)."""
-    return Plan(prepared, engine_types).most_starts(settings.rounds) * measure.seconds_per_start(prepared, settings)
+                      engine_types: Collection[str] = NGRAM_MEASURED, *,
+                      tokens_per_s: float | None = None) -> float:  # fmt: skip
+    """The longest the sweep takes (nothing pruned; `tokens_per_s` as measure.seconds_per_start)."""
+    per_start = measure.seconds_per_start(prepared, settings, tokens_per_s)
+    return Plan(prepared, engine_types).most_starts(settings.rounds) * per_start
 
 
 def sweep(

@@ -455,6 +455,20 @@ def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughpu
     return tp
 
 
+def speed_here(model: Path, machine: Machine, binary: Path | None) -> float | None:
+    """Tokens a second `model` would get here, from the figure already kept for `binary`
+    (nothing is measured for it); None without one, or when the header does not read."""
+    from draftwise.core.gguf.reader import GGUFError
+
+    tp = recorded(binary) if binary is not None else None
+    if tp is None:
+        return None
+    try:
+        return estimate(workload_of(model), machine, tp).tokens_per_s
+    except (OSError, GGUFError):
+        return None
+
+
 # ------------------------------------------------------------------ the estimate
 @dataclass(frozen=True)
 class Workload:

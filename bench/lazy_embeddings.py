@@ -80,7 +80,7 @@ SCRATCH = Path(tempfile.mkdtemp(prefix="draftwise-bench-lazy-"))
 os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 
 from draftwise.core.engines import capabilities  # noqa: E402
-from draftwise.core.launch import headless, launch_spec, prepare  # noqa: E402
+from draftwise.core.launch import headless, launch_spec, prepare, session  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.planning import planner  # noqa: E402
 from draftwise.core.speculation import resolver  # noqa: E402
@@ -246,9 +246,8 @@ def plan_case(name: str, model: Path, ctx: int) -> Case:
     request = prepare.Request(model=model, mtp=resolver.MtpMode.OFF,
                               extra_args=("--cache-ram", "0", "--ctx-checkpoints", "0"),
                               prefs=planner.PlanPrefs(ctx=ctx, cpu_only=True))  # fmt: skip
-    prepared = prepare.prepare(request, caps, machine)
-    spec = prepared.launch(BINARY, port=launch_spec.any_free_port(), engine_backend="cpu")
-    return Case(name, model, prepared.plan, spec)
+    planned = session.plan_launch(request, session.Engine(BINARY, caps), machine, session.Records.none())
+    return Case(name, model, planned.prepared.plan, planned.spec(launch_spec.any_free_port()))
 
 
 def _smaps_rss(pid: int, model: Path) -> tuple[int, int, int]:

@@ -50,7 +50,7 @@ os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
 from draftwise.cli.measure import render_sweep  # noqa: E402
 from draftwise.core.engines import capabilities  # noqa: E402
-from draftwise.core.launch import arms, measure, prepare, sweep  # noqa: E402
+from draftwise.core.launch import arms, measure, prepare, session, sweep  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.speculation import measured, resolver  # noqa: E402
 from draftwise.core.speculation import setup as setup_mod  # noqa: E402
@@ -105,12 +105,17 @@ def _rows(args: argparse.Namespace, threads: tuple[str, ...]) -> list[Row]:
     return [r for r in rows if r.key in args.only]
 
 
+def _session(request: prepare.Request, caps, machine, records=None) -> prepare.Prepared:
+    """The launch session's plan (as every launch), with the bench's measurements alone."""
+    return session.plan_launch(request, session.Engine(BINARY, caps), machine,
+                               session.Records(measured=records)).prepared
+
+
 def _planned(request: prepare.Request, caps, machine, records=None) -> prepare.Prepared:
     """As `measure` plans it: a model with no drafter gets the n-gram types."""
-    kw = dict(measured=records, engine=BINARY) if records is not None else {}
-    p = prepare.prepare(request, caps, machine, **kw)
+    p = _session(request, caps, machine, records)
     ngram = measure.ngram_request(p) if records is None else None
-    return prepare.prepare(ngram, caps, machine) if ngram is not None else p
+    return _session(ngram, caps, machine) if ngram is not None else p
 
 
 def _duel(prepared: prepare.Prepared, machine, settings: arms.Settings, setups: list[setup_mod.Setup]) -> dict:
@@ -171,7 +176,7 @@ def main() -> int:
         print(f"  sweep: {len(table.rows) + 1} setups, best {best.label()} ({max(fastest, table.base_tokens_per_s):.1f} "
               f"vs {table.base_tokens_per_s:.1f} tokens/s without, in the final), {table.seconds:.0f} s", flush=True)
         print("\n".join("    " + line for line in render_sweep(table).splitlines()[:-2]), flush=True)
-        again = prepare.prepare(row.request, caps, machine, measured=records, engine=BINARY)
+        again = _session(row.request, caps, machine, records)
         auto = setup_mod.of_decision(again.spec.spec_type, again.spec.argv) if again.spec.argv else setup_mod.NONE
         kind_ratios: dict[str, float] = {}
         if auto == best:

@@ -236,3 +236,17 @@ def test_the_cycle_check_sees_a_lazy_import(tmp_path):
     (pkg / "b.py").write_text("def f():\n    from draftwise.a import x\n")
     (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from draftwise import a\n")
     assert import_cycles(pkg) == [["draftwise.a", "draftwise.b"]]
+
+
+def test_only_the_launch_session_calls_prepare():
+    """core/launch/session.py is the one place a request meets the machine's records; the
+    app, the test helpers and the benches plan through it (issue 28: five modules called
+    prepare.prepare beside it, one copying the session's engine-fix lookup)."""
+    callers = []
+    for folder in ("app", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.name == "session.py" and path.parent.name == "launch":
+                continue
+            if "prepare.prepare(" in path.read_text(encoding="utf-8"):
+                callers.append(str(path.relative_to(ROOT)))
+    assert callers == [], callers

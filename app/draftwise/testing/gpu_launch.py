@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from draftwise.core import identity
 from draftwise.core.engines import capabilities
-from draftwise.core.kinds import MtpMode
-from draftwise.core.launch import headless, launch_flow, launch_spec, prepare
+from draftwise.core.kinds import Backend, MtpMode
+from draftwise.core.launch import headless, launch_flow, launch_spec, prepare, session
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.gpu_check import Verdict
 from draftwise.core.machine import hardware
@@ -58,15 +57,15 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
         fixes: EngineFixes | None = None, prompt: str = "Hello", n_predict: int = 8,
         ready_timeout: float = 180.0) -> Outcome:  # fmt: skip
     machine = hardware.select(hardware.inventory(binary, max_age=0), devices, limits)
-    caps = capabilities.capabilities(binary)
     fixes = fixes.for_machine(machine) if fixes is not None else None
-    remembered = fixes.args_for(binary, model, identity.launch_devices(machine.gpus, machine.requested)) \
-        if fixes is not None else ()
-    request = prepare.Request(model=model, mtp=MtpMode.OFF, extra_args=(*extra_args, *remembered),
+    request = prepare.Request(model=model, mtp=MtpMode.OFF, extra_args=tuple(extra_args),
                               prefs=prefs or planner.PlanPrefs(ctx=512))  # fmt: skip
-    prepared = prepare.prepare(request, caps, machine)
-    spec = prepared.launch(binary, port=launch_spec.any_free_port(), engine_backend=backend, gpus=machine.gpus,
-                           chosen_gpus=hardware.visible_for(machine, backend), requested=machine.requested)
+    # The launch session, as every launch: the remembered fixes applied there, the chosen
+    # devices' environment built there.
+    engine = session.Engine(binary, capabilities.capabilities(binary), Backend(backend))
+    planned = session.plan_launch(request, engine, machine, session.Records(fixes=fixes))
+    prepared = planned.prepared
+    spec = planned.spec(launch_spec.any_free_port())
     actions: list[launch_flow.Action] = []
     log_path = log_dir / f"engine-{spec.port}.log"
     run_ = headless.HeadlessLaunch(spec, fixes=fixes, on_action=actions.append, log_path=log_path,

@@ -11,8 +11,10 @@ machine check — comes here, so what was remembered is applied the same way eve
 3. the drafters that made this engine fail (core/speculation/broken.py);
 4. the speed measurements of this combination (core/speculation/measured.py).
 
-`prepare.prepare` is this module's helper: nothing else calls it (the out-of-memory ladder
-re-plans through it with the inputs this session gave it, `PlannedLaunch.ladder`).
+`prepare.prepare` is this module's helper: nothing else in the app calls it (the
+out-of-memory ladder re-plans through it with the inputs this session gave it,
+`PlannedLaunch.ladder`), nor do the corpus judge, the GPU tier's launch and the benches
+(`tests/test_architecture.py` checks); only tests of prepare itself do.
 """
 
 from __future__ import annotations

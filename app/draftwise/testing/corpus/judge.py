@@ -4,8 +4,8 @@ For one sparse corpus file and one *mode*, `judge_run`:
 
 1. describes a machine with plenty of RAM (`BIG_RAM`; the CPU module the engine really
    loads, probed from it) or, for `vulkan`, the engine's own Vulkan device (lavapipe here);
-2. plans and builds the launch the way the app does (`prepare.prepare` with MTP `auto` for
-   a model with a head and `off` otherwise, `Prepared.launch`), the model alone in a folder
+2. plans and builds the launch the way the app does (`session.plan_launch` with MTP `auto`
+   for a model with a head and `off` otherwise, `PlannedLaunch.spec`), the model alone in a folder
    of its own so no companion is picked up, the context at `spec.ctx`;
 3. starts the real engine with `--no-warmup` (and `-nr` in the mapped modes), preloaded
    with `nopopulate` so the hole is never faulted in, waits for `/health`, stops it;
@@ -48,7 +48,7 @@ from typing import Any
 
 from draftwise.core.engines import capabilities
 from draftwise.core.kinds import Backend, DeviceKind
-from draftwise.core.launch import headless, launch_spec, prepare
+from draftwise.core.launch import headless, launch_spec, prepare, session
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Machine
 from draftwise.core.planning import logparse, memory, planner
@@ -328,15 +328,15 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         machine = described_cpu(binary)
         if mode == AMX and machine.cpu_variant not in memory.AMX_VARIANTS:
             return Run(spec.name, mode, False, problem=f"the engine loads {machine.cpu_variant}, not an AMX module")
-    caps = capabilities.capabilities(binary)
+    engine = session.Engine(binary, capabilities.capabilities(binary), backend)
     run = Run(spec.name, mode, False, cpu_variant=machine.cpu_variant, machine=machine)
-    prepared, draft_argv = _prepare(run, spec, path, mode, caps, machine, work, companion, prefs)
+    planned, draft_argv = _prepare(run, spec, path, mode, engine, machine, work, companion, prefs)
+    prepared = planned.prepared
     plan = run.plan = prepared.plan
     if not plan.fits:
         run.problem = "the plan does not fit: " + "; ".join(str(r) for r in plan.reasons)
         return run
-    ls = prepared.launch(binary, port=launch_spec.any_free_port(), engine_backend=backend, gpus=machine.gpus,
-                         chosen_gpus=hardware.visible_for(machine, backend), requested=machine.requested)  # fmt: skip
+    ls = planned.spec(launch_spec.any_free_port())
     shim = nopopulate.library(build.corpus_dir())
     if shim is not None:
         ls = replace(ls, env={**ls.env, "LD_PRELOAD": str(shim)})
@@ -368,27 +368,32 @@ def mode_args(mode: str) -> tuple[str, ...]:
     return ("--no-warmup", "-nr") if mode in (CPU, VULKAN) else ("--no-warmup",)
 
 
-def _prepare(run: Run, spec: ModelSpec, path: Path, mode: str, caps: capabilities.EngineCaps, machine: Machine,
+def _prepare(run: Run, spec: ModelSpec, path: Path, mode: str, engine: session.Engine, machine: Machine,
              work: Path, companion: Path | None, prefs: planner.PlanPrefs | None,
-             ) -> tuple[prepare.Prepared, tuple[str, ...]]:  # fmt: skip
-    """The app's plan and launch for `path` on `machine` (the model alone in a folder)."""
+             ) -> tuple[session.PlannedLaunch, tuple[str, ...]]:  # fmt: skip
+    """The app's plan and launch for `path` on `machine` (the model alone in a folder), by
+    the launch session as every launch, with none of a user's records."""
     model = _solo(path, work / "models")
     mtp = resolver.MtpMode.AUTO if spec.spec_type == "draft-mtp" else resolver.MtpMode.OFF
     draft_argv: tuple[str, ...] = ()
     request = prepare.Request(model=model, mtp=mtp, extra_args=mode_args(mode),
                               prefs=prefs or planner.PlanPrefs(ctx=spec.ctx))  # fmt: skip
+
+    def plan(r: prepare.Request) -> session.PlannedLaunch:
+        return session.plan_launch(r, engine, machine, session.Records.none())
+
     if companion is not None:
         try:
-            prepared = prepare.prepare(replace(request, draft=companion, mtp=resolver.MtpMode.AUTO), caps, machine)
+            planned = plan(replace(request, draft=companion, mtp=resolver.MtpMode.AUTO))
         except prepare.PrepareError as exc:
             run.problem = f"the app refuses {companion.name} as the drafter: {exc.message}"
-            prepared = prepare.prepare(request, caps, machine)
+            planned = plan(request)
             draft_argv = ("--spec-type", "draft-mtp", "--spec-draft-model", str(companion))
     else:
-        prepared = prepare.prepare(request, caps, machine)
-    if spec.spec_type and prepared.spec.spec_type != spec.spec_type:
-        run.problem = f"the app did not choose {spec.spec_type}: {[str(n) for n in prepared.spec.notes]}"
-    return prepared, draft_argv
+        planned = plan(request)
+    if spec.spec_type and planned.prepared.spec.spec_type != spec.spec_type:
+        run.problem = f"the app did not choose {spec.spec_type}: {[str(n) for n in planned.prepared.spec.notes]}"
+    return planned, draft_argv
 
 
 def judge_lines(run: Run, spec: ModelSpec, prepared: prepare.Prepared, lines: Sequence[str],
@@ -414,7 +419,10 @@ def replan(spec: ModelSpec, path: Path, mode: str, *, caps: capabilities.EngineC
     """A recorded start judged again without the engine: the plan made now for the machine
     it was recorded on, against the engine's recorded lines."""
     run = Run(spec.name, mode, True, cpu_variant=machine.cpu_variant, machine=machine, engine_lines=list(lines))
-    prepared, draft_argv = _prepare(run, spec, path, mode, caps, machine, work, companion, None)
+    # No engine here: the session plans for a binary that is not there (no record names it).
+    engine = session.Engine(work / "recorded" / "llama-server", caps, Backend.VULKAN if mode == VULKAN else Backend.CPU)
+    planned, draft_argv = _prepare(run, spec, path, mode, engine, machine, work, companion, None)
+    prepared = planned.prepared
     run.plan = prepared.plan
     if not prepared.plan.fits:
         run.problem = "the plan does not fit: " + "; ".join(str(r) for r in prepared.plan.reasons)

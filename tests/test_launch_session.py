@@ -315,3 +315,27 @@ def test_the_card_shows_a_measured_ngram_and_one_click_forgets_it(qtbot, tmp_pat
     card.refresh()
     assert card.forget_measured.isHidden()
     assert MeasuredRecords().entries() == []
+
+
+def test_the_measurement_arms_run_on_the_sessions_chosen_gpus(tmp_path):
+    """Issue 28: the arms left out the GPUs the session chose (no CUDA_VISIBLE_DEVICES on a
+    CUDA build), so a measurement could run where the launch would not."""
+    from draftwise.core.launch import arms, prepare
+    from draftwise.core.launch.session import Engine, Records, plan_launch
+    from draftwise.core.machine.hardware import GB, Gpu, Machine
+    from draftwise.core.speculation import setup as setup_mod
+
+    model = write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", TinyModel())[0]
+    binary = tmp_path / "llama-server"
+    binary.write_bytes(b"#!/bin/sh\n")
+    box = Machine(ram_total=32 * GB, ram_available=24 * GB, os="Linux", described=True,
+                  gpus=[Gpu(0, "cuda", "RTX 3060", total_bytes=12 * GB, free_bytes=11 * GB),
+                        Gpu(1, "cuda", "RTX 4090", total_bytes=24 * GB, free_bytes=23 * GB)])
+    machine = hardware.select(box, ["CUDA1"])
+    planned = plan_launch(prepare.Request(model=model, ngram_when_no_drafter=True), Engine(binary, CAPS, "cuda"),
+                          machine, Records.none())
+    launched = planned.spec(8181)
+    assert launched.env.get("CUDA_VISIBLE_DEVICES") == "1"
+    run = arms.runner_for(planned.prepared, binary, machine, arms.Steps(1), backend="cuda", gpus=machine.gpus)
+    for setup in (setup_mod.NONE, setup_mod.of_decision(planned.prepared.spec.spec_type, planned.prepared.spec.argv)):
+        assert run.launch(setup).env.get("CUDA_VISIBLE_DEVICES") == "1"

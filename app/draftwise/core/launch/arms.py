@@ -40,6 +40,7 @@ from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, headless, launch_spec, live_figures
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
+from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import measurement, resolver, words
@@ -361,7 +362,8 @@ def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps,
         reasons = prepared.plan.reasons
         raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
     return runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
-                                steps=steps, fixes=fixes, requested=machine.requested, drafters=drafters)
+                                steps=steps, fixes=fixes, requested=machine.requested, drafters=drafters,
+                                chosen_gpus=hardware.visible_for(machine, backend))
 
 
 class EngineArms:
@@ -370,8 +372,11 @@ class EngineArms:
     def __init__(self, prepared: Prepared, binary: Path, *, backend: str = Backend.CPU, gpus: Sequence[Gpu] = (),
                  settings: Settings = Settings(), cancel: threading.Event | None = None,
                  steps: Steps | None = None, fixes: EngineFixes | None = None,
-                 requested: tuple[str, ...] = (), drafters: Mapping[str, Prepared] | None = None) -> None:
+                 requested: tuple[str, ...] = (), drafters: Mapping[str, Prepared] | None = None,
+                 chosen_gpus: Sequence[int] | None = None) -> None:
         self.prepared, self.binary, self.backend, self.gpus = prepared, binary, backend, gpus
+        # The session's chosen GPUs (hardware.visible_for): each arm runs where the launch would.
+        self.chosen_gpus = chosen_gpus
         # Another drafter's setups start from its own plan (its draft's offload and KV flags).
         self.drafters = dict(drafters or {})
         self.requested = requested  # the devices the user asked for: engine fixes are filed under them
@@ -402,7 +407,7 @@ class EngineArms:
         arm = replace(prepared, spec=decision, plan=plan, request=self.request,
                       extra_args=(*self.prepared.extra_args, *self.fixed))
         spec = arm.launch(self.binary, engine_backend=self.backend, gpus=self.gpus, port=launch_spec.any_free_port(),
-                          requested=self.requested)
+                          requested=self.requested, chosen_gpus=self.chosen_gpus)
         return replace(spec, fallback_argv=None)  # a drafter that fails is the result, not retried
 
     def __call__(self, setup: Setup, r: int) -> Arm:

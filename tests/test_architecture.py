@@ -131,6 +131,34 @@ def test_no_window_or_viewmodel_module_is_too_long():
     assert not long_ones, f"over {MAX_MODULE_LINES} lines: {long_ones}"
 
 
+# Every module in app/ (core, services, cli, testing too): at most this many lines, split by
+# what each part decides (issue 28). The ones still over it may not grow, and leave this list
+# once they are split.
+MAX_APP_MODULE_LINES = 600
+STILL_OVER = {
+    "app/draftwise/core/planning/planner.py": 1406,
+    "app/draftwise/core/gguf/reader.py": 1264,
+    "app/draftwise/core/planning/memory.py": 1133,
+    "app/draftwise/core/machine/hardware.py": 763,
+    "app/draftwise/core/speculation/resolver.py": 690,
+    "app/draftwise/testing/tinymodels.py": 664,
+}
+
+
+def test_no_app_module_is_over_the_cap_and_none_still_over_grows():
+    over = {}
+    for path in sorted((ROOT / "app" / "draftwise").rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_APP_MODULE_LINES:
+            over[str(path.relative_to(ROOT))] = lines
+    new = {k: v for k, v in over.items() if k not in STILL_OVER}
+    grown = {k: (v, STILL_OVER[k]) for k, v in over.items() if k in STILL_OVER and v > STILL_OVER[k]}
+    split = sorted(set(STILL_OVER) - set(over))
+    assert not new, f"over {MAX_APP_MODULE_LINES} lines: {new}"
+    assert not grown, f"grew (lines now, allowed): {grown}"
+    assert not split, f"under the cap now, take them off STILL_OVER: {split}"
+
+
 def test_no_shell_and_no_swallowed_errors():
     offenders = []
     for path in (ROOT / "app").rglob("*.py"):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.hub import catalog, starters
-from draftwise.core.machine import speed
+from draftwise.core.machine import gpu_speed, speed
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 
 # The 2-core, 23 GB computer of issues 20 and 27, its engine decoding Q4_K at NEWCOMER_GBS
@@ -113,7 +113,7 @@ def test_a_graphics_card_runs_what_fits_and_the_processor_the_rest():
     on_card = speed.estimate(w, DESKTOP_4090, NEWCOMER_RATE)
     assert on_card.device == "gpu"
     assert on_card.tokens_per_s == pytest.approx(
-        1 / (8.55e9 / (1008e9 * speed.GPU_EFFICIENCY) + 151_936 * speed.VOCAB_SECONDS + speed.TOKEN_SECONDS))
+        1 / (8.55e9 / (1008e9 * gpu_speed.GPU_EFFICIENCY) + 151_936 * speed.VOCAB_SECONDS + speed.TOKEN_SECONDS))
     split = speed.estimate(w, LAPTOP_8GB_CARD, NEWCOMER_RATE)
     assert split.device == "split"
     cpu = speed.estimate(w, NEWCOMER, NEWCOMER_RATE)
@@ -122,7 +122,7 @@ def test_a_graphics_card_runs_what_fits_and_the_processor_the_rest():
     lavapipe = Machine(23 * GB, 21 * GB, [Gpu(0, "vulkan", "llvmpipe (LLVM 15.0.6, 256 bits)", total_bytes=8 * GB,
                                               free_bytes=8 * GB, software=True)], "Linux", described=True)
     assert speed.estimate(w, lavapipe, NEWCOMER_RATE) == cpu
-    assert speed.gpu_bandwidth(Gpu(0, "rocm", "Some Future Card", total_bytes=GB)) == 300e9
+    assert gpu_speed.gpu_bandwidth(Gpu(0, "rocm", "Some Future Card", total_bytes=GB)) == 300e9
 
 
 def test_the_newcomer_machine_is_offered_a_readable_starter_first():

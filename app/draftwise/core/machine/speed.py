@@ -59,6 +59,7 @@ from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
 from draftwise.core.kinds import Backend
+from draftwise.core.machine.gpu_speed import GPU_EFFICIENCY, gpu_bandwidth
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.processes import process_group
@@ -124,26 +125,6 @@ _DELTA_NET = (".ssm_beta.", ".ssm_ba.")
 MEMORY_SCALE_FIRST = 0.9
 MEMORY_SCALE_PER_CORE = 0.1
 MEMORY_SCALE_CAP = 1.8
-GPU_EFFICIENCY = 0.55  # llama.cpp's CUDA decode reaches about 55 % of the card's bandwidth
-# Memory bandwidth of known graphics cards, GB/s (the makers' figures), by name pattern.
-GPU_BANDWIDTH: tuple[tuple[str, float], ...] = (
-    (r"H200", 4800), (r"H100", 3350), (r"A100", 1555), (r"L40S?", 864), (r"A6000", 768),
-    (r"RTX 5090", 1792), (r"RTX 5080", 960), (r"RTX 5070 Ti", 896), (r"RTX 5070", 672),
-    (r"RTX 5060 Ti", 448), (r"RTX 5060", 448),
-    (r"RTX 4090", 1008), (r"RTX 4080", 717), (r"RTX 4070 Ti", 504), (r"RTX 4070", 504),
-    (r"RTX 4060 Ti", 288), (r"RTX 4060", 272),
-    (r"RTX 3090", 936), (r"RTX 3080 Ti", 912), (r"RTX 3080", 760), (r"RTX 3070", 448),
-    (r"RTX 3060 Ti", 448), (r"RTX 3060", 360), (r"RTX 2080 Ti", 616), (r"RTX 2080", 448),
-    (r"RTX 2070", 448), (r"RTX 2060", 336), (r"GTX 1080 Ti", 484), (r"GTX 1080", 320),
-    (r"GTX 1070", 256), (r"GTX 1660", 192),
-    (r"RX 7900 XTX", 960), (r"RX 7900 XT", 800), (r"RX 7800 XT", 624), (r"RX 7700 XT", 432),
-    (r"RX 7600", 288), (r"RX 6900 XT", 512), (r"RX 6800", 512), (r"RX 6700 XT", 384),
-    (r"RX 6600", 224), (r"MI300", 5300), (r"MI250", 3277), (r"MI210", 1638),
-    (r"M\d (Ultra)", 800), (r"M\d Max", 400), (r"M\d Pro", 200),
-)  # fmt: skip
-# A card not in the table: a modest one of its kind.
-GPU_DEFAULT_BANDWIDTH = {Backend.CUDA: 300.0, Backend.ROCM: 300.0, Backend.VULKAN: 250.0, Backend.METAL: 100.0,
-                         Backend.RPC: 0.0}
 GPU_MARGIN = GB // 2  # room a card keeps beside the weights (context, compute buffers)
 
 PROBE_TOKENS = 48
@@ -567,14 +548,6 @@ def cpu_seconds(work: Workload, rate: float) -> float:
     if work.by_type:
         return sum(nbytes / (rate * type_efficiency(name)) for name, nbytes in work.by_type)
     return work.active / (rate * quant_efficiency(work.quant))
-
-
-def gpu_bandwidth(gpu: Gpu) -> float:
-    """Bytes a second of the card's memory: the table's figure by name, else its kind's."""
-    for pattern, gbs in GPU_BANDWIDTH:
-        if re.search(pattern, gpu.name, re.IGNORECASE):
-            return gbs * 1e9
-    return GPU_DEFAULT_BANDWIDTH.get(gpu.backend, 250.0) * 1e9
 
 
 def _gpus(machine: Machine) -> list[Gpu]:

@@ -25,7 +25,7 @@ over that device's rate:
 The CPU rate is what the engine decodes here (`speed.throughput`, measured once per computer
 and engine build, passed as `PlanPrefs.cpu_rate`; `DEFAULT_CPU_RATE` otherwise) times the
 quantization's efficiency (`speed.quant_efficiency`); a GPU's is its memory bandwidth
-(`speed.gpu_bandwidth`) times `speed.GPU_EFFICIENCY`, and a software Vulkan device's
+(`gpu_speed.gpu_bandwidth`) times `gpu_speed.GPU_EFFICIENCY`, and a software Vulkan device's
 (lavapipe, which runs on the CPU) is the CPU's. Both layouts place the same bytes, so their
 totals are equal and the layout that leaves fewer bytes on the slower device wins: the FFN
 layout's step is one block's FFN where the layer layout's is a whole block and its KV, so it
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from draftwise.core.kinds import DeviceKind
-from draftwise.core.machine import speed
+from draftwise.core.machine import gpu_speed, speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.planning.memory import WeightTable
 
@@ -131,7 +131,7 @@ def rates(machine: Machine, gpu_names: Sequence[str], cpu_rate: float | None, qu
         if g is None or g.software:
             out.append(cpu)  # a device that runs on the CPU reads the CPU's memory
         else:
-            out.append(speed.gpu_bandwidth(g) * speed.GPU_EFFICIENCY)
+            out.append(gpu_speed.gpu_bandwidth(g) * gpu_speed.GPU_EFFICIENCY)
     return Rates(cpu, tuple(out))
 
 

@@ -451,7 +451,8 @@ def main() -> int:
     app = QCoreApplication.instance() or QCoreApplication([])
     tiny = tm.write_tiny_model(SCRATCH / "alone" / "tiny-F32.gguf", tm.TinyModel())[0]
     # A model on disk for a while, as a user's is: the header cache keeps no file written in
-    # the last 2 s (gguf.reader._FileCache.RACY_NS), so a fresh one would be parsed each time.
+    # the last 2 s (core/gguf/file_cache.py, _FileCache.RACY_NS), so a fresh one would be
+    # parsed each time.
     an_hour_ago = time.time() - 3600
     os.utime(tiny, (an_hour_ago, an_hour_ago))
     capabilities.capabilities(BINARY)  # cache --help once, as the app does

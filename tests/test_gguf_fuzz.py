@@ -8,6 +8,7 @@ cases and fails when it ran fewer than it promises, whatever else runs and in wh
 
 from __future__ import annotations
 
+import io
 import random
 import struct
 import time
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from draftwise.core.gguf import reader as g
+from draftwise.core.gguf.header import _MAX_NESTING
 
 CASE_SECONDS = 1.0  # one parse of a few-KB file takes well under a millisecond
 HUGE = [2**64 - 1, 2**63, 2**63 - 1, 2**62, 2**40, 2**32, 2**32 - 1, 2**31, 10**9, 65536]
@@ -224,7 +226,8 @@ def test_every_u64_field_of_small(small: bytes) -> None:
 def test_mutations_with_a_tiny_window(vocab: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same damage seen through a 64-byte window, so every array crosses window edges."""
     full = check(vocab)
-    monkeypatch.setattr(g, "_WINDOW", 64)
+    monkeypatch.setattr(g, "read_header_bytes",
+                        lambda data, name: g.read_header_stream(io.BytesIO(data), len(data), name, window=64))
     assert check(vocab) == full
     rng = random.Random("window")
     for n in range(0, len(vocab), 97):
@@ -301,7 +304,7 @@ def _must_parse(kvs: list) -> bool:
     """Undamaged input parses unless a key repeats or arrays nest deeper than the reader
     allows (it refuses both, by design)."""
     keys_unique = len({k for k, _ in kvs}) == len(kvs)
-    too_deep = any(depth > g._MAX_NESTING for _, (_, _, depth) in kvs)
+    too_deep = any(depth > _MAX_NESTING for _, (_, _, depth) in kvs)
     return keys_unique and not too_deep
 
 
@@ -341,9 +344,9 @@ def test_the_nesting_limit_is_what_the_structured_test_assumes() -> None:
             value = (V.ARRAY, struct.pack("<IQ", value[0], 1) + value[1], value[2] + 1)
         return value
 
-    ok = [("deep", nested(g._MAX_NESTING))]
+    ok = [("deep", nested(_MAX_NESTING))]
     assert _must_parse(ok) and check(_header(ok)) is not None
-    too_deep = [("deeper", nested(g._MAX_NESTING + 1))]
+    too_deep = [("deeper", nested(_MAX_NESTING + 1))]
     assert not _must_parse(too_deep) and check(_header(too_deep)) is None
     twice = [("k", nested(1)), ("k", nested(1))]
     assert not _must_parse(twice) and check(_header(twice)) is None

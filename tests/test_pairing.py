@@ -269,6 +269,10 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
 
 
 @pytest.mark.engine
+# 40 replies on two engines: 20-40 s on a quiet 2-core machine, past the default 120 s under a
+# CPU hog on every core (issue 28: the suite under deliberate load). The work is fixed; the
+# limit only stops a hang.
+@pytest.mark.timeout(600)
 def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp_path: Path) -> None:
     """A random target whose 100 ids past the draft's are special tokens it really writes
     (strong output rows): without the bans the engine dies on the first reply at temperature

@@ -82,7 +82,7 @@ os.environ["DRAFTWISE_DATA_DIR"] = str(SCRATCH / "data")
 from draftwise.core.engines import capabilities  # noqa: E402
 from draftwise.core.launch import headless, launch_spec, prepare, session  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
-from draftwise.core.planning import planner  # noqa: E402
+from draftwise.core.planning import plan_types, planner  # noqa: E402
 from draftwise.core.speculation import resolver  # noqa: E402
 
 
@@ -182,7 +182,7 @@ class Case:
     spec: launch_spec.LaunchSpec
 
     @property
-    def ram(self) -> planner.DeviceUse:
+    def ram(self) -> plan_types.DeviceUse:
         return next(d for d in self.plan.per_device if d.kind == "cpu")
 
     @property

@@ -14,7 +14,7 @@ import pytest
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import owned_args
 from draftwise.core.machine.hardware import GB, DeviceLimit, Gpu, Machine
-from draftwise.core.planning import ffn_offload, planner
+from draftwise.core.planning import ffn_offload, plan_types, planner
 from draftwise.core.planning import memory as mem
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 from draftwise.testing import tinyarchs as ta
@@ -54,7 +54,7 @@ def cpu_span(info: gguf.ModelInfo, on_cpu) -> int:
 
 def test_a_dense_model_over_the_gpu_keeps_attention_and_kv_there(dense):
     p = plan(dense, machine(LIMIT))
-    assert p.fits and p.fit_state == planner.PARTIAL
+    assert p.fits and p.fit_state == plan_types.PARTIAL
     assert p.gpu_layers == p.n_layers and p.n_cpu_ffn == 7
     args = p.plan_args
     assert args[args.index("-ngl") + 1] == "all" and args[-2:] == ("--fit", "off") and "--fit-target" not in args
@@ -110,7 +110,7 @@ def test_both_layouts_are_planned_and_the_cost_model_chooses(dense):
     alone = planner.plan(dense, NO_SPEC, Machine(16 * GB, 16 * GB, [], "Linux"), planner.PlanPrefs(ctx=512))
     assert alone.per_device[0].compute > host  # no GPU: the CPU reserves the whole graph
     text = next(x for x in p.reasons if "feed-forward" in x)
-    assert planner.human_bytes(ffn.cpu_read) in text and planner.human_bytes(layers.cpu_read) in text
+    assert plan_types.human_bytes(ffn.cpu_read) in text and plan_types.human_bytes(layers.cpu_read) in text
     json = p.to_json()
     assert json["n_cpu_ffn"] == 7 and [lay["layout"] for lay in json["layouts"]] == ["layers", "ffn"]
 

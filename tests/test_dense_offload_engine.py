@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.machine import hardware
-from draftwise.core.planning import ffn_offload, planner
+from draftwise.core.planning import ffn_offload, plan_types, planner
 from draftwise.testing.corpus import build, judge, registry
 
 pytestmark = [pytest.mark.gpu, pytest.mark.engine, pytest.mark.real_machine]
@@ -64,7 +64,7 @@ def test_both_layouts_are_planned_and_the_engine_agrees_per_device(model, engine
         return r
 
     auto = run(None, "auto")
-    assert auto.plan is not None and auto.plan.fit_state == planner.PARTIAL
+    assert auto.plan is not None and auto.plan.fit_state == plan_types.PARTIAL
     layers, ffn = auto.plan.layouts
     assert (layers.name, ffn.name) == (ffn_offload.LAYERS, ffn_offload.FFN)
     assert layers.chosen and layers.seconds == pytest.approx(ffn.seconds)  # a software device: a tie

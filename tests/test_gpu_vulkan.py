@@ -16,7 +16,7 @@ import pytest
 from draftwise.core.launch import crash
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine import hardware
-from draftwise.core.planning import planner
+from draftwise.core.planning import plan_types, planner
 from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
@@ -87,7 +87,7 @@ def test_partial_offload_under_a_per_device_limit(vulkan_engine, models, isolate
     assert o.ready and o.completion is not None, o.log[-20:]
     plan = o.prepared.plan
     gpu = next(d for d in plan.per_device if d.device == "Vulkan0")
-    assert plan.fit_state == planner.PARTIAL and 0 < gpu.layers < 8 and gpu.total <= LIMIT
+    assert plan.fit_state == plan_types.PARTIAL and 0 < gpu.layers < 8 and gpu.total <= LIMIT
     if engine_fit:
         free = o.machine.gpus[0].free_bytes
         i = o.argv.index("--fit-target")

@@ -16,7 +16,7 @@ from draftwise.core.launch import crash, ladder, launch_flow, prepare
 from draftwise.core.launch.ladder import Climb, Concessions, Halt
 from draftwise.core.launch.ladder_record import FILE_NAME, LadderRecord, remember
 from draftwise.core.machine.hardware import GB, Gpu, Machine
-from draftwise.core.planning import planner
+from draftwise.core.planning import fit_search, plan_types, planner
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
 
 CAPS = capabilities.pinned_caps()
@@ -130,7 +130,7 @@ def test_the_cpu_only_machine_stops_after_the_context(files):
 
 def test_a_family_that_degrades_with_q8_0_keeps_f16_and_halves_the_context(files):
     info = replace(prepare.read_model(files["dense"]), architecture="qwen2")
-    assert "qwen2" in planner.KV_QUANT_AVOID
+    assert "qwen2" in fit_search.KV_QUANT_AVOID
     lad, first = _ladder(prepare.Request(model=files["dense"], mtp="off"), model=info)
     climbs, _ = _climb_all(lad, first.launch(BINARY, port=18080).argv)
     assert [c.concessions.rung for c in climbs] == [ladder.CTX_HALF]
@@ -139,8 +139,8 @@ def test_a_family_that_degrades_with_q8_0_keeps_f16_and_halves_the_context(files
 
 def test_the_context_is_never_halved_below_the_floor(files):
     lad, first = _ladder(prepare.Request(model=files["dense"], mtp="off"), start=Concessions(
-        rung=ladder.CTX_HALF, kv_type="q8_0", ctx=planner.CTX_FLOOR))
-    assert first.plan.ctx == planner.CTX_FLOOR
+        rung=ladder.CTX_HALF, kv_type="q8_0", ctx=plan_types.CTX_FLOOR))
+    assert first.plan.ctx == plan_types.CTX_FLOOR
     step = lad.climb(OOM, first.launch(BINARY, port=18080).argv)
     assert isinstance(step, Halt)
 

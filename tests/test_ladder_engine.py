@@ -25,7 +25,7 @@ from draftwise.core.engines import capabilities, provision
 from draftwise.core.launch import crash, headless, ladder, launch_flow, launch_spec, prepare
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.machine.hardware import GB, Gpu, Machine
-from draftwise.core.planning import planner
+from draftwise.core.planning import plan_types, planner
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 pytestmark = [pytest.mark.engine,
@@ -99,7 +99,7 @@ def cap(engine, kv_heavy, tmp_path_factory) -> int:
     planner's totals on top of the engine's own measured footprint at the floor context."""
     caps = capabilities.capabilities(engine.binary)
     base = _base_peak(engine, kv_heavy, caps, tmp_path_factory.mktemp("base"))
-    floor = _planned(kv_heavy, caps, ctx=planner.CTX_FLOOR)
+    floor = _planned(kv_heavy, caps, ctx=plan_types.CTX_FLOOR)
     q8 = _planned(kv_heavy, caps, kv_type="q8_0")
     half = _planned(kv_heavy, caps, kv_type="q8_0", ctx=16384)
     assert q8 - half > 400 * MiB  # the gap the cap sits in
@@ -240,7 +240,7 @@ def test_after_a_flash_attention_fix_the_ladder_skips_the_q8_0_rung(engine, kv_h
     full, half = _planned_with(off, caps), _planned_with(off, caps, ctx=16384)
     assert full - half > 900 * MiB  # an f16 cache: 2 GiB at 32k, 1 GiB at 16k
     base = _base_peak(engine, kv_heavy, caps, tmp_path)
-    cap = base - _planned(kv_heavy, caps, ctx=planner.CTX_FLOOR) + (full + half) // 2
+    cap = base - _planned(kv_heavy, caps, ctx=plan_types.CTX_FLOOR) + (full + half) // 2
     binary = _fa_fault_then_capped(tmp_path / "fa-fault", engine.binary, cap)
     record = LadderRecord()
     run, actions, _ = _launch(binary, prepare.Request(model=kv_heavy, mtp="off"), caps, record, tmp_path, "fa")
@@ -272,7 +272,7 @@ def _planned_with(request: prepare.Request, caps, **prefs) -> int:
 def _base_peak(engine, model: Path, caps, tmp_path: Path) -> int:
     """The engine's own measured footprint at the floor context (VmPeak), one malloc arena."""
     uncapped = _wrapper(tmp_path / "uncapped", engine.binary, None)
-    floor_req = prepare.Request(model=model, mtp="off", prefs=planner.PlanPrefs(ctx=planner.CTX_FLOOR))
+    floor_req = prepare.Request(model=model, mtp="off", prefs=planner.PlanPrefs(ctx=plan_types.CTX_FLOOR))
     spec = prepare.prepare(floor_req, caps, MACHINE).launch(uncapped, port=launch_spec.any_free_port())
     run = headless.HeadlessLaunch(spec, record_run=False, log_path=tmp_path / "base.log")
     run.start()

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QAbstractButton, QComboBox, QLabel, QMessageBox, Q
 import test_window
 from draftwise.core import readable
 from draftwise.core.launch import crash
-from draftwise.core.planning import planner
+from draftwise.core.planning import plan_types
 from draftwise.core.settings import Settings
 from draftwise.testing.tinymodels import TinyModel, broken_draft, write_tiny_model
 from test_viewmodels import FakeProcess
@@ -38,7 +38,7 @@ def test_sizes_carry_the_units_they_are_counted_in() -> None:
     assert readable.human_gb_pair(2**20, 512 * 2**20) == "1.0 / 512.0 MiB"
     assert readable.human_use(2**20, 2**30) == ("1.0 MiB", "1.0 GiB")
     # The planner's sentences use the same units (one rule).
-    assert planner.human_bytes(13 * 2**20) == "13 MiB" and planner.human_bytes(int(4.7 * 2**30)) == "4.7 GiB"
+    assert plan_types.human_bytes(13 * 2**20) == "13 MiB" and plan_types.human_bytes(int(4.7 * 2**30)) == "4.7 GiB"
     for n in (1, 1023, 1024, 10**6, 10**9, 2**40):
         assert not any(readable.human_bytes(n).endswith(u) for u in (" KB", " MB", " GB", " TB"))
 

@@ -17,7 +17,7 @@ import pytest
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import logparse, memory, plan_types, planned_vs_actual, planner
 from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, draft_model
@@ -118,7 +118,7 @@ def test_forced_draft_model_kept_on_a_tight_machine(engine, models, tmp_path):
     prefs = planner.PlanPrefs(ctx=32768, kv_type="f16")
     roomy = planner.plan(info, spec, cpu_only(8 * GB), prefs, draft)
     need = roomy.bytes.total
-    tight = cpu_only(planner.RAM_MARGIN + need - 8 * (1 << 20))
+    tight = cpu_only(plan_types.RAM_MARGIN + need - 8 * (1 << 20))
     plan = planner.plan(info, spec, tight, prefs, draft)
     assert plan.fits and not plan.drop_drafter and plan.ctx < 32768
     actual = launch(engine, models["llama"], plan, spec, tmp_path)
@@ -129,18 +129,18 @@ def test_gpu_shaped_plans_are_accepted_by_the_engine(engine, models, tmp_path):
     """Partial-offload plans made for a described GPU machine: the flags they carry
     (--n-cpu-moe, -ngl N, --fit on --fit-target) must parse and start."""
     info = gguf.read_model(models["moe"])
-    wt = planner.mem.read_weight_table(info)
+    wt = memory.read_weight_table(info)
     prefs = planner.PlanPrefs(ctx=4096, kv_type="f16")
     roomy = Gpu(0, "cuda", "big GPU", None, 0, 8 * GB, device="CUDA0")
     whole = planner.plan(info, NO_SPEC, Machine(8 * GB, 8 * GB, [roomy], "Linux"), prefs)
-    assert whole.fit_state == planner.FITS
+    assert whole.fit_state == plan_types.FITS
     # A GPU 1.5 layers of experts short: those experts must stay in RAM.
     short = whole.per_device[0].total - wt.experts[0] * 3 // 2
-    machine = Machine(8 * GB, 8 * GB, [replace(roomy, free_bytes=planner.GPU_MARGIN + short)], "Linux")
+    machine = Machine(8 * GB, 8 * GB, [replace(roomy, free_bytes=plan_types.GPU_MARGIN + short)], "Linux")
     for engine_fit in (False, True):
         plan = planner.plan(info, NO_SPEC, machine, replace(prefs, engine_fit=engine_fit))
         assert plan.n_cpu_moe == 2
-        assert plan.fit_state == planner.PARTIAL, plan.reasons
+        assert plan.fit_state == plan_types.PARTIAL, plan.reasons
         if engine_fit:
             assert "--fit-target" in plan.plan_args
         else:
@@ -154,7 +154,7 @@ def test_planned_vs_actual_rows_for_an_mtp_head(engine, models, tmp_path):
     info = gguf.read_model(models["mtp"])
     plan = planner.plan(info, MTP, cpu_only(8 * GB), planner.PlanPrefs(ctx=4096))
     assert plan.bytes.embedded_head > 0
-    rows = {r["component"]: r for r in planner.compare(plan, launch(engine, models["mtp"], plan, MTP, tmp_path))}
+    rows = {r["component"]: r for r in planned_vs_actual.compare(plan, launch(engine, models["mtp"], plan, MTP, tmp_path))}
     assert abs(rows["weights"]["error"]) < 0.02
     assert abs(rows["drafter"]["error"]) < 0.15
     assert rows["total"]["planned"] == plan.bytes.total

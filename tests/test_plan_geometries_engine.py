@@ -20,7 +20,7 @@ import pytest
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless
 from draftwise.core.machine.hardware import GB, cpu_only
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import extra_args, logparse, planner
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 from draftwise.testing import geometries as geo
 from draftwise.testing import projectors
@@ -85,7 +85,7 @@ def test_the_projector_loads_and_is_planned(engine, tmp_path):
     proj = projectors.write_gemma3_projector(tmp_path / "mmproj-gemma3-tiny-F16.gguf", m.n_embd, n_embd=256,
                                              n_layer=4)  # fmt: skip
     info = gguf.read_model(model)
-    prefs, rest = planner.engine_inputs(planner.PlanPrefs(ctx=2048), info, ())
+    prefs, rest = extra_args.engine_inputs(planner.PlanPrefs(ctx=2048), info, ())
     assert prefs.projector == proj and rest == ()
     p = planner.plan(info, NO_SPEC, cpu_only(16 * GB), prefs)
     assert "--mmproj" in p.plan_args

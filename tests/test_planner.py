@@ -18,7 +18,14 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
 from draftwise.core.messages import msg
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import (
+    extra_args,
+    logparse,
+    placement,
+    plan_types,
+    planned_vs_actual,
+    planner,
+)
 from draftwise.core.planning import memory as mem
 from draftwise.core.speculation.resolver import (
     AUTO_COMPANION,
@@ -222,7 +229,7 @@ def test_compute_estimate_follows_ubatch_and_mask(files):
 # ------------------------------------------------------------------ decisions
 def test_8b_on_8gb_gpu_takes_q8_0_before_shrinking_context(base_info):
     p = plan_big(big(base_info))
-    assert p.fits and p.fit_state == planner.FITS
+    assert p.fits and p.fit_state == plan_types.FITS
     assert p.kv_type == "q8_0"
     assert p.ctx < 32768 and p.ctx >= 28 * 1024
     assert p.gpu_layers == p.n_layers == 33
@@ -260,7 +267,7 @@ def test_context_never_below_the_floor_then_partial_offload(base_info):
     # A 14B at Q4 (9 GB) cannot be wholly on an 8 GB GPU even at 2k: part goes to the CPU,
     # and the context goes back to what was asked (shrinking it no longer buys anything).
     p = plan_big(big(base_info, n=48, e=5120, heads=40, ff=13824, weights_gb=9))
-    assert p.fits and p.fit_state == planner.PARTIAL
+    assert p.fits and p.fit_state == plan_types.PARTIAL
     assert 0 < p.gpu_layers < p.n_layers and p.ctx == 32768 and p.kv_type == "f16"
     assert any("layers run on the GPU and the rest on the CPU" in r for r in p.reasons)
     assert "--fit" in p.plan_args and p.plan_args[p.plan_args.index("--fit") + 1] == "on"
@@ -290,7 +297,7 @@ def test_cpu_only_machine_and_refusal(base_info):
     assert p.fits and p.gpu_layers == 0 and [d.kind for d in p.per_device] == ["cpu"]
     assert ("-ngl", "0") == p.plan_args[p.plan_args.index("-ngl"):][:2]
     no = plan_big(big(base_info, n=48, e=5120, heads=40, ff=13824, weights_gb=9), machine=cpu_only(8 * GB))
-    assert not no.fits and no.fit_state == planner.NO_FIT and no.plan_args == ()
+    assert not no.fits and no.fit_state == plan_types.NO_FIT and no.plan_args == ()
     text = no.reasons[-1]
     assert "does not fit" in text and "close other apps" in text and "smaller quantization" in text
     assert "2k context" in text
@@ -304,7 +311,7 @@ def test_unified_memory_is_one_pool(base_info):
     assert p.per_device[0].capacity == 17 * GB and p.gpu_layers == p.n_layers
     described = Machine.from_json({"ram_gb": 24, "unified_memory": True})
     q = plan_big(big(base_info), machine=described)
-    assert q.per_device[0].capacity == int(24 * GB * planner.METAL_SHARE) - GB
+    assert q.per_device[0].capacity == int(24 * GB * placement.METAL_SHARE) - GB
 
 
 def test_two_gpus_share_the_layers(base_info):
@@ -408,8 +415,8 @@ def test_unreadable_tensor_table_is_estimated(base_info, tmp_path):
 
 
 def test_fit_state_badge(files):
-    assert planner.fit_state(info_of(files["llama"]), cpu_only(8 * GB)) == planner.FITS
-    assert planner.fit_state(info_of(files["llama"]), cpu_only(GB)) == planner.NO_FIT
+    assert planner.fit_state(info_of(files["llama"]), cpu_only(8 * GB)) == plan_types.FITS
+    assert planner.fit_state(info_of(files["llama"]), cpu_only(GB)) == plan_types.NO_FIT
 
 
 def test_compare_planned_with_actual(files):
@@ -421,7 +428,7 @@ def test_compare_planned_with_actual(files):
         "llama_kv_cache:        CPU KV buffer size =     8.00 MiB\n"
         "sched_reserve:        CPU compute buffer size =     9.52 MiB\n"
     )
-    rows = {r["component"]: r for r in planner.compare(p, actual)}
+    rows = {r["component"]: r for r in planned_vs_actual.compare(p, actual)}
     assert rows["kv"]["error"] == 0.0
     assert abs(rows["compute"]["error"]) < 0.01
     assert rows["drafter"]["error"] is None
@@ -452,7 +459,7 @@ def test_tied_head_goes_to_the_gpu_unless_the_backend_refuses_its_size(files, mo
 
     cuda = gpu_weights("cuda")
     assert gpu_weights("vulkan", software=True) == cuda  # a tiny head fits lavapipe's 2^27
-    monkeypatch.setattr(planner, "VULKAN_SOFTWARE_MAX_STORAGE_RANGE", shape.n_vocab * 512 * 4 - 1)
+    monkeypatch.setattr(placement, "VULKAN_SOFTWARE_MAX_STORAGE_RANGE", shape.n_vocab * 512 * 4 - 1)
     assert gpu_weights("vulkan", software=True) == cuda - wt.input
 
 
@@ -500,7 +507,7 @@ def test_a_partial_offload_runs_the_cpu_blocks_prompt_on_the_gpu(files):
     assert gpu.compute >= tctx.compute + cpu_ffn
     ram_off, gpu_off = devices(op_offload=False)
     assert ram_off.compute == gpu_off.compute == tctx.compute
-    assert planner.with_engine_args(planner.PlanPrefs(), info, ["--no-op-offload"]).op_offload is False
+    assert extra_args.with_engine_args(planner.PlanPrefs(), info, ["--no-op-offload"]).op_offload is False
 
 
 # ------------------------------------------------------------------ one walk of a tensor table

@@ -17,8 +17,8 @@ import pytest
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
+from draftwise.core.planning import extra_args, planner
 from draftwise.core.planning import memory as mem
-from draftwise.core.planning import planner
 from draftwise.core.speculation.resolver import AUTO_MTP, AUTO_NGRAM, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import geometries as geo
 from draftwise.testing import projectors
@@ -250,14 +250,14 @@ def test_context_is_capped_at_the_trained_length_unless_yarn_raises_it(sparse):
     assert p.ctx == 40960 and p.max_context == 40960 and p.plan_args[:2] == ("-c", "40960")
     assert any("stops each conversation at the 40k" in str(r) for r in p.reasons)
     args = ("--rope-scaling", "yarn", "--rope-scale", "4", "--yarn-orig-ctx", "32768")
-    assert planner.trained_context(info, args) == 131072
-    assert planner.trained_context(info, ("--rope-scale", "4")) is None  # linear: the cap stays
-    prefs = planner.with_engine_args(planner.PlanPrefs(ctx=131072, kv_type="f16", no_repack=True), info, args)
+    assert extra_args.trained_context(info, args) == 131072
+    assert extra_args.trained_context(info, ("--rope-scale", "4")) is None  # linear: the cap stays
+    prefs = extra_args.with_engine_args(planner.PlanPrefs(ctx=131072, kv_type="f16", no_repack=True), info, args)
     assert planner.plan(info, NO_SPEC, BIG_CPU, prefs).ctx == 131072
     # gpt-oss is YaRN-scaled in the file (factor 32): the same factor changes nothing.
     gpt = sparse(geo.gpt_oss_20b())
-    assert planner.trained_context(gpt, ("--rope-scale", "32")) is None
-    assert planner.trained_context(gpt, ("--rope-scale", "64")) == 262144
+    assert extra_args.trained_context(gpt, ("--rope-scale", "32")) is None
+    assert extra_args.trained_context(gpt, ("--rope-scale", "64")) == 262144
 
 
 def test_c_0_as_the_trained_context_is_planned(sparse):
@@ -289,11 +289,11 @@ def test_rollback_and_output_rows_from_the_draft_length_that_runs(base_info):
 
 def test_draft_length_from_the_measurement_or_the_users_argument(base_info):
     measured = SpecDecision("draft-mtp", None, AUTO_MTP, True, ("--spec-type", "draft-mtp", "--spec-draft-n-max", "8"))
-    assert planner.draft_lengths(measured, planner.PlanPrefs()).draft == 8
-    user = planner.with_engine_args(planner.PlanPrefs(), base_info, ("--spec-draft-n-max", "2"))
-    assert planner.draft_lengths(measured, user).draft == 2
+    assert extra_args.draft_lengths(measured, planner.PlanPrefs()).draft == 8
+    user = extra_args.with_engine_args(planner.PlanPrefs(), base_info, ("--spec-draft-n-max", "2"))
+    assert extra_args.draft_lengths(measured, user).draft == 2
     ngram = SpecDecision("ngram-mod", None, AUTO_NGRAM, True, ("--spec-type", "ngram-mod"))
-    assert planner.draft_lengths(ngram, planner.PlanPrefs()).outputs("ngram-mod") == 64
+    assert extra_args.draft_lengths(ngram, planner.PlanPrefs()).outputs("ngram-mod") == 64
 
 
 # ------------------------------------------------------------------ 8. checkpoints and --cache-ram
@@ -337,12 +337,12 @@ def vision(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_the_projector_that_belongs_to_the_model(vision):
     info = gguf.read_model(vision["model"])
     assert sorted(p.name for p in info.projectors) == ["mmproj-gemma3-tiny-F16.gguf", "mmproj-other-F16.gguf"]
-    assert planner.projector_for(info) == vision["good"]  # the other one's width is not n_embd
-    prefs, rest = planner.engine_inputs(planner.PlanPrefs(), info, ("--temp", "0.5"))
+    assert extra_args.projector_for(info) == vision["good"]  # the other one's width is not n_embd
+    prefs, rest = extra_args.engine_inputs(planner.PlanPrefs(), info, ("--temp", "0.5"))
     assert prefs.projector == vision["good"] and rest == ("--temp", "0.5")
-    off, _ = planner.engine_inputs(planner.PlanPrefs(), info, ("--no-mmproj",))
+    off, _ = extra_args.engine_inputs(planner.PlanPrefs(), info, ("--no-mmproj",))
     assert off.projector is None
-    mine, rest = planner.engine_inputs(planner.PlanPrefs(), info, ("-mm", str(vision["other"])))
+    mine, rest = extra_args.engine_inputs(planner.PlanPrefs(), info, ("-mm", str(vision["other"])))
     assert mine.projector == vision["other"] and rest == ()
 
 
@@ -372,4 +372,4 @@ def test_prepare_passes_the_projector(vision):
 def test_explicit_draft_spec_keeps_its_plan(base_info):
     # A user's draft model with a user's n-max: the output rows follow it.
     spec = SpecDecision("draft-simple", None, EXPLICIT, False, ("--spec-type", "draft-simple"))
-    assert planner.draft_lengths(spec, planner.PlanPrefs(draft_n_max=6)).outputs("draft-simple") == 6
+    assert extra_args.draft_lengths(spec, planner.PlanPrefs(draft_n_max=6)).outputs("draft-simple") == 6

@@ -11,7 +11,7 @@ import pytest
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.launch import prepare
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.planning import planner
+from draftwise.core.planning import fit_search, planner
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
 
 CAPS = pinned_caps()
@@ -122,9 +122,9 @@ def test_kv_types_follow_the_head_size(tmp_path):
     from draftwise.testing.tinymodels import mtp_model
 
     small_heads = write_tiny_model(tmp_path / "GLM-tiny.gguf", mtp_model())[0]  # head size 16
-    assert planner.kv_types_for(gguf.read_model(small_heads)) == ["f32", "f16", "bf16"]
+    assert fit_search.kv_types_for(gguf.read_model(small_heads)) == ["f32", "f16", "bf16"]
     wide = write_tiny_model(tmp_path / "wide.gguf", TinyModel(n_embd=256, n_head=4))[0]  # 64
-    assert "q8_0" in planner.kv_types_for(gguf.read_model(wide))
+    assert "q8_0" in fit_search.kv_types_for(gguf.read_model(wide))
     with pytest.raises(prepare.PrepareError, match="Set the KV cache to Auto") as err:
         prepare.prepare(prepare.Request(model=small_heads, prefs=_prefs(kv_type="q8_0")), CAPS, _machine(8 << 30))
     assert err.value.field == "kv_type"

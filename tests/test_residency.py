@@ -13,7 +13,7 @@ import pytest
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
-from draftwise.core.planning import planner, residency
+from draftwise.core.planning import extra_args, plan_types, planner, residency
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 from draftwise.testing.corpus import build, registry
 
@@ -62,7 +62,7 @@ def cuda(vram_gb: float, ram_gb: float, ram_available_gb: float | None = None) -
     return Machine(int(ram_gb * GB), int((ram_available_gb or ram_gb) * GB), [gpu], "Linux")
 
 
-def ram_of(p: planner.Plan) -> planner.DeviceUse:
+def ram_of(p: planner.Plan) -> plan_types.DeviceUse:
     return next(d for d in p.per_device if d.kind == "cpu")
 
 
@@ -97,7 +97,7 @@ def test_270m_on_a_cpu_whose_head_reads_the_table_counts_it_whole(gemma):
     # Weights the engine does not map (--load-mode mlock) are all resident.
     locked = planner.plan(info, NO_SPEC, cuda(8, 16), planner.PlanPrefs(ctx=4096, load_mode="mlock"))
     assert ram_of(locked).lazy == 0
-    prefs = planner.with_engine_args(planner.PlanPrefs(ctx=4096), info, ("--load-mode", "mmap+mlock"))
+    prefs = extra_args.with_engine_args(planner.PlanPrefs(ctx=4096), info, ("--load-mode", "mmap+mlock"))
     assert prefs.load_mode == "mmap+mlock" and ram_of(planner.plan(info, NO_SPEC, cuda(8, 16), prefs)).lazy == 0
 
 
@@ -115,7 +115,7 @@ def test_27b_fits_a_ram_its_table_would_not(gemma):
     assert ram.lazy == t.nbytes - bound and ram.lazy > 700 * MiB
     # RAM just above the working set (and the 1 GiB margin): it fits; the table counted whole
     # would not have.
-    need = ram.working_set + planner.RAM_MARGIN + 16 * MiB
+    need = ram.working_set + plan_types.RAM_MARGIN + 16 * MiB
     tight = planner.plan(info, NO_SPEC, cuda(48, 64, need / GB), planner.PlanPrefs(ctx=32768))
     tram = ram_of(tight)
     assert tight.fits and tight.ctx == 32768 and tram.total > tram.capacity >= tram.working_set

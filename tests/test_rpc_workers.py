@@ -22,7 +22,7 @@ from draftwise.core.engines import capabilities
 from draftwise.core.launch import crash, headless, launch_spec, prepare, share
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import GB, RPC, Gpu, Machine, MiB
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import logparse, planned_vs_actual
 from draftwise.core.processes import orphans
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
@@ -332,7 +332,7 @@ def test_a_model_split_across_this_computer_and_two_workers(engine, two_workers,
         server.wait_ready(60)
         assert server.complete("Hello", n_predict=4)["tokens_predicted"] > 0
         actual = logparse.parse_log(server.log_text())
-        rows = planner.compare_devices(prepared.plan, actual)
+        rows = planned_vs_actual.compare_devices(prepared.plan, actual)
         print("\n" + _device_table(rows))
         by_name = {r["device"]: r for r in rows}
         assert sorted(actual.workers_used()) == sorted(endpoints)

@@ -176,7 +176,7 @@ def _without(model: str, used: list[str], lost: list[str], engine_args: tuple[st
 
 def _print_memory(run, lines: list[str]) -> None:
     """The plan of the start that became ready beside the buffers it allocated."""
-    from draftwise.core.planning import logparse, planner
+    from draftwise.core.planning import logparse, planned_vs_actual
     from draftwise.core.readable import human_bytes
 
     prepared = run.flow.ladder.prepared if run.flow.ladder is not None else None
@@ -184,7 +184,7 @@ def _print_memory(run, lines: list[str]) -> None:
     if prepared is None or not actual.lines:
         return
     print("memory: planned / allocated by the engine", flush=True)
-    for row in planner.compare(prepared.plan, actual):
+    for row in planned_vs_actual.compare(prepared.plan, actual):
         if row["planned"] or row["actual"]:
             got = human_bytes(row["actual"]) if row["actual"] else "-"
             print(f"  {row['component']:<8} {human_bytes(row['planned']):>10} / {got}", flush=True)

@@ -59,7 +59,7 @@ BUILD_BACKENDS = (Backend.CPU, *GPU_BACKENDS)
 
 
 class DeviceKind(StrEnum):
-    """Where a plan puts memory (`planner.DeviceUse.kind`): main memory, a graphics card's
+    """Where a plan puts memory (`plan_types.DeviceUse.kind`): main memory, a graphics card's
     own, or memory both share (Apple silicon)."""
 
     CPU = "cpu"

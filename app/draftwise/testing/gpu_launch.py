@@ -19,7 +19,7 @@ from draftwise.core.launch import headless, launch_flow, launch_spec, prepare, s
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.gpu_check import Verdict
 from draftwise.core.machine import hardware
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import logparse, planned_vs_actual, planner
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Outcome:
     ready: bool
     verdict: Verdict | None
     actual: logparse.ActualMemory
-    rows: list[dict[str, Any]]  # planner.compare_device_components
+    rows: list[dict[str, Any]]  # planned_vs_actual.compare_device_components
     completion: dict[str, Any] | None
     tokens_per_second: float | None
     actions: list[launch_flow.Action] = field(default_factory=list)
@@ -100,7 +100,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
         lines = lines[cut:]
     actual = logparse.parse_lines(lines)
     return Outcome(prepared, spec, machine, ready, run_.flow.gpu_verdict, actual,
-                   planner.compare_device_components(prepared.plan, actual), completion, speed, actions, lines)
+                   planned_vs_actual.compare_device_components(prepared.plan, actual), completion, speed, actions, lines)
 
 
 def engine_with_cpu_variant(binary: Path, folder: Path, variant: str) -> Path:

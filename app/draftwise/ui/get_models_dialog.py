@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from draftwise.core.hub.download import Progress
 from draftwise.core.hub.files import RemoteModel, display_name
 from draftwise.core.hub.starters import Offer
-from draftwise.core.planning.planner import FITS
+from draftwise.core.planning.plan_types import FITS
 from draftwise.core.readable import human_bytes, human_duration
 from draftwise.ui.theme import title_font
 from draftwise.viewmodels import hub_words

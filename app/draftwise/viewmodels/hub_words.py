@@ -14,7 +14,7 @@ from draftwise.core.hub import catalog
 from draftwise.core.hub.files import Drafting, RemoteModel, display_name
 from draftwise.core.hub.judge import Verdict
 from draftwise.core.machine import speed
-from draftwise.core.planning.planner import FITS, NO_FIT, PARTIAL
+from draftwise.core.planning.plan_types import FITS, NO_FIT, PARTIAL
 from draftwise.core.readable import human_bytes, human_ctx
 from draftwise.viewmodels.i18n import N_, tr, tr_message
 

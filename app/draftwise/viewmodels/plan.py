@@ -4,7 +4,7 @@ The numbers are `core.planner`'s (exact tensor bytes and KV geometry from the he
 engine's own placement rules). This module turns a Plan into what the window draws: one bar
 per device with weights, context (KV), drafter and work (compute) against the device's
 capacity, the reasons in words, and after launch the engine's own buffer lines next to the
-plan ("planned vs actual", `core.logparse` + `planner.compare`).
+plan ("planned vs actual", `core.logparse` + `planned_vs_actual.compare`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
-from draftwise.core.planning import logparse, planner
+from draftwise.core.planning import fit_search, logparse, plan_types, planned_vs_actual, planner
 from draftwise.core.readable import human_bytes, human_ctx
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.viewmodels.i18n import N_, tr, tr_message
 
 KV_TYPES = ("f16", "q8_0", "q4_0")
-CONTEXT_FLOOR = planner.CTX_FLOOR
+CONTEXT_FLOOR = plan_types.CTX_FLOOR
 # The bar's parts in plain words; SEGMENT_TIPS names what the engine calls them.
 SEGMENTS = (
     ("weights", N_("model")),
@@ -39,7 +39,7 @@ SEGMENT_TIPS = {
     "drafter": N_("The helper model that guesses words (the draft model or MTP head) and its own context"),
     "compute": N_("Scratch memory the engine needs while it works (compute and output buffers)"),
 }
-FITS, PARTIAL, NO_FIT = planner.FITS, planner.PARTIAL, planner.NO_FIT
+FITS, PARTIAL, NO_FIT = plan_types.FITS, plan_types.PARTIAL, plan_types.NO_FIT
 # Log lines the planned-vs-actual comparison needs (logparse reads buffer sizes, and the
 # lines that say a draft context or the fit step's dry runs begin).
 _ACTUAL_MARKERS = ("buffer size", "llama_kv_cache", "draft", "fitting params", "fit_params",
@@ -107,7 +107,7 @@ def view_of(p: planner.Plan) -> PlanView:
     )
 
 
-def _device_name(d: planner.DeviceUse) -> str:
+def _device_name(d: plan_types.DeviceUse) -> str:
     return tr("RAM") if d.name == "RAM" else d.name
 
 
@@ -297,7 +297,7 @@ class PlanViewModel(QObject):
             return []
         labels = {**{k: tr(label) for k, label in SEGMENTS}, "total": tr("total")}
         rows = []
-        for row in planner.compare(plan.raw, self.actual):
+        for row in planned_vs_actual.compare(plan.raw, self.actual):
             key, planned, actual = row["component"], row["planned"], row["actual"]
             if key == "output" or (not planned and not actual):
                 continue
@@ -306,5 +306,5 @@ class PlanViewModel(QObject):
 
 
 def kv_types_for(model: gguf.ModelInfo) -> list[str]:
-    """The KV cache types this model can use (`planner.kv_types_for`) that the window offers."""
-    return [t for t in planner.kv_types_for(model) if t in KV_TYPES]
+    """The KV cache types this model can use (`fit_search.kv_types_for`) that the window offers."""
+    return [t for t in fit_search.kv_types_for(model) if t in KV_TYPES]

@@ -51,7 +51,7 @@ class Verdict:
 
     model: RemoteModel
     fits: bool = False
-    fit_state: str = "no"  # planner.FITS | PARTIAL | NO_FIT
+    fit_state: str = "no"  # plan_types.FITS | PARTIAL | NO_FIT
     planned_bytes: int = 0  # the plan's total (`plan --json`'s plan.bytes.total)
     context: int = 0
     estimate: speed.Estimate | None = None

@@ -6,7 +6,7 @@ see (a container's cap). Then the engine is relaunched once per rung, stopping a
 start that becomes ready (docs/ladder.md):
 
 1. the automatic drafter off;
-2. a q8_0 KV cache (not for the families in planner.KV_QUANT_AVOID, nor models or flags that
+2. a q8_0 KV cache (not for the families in fit_search.KV_QUANT_AVOID, nor models or flags that
    cannot take one);
 3. the context halved (never below the planner's floor);
 4. fewer GPU layers (for a mixture-of-experts model: the experts to the CPU first);
@@ -40,7 +40,7 @@ from draftwise.core.launch.prepare import Prepared, Request, prepare
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg, stored_in_records
-from draftwise.core.planning import planner
+from draftwise.core.planning import fit_search, plan_types, planner
 from draftwise.core.planning.memory import KV_TYPES
 from draftwise.core.readable import human_ctx
 from draftwise.core.speculation import resolver
@@ -317,8 +317,8 @@ class Ladder:
             if user.kv_type is not None:
                 return Halt(msg("The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache "
                                 "to Auto (or q8_0) to let Draftwise lower it.", kv=user.kv_type))
-            if ((model.architecture or "") in planner.KV_QUANT_AVOID or user.flash_attn == Switch.OFF
-                    or LADDER_KV not in planner.kv_types_for(model)):
+            if ((model.architecture or "") in fit_search.KV_QUANT_AVOID or user.flash_attn == Switch.OFF
+                    or LADDER_KV not in fit_search.kv_types_for(model)):
                 # This model, or -fa off (the user's, a remembered fix, or this launch's fix:
                 # with_fix), keeps an f16 cache: go on to the context.
                 return None
@@ -340,7 +340,7 @@ class Ladder:
                             "Remove them from the extra arguments to let Draftwise move layers to the CPU."))
         if rung == FEWER_GPU:
             if (model.expert_count or 0) > 0 and plan.n_cpu_moe < plan.n_layers:
-                return replace(c, rung=rung, n_cpu_moe=planner.ALL_LAYERS)
+                return replace(c, rung=rung, n_cpu_moe=plan_types.ALL_LAYERS)
             fewer = plan.gpu_layers // 2
             if fewer <= 0:
                 return None  # halving leaves nothing on the GPU: the next rung says CPU only

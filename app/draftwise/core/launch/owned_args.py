@@ -17,7 +17,7 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import Switch
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import planner
+from draftwise.core.planning import plan_types, planner
 from draftwise.core.planning.memory import KV_TYPES
 
 # Options the planner decides but cannot take as an input: what to use instead.
@@ -198,11 +198,11 @@ def read(extra_args: Sequence[str], prefs: planner.PlanPrefs, *, n_ctx_train: in
     if "--n-gpu-layers" in found:
         flag, v = val("--n-gpu-layers")
         if v == "all":
-            changes["gpu_layers"] = planner.ALL_LAYERS
+            changes["gpu_layers"] = plan_types.ALL_LAYERS
         elif v != Switch.AUTO:  # auto: the engine fits by itself, which is the planner's job here
             changes["gpu_layers"] = _int(flag, v, 0)
     if "--cpu-moe" in found:
-        changes["n_cpu_moe"] = planner.ALL_LAYERS
+        changes["n_cpu_moe"] = plan_types.ALL_LAYERS
     if "--n-cpu-moe" in found:
         flag, v = val("--n-cpu-moe")
         n = _int(flag, v, 0)

@@ -25,7 +25,7 @@ from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Text, msg
-from draftwise.core.planning import memory, planner
+from draftwise.core.planning import extra_args, memory, plan_types, planner
 from draftwise.core.speculation import field_settings, resolver
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import setup as setup_mod
@@ -193,7 +193,7 @@ def prepare(
         extra, prefs = inputs.rest, inputs.prefs
         # What the rest still changes in the plan (RoPE scaling, draft lengths, caches) and
         # the projector that belongs to the model (planned, passed with --mmproj).
-        prefs, extra = planner.engine_inputs(prefs, model, extra)
+        prefs, extra = extra_args.engine_inputs(prefs, model, extra)
         if engine_args.sets(extra, *memory.NO_REPACK_FLAGS) and not prefs.no_repack:
             # -nr keeps every CPU weight in the mapped file: no re-laid copies to plan.
             prefs = replace(prefs, no_repack=True)
@@ -220,7 +220,7 @@ def prepare(
             effective = _apply_measurement(chosen, measurement, extra, model.path)
     try:
         # A worker the user named that has nothing to lend stops the launch, naming it.
-        workers.check_free(machine.workers, request.prefs.margin_bytes or planner.GPU_MARGIN)
+        workers.check_free(machine.workers, request.prefs.margin_bytes or plan_types.GPU_MARGIN)
     except workers.WorkerError as exc:
         raise PrepareError(exc.field, exc.message) from exc
     result, spec, draft = _plan(model, effective, machine, prefs, request.backend)

@@ -1,7 +1,7 @@
 """Dense FFN offload: when a dense model does not fit the GPU, its attention and KV cache stay
 on the GPU for every layer and the feed-forward weights of some layers go to the CPU.
 
-Two layouts of the same model on the same GPU are compared (`planner._offload`):
+Two layouts of the same model on the same GPU are compared (`fit_search._offload`):
 
 - **layers**: `-ngl N`, whole blocks (attention, feed-forward and their KV) of the first
   layers on the CPU (llama.cpp's own split, what the planner always did);
@@ -49,7 +49,7 @@ from draftwise.core.machine.hardware import Machine
 from draftwise.core.planning.memory import WeightTable
 
 if TYPE_CHECKING:
-    from draftwise.core.planning.planner import DeviceUse
+    from draftwise.core.planning.plan_types import DeviceUse
 
 LAYERS, FFN = "layers", "ffn"
 # The engine's dense FFN pattern (common/common.h LLM_FFN_DENSE_REGEX) after a block number.

@@ -51,7 +51,7 @@ from draftwise.core.kinds import Backend, DeviceKind
 from draftwise.core.launch import headless, launch_spec, prepare, session
 from draftwise.core.machine import hardware
 from draftwise.core.machine.hardware import GB, Machine
-from draftwise.core.planning import logparse, memory, planner
+from draftwise.core.planning import logparse, memory, plan_types, planner
 from draftwise.core.speculation import resolver
 from draftwise.testing import gpu_launch
 from draftwise.testing.corpus import build, nopopulate
@@ -239,7 +239,7 @@ def compare(spec: ModelSpec, plan: planner.Plan, actual: logparse.ActualMemory, 
         return sorted(out, key=lambda ln: "sched_reserve" not in ln)[:8]
 
     head = plan.bytes.embedded_head
-    planned_devices: dict[str, planner.DeviceUse] = {}
+    planned_devices: dict[str, plan_types.DeviceUse] = {}
     for d in plan.per_device:
         planned_devices[d.device or ("CPU" if d.kind == DeviceKind.CPU else d.name)] = d
     every = actual.by_device(None)  # both contexts: what the device holds in total

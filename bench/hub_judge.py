@@ -274,12 +274,12 @@ def _run(args, served: list[Served], failed: list[str], gen_s: float, binary, ca
     from draftwise.core.gguf import reader as gguf
     from draftwise.core.hub import client, judge
     from draftwise.core.launch import session
-    from draftwise.core.machine import hardware, speed
+    from draftwise.core.machine import machine_types, speed
     from draftwise.testing.hubstub import HubStub
 
     machine_file = Path(os.environ["HOME"]) / "machine.json"
     machine_file.write_text(json.dumps(MACHINE), encoding="utf-8")
-    machine = hardware.load_machine(machine_file)
+    machine = machine_types.load_machine(machine_file)
     engine = session.Engine(Path(binary), caps, backend)
     rate = speed.Throughput(20e9, "described", 4)
     misses: list[str] = []

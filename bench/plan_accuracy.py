@@ -30,7 +30,7 @@ from pathlib import Path
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless
-from draftwise.core.machine import hardware
+from draftwise.core.machine import engine_devices
 from draftwise.core.machine.hardware import GB, cpu_only
 from draftwise.core.planning import logparse, memory, planner
 from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
@@ -155,7 +155,7 @@ _variants: dict[Path, str | None] = {}
 def _variant_of(binary: Path) -> str | None:
     """The CPU module this engine loads (the planner models its extra buffers)."""
     if binary not in _variants:
-        _variants[binary] = hardware.probe_engine_devices(binary, timeout=30).cpu_variant
+        _variants[binary] = engine_devices.probe_engine_devices(binary, timeout=30).cpu_variant
     return _variants[binary]
 
 

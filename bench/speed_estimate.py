@@ -62,7 +62,7 @@ from typing import TypeVar
 
 from draftwise.core import paths
 from draftwise.core.engines import provision
-from draftwise.core.machine import hardware, speed
+from draftwise.core.machine import engine_devices, hardware, speed, system_probes
 from draftwise.testing import realmodels
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
@@ -328,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for c in cases if any(w in c.name.lower() for w in words)]
     # The machine the app would see: no graphics card in use, and the CPU variant the engine
     # loads (it decides which weights are repacked, as the planner does).
-    variant = hardware.probe_engine_devices(build.binary).cpu_variant
-    machine = replace(hardware.cpu_only(hardware.probe_ram()[0] or 16 * hardware.GB), cpu_variant=variant)
+    variant = engine_devices.probe_engine_devices(build.binary).cpu_variant
+    machine = replace(hardware.cpu_only(system_probes.probe_ram()[0] or 16 * hardware.GB), cpu_variant=variant)
     print(f"engine CPU variant: {variant}; engine threads: {speed.cores()}", flush=True)
     works = {c.name: speed.workload_of(c.path) for c in cases}
     # Each model is measured between two probes of its own: the load other programs put on a

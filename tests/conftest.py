@@ -117,7 +117,7 @@ def vulkan_engine():
     DRAFTWISE_REQUIRE_GPU=1 turns a missing engine or device into a failure.
     """
     from draftwise.core.engines import discovery, provision
-    from draftwise.core.machine import hardware
+    from draftwise.core.machine import engine_devices, hardware
 
     def missing(why: str):
         if os.environ.get("DRAFTWISE_REQUIRE_GPU") == "1":
@@ -130,7 +130,7 @@ def vulkan_engine():
     info = next((e for e in discovery.find_engines() if e.binary == build.binary), None)
     if info is None or not info.usable:
         missing(f"the Vulkan engine is not usable ({info.problem if info else 'not found'})")
-    found = hardware.probe_engine_devices(info.binary, timeout=30)
+    found = engine_devices.probe_engine_devices(info.binary, timeout=30)
     if not any(g.backend == hardware.VULKAN for g in found.gpus):
         missing("the Vulkan engine lists no Vulkan device (install mesa-vulkan-drivers for lavapipe)")
     return info

@@ -15,7 +15,7 @@ from draftwise.core.launch.crash import ExitStatus
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.launch_flow import GpuChecked, LaunchFlow, Notice, Relaunched, Spawn
 from draftwise.core.launch.launch_spec import LaunchSpec, gpu_env
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice, probe_parsers
 from draftwise.core.machine.hardware import GB, DeviceLimit, Gpu, Machine
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning import planner
@@ -48,48 +48,48 @@ VULKAN_USED = [
 
 # ------------------------------------------------------------------ inventory and choice
 def test_vulkaninfo_and_software_marking():
-    devices = hardware.parse_vulkaninfo(VULKANINFO)
+    devices = probe_parsers.parse_vulkaninfo(VULKANINFO)
     assert [(d.index, d.software) for d in devices] == [(0, True), (1, False)]
-    gpus = hardware.mark_software(hardware.parse_list_devices(LIST_ALL), devices)
+    gpus = probe_parsers.mark_software(probe_parsers.parse_list_devices(LIST_ALL), devices)
     assert [g.software for g in gpus] == [True, False]
     # Without vulkaninfo the driver's name still gives lavapipe away.
-    assert hardware.mark_software(hardware.parse_list_devices(LIST_ALL), [])[0].software
+    assert probe_parsers.mark_software(probe_parsers.parse_list_devices(LIST_ALL), [])[0].software
 
 
 def test_cpu_variant_from_the_load_line():
     line = "0.00.04 I load_backend: loaded CPU backend from /e/libggml-cpu-sapphirerapids.so"
-    assert hardware.parse_cpu_variant(line) == "sapphirerapids"
-    assert hardware.parse_cpu_variant("load_backend: loaded CPU backend from C:\\e\\ggml-cpu-haswell.dll") == "haswell"
-    assert hardware.parse_cpu_variant("Available devices:\n  (none)") is None
+    assert probe_parsers.parse_cpu_variant(line) == "sapphirerapids"
+    assert probe_parsers.parse_cpu_variant("load_backend: loaded CPU backend from C:\\e\\ggml-cpu-haswell.dll") == "haswell"
+    assert probe_parsers.parse_cpu_variant("Available devices:\n  (none)") is None
 
 
 def _machine() -> Machine:
-    gpus = hardware.mark_software(hardware.parse_list_devices(LIST_ALL), hardware.parse_vulkaninfo(VULKANINFO))
+    gpus = probe_parsers.mark_software(probe_parsers.parse_list_devices(LIST_ALL), probe_parsers.parse_vulkaninfo(VULKANINFO))
     return Machine(32 * GB, 30 * GB, gpus)
 
 
 def test_automatic_choice_never_takes_a_software_device_and_renames_for_the_engine():
-    auto = hardware.select(_machine())
+    auto = device_choice.select(_machine())
     # Only the Radeon is shown, and with GGML_VK_VISIBLE_DEVICES=1 the engine calls it Vulkan0.
     assert [(g.index, g.device) for g in auto.gpus] == [(1, "Vulkan0")] and auto.visible == (1,)
-    assert gpu_env("vulkan", auto.gpus, chosen=hardware.visible_for(auto, "vulkan")).env == {
+    assert gpu_env("vulkan", auto.gpus, chosen=device_choice.visible_for(auto, "vulkan")).env == {
         "GGML_VK_VISIBLE_DEVICES": "1"}
     lavapipe_only = Machine(8 * GB, 8 * GB, [_machine().gpus[0]])
-    alone = hardware.select(lavapipe_only)
-    assert alone.gpus == [] and gpu_env("vulkan", alone.gpus, chosen=hardware.visible_for(alone, "vulkan")).env == {}
+    alone = device_choice.select(lavapipe_only)
+    assert alone.gpus == [] and gpu_env("vulkan", alone.gpus, chosen=device_choice.visible_for(alone, "vulkan")).env == {}
 
 
 def test_explicit_choice_takes_the_software_device(tiny_info):
-    picked = hardware.select(_machine(), ["Vulkan0"])
+    picked = device_choice.select(_machine(), ["Vulkan0"])
     assert picked.pinned and [g.name for g in picked.gpus] == ["llvmpipe (LLVM 15.0.6, 256 bits)"]
-    assert gpu_env("vulkan", picked.gpus, chosen=hardware.visible_for(picked, "vulkan")).env == {
+    assert gpu_env("vulkan", picked.gpus, chosen=device_choice.visible_for(picked, "vulkan")).env == {
         "GGML_VK_VISIBLE_DEVICES": "0"}
     plan = planner.plan(tiny_info, NO_SPEC, picked, shape=_SHAPE, weights=_WT)
     assert plan.per_device[0].device == "Vulkan0" and plan.gpu_layers == plan.n_layers
-    with pytest.raises(hardware.DeviceChoiceError, match="Vulkan7"):
-        hardware.select(_machine(), ["Vulkan7"])
+    with pytest.raises(device_choice.DeviceChoiceError, match="Vulkan7"):
+        device_choice.select(_machine(), ["Vulkan7"])
     # A machine with no GPU of that kind (a CPU build) runs without it; the verdict says why.
-    none = hardware.select(Machine(8 * GB, 8 * GB, []), ["Vulkan0"])
+    none = device_choice.select(Machine(8 * GB, 8 * GB, []), ["Vulkan0"])
     assert none.gpus == [] and none.requested == ("Vulkan0",)
 
 
@@ -131,7 +131,7 @@ def test_settings_keep_device_limits_and_drop_bad_ones(tmp_path: Path):
     assert back.device == "Vulkan0" and back.device_limits == {"vulkan:0:llvmpipe": {"max_gb": 1.5}}
     raw = settings_mod.Settings.from_json({"device_limits": {"a": {"max_gb": 0}, "b": {"x": 1}, "c": {"keep_free_gb": 2}}})
     assert raw.device_limits == {"c": {"keep_free_gb": 2.0}}
-    assert hardware.limits_from(raw.device_limits) == {"c": DeviceLimit(keep_free=2 * GB)}
+    assert device_choice.limits_from(raw.device_limits) == {"c": DeviceLimit(keep_free=2 * GB)}
 
 
 # ------------------------------------------------------------------ the verdict

@@ -15,7 +15,7 @@ import pytest
 
 from draftwise.core.launch import crash
 from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice, hardware
 from draftwise.core.planning import plan_types, planner
 from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
@@ -60,9 +60,9 @@ def test_inventory_reads_the_software_device_from_the_engine(vulkan_engine):
     lavapipe = [g for g in vk if "llvmpipe" in g.name]
     if lavapipe:
         assert lavapipe[0].software and lavapipe[0] not in machine.automatic_gpus
-        auto = hardware.select(machine)
+        auto = device_choice.select(machine)
         assert lavapipe[0].key not in {g.key for g in auto.gpus}
-    chosen = hardware.select(machine, ["Vulkan0"])
+    chosen = device_choice.select(machine, ["Vulkan0"])
     assert chosen.pinned and [g.engine_name for g in chosen.gpus] == ["Vulkan0"] and chosen.visible == (vk[0].index,)
 
 

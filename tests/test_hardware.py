@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.machine import hardware
+from draftwise.core.machine import (
+    engine_devices,
+    hardware,
+    machine_types,
+    probe_parsers,
+    system_probes,
+)
 from draftwise.core.machine.hardware import GB, Gpu, Machine, MiB
 
 LIST_2X_CUDA = """\
@@ -57,14 +63,14 @@ KFD_780M = "cpu_cores_count 0\nsimd_count 24\ngfx_target_version 110003\ndrm_ren
 
 # ------------------------------------------------------------------ parsers
 def test_list_devices_two_cuda():
-    gpus = hardware.parse_list_devices(LIST_2X_CUDA)
+    gpus = probe_parsers.parse_list_devices(LIST_2X_CUDA)
     assert [g.device for g in gpus] == ["CUDA0", "CUDA1"]
     assert gpus[0] == Gpu(0, "cuda", "NVIDIA GeForce RTX 3090", None, 24135 * MiB, 23811 * MiB,
                           False, None, "CUDA0")  # fmt: skip
 
 
 def test_list_devices_rocm_igpu_and_dgpu():
-    dgpu, igpu = hardware.parse_list_devices(LIST_ROCM)
+    dgpu, igpu = probe_parsers.parse_list_devices(LIST_ROCM)
     assert dgpu.backend == igpu.backend == "rocm"
     assert not dgpu.integrated and igpu.integrated
     machine = Machine(32 * GB, 30 * GB, [dgpu, igpu])
@@ -72,33 +78,33 @@ def test_list_devices_rocm_igpu_and_dgpu():
 
 
 def test_list_devices_vulkan_metal_and_cpu_only():
-    (vk,) = hardware.parse_list_devices(LIST_VULKAN)
+    (vk,) = probe_parsers.parse_list_devices(LIST_VULKAN)
     assert (vk.backend, vk.name, vk.total_bytes) == ("vulkan", "AMD Radeon RX 6700 XT (RADV NAVI22)", 12272 * MiB)
-    (mtl,) = hardware.parse_list_devices(LIST_METAL)  # BLAS is not a GPU
+    (mtl,) = probe_parsers.parse_list_devices(LIST_METAL)  # BLAS is not a GPU
     assert mtl.backend == "metal" and mtl.integrated and mtl.label == "MTL0 (Apple M3 Pro)"
-    assert hardware.parse_list_devices(LIST_CPU) == []
-    assert hardware.parse_list_devices("") == []
+    assert probe_parsers.parse_list_devices(LIST_CPU) == []
+    assert probe_parsers.parse_list_devices("") == []
 
 
 def test_nvidia_smi():
-    gpus = hardware.parse_nvidia_smi(NVIDIA_SMI_2X + "2, GPU-x, Tesla, [N/A], [N/A]\nnot a row\n")
+    gpus = probe_parsers.parse_nvidia_smi(NVIDIA_SMI_2X + "2, GPU-x, Tesla, [N/A], [N/A]\nnot a row\n")
     assert [(g.index, g.uuid[:12], g.free_bytes) for g in gpus] == [
         (0, "GPU-5f2c6e1a", 23811 * MiB), (1, "GPU-9a8b7c6d", 24043 * MiB)]
 
 
 def test_merge_keeps_the_engine_view_and_adds_vendor_facts():
-    engine = hardware.parse_list_devices(LIST_2X_CUDA)
-    merged = hardware.merge_gpus(engine, hardware.parse_nvidia_smi(NVIDIA_SMI_2X))
+    engine = probe_parsers.parse_list_devices(LIST_2X_CUDA)
+    merged = probe_parsers.merge_gpus(engine, probe_parsers.parse_nvidia_smi(NVIDIA_SMI_2X))
     assert merged[1].uuid.startswith("GPU-9a8b") and merged[1].free_bytes == 24043 * MiB
-    assert hardware.merge_gpus([], engine) == engine
+    assert probe_parsers.merge_gpus([], engine) == engine
 
 
 def test_gfx_names():
-    assert hardware.gfx_name(110003) == "gfx1103"
-    assert hardware.gfx_name(110000) == "gfx1100"
-    assert hardware.gfx_name(100300) == "gfx1030"
-    assert hardware.gfx_name(90010) == "gfx90a"
-    assert hardware.gfx_name(0) is None
+    assert probe_parsers.gfx_name(110003) == "gfx1103"
+    assert probe_parsers.gfx_name(110000) == "gfx1100"
+    assert probe_parsers.gfx_name(100300) == "gfx1030"
+    assert probe_parsers.gfx_name(90010) == "gfx90a"
+    assert probe_parsers.gfx_name(0) is None
 
 
 def test_amd_sysfs_parser():
@@ -107,7 +113,7 @@ def test_amd_sysfs_parser():
          "product_name": "Radeon RX 7900 XTX\n"},
         {"mem_info_vram_total": f"{512 * MiB}\n", "mem_info_vram_used": "0\n", "product_name": ""},
     ]  # fmt: skip
-    dgpu, igpu = hardware.parse_amd_sysfs(cards, [KFD_CPU, KFD_7900, KFD_780M])
+    dgpu, igpu = probe_parsers.parse_amd_sysfs(cards, [KFD_CPU, KFD_7900, KFD_780M])
     assert (dgpu.gfx_target, dgpu.free_bytes, dgpu.integrated) == ("gfx1100", 23 * GB, False)
     assert (igpu.gfx_target, igpu.integrated, igpu.name) == ("gfx1103", True, "AMD GPU (gfx1103)")
 
@@ -131,22 +137,22 @@ def test_probe_amd_reads_a_sysfs_tree(tmp_path):
     nodes = tmp_path / "sys/class/kfd/kfd/topology/nodes"
     for i, text in enumerate([KFD_CPU, KFD_7900, KFD_780M]):
         _write(nodes / str(i) / "properties", text)
-    gpus, note = hardware.probe_amd(tmp_path)
+    gpus, note = system_probes.probe_amd(tmp_path)
     assert note is None and [g.gfx_target for g in gpus] == ["gfx1100", "gfx1103"]
     assert [g.integrated for g in gpus] == [False, True]
     # Without kfd ROCm cannot run: the GPUs are listed, the note says why.
     import shutil
 
     shutil.rmtree(tmp_path / "sys/class/kfd")
-    gpus, note = hardware.probe_amd(tmp_path)
+    gpus, note = system_probes.probe_amd(tmp_path)
     assert len(gpus) == 2 and "kfd" in note
-    assert hardware.probe_amd(tmp_path / "nowhere") == ([], "no AMD GPU found (no /sys/class/drm)")
+    assert system_probes.probe_amd(tmp_path / "nowhere") == ([], "no AMD GPU found (no /sys/class/drm)")
 
 
 def test_sysctl_memsize():
-    assert hardware.parse_sysctl_memsize("25769803776\n") == 24 * GB
-    assert hardware.parse_sysctl_memsize("hw.memsize: 17179869184") == 16 * GB
-    assert hardware.parse_sysctl_memsize("") == 0
+    assert probe_parsers.parse_sysctl_memsize("25769803776\n") == 24 * GB
+    assert probe_parsers.parse_sysctl_memsize("hw.memsize: 17179869184") == 16 * GB
+    assert probe_parsers.parse_sysctl_memsize("") == 0
 
 
 # ------------------------------------------------------------------ probes never raise
@@ -162,12 +168,12 @@ def _raiser(exc: BaseException):
     (subprocess.CalledProcessError(9, ["nvidia-smi"]), "driver may not be loaded"),
 ])  # fmt: skip
 def test_failing_nvidia_smi_is_a_note(exc, words):
-    gpus, note = hardware.probe_nvidia(_raiser(exc), timeout=5)
+    gpus, note = system_probes.probe_nvidia(_raiser(exc), timeout=5)
     assert gpus == [] and words in note
 
 
 def test_nvidia_smi_runner_output_is_parsed():
-    gpus, note = hardware.probe_nvidia(lambda argv, timeout: NVIDIA_SMI_2X)
+    gpus, note = system_probes.probe_nvidia(lambda argv, timeout: NVIDIA_SMI_2X)
     assert note is None and len(gpus) == 2
 
 
@@ -177,19 +183,19 @@ def test_engine_list_devices_from_a_fake_binary(tmp_path):
     fake = tmp_path / "llama-server"
     fake.write_text("#!/bin/sh\ncat <<'EOF'\n" + LIST_ROCM + "EOF\n")
     fake.chmod(0o755)
-    found = hardware.probe_engine_devices(fake)
+    found = engine_devices.probe_engine_devices(fake)
     assert found.note is None and [g.device for g in found.gpus] == ["ROCm0", "ROCm1"]
     slow = tmp_path / "slow"
     slow.write_text("#!/bin/sh\nexec sleep 5\n")
     slow.chmod(0o755)
-    late = hardware.probe_engine_devices(slow, timeout=0.2)
+    late = engine_devices.probe_engine_devices(slow, timeout=0.2)
     assert (late.gpus, late.note) == ([], "the engine did not list its devices within 0 s")
-    assert "could not be asked" in hardware.probe_engine_devices(tmp_path / "missing").note
+    assert "could not be asked" in engine_devices.probe_engine_devices(tmp_path / "missing").note
 
 
 @pytest.mark.engine
 def test_cpu_engine_sees_no_gpu(engine):
-    found = hardware.probe_engine_devices(engine.binary)
+    found = engine_devices.probe_engine_devices(engine.binary)
     assert found.gpus == [] and "no GPU" in found.note and not found.vulkan_build
     # A build with one CPU module per level says which one it loaded.
     if any(p.name.startswith("libggml-cpu-") for p in engine.binary.parent.iterdir()):
@@ -198,6 +204,7 @@ def test_cpu_engine_sees_no_gpu(engine):
 
 @pytest.mark.real_machine
 def test_probe_collects_notes_and_inventory_caches(monkeypatch):
+    # hardware.probe() looks the probes up in hardware's own namespace: patched there.
     monkeypatch.setattr(hardware.platform, "system", lambda: "Linux")
     monkeypatch.setattr(hardware, "probe_nvidia", lambda: ([], "no NVIDIA driver found"))
     monkeypatch.setattr(hardware, "probe_amd", lambda: ([], "no AMD GPU found"))
@@ -215,13 +222,13 @@ def test_probe_collects_notes_and_inventory_caches(monkeypatch):
 
 def test_gpus_a_cpu_engine_cannot_use_are_not_planned_for(monkeypatch, tmp_path):
     monkeypatch.setattr(hardware.platform, "system", lambda: "Linux")
-    monkeypatch.setattr(hardware, "probe_nvidia", lambda: (hardware.parse_nvidia_smi(NVIDIA_SMI_2X), None))
+    monkeypatch.setattr(hardware, "probe_nvidia", lambda: (probe_parsers.parse_nvidia_smi(NVIDIA_SMI_2X), None))
     monkeypatch.setattr(hardware, "probe_amd", lambda: ([], "no AMD GPU found"))
-    monkeypatch.setattr(hardware, "probe_engine_devices", lambda b: hardware.EngineDevices([], hardware.NO_ENGINE_GPU))
+    monkeypatch.setattr(hardware, "probe_engine_devices", lambda b: engine_devices.EngineDevices([], engine_devices.NO_ENGINE_GPU))
     m = hardware.probe(tmp_path / "llama-server")
     assert m.gpus == [] and any("cannot use NVIDIA GeForce RTX 3090" in n for n in m.notes)
     monkeypatch.setattr(hardware, "probe_engine_devices",
-                        lambda b: hardware.EngineDevices([], "the engine did not list its devices"))
+                        lambda b: engine_devices.EngineDevices([], "the engine did not list its devices"))
     assert len(hardware.probe(tmp_path / "llama-server").gpus) == 2  # unknown: trust the driver
 
 
@@ -249,13 +256,13 @@ def test_bad_descriptions(data, words):
 def test_load_machine(tmp_path):
     p = tmp_path / "m.json"
     p.write_text('{"ram_gb": 24, "unified_memory": true}')
-    m = hardware.load_machine(p)
+    m = machine_types.load_machine(p)
     assert m.unified_memory and m.gpus == []
     p.write_text("{nope")
     with pytest.raises(ValueError, match="not valid JSON"):
-        hardware.load_machine(p)
+        machine_types.load_machine(p)
     with pytest.raises(ValueError, match="could not read"):
-        hardware.load_machine(tmp_path / "none.json")
+        machine_types.load_machine(tmp_path / "none.json")
 
 
 def test_a_machine_reads_back_what_it_wrote():

@@ -23,7 +23,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions
 from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.launch.session import devices_of
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice, hardware
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.measured import MeasuredRecords, Measurement
@@ -58,7 +58,7 @@ def populated(tmp_path, monkeypatch):
     monkeypatch.setattr(discovery, "best_engine", lambda *a, **k: _Found(binary))
     monkeypatch.setattr(cli_launch, "caps_of", lambda b: CAPS)
     monkeypatch.setattr(cli_main, "_engine_caps", lambda configured: (binary, CAPS, "cpu"))
-    machine = hardware.select(hardware.inventory(binary), None, {})
+    machine = device_choice.select(hardware.inventory(binary), None, {})
 
     from draftwise.core.launch import prepare
 
@@ -253,7 +253,7 @@ def test_a_measured_ngram_speed_up_is_used_by_auto_without_the_flag(tmp_path, wi
     model = write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", TinyModel())[0]
     binary = tmp_path / "llama-server"
     binary.write_bytes(b"#!/bin/sh\n")
-    machine = hardware.select(hardware.inventory(binary), None, {})
+    machine = device_choice.select(hardware.inventory(binary), None, {})
     engine = Engine(binary, CAPS)
     assert plan_launch(prepare.Request(model=model), engine, machine, Records.load(machine)).prepared.spec.argv == ()
     ngram = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), CAPS, machine)
@@ -331,7 +331,7 @@ def test_the_measurement_arms_run_on_the_sessions_chosen_gpus(tmp_path):
     box = Machine(ram_total=32 * GB, ram_available=24 * GB, os="Linux", described=True,
                   gpus=[Gpu(0, "cuda", "RTX 3060", total_bytes=12 * GB, free_bytes=11 * GB),
                         Gpu(1, "cuda", "RTX 4090", total_bytes=24 * GB, free_bytes=23 * GB)])
-    machine = hardware.select(box, ["CUDA1"])
+    machine = device_choice.select(box, ["CUDA1"])
     planned = plan_launch(prepare.Request(model=model, ngram_when_no_drafter=True), Engine(binary, CAPS, "cuda"),
                           machine, Records.none())
     launched = planned.spec(8181)

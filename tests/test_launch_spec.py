@@ -14,7 +14,7 @@ from draftwise.core.launch import launch_spec as ls
 from draftwise.core.launch import llamacpp, mlx, vllm
 from draftwise.core.launch.launch_spec import LaunchError, gpu_env
 from draftwise.core.machine.hardware import Gpu as _HwGpu
-from draftwise.core.machine.hardware import gfx_name
+from draftwise.core.machine.probe_parsers import gfx_name
 from draftwise.core.speculation import resolver
 from draftwise.testing import tinymodels as tm
 

@@ -125,14 +125,14 @@ def test_real_gemma3_270m_cpu_buffers_on_this_machines_cpu_module(engine, tmp_pa
     the mapped file plus whatever AMX (sapphirerapids: the tied head too) or CPU_REPACK
     re-lays, as planned. --no-warmup: the buffers are printed before any compute, so a CPU
     whose AMX faults (core/launch/crash.py) still shows them."""
-    from draftwise.core.machine import hardware
+    from draftwise.core.machine import engine_devices
     from draftwise.testing import realmodels
 
     try:
         path = realmodels.gemma3_270m()
     except RuntimeError as exc:
         pytest.skip(f"the real Gemma 3 270M is not at hand: {exc}")
-    variant = hardware.probe_engine_devices(engine.binary, timeout=30).cpu_variant
+    variant = engine_devices.probe_engine_devices(engine.binary, timeout=30).cpu_variant
     info = gguf.read_model(path)
     p = planner.plan(info, NO_SPEC, replace(cpu_only(16 * GB), cpu_variant=variant), planner.PlanPrefs(ctx=2048))
     actual = _run(engine, path, p, tmp_path, extra=("--no-warmup",))

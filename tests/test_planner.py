@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
 from draftwise.core.messages import msg
 from draftwise.core.planning import (
@@ -453,7 +453,7 @@ def test_tied_head_goes_to_the_gpu_unless_the_backend_refuses_its_size(files, mo
         g = Gpu(0, backend, "dev", None, 8 * GB, 8 * GB, device=f"{backend.upper()}0", software=software)
         machine = Machine(16 * GB, 16 * GB, [g], "Linux")
         if software:  # only an explicit choice takes a device that runs on the CPU
-            machine = hardware.select(machine, [g.device])
+            machine = device_choice.select(machine, [g.device])
         p = planner.plan(info, NO_SPEC, machine, planner.PlanPrefs(ctx=4096), shape=shape, weights=wt)
         return next(d.weights for d in p.per_device if d.kind == "gpu")
 

@@ -29,7 +29,7 @@ from draftwise.core.launch import crash, ladder, launch_flow, prepare
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions
 from draftwise.core.launch.ladder_record import LadderRecord
-from draftwise.core.machine import hardware, speed
+from draftwise.core.machine import device_choice, hardware, speed
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 from draftwise.core.messages import Message, from_english, msg
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -410,7 +410,7 @@ def test_measure_launch_plan_and_the_window_use_one_machine_key(qtbot, laptop, m
     assert cli_main.main(["measure", str(model), "--rounds", "1"]) == 0
     [measured] = MeasuredRecords().entries()
     # The automatic choice leaves lavapipe out and calls the integrated GPU Vulkan0.
-    selected = hardware.select(LAPTOP, None, {})
+    selected = device_choice.select(LAPTOP, None, {})
     assert [g.name for g in selected.gpus] == [LAPTOP.gpus[1].name]
     assert measured.combination.machine == identity.machine_key(selected) != identity.machine_key(LAPTOP)
     assert measured.n_max == 4
@@ -449,7 +449,7 @@ def test_an_engine_fix_is_read_under_the_devices_it_was_written_under(ctx, tmp_p
     model = write_tiny_model(tmp_path / "m" / "tiny-F32.gguf", TinyModel())[0]
     small = Machine(ram_total=16 * GB, ram_available=12 * GB, os="Linux", described=True,
                     gpus=[Gpu(0, "vulkan", "A small card", total_bytes=512 << 20, free_bytes=512 << 20)])
-    machine = hardware.select(small, None, {})
+    machine = device_choice.select(small, None, {})
     assert machine.requested == () and [g.engine_name for g in machine.gpus] == ["Vulkan0"]
     engine = Engine(ctx.engine, capabilities.pinned_caps(), "vulkan")
     store = EngineFixes(machine=machine)

@@ -147,10 +147,10 @@ def select_machine(args: argparse.Namespace, machine):
     and the memory limits (--keep-free / --use-at-most for the GPUs used, over the ones
     stored in the settings)."""
     from draftwise.core import settings as settings_mod
-    from draftwise.core.machine import hardware
+    from draftwise.core.machine import device_choice, hardware
 
     stored = settings_mod.load().settings
-    limits = hardware.limits_from(stored.device_limits)
+    limits = device_choice.limits_from(stored.device_limits)
     devices = devices_of(args) or ([stored.device] if stored.device else [])
     cli_limit = None
     try:
@@ -163,12 +163,12 @@ def select_machine(args: argparse.Namespace, machine):
     if cli_limit is not None:
         limits.update({g.key: cli_limit for g in machine.gpus})
     try:
-        return hardware.select(machine, devices, limits)
-    except hardware.DeviceChoiceError as exc:
+        return device_choice.select(machine, devices, limits)
+    except device_choice.DeviceChoiceError as exc:
         if devices_of(args):
             raise UserError(f"--device: {exc}") from exc
         # The window's stored choice is not on this engine: let Draftwise choose.
-        return hardware.select(machine, None, limits)
+        return device_choice.select(machine, None, limits)
 
 
 def engine_caps(configured: str | None = None):

@@ -131,11 +131,11 @@ def _verdict_line(v) -> str:
 
 
 def _machine(args: argparse.Namespace):
-    from draftwise.core.machine import hardware
+    from draftwise.core.machine import hardware, machine_types
 
     if args.machine:
         try:
-            return hardware.load_machine(args.machine)
+            return machine_types.load_machine(args.machine)
         except (OSError, ValueError) as exc:
             raise UserError(f"--machine: {exc}") from exc
     return hardware.inventory()

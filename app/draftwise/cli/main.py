@@ -82,11 +82,11 @@ _engine_caps = engine_caps
 
 def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
     """The machine to plan for: a described one (--machine FILE.json) or this one."""
-    from draftwise.core.machine import hardware
+    from draftwise.core.machine import hardware, machine_types
 
     if getattr(args, "machine", None):
         try:
-            return hardware.load_machine(args.machine)
+            return machine_types.load_machine(args.machine)
         except ValueError as exc:
             raise UserError(f"--machine: {exc}") from exc
     binary = Path(engine_binary) if engine_binary and Path(engine_binary).is_file() else None

@@ -13,7 +13,7 @@ written under (issue 19, "Records are looked up under different keys").
 - `machine_key(machine)`: the computer a launch plans on, as installed: total RAM, each GPU
   the launch may use (its engine name, description and total memory, in MiB) and unified
   memory. Free memory is left out (it changes from minute to minute). Always built from the
-  machine *as selected* (`hardware.select`): an automatic choice leaves a software device
+  machine *as selected* (`device_choice.select`): an automatic choice leaves a software device
   out and renames the rest the way the engine numbers them, so the window, `launch` and
   `measure` give the same key on a machine with lavapipe or an integrated GPU beside it.
 - `host_key(machine)`: the machine key without GPUs: what the processor runs whatever GPUs a

@@ -18,7 +18,7 @@ from draftwise.core.kinds import Backend, MtpMode
 from draftwise.core.launch import headless, launch_flow, launch_spec, prepare, session
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.gpu_check import Verdict
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice, hardware
 from draftwise.core.planning import logparse, planned_vs_actual, planner
 
 
@@ -56,7 +56,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
         prefs: planner.PlanPrefs | None = None, extra_args: Sequence[str] = (),
         fixes: EngineFixes | None = None, prompt: str = "Hello", n_predict: int = 8,
         ready_timeout: float = 180.0) -> Outcome:  # fmt: skip
-    machine = hardware.select(hardware.inventory(binary, max_age=0), devices, limits)
+    machine = device_choice.select(hardware.inventory(binary, max_age=0), devices, limits)
     fixes = fixes.for_machine(machine) if fixes is not None else None
     request = prepare.Request(model=model, mtp=MtpMode.OFF, extra_args=tuple(extra_args),
                               prefs=prefs or planner.PlanPrefs(ctx=512))  # fmt: skip

@@ -1,7 +1,7 @@
 """Which GPU the window plans and launches on, and how much of it the user lets it use.
 
 Holds the machine as probed and the user's choice (settings.device, settings.device_limits);
-`machine` is the machine the plan and the launch see: core's `hardware.select` applied, so the
+`machine` is the machine the plan and the launch see: core's `device_choice.select` applied, so the
 window and `draftwise launch --device` decide the same way (automatic choice never takes a
 software device such as lavapipe; an explicit one does).
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice, hardware
 from draftwise.core.settings import Settings
 from draftwise.viewmodels.i18n import tr
 
@@ -42,12 +42,12 @@ class DevicesViewModel(QObject):
         """The machine one launch sees: the chosen devices and the user's limits."""
         if self.probed is None:
             return None
-        limits = hardware.limits_from(self.settings.device_limits)
+        limits = device_choice.limits_from(self.settings.device_limits)
         chosen = [self.settings.device] if self.settings.device else None
         try:
-            return hardware.select(self.probed, chosen, limits)
-        except hardware.DeviceChoiceError:
-            return hardware.select(self.probed, None, limits)  # a stored choice this engine lacks
+            return device_choice.select(self.probed, chosen, limits)
+        except device_choice.DeviceChoiceError:
+            return device_choice.select(self.probed, None, limits)  # a stored choice this engine lacks
 
     def choices(self) -> list[DeviceChoice]:
         out = [DeviceChoice(None, tr("Automatic"))]

@@ -40,7 +40,7 @@ from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, headless, launch_spec, live_figures
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import measurement, resolver, words
@@ -363,7 +363,7 @@ def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps,
         raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
     return runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
                                 steps=steps, fixes=fixes, requested=machine.requested, drafters=drafters,
-                                chosen_gpus=hardware.visible_for(machine, backend))
+                                chosen_gpus=device_choice.visible_for(machine, backend))
 
 
 class EngineArms:
@@ -375,7 +375,7 @@ class EngineArms:
                  requested: tuple[str, ...] = (), drafters: Mapping[str, Prepared] | None = None,
                  chosen_gpus: Sequence[int] | None = None) -> None:
         self.prepared, self.binary, self.backend, self.gpus = prepared, binary, backend, gpus
-        # The session's chosen GPUs (hardware.visible_for): each arm runs where the launch would.
+        # The session's chosen GPUs (device_choice.visible_for): each arm runs where the launch would.
         self.chosen_gpus = chosen_gpus
         # Another drafter's setups start from its own plan (its draft's offload and KV flags).
         self.drafters = dict(drafters or {})

@@ -37,7 +37,7 @@ from draftwise.core.kinds import EngineKind, Switch
 from draftwise.core.launch import crash, owned_args
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.prepare import Prepared, Request, prepare
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg, stored_in_records
 from draftwise.core.planning import fit_search, plan_types, planner
@@ -372,7 +372,7 @@ def for_launch(
         # The devices the user chose stay the ones the engine sees, and the verdict's.
         return p.launch(spec.binary, engine_backend=spec.backend, gpus=gpus, port=spec.port,
                         api_key=spec.api_key, notes=tuple(p.plan.reasons),
-                        chosen_gpus=hardware.visible_for(machine, spec.backend),
+                        chosen_gpus=device_choice.visible_for(machine, spec.backend),
                         requested=machine.requested)
 
     return Ladder(request, caps, machine, build, broken=broken, start=start or Concessions(),

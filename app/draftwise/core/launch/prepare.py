@@ -105,7 +105,7 @@ class Prepared:
         `engine_backend`: the build's GPU backend (cpu, cuda, rocm, vulkan, metal); `gpus`:
         the machine's inventory; `port`: the port chosen for this start (default: the
         request's); `api_key`: default the request's, else a fresh one. `chosen_gpus`: the
-        physical indexes to show the engine (`hardware.visible_for`); `requested`: the devices
+        physical indexes to show the engine (`device_choice.visible_for`); `requested`: the devices
         the user asked for, checked after the start when the plan has none."""
         request = self.request or Request(model=self.model.path)
         port = request.port if port is None else port

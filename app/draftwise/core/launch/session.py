@@ -33,7 +33,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import hardware, speed
+from draftwise.core.machine import device_choice, hardware, speed
 from draftwise.core.messages import Message, Text
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -108,7 +108,7 @@ class PlannedLaunch:
         return self.prepared.launch(
             self.engine.binary, engine_backend=backend, gpus=getattr(self.machine, "gpus", ()), port=port,
             api_key=api_key, notes=tuple(notes),
-            chosen_gpus=hardware.visible_for(machine, backend) if machine is not None else None,
+            chosen_gpus=device_choice.visible_for(machine, backend) if machine is not None else None,
             requested=machine.requested if machine is not None else (),
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from draftwise.core.kinds import Backend
-from draftwise.core.machine.hardware import Gpu
+from draftwise.core.machine.machine_types import Gpu
 
 GPU_EFFICIENCY = 0.55  # llama.cpp's CUDA decode reaches about 55 % of the card's bandwidth
 # Memory bandwidth of known graphics cards, GB/s (the makers' figures), by name pattern.

@@ -60,7 +60,7 @@ from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
 from draftwise.core.kinds import Backend
 from draftwise.core.machine.gpu_speed import GPU_EFFICIENCY, gpu_bandwidth
-from draftwise.core.machine.hardware import GB, Gpu, Machine
+from draftwise.core.machine.machine_types import GB, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.processes import process_group
 from draftwise.core.records import JsonRecord

@@ -24,7 +24,7 @@ from pathlib import Path
 from draftwise.core.address import RPC_PORT
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
-from draftwise.core.machine.hardware import RPC, Gpu, Machine, MiB
+from draftwise.core.machine.machine_types import RPC, Gpu, Machine, MiB
 from draftwise.core.messages import Message, msg
 
 FIELD = "rpc"  # the setting a worker error points at (the window's "Other computers")

@@ -49,7 +49,7 @@ from typing import Any
 from draftwise.core.engines import capabilities
 from draftwise.core.kinds import Backend, DeviceKind
 from draftwise.core.launch import headless, launch_spec, prepare, session
-from draftwise.core.machine import hardware
+from draftwise.core.machine import device_choice, engine_devices, hardware
 from draftwise.core.machine.hardware import GB, Machine
 from draftwise.core.planning import logparse, memory, plan_types, planner
 from draftwise.core.speculation import resolver
@@ -157,7 +157,7 @@ _variants: dict[Path, str | None] = {}
 def cpu_variant(binary: Path) -> str | None:
     """The CPU module this engine loads (its `--list-devices` at -lv 4)."""
     if binary not in _variants:
-        _variants[binary] = hardware.probe_engine_devices(binary, timeout=60).cpu_variant
+        _variants[binary] = engine_devices.probe_engine_devices(binary, timeout=60).cpu_variant
     return _variants[binary]
 
 
@@ -173,7 +173,7 @@ def described_vulkan(binary: Path, limits: dict[str, hardware.DeviceLimit] | Non
     GPU tier makes a model overflow lavapipe)."""
     probed = hardware.inventory(binary, max_age=0)
     machine = replace(probed, ram_total=BIG_RAM, ram_available=BIG_RAM, described=True)
-    return hardware.select(machine, ["Vulkan0"], limits)
+    return device_choice.select(machine, ["Vulkan0"], limits)
 
 
 def _solo(model: Path, folder: Path) -> Path:

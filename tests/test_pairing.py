@@ -15,7 +15,7 @@ from draftwise.core.engines import capabilities
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless, llamacpp
-from draftwise.core.speculation import pairing
+from draftwise.core.speculation import draft_check, pairing
 from draftwise.core.speculation import resolver as rs
 from draftwise.testing import tinymodels as tm
 
@@ -99,7 +99,7 @@ def _write_pair(folder: Path, pair: Pair) -> tuple[Path, Path]:
 def test_table(pair: Pair, tmp_path: Path) -> None:
     target, draft = _write_pair(tmp_path, pair)
     # The target as the library scan reads it (no token list kept), the draft as the resolver.
-    verdict = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    verdict = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     assert verdict.condition == pair.condition, str(verdict)
     if pair.reason:
         assert re.search(pair.reason, str(verdict)), str(verdict)
@@ -134,8 +134,8 @@ def test_big_vocabulary_walks_in_chunks(tmp_path: Path) -> None:
     t = tm.write_tiny_model(tmp_path / "t.gguf", replace(big, n_pad=100))[0]
     d = tm.write_tiny_model(tmp_path / "d.gguf", _draft(big, renamed=((3100, "\u2581late"),)))[0]
     ok = tm.write_tiny_model(tmp_path / "ok.gguf", _draft(big))[0]
-    assert pairing.check(gguf.read_model(t), rs.read_draft(ok)).ok
-    verdict = pairing.check(gguf.read_model(t), rs.read_draft(d))
+    assert pairing.check(gguf.read_model(t), draft_check.read_draft(ok)).ok
+    verdict = pairing.check(gguf.read_model(t), draft_check.read_draft(d))
     assert verdict.condition == pairing.TOKEN_TEXT and "token 3100 differs" in str(verdict)
 
 
@@ -144,7 +144,7 @@ def test_file_changed_after_the_scan_is_not_trusted(tmp_path: Path) -> None:
     d = tm.write_tiny_model(tmp_path / "d.gguf", _draft())[0]
     scanned = gguf.read_model(t)
     tm.write_tiny_model(t, replace(BASE, n_pad=100, vocab="other"))
-    verdict = pairing.check(scanned, rs.read_draft(d))
+    verdict = pairing.check(scanned, draft_check.read_draft(d))
     assert verdict.condition == pairing.UNREADABLE and "changed since it was read" in str(verdict)
 
 
@@ -204,7 +204,7 @@ def test_the_engine_agrees(engine, pair: Pair, tmp_path: Path) -> None:
     """Each pair on the real engine: it refuses exactly the pairs we refuse for an engine
     condition, for the same condition; the pairs we accept it runs and drafts with."""
     target, draft = _write_pair(tmp_path, pair)
-    ours = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    ours = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     server = headless.start_server(engine.binary, target, ctx=256, log_dir=tmp_path,
                                    extra_args=["--spec-type", "draft-simple", "-md", str(draft), "-lv", "5",
                                                *llamacpp.ban_args(ours.bans)])
@@ -247,7 +247,7 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
         tensors = tm.llama_tensors(pair.draft)
         tensors["output.weight"][: pair.target.n_vocab] = 0.0
         draft = tm.write_tiny_model(draft, replace(pair.draft, name="pair-draft"), tensors=tensors)[0]
-    assert pairing.check(gguf.read_model(target), rs.read_draft(draft)).condition in (pairing.NOT_PADDING,
+    assert pairing.check(gguf.read_model(target), draft_check.read_draft(draft)).condition in (pairing.NOT_PADDING,
                                                                                       pairing.MODEL_ONLY)
     server = headless.start_server(engine.binary, target, ctx=256, log_dir=tmp_path,
                                    extra_args=["--spec-type", "draft-simple", "-md", str(draft)])
@@ -280,7 +280,7 @@ def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp
     target_model = replace(BASE, name="ban-target", n_pad=100, pad_type=CONTROL, extra_rows=0.2)
     target = tm.write_tiny_model(tmp_path / "ban-target.gguf", target_model)[0]
     draft = tm.write_tiny_model(tmp_path / "ban-draft.gguf", _draft(name="ban-draft"))[0]
-    verdict = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    verdict = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     assert verdict.ok and verdict.bans == tuple(range(800, 900))
     assert len(llamacpp.ban_args(verdict.bans)) == 200
 

@@ -17,6 +17,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless, llamacpp
 from draftwise.core.speculation import draft_check, pairing
 from draftwise.core.speculation import resolver as rs
+from draftwise.testing import tinydrafts, tinyspec, tinytensors
 from draftwise.testing import tinymodels as tm
 
 # 800 tokens: 3 specials, 256 bytes, 541 pieces.
@@ -43,7 +44,7 @@ class Pair:
 
 
 P = pairing
-CONTROL = tm.CONTROL
+CONTROL = tinyspec.CONTROL
 IMAGE = (("<image_soft_token>", CONTROL),)  # Gemma 3 4B's id 262144, before its padding
 TEMPLATE = {"tokenizer.chat_template": "{% for m in messages %}<|user|>{{ m.content }}<|end|>{% endfor %}<|assistant|>"}
 PAIRS = (
@@ -166,7 +167,7 @@ def test_engine_defaults() -> None:
 
 
 def test_resolver_picks_a_padded_companion(tmp_path: Path) -> None:
-    target, _draft_model = tm.padded_pair()
+    target, _draft_model = tinydrafts.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
     draft = tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", _draft_model)[0]
     d = rs.resolve(gguf.read_model(model), rs.SpecOptions(), CAPS)
@@ -195,7 +196,7 @@ ENGINE_SAYS = {
 
 def _piece(model: tm.TinyModel, token_id: int) -> str:
     """A word the model's tokenizer turns into `token_id` (SPM adds the leading space)."""
-    return tm.vocabulary(model)[0][token_id].lstrip("\u2581")
+    return tinyspec.vocabulary(model)[0][token_id].lstrip("\u2581")
 
 
 @pytest.mark.engine
@@ -244,7 +245,7 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
     draft that proposes its own extra ids (its other output rows zeroed, so it always does)."""
     target, draft = _write_pair(tmp_path, pair)
     if pair.draft.n_vocab > pair.target.n_vocab:
-        tensors = tm.llama_tensors(pair.draft)
+        tensors = tinytensors.llama_tensors(pair.draft)
         tensors["output.weight"][: pair.target.n_vocab] = 0.0
         draft = tm.write_tiny_model(draft, replace(pair.draft, name="pair-draft"), tensors=tensors)[0]
     assert pairing.check(gguf.read_model(target), draft_check.read_draft(draft)).condition in (pairing.NOT_PADDING,
@@ -311,7 +312,7 @@ def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp
 
 @pytest.mark.engine
 def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None:
-    target, draft_model = tm.padded_pair()
+    target, draft_model = tinydrafts.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
     draft = tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", draft_model)[0]
     caps = capabilities.capabilities(engine.binary)
@@ -335,7 +336,7 @@ def test_the_bans_are_in_the_argv_with_the_drafter_and_not_in_the_fallback(tmp_p
 
     from draftwise.core.launch import prepare
 
-    target, draft_model = tm.padded_pair()
+    target, draft_model = tinydrafts.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
     tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", draft_model)
     p = prepare.prepare(prepare.Request(model=model, extra_args=("-l", "5+1")), CAPS, TEST_MACHINE)

@@ -11,7 +11,8 @@ from draftwise.core.engines.capabilities import parse_help, pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.speculation import companions, decision_types, draft_check, resolver
 from draftwise.core.speculation.resolver import ResolveError, SpecOptions, resolve
-from draftwise.testing.tinymodels import TinyModel, llama_tensors, write_tiny_model
+from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+from draftwise.testing.tinytensors import llama_tensors
 
 CAPS = pinned_caps()
 

@@ -31,7 +31,7 @@ sys.path.insert(0, os.environ.get("DRAFTWISE_APP") or str(Path(__file__).resolve
 
 from draftwise.core.engines.capabilities import pinned_caps  # noqa: E402
 from draftwise.core.gguf.reader import clear_header_cache, read_model  # noqa: E402
-from draftwise.core.speculation import resolver  # noqa: E402
+from draftwise.core.speculation import draft_check, resolver  # noqa: E402
 
 try:
     from draftwise.core.speculation import pairing  # noqa: E402
@@ -137,7 +137,7 @@ def main() -> int:
             print(f"{name}: {_plan(target, draft)}")
             print(f"  scan {scan}, plan {plan}, median of {args.runs}")
             if pairing is not None:
-                kept = resolver.read_draft(draft)
+                kept = draft_check.read_draft(draft)
                 check = _ms(lambda t=target, k=kept: pairing.check(t, k), args.runs)
                 print(f"  the pairing check alone: {check} -> {pairing.check(target, kept)}")
     return 0

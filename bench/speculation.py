@@ -55,6 +55,7 @@ from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.speculation import measured, resolver  # noqa: E402
 from draftwise.core.speculation import setup as setup_mod  # noqa: E402
 from draftwise.testing import realmodels  # noqa: E402
+from draftwise.testing import tinydrafts as td  # noqa: E402
 from draftwise.testing import tinymodels as tm  # noqa: E402
 
 REPEAT = measure.Prompt(
@@ -81,11 +82,11 @@ def _interrupt(signum, _frame) -> None:
 
 
 def _rows(args: argparse.Namespace, threads: tuple[str, ...]) -> list[Row]:
-    target = tm.paying_target()
+    target = td.paying_target()
     pay = tm.write_tiny_model(SCRATCH / "pay" / "speedy.gguf", target)[0]
-    tm.write_tiny_model(SCRATCH / "pay" / "speedy-draft.gguf", tm.exact_draft(target))
+    tm.write_tiny_model(SCRATCH / "pay" / "speedy-draft.gguf", td.exact_draft(target))
     slow = tm.write_tiny_model(SCRATCH / "slow" / "speedy.gguf", target)[0]
-    tm.write_tiny_model(SCRATCH / "slow" / "speedy-draft.gguf", tm.never_accepted_draft(target))
+    tm.write_tiny_model(SCRATCH / "slow" / "speedy-draft.gguf", td.never_accepted_draft(target))
     alone = tm.write_tiny_model(SCRATCH / "alone" / "speedy.gguf", target)[0]
     s = arms.Settings(tokens=args.tokens, rounds=args.rounds)
     rows = [

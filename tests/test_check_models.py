@@ -81,10 +81,10 @@ def test_gguf_py_reads_the_stdlib_file(kind, tmp_path):
 
 
 def test_vocabulary_is_tinymodels(tmp_path):
-    tm = pytest.importorskip("draftwise.testing.tinymodels")
+    ts = pytest.importorskip("draftwise.testing.tinyspec")
     for vocab in ("base", "other"):
-        assert check_models.vocabulary(vocab) == tm.vocabulary(tm.TinyModel(vocab=vocab))
-    assert check_models.vocabulary("base", 700) == tm.vocabulary(tm.TinyModel(n_pieces=700))
+        assert check_models.vocabulary(vocab) == ts.vocabulary(ts.TinyModel(vocab=vocab))
+    assert check_models.vocabulary("base", 700) == ts.vocabulary(ts.TinyModel(n_pieces=700))
 
 
 def test_random_weights_are_seeded(tmp_path):

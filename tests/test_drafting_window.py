@@ -18,6 +18,7 @@ from draftwise.core.engines import capabilities
 from draftwise.core.launch import headless, launch_spec, measure
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.core.speculation.measured import MeasuredRecords
+from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 from draftwise.ui.drafting_card import DraftingCard
 from draftwise.viewmodels.app import AppViewModel
@@ -37,9 +38,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def paying(tmp_path: Path) -> Path:
-    target = tm.paying_target(**SMALL)
+    target = td.paying_target(**SMALL)
     model = tm.write_tiny_model(tmp_path / "pay" / "speedy.gguf", target)[0]
-    tm.write_tiny_model(tmp_path / "pay" / "speedy-draft.gguf", tm.exact_draft(target))
+    tm.write_tiny_model(tmp_path / "pay" / "speedy-draft.gguf", td.exact_draft(target))
     return model
 
 
@@ -136,9 +137,9 @@ def test_closing_the_app_mid_measurement_leaves_no_engine_and_no_record(qtbot, e
 
 
 def test_live_acceptance_too_low_to_pay_warns_and_one_click_turns_speculation_off(qtbot, engine, tmp_path: Path):
-    target = tm.paying_target(**SMALL)
+    target = td.paying_target(**SMALL)
     model = tm.write_tiny_model(tmp_path / "slow" / "speedy.gguf", target)[0]
-    tm.write_tiny_model(tmp_path / "slow" / "speedy-draft.gguf", tm.never_accepted_draft(target))
+    tm.write_tiny_model(tmp_path / "slow" / "speedy-draft.gguf", td.never_accepted_draft(target))
     vm = _vm(engine)
     try:
         _open(qtbot, vm, model)

@@ -15,6 +15,7 @@ from draftwise.core.engines.capabilities import MTP_ONE_NEXTN_11434, pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless, measure, prepare
 from draftwise.core.planning import logparse, planner
+from draftwise.core.speculation import draft_check
 from draftwise.core.speculation import resolver as rs
 from draftwise.testing import realvocab as rv
 from draftwise.testing import tinyarchs as ta
@@ -52,7 +53,7 @@ def test_the_assistant_is_known_by_its_architecture_and_tensors(folder):
     info = gguf.read_model(folder / ASSISTANT)
     assert (info.architecture, info.sidecar_kind, info.mtp_layout) == ("gemma4-assistant", "assistant", "mtp-only")
     assert info.mtp_head_present and info.embedding_length_out == 64 and info.nextn_predict_layers == 2
-    assert rs.draft_type(info) == "draft-mtp"
+    assert draft_check.draft_type(info) == "draft-mtp"
     with pytest.raises(prepare.PrepareError, match="is a drafter"):
         prepare.read_model(folder / ASSISTANT)
 

@@ -20,6 +20,7 @@ from draftwise.core.hub.judge import Judge
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import hardware, speed
 from draftwise.core.messages import msg
+from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 
 RATE = speed.Throughput(20e9, "described")
@@ -29,12 +30,12 @@ REPO = "org/Tiny-GGUF"
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("hubmodels")
-    target = tm.paying_target()
+    target = td.paying_target()
     return {
         "mtp": tm.write_tiny_model(folder / "mtp" / "tiny-mtp-Q8_0.gguf", tm.mtp_model())[0],
         "trunk": tm.write_tiny_model(folder / "trunk" / "tiny-mtp-Q8_0.gguf", tm.mtp_model(), part="trunk")[0],
         "target": tm.write_tiny_model(folder / "pair" / "tiny-Q8_0.gguf", target)[0],
-        "draft": tm.write_tiny_model(folder / "pair" / "tiny-draft-Q8_0.gguf", tm.exact_draft(target))[0],
+        "draft": tm.write_tiny_model(folder / "pair" / "tiny-draft-Q8_0.gguf", td.exact_draft(target))[0],
     }
 
 

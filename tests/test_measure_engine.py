@@ -21,6 +21,7 @@ from draftwise.core.engines import capabilities
 from draftwise.core.launch import measure, prepare
 from draftwise.core.machine import hardware
 from draftwise.core.speculation import measured, resolver
+from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 
 SMALL = dict(n_embd=64, n_layer=4, n_head=4, n_head_kv=2, n_ff=128, dtype="F32")
@@ -44,14 +45,14 @@ def _pair(folder: Path, draft: tm.TinyModel | None, target: tm.TinyModel) -> Pat
 
 @pytest.fixture
 def paying(tmp_path: Path) -> Path:
-    target = tm.paying_target(**SMALL)
-    return _pair(tmp_path / "pay", tm.exact_draft(target), target)
+    target = td.paying_target(**SMALL)
+    return _pair(tmp_path / "pay", td.exact_draft(target), target)
 
 
 @pytest.fixture
 def slow(tmp_path: Path) -> Path:
-    target = tm.paying_target(**SMALL)
-    return _pair(tmp_path / "slow", tm.never_accepted_draft(target), target)
+    target = td.paying_target(**SMALL)
+    return _pair(tmp_path / "slow", td.never_accepted_draft(target), target)
 
 
 def _prepared(model: Path, engine, **request) -> prepare.Prepared:
@@ -233,8 +234,8 @@ def test_cli_sweep_prints_the_table_records_the_best_and_plan_runs_it(tmp_path: 
 def test_measure_refuses_what_does_not_fit(tmp_path: Path, engine, capsys):
     # Trained for 100M tokens: the plan takes the whole context (a slot never gets more than
     # the trained length), and that does not fit.
-    target = tm.paying_target(**SMALL, n_ctx_train=100_000_000)
-    big = _pair(tmp_path / "big", tm.exact_draft(target), target)
+    target = td.paying_target(**SMALL, n_ctx_train=100_000_000)
+    big = _pair(tmp_path / "big", td.exact_draft(target), target)
     assert main(["measure", str(big), "--engine", str(engine.binary), "--ctx", "100000000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("draftwise: ") and "measure" not in err.split(":", 1)[0]

@@ -15,8 +15,9 @@ from draftwise.core.engines import capabilities
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless, llamacpp
-from draftwise.core.speculation import pairing
+from draftwise.core.speculation import draft_check, pairing
 from draftwise.core.speculation import resolver as rs
+from draftwise.testing import tinydrafts, tinyspec, tinytensors
 from draftwise.testing import tinymodels as tm
 
 # 800 tokens: 3 specials, 256 bytes, 541 pieces.
@@ -43,7 +44,7 @@ class Pair:
 
 
 P = pairing
-CONTROL = tm.CONTROL
+CONTROL = tinyspec.CONTROL
 IMAGE = (("<image_soft_token>", CONTROL),)  # Gemma 3 4B's id 262144, before its padding
 TEMPLATE = {"tokenizer.chat_template": "{% for m in messages %}<|user|>{{ m.content }}<|end|>{% endfor %}<|assistant|>"}
 PAIRS = (
@@ -99,7 +100,7 @@ def _write_pair(folder: Path, pair: Pair) -> tuple[Path, Path]:
 def test_table(pair: Pair, tmp_path: Path) -> None:
     target, draft = _write_pair(tmp_path, pair)
     # The target as the library scan reads it (no token list kept), the draft as the resolver.
-    verdict = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    verdict = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     assert verdict.condition == pair.condition, str(verdict)
     if pair.reason:
         assert re.search(pair.reason, str(verdict)), str(verdict)
@@ -134,8 +135,8 @@ def test_big_vocabulary_walks_in_chunks(tmp_path: Path) -> None:
     t = tm.write_tiny_model(tmp_path / "t.gguf", replace(big, n_pad=100))[0]
     d = tm.write_tiny_model(tmp_path / "d.gguf", _draft(big, renamed=((3100, "\u2581late"),)))[0]
     ok = tm.write_tiny_model(tmp_path / "ok.gguf", _draft(big))[0]
-    assert pairing.check(gguf.read_model(t), rs.read_draft(ok)).ok
-    verdict = pairing.check(gguf.read_model(t), rs.read_draft(d))
+    assert pairing.check(gguf.read_model(t), draft_check.read_draft(ok)).ok
+    verdict = pairing.check(gguf.read_model(t), draft_check.read_draft(d))
     assert verdict.condition == pairing.TOKEN_TEXT and "token 3100 differs" in str(verdict)
 
 
@@ -144,7 +145,7 @@ def test_file_changed_after_the_scan_is_not_trusted(tmp_path: Path) -> None:
     d = tm.write_tiny_model(tmp_path / "d.gguf", _draft())[0]
     scanned = gguf.read_model(t)
     tm.write_tiny_model(t, replace(BASE, n_pad=100, vocab="other"))
-    verdict = pairing.check(scanned, rs.read_draft(d))
+    verdict = pairing.check(scanned, draft_check.read_draft(d))
     assert verdict.condition == pairing.UNREADABLE and "changed since it was read" in str(verdict)
 
 
@@ -166,7 +167,7 @@ def test_engine_defaults() -> None:
 
 
 def test_resolver_picks_a_padded_companion(tmp_path: Path) -> None:
-    target, _draft_model = tm.padded_pair()
+    target, _draft_model = tinydrafts.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
     draft = tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", _draft_model)[0]
     d = rs.resolve(gguf.read_model(model), rs.SpecOptions(), CAPS)
@@ -195,7 +196,7 @@ ENGINE_SAYS = {
 
 def _piece(model: tm.TinyModel, token_id: int) -> str:
     """A word the model's tokenizer turns into `token_id` (SPM adds the leading space)."""
-    return tm.vocabulary(model)[0][token_id].lstrip("\u2581")
+    return tinyspec.vocabulary(model)[0][token_id].lstrip("\u2581")
 
 
 @pytest.mark.engine
@@ -204,7 +205,7 @@ def test_the_engine_agrees(engine, pair: Pair, tmp_path: Path) -> None:
     """Each pair on the real engine: it refuses exactly the pairs we refuse for an engine
     condition, for the same condition; the pairs we accept it runs and drafts with."""
     target, draft = _write_pair(tmp_path, pair)
-    ours = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    ours = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     server = headless.start_server(engine.binary, target, ctx=256, log_dir=tmp_path,
                                    extra_args=["--spec-type", "draft-simple", "-md", str(draft), "-lv", "5",
                                                *llamacpp.ban_args(ours.bans)])
@@ -244,10 +245,10 @@ def test_what_we_refuse_and_the_engine_takes_kills_it_mid_reply(engine, pair: Pa
     draft that proposes its own extra ids (its other output rows zeroed, so it always does)."""
     target, draft = _write_pair(tmp_path, pair)
     if pair.draft.n_vocab > pair.target.n_vocab:
-        tensors = tm.llama_tensors(pair.draft)
+        tensors = tinytensors.llama_tensors(pair.draft)
         tensors["output.weight"][: pair.target.n_vocab] = 0.0
         draft = tm.write_tiny_model(draft, replace(pair.draft, name="pair-draft"), tensors=tensors)[0]
-    assert pairing.check(gguf.read_model(target), rs.read_draft(draft)).condition in (pairing.NOT_PADDING,
+    assert pairing.check(gguf.read_model(target), draft_check.read_draft(draft)).condition in (pairing.NOT_PADDING,
                                                                                       pairing.MODEL_ONLY)
     server = headless.start_server(engine.binary, target, ctx=256, log_dir=tmp_path,
                                    extra_args=["--spec-type", "draft-simple", "-md", str(draft)])
@@ -280,7 +281,7 @@ def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp
     target_model = replace(BASE, name="ban-target", n_pad=100, pad_type=CONTROL, extra_rows=0.2)
     target = tm.write_tiny_model(tmp_path / "ban-target.gguf", target_model)[0]
     draft = tm.write_tiny_model(tmp_path / "ban-draft.gguf", _draft(name="ban-draft"))[0]
-    verdict = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    verdict = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     assert verdict.ok and verdict.bans == tuple(range(800, 900))
     assert len(llamacpp.ban_args(verdict.bans)) == 200
 
@@ -311,7 +312,7 @@ def test_banned_ids_keep_the_engine_alive_where_it_dies_without_them(engine, tmp
 
 @pytest.mark.engine
 def test_a_padded_companion_is_chosen_and_drafts(engine, tmp_path: Path) -> None:
-    target, draft_model = tm.padded_pair()
+    target, draft_model = tinydrafts.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
     draft = tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", draft_model)[0]
     caps = capabilities.capabilities(engine.binary)
@@ -335,7 +336,7 @@ def test_the_bans_are_in_the_argv_with_the_drafter_and_not_in_the_fallback(tmp_p
 
     from draftwise.core.launch import prepare
 
-    target, draft_model = tm.padded_pair()
+    target, draft_model = tinydrafts.padded_pair()
     model = tm.write_tiny_model(tmp_path / "Tiny-7B-F32.gguf", target)[0]
     tm.write_tiny_model(tmp_path / "Tiny-0.5B-draft.gguf", draft_model)
     p = prepare.prepare(prepare.Request(model=model, extra_args=("-l", "5+1")), CAPS, TEST_MACHINE)

@@ -23,7 +23,7 @@ import pytest
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless, llamacpp
-from draftwise.core.speculation import pairing
+from draftwise.core.speculation import draft_check, pairing
 from draftwise.core.speculation import resolver as rs
 from draftwise.testing import realvocab as rv
 from draftwise.testing import tinyarchs as ta
@@ -148,7 +148,7 @@ def _beside(tmp_path: Path, pair: RealPair, files: tuple[Path, Path]) -> tuple[P
 def test_our_verdict_and_auto(pair: RealPair, written, tmp_path: Path) -> None:
     target, draft = _beside(tmp_path, pair, written[pair.name])
     model = gguf.read_model(target)
-    verdict = pairing.check(model, rs.read_draft(draft))
+    verdict = pairing.check(model, draft_check.read_draft(draft))
     assert verdict.condition == pair.condition, str(verdict)
     assert len(verdict.bans) == pair.bans
     if pair.reason:
@@ -168,7 +168,7 @@ def test_our_verdict_and_auto(pair: RealPair, written, tmp_path: Path) -> None:
 @pytest.mark.parametrize("pair", REAL_PAIRS, ids=IDS)
 def test_the_engine_verdict(engine, pair: RealPair, written, tmp_path: Path) -> None:
     target, draft = written[pair.name]
-    ours = pairing.check(gguf.read_model(target), rs.read_draft(draft))
+    ours = pairing.check(gguf.read_model(target), draft_check.read_draft(draft))
     server = headless.start_server(engine.binary, target, ctx=512, log_dir=tmp_path,
                                    extra_args=["--spec-type", "draft-simple", "-md", str(draft), "-lv", "5",
                                                "-t", "1", *llamacpp.ban_args(ours.bans)])

@@ -9,9 +9,10 @@ import pytest
 
 from draftwise.core.engines.capabilities import parse_help, pinned_caps
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.speculation import resolver
+from draftwise.core.speculation import companions, decision_types, draft_check, resolver
 from draftwise.core.speculation.resolver import ResolveError, SpecOptions, resolve
-from draftwise.testing.tinymodels import TinyModel, llama_tensors, write_tiny_model
+from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+from draftwise.testing.tinytensors import llama_tensors
 
 CAPS = pinned_caps()
 
@@ -146,14 +147,14 @@ def test_explicit_draft_errors(target, tmp_path):
     bad.write_text("these are my notes, not a model")
     other = _write(tmp_path / "other.gguf", _small(vocab="other"))
     cases = {
-        tmp_path / "missing.gguf": (resolver.DraftState.MISSING, "does not exist"),
-        tmp_path: (resolver.DraftState.FOLDER, "is a folder"),
-        target: (resolver.DraftState.SAME_FILE, "is the model itself"),
-        bad: (resolver.DraftState.NOT_GGUF, "cannot be used"),
-        other: (resolver.DraftState.VOCAB, "cannot draft for this model: token 259 differs"),
+        tmp_path / "missing.gguf": (decision_types.DraftState.MISSING, "does not exist"),
+        tmp_path: (decision_types.DraftState.FOLDER, "is a folder"),
+        target: (decision_types.DraftState.SAME_FILE, "is the model itself"),
+        bad: (decision_types.DraftState.NOT_GGUF, "cannot be used"),
+        other: (decision_types.DraftState.VOCAB, "cannot draft for this model: token 259 differs"),
     }
     for path, (state, message) in cases.items():
-        verdict = resolver.check_draft(model, path, CAPS)
+        verdict = draft_check.check_draft(model, path, CAPS)
         assert (verdict.state, verdict.ok) == (state, False), path
         assert message in str(verdict.reason)
         with pytest.raises(ResolveError, match=message) as err:
@@ -163,8 +164,8 @@ def test_explicit_draft_errors(target, tmp_path):
 
 def test_the_draft_check_of_a_good_draft_is_the_decisions(target, tmp_path):
     draft = _write(tmp_path / "d.gguf", _small())
-    verdict = resolver.check_draft(_read(target), draft, CAPS)
-    assert verdict.ok and verdict.state == resolver.DraftState.OK and verdict.spec_type == "draft-simple"
+    verdict = draft_check.check_draft(_read(target), draft, CAPS)
+    assert verdict.ok and verdict.state == decision_types.DraftState.OK and verdict.spec_type == "draft-simple"
     assert verdict.reason is None and verdict.info is not None and verdict.info.path == draft
     d = resolve(_read(target), SpecOptions(draft=draft), CAPS)
     assert d.draft_check == verdict and d.draft_info is d.draft_check.info
@@ -196,7 +197,7 @@ def test_engine_without_the_type_refuses_explicit(target, tmp_path):
     old = parse_help("--spec-type none,ngram-mod  types\n-md, --model-draft FNAME  draft\n")
     with pytest.raises(ResolveError, match="cannot run a draft model") as err:
         resolve(_read(target), SpecOptions(draft=draft), old)
-    assert err.value.draft is not None and err.value.draft.state == resolver.DraftState.UNSUITABLE
+    assert err.value.draft is not None and err.value.draft.state == decision_types.DraftState.UNSUITABLE
 
 
 # ----------------------------------------------------------------- rule 5: auto
@@ -214,7 +215,7 @@ def test_an_embedded_mtp_head_carries_the_suitable_companions_as_alternatives(tm
     draft = _write(tmp_path / "GLM-tiny-draft.gguf", _small(name="GLM-tiny-draft"))
     _write(tmp_path / "GLM-tiny-other-draft.gguf", _small(vocab="other"))  # another vocabulary: refused
     reads: list[str] = []
-    d = resolve(_read(model), SpecOptions(), CAPS, read=lambda p: reads.append(p.name) or resolver.read_draft(p))
+    d = resolve(_read(model), SpecOptions(), CAPS, read=lambda p: reads.append(p.name) or draft_check.read_draft(p))
     assert (d.source, d.spec_type, d.draft) == ("auto-mtp", "draft-mtp", None)
     assert [str(n) for n in d.notes] == ["MTP head found in the model: speculation is on."]
     assert sorted(reads) == ["GLM-tiny-draft.gguf", "GLM-tiny-other-draft.gguf"]
@@ -360,7 +361,7 @@ def test_split_mode_tensor_warns_but_does_not_block(target, tmp_path):
     ("model.gguf", "model"),
 ])
 def test_family_prefix(name, prefix):
-    assert resolver.family_prefix(Path(name)) == prefix
+    assert companions.family_prefix(Path(name)) == prefix
 
 
 def test_explicit_mtp_head_of_another_architecture_is_refused(target, tmp_path):
@@ -373,7 +374,7 @@ def test_explicit_mtp_head_of_another_architecture_is_refused(target, tmp_path):
 
 def test_family_name_pairs_a_publishers_small_model_with_its_big_one():
     """Qwen publishes its 0.5B beside the 7B under its own name, not as a 'draft'."""
-    from draftwise.core.speculation.resolver import family_name
+    from draftwise.core.speculation.companions import family_name
 
     assert family_name(Path("qwen2.5-0.5b-instruct-q8_0.gguf")) == "qwen2.5"
     assert family_name(Path("Qwen2.5-7B-Instruct-Q4_K_M-00001-of-00002.gguf")) == "qwen2.5"

@@ -10,10 +10,10 @@ from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless
 from draftwise.core.speculation.resolver import SpecOptions, resolve
+from draftwise.testing.tinydrafts import eagle3_draft
 from draftwise.testing.tinymodels import (
     TinyModel,
     draft_model,
-    eagle3_draft,
     mtp_model,
     write_tiny_model,
 )

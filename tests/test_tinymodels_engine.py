@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.launch import headless
+from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 
 pytestmark = pytest.mark.engine
@@ -133,7 +134,7 @@ def test_companion_draft_with_the_same_vocabulary(engine, target, tmp_path):
 
 def test_twin_draft_is_always_accepted(engine, target, tmp_path):
     model, path = target
-    twin = tm.write_tiny_model(tmp_path / "twin.gguf", tm.twin_draft(model))[0]
+    twin = tm.write_tiny_model(tmp_path / "twin.gguf", td.twin_draft(model))[0]
     with _serving(engine, path, tmp_path, "--spec-type", "draft-simple", "-md", str(twin)) as server:
         result = server.complete(PROMPT, n_predict=8)
     timings = result["timings"]
@@ -181,7 +182,7 @@ def test_broken_draft_exits_1(engine, target, tmp_path, how, reason):
     assert "exiting due to model loading error" in log
 
 
-@pytest.mark.parametrize(("kind", "make"), [("eagle3", tm.eagle3_draft), ("dflash", tm.dflash_draft)])
+@pytest.mark.parametrize(("kind", "make"), [("eagle3", td.eagle3_draft), ("dflash", td.dflash_draft)])
 def test_feature_drafts_run(engine, target, tmp_path, kind, make):
     model, path = target
     draft = tm.write_tiny_model(tmp_path / f"{kind}.gguf", make(model))[0]

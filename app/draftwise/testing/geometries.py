@@ -68,7 +68,8 @@ def write_sparse(path: Path, g: Geometry) -> Path:
     import gguf
     import numpy as np
 
-    from draftwise.testing.tinymodels import TinyModel, _add_value, vocabulary
+    from draftwise.testing.tinymodels import _add_value
+    from draftwise.testing.tinyspec import TinyModel, vocabulary
 
     path.parent.mkdir(parents=True, exist_ok=True)
     w = gguf.GGUFWriter(path, g.arch)

@@ -14,7 +14,7 @@ appends (`convert_hf_to_gguf.py` / conversion/base.py: ids the tokenizer lacks b
 up to the config's vocab_size) is built from it with `padded` and `extended`, each step
 named where it is used (`REAL_PAIRS` in tests/test_pairing.py and docs/pairing.md).
 
-`write(path, model, vocab)` writes a tiny model (tinymodels/tinyarchs tensors) with that
+`write(path, model, vocab)` writes a tiny model (tinytensors/tinyarchs tensors) with that
 list; `cached(name, build)` keeps the written file in the real-models cache, because a
 262,208-token header takes seconds to write.
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from draftwise.testing import realmodels
+from draftwise.testing import realmodels, tinyspec, tinytensors
 from draftwise.testing import tinymodels as tm
 
 NORMAL, CONTROL, USER_DEFINED, UNUSED = 1, 3, 4, 5
@@ -158,7 +158,7 @@ def write(path: str | Path, model: tm.TinyModel, vocab: RealVocab,
           tensors: Callable[[tm.TinyModel], dict] | None = None) -> Path:
     """A tiny model with `vocab` as its tokenizer (zero rows for UNUSED ids, as converted)."""
     model = tiny(model, vocab)
-    make = tensors or (lambda m: tm.model_tensors(m))
+    make = tensors or (lambda m: tinytensors.model_tensors(m))
     t = make(model)
     unused = [i for i, k in enumerate(vocab.types) if k == UNUSED]
     for name in ("token_embd.weight", "output.weight"):
@@ -270,7 +270,7 @@ def gpt_oss() -> RealVocab:
     size = 201088
     model = replace(tm.TinyModel(tokenizer_model="gpt2", tokenizer_pre="gpt-4o", vocab="o200k"),
                     n_pieces=size - 3 - 256)
-    tokens, scores, types = tm.vocabulary(model)
+    tokens, scores, types = tinyspec.vocabulary(model)
     v = RealVocab("o200k_harmony-synthesized", tuple(t.encode() for t in tokens), tuple(types), tuple(scores))
     specials = {199998: "<|startoftext|>", 199999: "<|endoftext|>", 200002: "<|return|>", 200003: "<|constrain|>",
                 200005: "<|channel|>", 200006: "<|start|>", 200007: "<|end|>", 200008: "<|message|>",

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.kinds import Backend, EngineKind, EngineSource, MtpMode
+from draftwise.testing.tinydrafts import eagle3_draft
 from draftwise.testing.tinymodels import (
     TinyModel,
     draft_model,
-    eagle3_draft,
     mtp_model,
     write_tiny_model,
 )

@@ -23,13 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from draftwise.testing.tinymodels import (
-    TinyModel,
-    glm4moe_tensors,
-    llama_tensors,
-    mtp_model,
-    write_tiny_model,
-)
+from draftwise.testing.tinymodels import TinyModel, mtp_model, write_tiny_model
+from draftwise.testing.tinytensors import glm4moe_tensors, llama_tensors
 
 Tensors = dict[str, np.ndarray]
 

@@ -26,7 +26,7 @@ from draftwise.core.launch.ladder import Concessions
 from draftwise.core.machine import hardware
 from draftwise.core.messages import Text
 from draftwise.core.readable import command_line
-from draftwise.core.speculation import resolver
+from draftwise.core.speculation import decision_types, draft_check, resolver
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels.engine import EngineChoice
 from draftwise.viewmodels.i18n import tr, tr_error
@@ -56,7 +56,7 @@ class Inputs:
 @dataclass(frozen=True)
 class Outcome:
     generation: int
-    check: resolver.DraftVerdict | None  # the resolver's draft check (None: the field is empty)
+    check: decision_types.DraftVerdict | None  # the resolver's draft check (None: the field is empty)
     decision: resolver.SpecDecision | None
     error: FieldError | None
     plan: PlanView | None
@@ -111,7 +111,7 @@ def replan(inp: Inputs) -> Outcome:
 
 
 def _draft_check(request: prepare.Request, decision: resolver.SpecDecision | None, error: FieldError | None,
-                 model: gguf.ModelInfo, caps: EngineCaps) -> resolver.DraftVerdict | None:
+                 model: gguf.ModelInfo, caps: EngineCaps) -> decision_types.DraftVerdict | None:
     """The resolver's verdict on the Draft model field, as the launch session's resolve gave
     it; only when another field's error stopped the plan before the draft was looked at is
     the same check asked for itself (the header comes from the reader's cache)."""
@@ -121,7 +121,7 @@ def _draft_check(request: prepare.Request, decision: resolver.SpecDecision | Non
         return decision.draft_check
     if error is not None and getattr(error, "draft", None) is not None:
         return error.draft  # type: ignore[attr-defined]
-    return resolver.check_draft(model, request.draft, caps)
+    return draft_check.check_draft(model, request.draft, caps)
 
 
 def engine_of(inp: Inputs) -> session.Engine:

@@ -1,6 +1,6 @@
 """Speculation settings: MTP auto/off, an optional draft model, and the decision in words.
 
-The draft field shows the resolver's own draft check (core/speculation/resolver.py
+The draft field shows the resolver's own draft check (core/speculation/draft_check.py
 `check_draft`, run by the app's re-plan off the GUI thread): missing / a folder / not a GGUF
 model / the model itself / another vocabulary / not for this model or engine / OK with the
 speculative type it calls for. A bad draft blocks Launch with the reason next to the field.
@@ -14,12 +14,12 @@ from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message
+from draftwise.core.speculation import decision_types, resolver
 from draftwise.core.speculation import measured as measured_mod
-from draftwise.core.speculation import resolver
 from draftwise.core.speculation.words import words_of
 from draftwise.viewmodels.i18n import tr, tr_message
 
-# The resolver's note for a companion it could not use (core/speculation/resolver.py).
+# The resolver's note for a companion it could not use (core/speculation/companions.py).
 _SKIPPED = "Skipped {name}: {reason}."
 
 
@@ -31,7 +31,7 @@ class SpeculationViewModel(QObject):
         super().__init__(parent)
         self.mtp = MtpMode.AUTO
         self.draft = ""
-        self.check: resolver.DraftVerdict | None = None  # None: the field is empty
+        self.check: decision_types.DraftVerdict | None = None  # None: the field is empty
         self.decision: resolver.SpecDecision | None = None
         self.error: resolver.ResolveError | None = None
         self.pending = False
@@ -74,7 +74,7 @@ class SpeculationViewModel(QObject):
     # ---------------------------------------------------------------- results
     def set_result(
         self,
-        check: resolver.DraftVerdict | None,
+        check: decision_types.DraftVerdict | None,
         decision: resolver.SpecDecision | None,
         error: resolver.ResolveError | None,
     ) -> None:
@@ -112,7 +112,7 @@ class SpeculationViewModel(QObject):
             if self.mtp == MtpMode.OFF:
                 return ""
             return tr("Leave empty: Draftwise uses the model's built-in helper, or a draft model found beside it.")
-        return tr("OK — {0}").format(tr_message(resolver.type_words(c.spec_type or "")))
+        return tr("OK — {0}").format(tr_message(decision_types.type_words(c.spec_type or "")))
 
     def draft_tooltip(self) -> str:
         """The technical speculative type of an accepted draft (for the field's tooltip)."""
@@ -162,7 +162,7 @@ class SpeculationViewModel(QObject):
                               "speculation.").format(name, tr_message(why))
                 return tr("No draft model found: the model runs without speculation.")
             return tr_message(last)  # e.g. another backend, or the planner left the drafter out
-        words = tr_message(resolver.type_words(d.spec_type))
+        words = tr_message(decision_types.type_words(d.spec_type))
         if d.source == resolver.AUTO_MTP:
             return tr("This model has its own helper built in (an MTP head): speculation on.")
         if d.source == resolver.AUTO_COMPANION:

@@ -36,7 +36,7 @@ _NORMAL, _UNKNOWN, _CONTROL, _BYTE = 1, 2, 3, 6  # llama_token_attr
 
 
 def vocabulary(vocab: str = VOCAB, n_pieces: int = N_PIECES) -> tuple[list[str], list[float], list[int]]:
-    """tinymodels.vocabulary: SPM with byte fallback; pieces from an alphabet shuffled by name."""
+    """tinyspec.vocabulary: SPM with byte fallback; pieces from an alphabet shuffled by name."""
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
     types = [_UNKNOWN, _CONTROL, _CONTROL] + [_BYTE] * 256
     letters = list("abcdefghijklmnopqrstuvwxyz")

@@ -37,7 +37,7 @@ from draftwise.core.kinds import SpecSource
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import hardware, speed
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import resolver
+from draftwise.core.speculation import draft_check, resolver
 
 JUDGED_DIR = "hub-judged"
 MTP_ONLY = "mtp-only"  # gguf.ModelInfo.mtp_layout of a file holding just an MTP head
@@ -96,7 +96,7 @@ def speculation_kind(spec: resolver.SpecDecision) -> Drafting:
         return Drafting.MTP
     if spec.draft is not None:
         info = spec.draft_info
-        return Drafting.MTP_ASSISTANT if info is not None and info.sidecar_kind == resolver.ASSISTANT else Drafting.DRAFT
+        return Drafting.MTP_ASSISTANT if info is not None and info.sidecar_kind == draft_check.ASSISTANT else Drafting.DRAFT
     if spec.source == SpecSource.AUTO_NGRAM:
         return Drafting.NGRAM
     return Drafting.NONE

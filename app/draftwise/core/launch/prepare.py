@@ -26,16 +26,16 @@ from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Text, msg
 from draftwise.core.planning import extra_args, memory, plan_types, planner
-from draftwise.core.speculation import field_settings, resolver
+from draftwise.core.speculation import decision_types, field_settings, resolver
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import setup as setup_mod
 
 
 class PrepareError(FieldError):
     """Input that cannot be launched. `draft`: the draft check's verdict when the draft is
-    what cannot be used (resolver.DraftVerdict), for the field that shows it."""
+    what cannot be used (decision_types.DraftVerdict), for the field that shows it."""
 
-    def __init__(self, field_name: str, message: Text, draft: resolver.DraftVerdict | None = None) -> None:
+    def __init__(self, field_name: str, message: Text, draft: decision_types.DraftVerdict | None = None) -> None:
         super().__init__(field_name, message)
         self.draft = draft
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.speculation.resolver import family_name, family_prefix
+from draftwise.core.speculation.companions import family_name, family_prefix
 
 DRAFT_WORDS = ("draft", "assistant", "eagle", "dflash", "mtp")
 

@@ -32,7 +32,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless
 from draftwise.core.machine import engine_devices
 from draftwise.core.machine.hardware import GB, cpu_only
-from draftwise.core.planning import logparse, memory, planner
+from draftwise.core.planning import cpu_buffers, logparse, planner
 from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
@@ -181,7 +181,7 @@ def run_case(case: Case, binary: Path, folder: Path) -> dict:
             break
         except headless.EngineError:
             status = crash.ExitStatus.from_returncode(server.process.returncode or 0)
-            amx = machine.cpu_variant in memory.AMX_VARIANTS
+            amx = machine.cpu_variant in cpu_buffers.AMX_VARIANTS
             if no_repack or not (amx and status.effective_signal == crash.SIGILL):
                 raise
             # The AMX kernels stop with an illegal instruction on this machine: what the
@@ -219,9 +219,9 @@ def run_case(case: Case, binary: Path, folder: Path) -> dict:
 
 
 def plan_weights_nextn(info: gguf.ModelInfo) -> tuple[int, ...]:
-    from draftwise.core.planning import memory
+    from draftwise.core.planning import weight_table
 
-    return memory.read_weight_table(info).nextn
+    return weight_table.read_weight_table(info).nextn
 
 
 def _err(p: int, a: int) -> float | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.planning import memory
+from draftwise.core.planning import context_bytes
 from draftwise.testing.corpus import gate, judge, record, registry
 
 
@@ -59,13 +59,13 @@ def test_the_planner_against_every_recorded_row(rejudged):
 def test_a_planted_compute_error_fails(pinned_source, monkeypatch):
     """+3 % on one model's compute in the planner fails: within the 5 % target, but past the
     accepted error by more than DRIFT."""
-    real = memory.target_context
+    real = context_bytes.target_context
 
     def planted(shape, c, kv_type, **kw):
         out = real(shape, c, kv_type, **kw)
         return replace(out, compute=int(out.compute * 1.03)) if shape.n_vocab == 128256 and shape.n_layer == 16 else out
 
-    monkeypatch.setattr(memory, "target_context", planted)
+    monkeypatch.setattr(context_bytes, "target_context", planted)
     spec = registry.get("Llama-3.2-1B-Instruct")
     rows = gate.rejudge_recorded(pinned=pinned_source, specs=[spec])
     cpu = next(run for row, run in rows if row.mode == judge.CPU)

@@ -14,8 +14,15 @@ import pytest
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import owned_args
 from draftwise.core.machine.hardware import GB, DeviceLimit, Gpu, Machine
-from draftwise.core.planning import ffn_offload, plan_types, planner
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import (
+    compute_buffer,
+    ffn_offload,
+    kv_cache,
+    model_shape,
+    plan_types,
+    planner,
+    weight_table,
+)
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
@@ -24,7 +31,7 @@ MiB = 1 << 20
 NO_SPEC = SpecDecision(None, None, NONE, False, ())
 # The GPU tier's dense model (tests/test_gpu_vulkan.py): 8 blocks of 7.5 MiB, 6 MiB of them FFN.
 # The GPU limit (MiB) at which seven of its FFNs must move: the compute buffer counts the copy
-# of a CPU-held FFN weight the GPU makes for the prompt batch (memory.offloaded_compute).
+# of a CPU-held FFN weight the GPU makes for the prompt batch (compute_buffer.offloaded_compute).
 LIMIT = 42
 DENSE = TinyModel(name="gpu-llama", dtype="F16", n_embd=512, n_ff=2048, n_head=8, n_head_kv=4, n_layer=8)
 
@@ -105,7 +112,7 @@ def test_both_layouts_are_planned_and_the_cost_model_chooses(dense):
     assert ffn.seconds == pytest.approx(ffn.cpu_read / r.cpu + ffn.gpu_read[0] / r.gpus[0])
     # Either way the GPU runs the CPU's large matrix products of the reserved graph
     # (offload_op), so the CPU's compute buffer is the host buffer of the inputs alone.
-    host = mem.host_compute(mem.read_shape(dense), mem.cells(512, 1, 0))
+    host = compute_buffer.host_compute(model_shape.read_shape(dense), kv_cache.cells(512, 1, 0))
     assert layers.per_device[1].compute == ffn.per_device[1].compute == host
     alone = planner.plan(dense, NO_SPEC, Machine(16 * GB, 16 * GB, [], "Linux"), planner.PlanPrefs(ctx=512))
     assert alone.per_device[0].compute > host  # no GPU: the CPU reserves the whole graph
@@ -144,7 +151,7 @@ def test_no_ffn_layout_without_a_choice(dense, tmp_path: Path):
     p = plan(moe, machine(12))
     assert p.n_cpu_ffn == 0 and p.layouts == [] and "-ot" not in p.plan_args
     # No tensor table: the weights are estimated, nothing to name in a pattern.
-    est = mem.estimated_weight_table(dense)
+    est = weight_table.estimated_weight_table(dense)
     p = planner.plan(dense, NO_SPEC, machine(LIMIT), planner.PlanPrefs(ctx=512), weights=est)
     assert p.layouts == [] and p.n_cpu_ffn == 0
     # The user fixed the GPU layers: planned as given.

@@ -70,15 +70,15 @@ def test_auto_picks_the_assistant_with_draft_mtp_and_the_file(folder):
 
 
 def test_the_plan_counts_the_assistant_weights_and_no_kv_of_its_own(folder):
-    from draftwise.core.planning import memory
+    from draftwise.core.planning import kv_cache, model_shape, mtp_head, weight_table
 
     model, assistant = gguf.read_model(folder / MODEL), gguf.read_model(folder / ASSISTANT)
     spec = rs.resolve(model, rs.SpecOptions(), CAPS)
     plan = planner.plan(model, spec, TEST_MACHINE, planner.PlanPrefs(ctx=4096), assistant)
     assert str(plan.drafter) == "MTP head" and plan.slots == 1
-    weights = memory.read_weight_table(assistant).total()
-    c = memory.cells(plan.ctx, plan.slots, model.sliding_window or 0)
-    ctx = memory.mtp_context(memory.read_shape(assistant), c, plan.kv_type)
+    weights = weight_table.read_weight_table(assistant).total()
+    c = kv_cache.cells(plan.ctx, plan.slots, model.sliding_window or 0)
+    ctx = mtp_head.mtp_context(model_shape.read_shape(assistant), c, plan.kv_type)
     # The drafter is its weights and its compute; the KV it reads is the model's own.
     assert ctx.kv > 0  # what a cache of its own would have cost
     assert plan.bytes.drafter == weights + ctx.compute + ctx.output

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from draftwise.core.planning import gemma3n_graph, memory
+from draftwise.core.planning import gemma3n_graph, kv_cache
 from draftwise.core.planning.ggml_sim import F32, Graph, peak_bytes
 
 MiB = 1 << 20
@@ -92,6 +92,6 @@ def test_gemma3n_compute_is_the_engines(dims, ctx, slots, ubatch, engine_mib):
     """The replayed graph lands where the engine's allocator puts it: the same peak to the
     line's two decimals, though it is not monotonic in the block count and 19 MiB of E2B's
     119 are holes between live tensors (a sum of live widths gave 75 MiB)."""
-    c = memory.cells(ctx, slots, 512, ubatch=ubatch)
+    c = kv_cache.cells(ctx, slots, 512, ubatch=ubatch)
     got = gemma3n_graph.compute_bytes(dims, c.ubatch, c.per_stream, c.swa_per_stream, slots)
     assert abs(got / MiB - engine_mib) < 0.006, got / MiB

@@ -17,8 +17,7 @@ from draftwise.core.launch.launch_flow import GpuChecked, LaunchFlow, Notice, Re
 from draftwise.core.launch.launch_spec import LaunchSpec, gpu_env
 from draftwise.core.machine import device_choice, probe_parsers
 from draftwise.core.machine.hardware import GB, DeviceLimit, Gpu, Machine
-from draftwise.core.planning import memory as mem
-from draftwise.core.planning import planner
+from draftwise.core.planning import cpu_buffers, model_shape, planner, weight_table
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 
 MiB = 1 << 20
@@ -171,40 +170,40 @@ def _t(name: str, shape: tuple[int, ...], type_name: str, nbytes: int, offset: i
 
 def test_which_weights_the_cpu_re_lays():
     q4 = _t("blk.0.attn_q.weight", (640, 1024), "Q4_0", 1024 * 20 * 18)
-    assert mem.extra_buffer(q4, "haswell") == ("CPU_REPACK", q4.nbytes)
-    assert mem.extra_buffer(q4, "sandybridge") is None  # no AVX2
-    assert mem.extra_buffer(q4, None) is None
-    assert mem.extra_buffer(_t("blk.0.attn_q.weight", (640, 1020), "Q4_0", 1), "haswell") is None  # rows % 8
+    assert cpu_buffers.extra_buffer(q4, "haswell") == ("CPU_REPACK", q4.nbytes)
+    assert cpu_buffers.extra_buffer(q4, "sandybridge") is None  # no AVX2
+    assert cpu_buffers.extra_buffer(q4, None) is None
+    assert cpu_buffers.extra_buffer(_t("blk.0.attn_q.weight", (640, 1020), "Q4_0", 1), "haswell") is None  # rows % 8
     q8 = _t("blk.0.ffn_up.weight", (256, 512), "Q8_0", 512 * 8 * 34)
-    assert mem.extra_buffer(q8, "haswell") is None  # x86 repacks no Q8_0
-    assert mem.extra_buffer(q8, "armv8.2_1") == ("CPU_REPACK", q8.nbytes)
+    assert cpu_buffers.extra_buffer(q8, "haswell") is None  # x86 repacks no Q8_0
+    assert cpu_buffers.extra_buffer(q8, "armv8.2_1") == ("CPU_REPACK", q8.nbytes)
     # AMX (sapphirerapids) takes Q8_0 with a 4-byte compensation per block, and F16 as it is.
-    assert mem.extra_buffer(q8, "sapphirerapids") == ("AMX", q8.nbytes + 512 * 8 * 4)
+    assert cpu_buffers.extra_buffer(q8, "sapphirerapids") == ("AMX", q8.nbytes + 512 * 8 * 4)
     f16 = _t("blk.0.ffn_up.weight", (256, 512), "F16", 256 * 512 * 2)
-    assert mem.extra_buffer(f16, "sapphirerapids") == ("AMX", f16.nbytes)
-    assert mem.extra_buffer(_t("token_embd.weight", (640, 1024), "Q4_0", 9), "haswell") is None  # GET_ROWS
-    assert mem.extra_buffer(_t("blk.0.attn_norm.weight", (640,), "F32", 9), "haswell") is None
+    assert cpu_buffers.extra_buffer(f16, "sapphirerapids") == ("AMX", f16.nbytes)
+    assert cpu_buffers.extra_buffer(_t("token_embd.weight", (640, 1024), "Q4_0", 9), "haswell") is None  # GET_ROWS
+    assert cpu_buffers.extra_buffer(_t("blk.0.attn_norm.weight", (640,), "F32", 9), "haswell") is None
 
 
 def test_mapped_range_spans_the_holes():
-    wt = mem.WeightTable((300, 300), (0, 0), 100, 0, tensors=(
+    wt = weight_table.WeightTable((300, 300), (0, 0), 100, 0, tensors=(
         (0, _t("token_embd.weight", (8, 8), "F16", 100, 0)),
         (0, _t("blk.0.attn_q.weight", (64, 12), "Q4_0", 300, 100)),
         (0, _t("blk.1.attn_norm.weight", (8,), "F32", 300, 400)),
     ))  # fmt: skip
-    cw = mem.cpu_weights(wt, "haswell")
+    cw = cpu_buffers.cpu_weights(wt, "haswell")
     assert cw.extra == {} and cw.mapped == 700  # 12 rows: not a multiple of 8 -> stays mapped
-    wt2 = mem.WeightTable((300, 300), (0, 0), 100, 0, tensors=(
+    wt2 = weight_table.WeightTable((300, 300), (0, 0), 100, 0, tensors=(
         (0, _t("token_embd.weight", (8, 8), "F16", 100, 0)),
         (0, _t("blk.0.attn_q.weight", (64, 16), "Q4_0", 300, 100)),
         (0, _t("blk.1.attn_norm.weight", (8,), "F32", 300, 400)),
     ))  # fmt: skip
-    cw2 = mem.cpu_weights(wt2, "haswell")
+    cw2 = cpu_buffers.cpu_weights(wt2, "haswell")
     # The Q4_0 tensor moves to CPU_REPACK, but the mapping still spans its bytes.
     assert cw2.extra == {"CPU_REPACK": 300} and cw2.mapped == 700 and cw2.total == 1000
     # With a GPU device there are no extra buffers; a block on the GPU between two tensors in
     # RAM is a hole the mapping spans (experts in RAM around GPU blocks).
-    gpu_between = mem.cpu_weights(wt2, None, on_cpu=lambda t: not t.name.startswith("blk.0"))
+    gpu_between = cpu_buffers.cpu_weights(wt2, None, on_cpu=lambda t: not t.name.startswith("blk.0"))
     assert gpu_between.mapped == 700 and gpu_between.summed < 700
 
 
@@ -261,8 +260,8 @@ def tiny_info(tmp_path_factory: pytest.TempPathFactory):
     return gguf.read_model(write_tiny_model(tmp_path_factory.mktemp("u") / "tiny.gguf", TinyModel())[0])
 
 
-_SHAPE = mem.Shape("llama", 64, 323, 4096, (mem.Layer(k=32, v=32, ff=128),) * 2)
-_WT = mem.WeightTable((2 * MiB, 2 * MiB), (0, 0), MiB, MiB)
+_SHAPE = model_shape.Shape("llama", 64, 323, 4096, (model_shape.Layer(k=32, v=32, ff=128),) * 2)
+_WT = weight_table.WeightTable((2 * MiB, 2 * MiB), (0, 0), MiB, MiB)
 
 
 # ------------------------------------------------------------------ the window's picker

@@ -17,7 +17,7 @@ import pytest
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
-from draftwise.core.planning import logparse, memory, plan_types, planned_vs_actual, planner
+from draftwise.core.planning import logparse, plan_types, planned_vs_actual, planner, weight_table
 from draftwise.core.speculation.resolver import AUTO_MTP, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, draft_model
@@ -95,14 +95,12 @@ def test_planned_setups_launch_and_match(engine, models, tmp_path, name, ctx, kv
 
 
 def test_mtp_plan_launches_with_its_draft_context(engine, models, tmp_path):
-    from draftwise.core.planning import memory
-
     info = gguf.read_model(models["mtp"])
     plan = planner.plan(info, MTP, cpu_only(8 * GB), planner.PlanPrefs(ctx=8192))
     assert str(plan.drafter) == "MTP head" and plan.slots == 1
     actual = launch(engine, models["mtp"], plan, MTP, tmp_path)
     assert actual.has_draft
-    nextn = sum(memory.read_weight_table(info).nextn)
+    nextn = sum(weight_table.read_weight_table(info).nextn)
     assert_close(plan, actual, nextn_bytes=nextn)
     drafter = actual.summary()["drafter"]
     assert abs(plan.bytes.drafter - nextn - drafter) <= 0.05 * drafter
@@ -129,7 +127,7 @@ def test_gpu_shaped_plans_are_accepted_by_the_engine(engine, models, tmp_path):
     """Partial-offload plans made for a described GPU machine: the flags they carry
     (--n-cpu-moe, -ngl N, --fit on --fit-target) must parse and start."""
     info = gguf.read_model(models["moe"])
-    wt = memory.read_weight_table(info)
+    wt = weight_table.read_weight_table(info)
     prefs = planner.PlanPrefs(ctx=4096, kv_type="f16")
     roomy = Gpu(0, "cuda", "big GPU", None, 0, 8 * GB, device="CUDA0")
     whole = planner.plan(info, NO_SPEC, Machine(8 * GB, 8 * GB, [roomy], "Linux"), prefs)

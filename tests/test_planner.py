@@ -19,14 +19,20 @@ from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
 from draftwise.core.messages import msg
 from draftwise.core.planning import (
+    compute_buffer,
+    context_bytes,
+    cpu_buffers,
     extra_args,
+    kv_cache,
     logparse,
+    model_shape,
+    mtp_head,
     placement,
     plan_types,
     planned_vs_actual,
     planner,
+    weight_table,
 )
-from draftwise.core.planning import memory as mem
 from draftwise.core.speculation.resolver import (
     AUTO_COMPANION,
     AUTO_MTP,
@@ -38,7 +44,7 @@ from draftwise.core.speculation.resolver import (
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
 
-MiB = mem.MiB
+MiB = 1 << 20
 NO_SPEC = SpecDecision(None, None, NONE, False, ())
 MTP_AUTO = SpecDecision("draft-mtp", None, AUTO_MTP, True, ("--spec-type", "draft-mtp"))
 
@@ -85,11 +91,11 @@ def big(base: gguf.ModelInfo, *, arch: str = "llama", n: int = 32, e: int = 4096
     kvs = dict(extra_kv or {})
     if experts:
         kvs[f"{arch}.expert_feed_forward_length"] = experts[2]
-    shape = mem.shape_of(info, kvs)
+    shape = model_shape.shape_of(info, kvs)
     emb = int(vocab * e * 4.5 / 8)
     per = int((weights_gb * GB - 2 * emb) / (n + nextn))
     ex = tuple([int(per * 0.95)] * (n + nextn)) if experts else (0,) * (n + nextn)
-    wt = mem.WeightTable(tuple(per - x for x in ex), ex, emb, emb, 0, tuple([per] * nextn))
+    wt = weight_table.WeightTable(tuple(per - x for x in ex), ex, emb, emb, 0, tuple([per] * nextn))
     return info, shape, wt
 
 
@@ -109,30 +115,30 @@ def plan_big(model, spec=NO_SPEC, machine=None, prefs=None, **kw) -> planner.Pla
 
 # ------------------------------------------------------------------ byte formulas
 def test_kv_type_bytes():
-    assert mem.kv_row_bytes("f16", 128) == 256
-    assert mem.kv_row_bytes("f32", 128) == 512
-    assert mem.kv_row_bytes("q8_0", 128) == 128 // 32 * 34
-    assert mem.kv_row_bytes("q4_0", 128) == 4 * 18
-    assert mem.kv_row_bytes("q5_1", 64) == 2 * 24
-    assert mem.kv_row_bytes("iq4_nl", 64) == 2 * 18
+    assert kv_cache.kv_row_bytes("f16", 128) == 256
+    assert kv_cache.kv_row_bytes("f32", 128) == 512
+    assert kv_cache.kv_row_bytes("q8_0", 128) == 128 // 32 * 34
+    assert kv_cache.kv_row_bytes("q4_0", 128) == 4 * 18
+    assert kv_cache.kv_row_bytes("q5_1", 64) == 2 * 24
+    assert kv_cache.kv_row_bytes("iq4_nl", 64) == 2 * 18
     with pytest.raises(ValueError, match="unknown KV cache type"):
-        mem.kv_row_bytes("q3_k", 64)
+        kv_cache.kv_row_bytes("q3_k", 64)
 
 
 def test_cells_pad_slots_and_window():
-    c = mem.cells(1000, 1, 0)
+    c = kv_cache.cells(1000, 1, 0)
     assert (c.n_ctx, c.per_stream, c.ubatch) == (1024, 1024, 512)
-    c = mem.cells(4096, 3, 256)
+    c = kv_cache.cells(4096, 3, 256)
     assert (c.n_ctx, c.per_stream, c.n_stream) == (12288, 4096, 3)
     # llama_kv_cache_iswa: PAD(min(cells, n_swa + ubatch), 256), per stream when not unified.
     assert c.swa_per_stream == 768
-    assert mem.cells(4096, 1, 256, swa_full=True).swa_per_stream == 4096
-    assert mem.cells(256, 1, 0).ubatch == 256
+    assert kv_cache.cells(4096, 1, 256, swa_full=True).swa_per_stream == 4096
+    assert kv_cache.cells(256, 1, 0).ubatch == 256
 
 
 def test_weights_exact_from_tensor_table(files):
     info = info_of(files["llama"])
-    wt = mem.read_weight_table(info)
+    wt = weight_table.read_weight_table(info)
     header = gguf.read_header(files["llama"])
     assert wt.total() == sum(-(-t.nbytes // 32) * 32 for t in header.tensors)
     blk0 = sum(t.nbytes for t in header.tensors if t.name.startswith("blk.0."))
@@ -141,62 +147,62 @@ def test_weights_exact_from_tensor_table(files):
 
 
 def test_tied_head_is_duplicated_only_off_the_cpu(files):
-    wt = mem.read_weight_table(info_of(files["gemma3"]))
+    wt = weight_table.read_weight_table(info_of(files["gemma3"]))
     assert wt.tied
     assert wt.head(on_gpu=False) == wt.output  # output_norm only: mmap shares token_embd
     assert wt.head(on_gpu=True) == wt.output + wt.input
 
 
 def test_experts_and_nextn_grouped(files):
-    wt = mem.read_weight_table(info_of(files["moe"]))
+    wt = weight_table.read_weight_table(info_of(files["moe"]))
     assert all(x > 0 for x in wt.experts)
     assert wt.experts[0] == 3 * 8 * 256 * 256 * 4  # gate, up, down x 8 experts, F32
-    mtp = mem.read_weight_table(info_of(files["mtp"]))
+    mtp = weight_table.read_weight_table(info_of(files["mtp"]))
     assert len(mtp.nextn) == 1 and mtp.total(with_nextn=False) == mtp.total() - mtp.nextn[0]
 
 
 def test_kv_bytes_dense_llama(files):
-    shape = mem.read_shape(info_of(files["llama"]))
-    ctx = mem.target_context(shape, mem.cells(4096, 1, 0), "f16")
+    shape = model_shape.read_shape(info_of(files["llama"]))
+    ctx = context_bytes.target_context(shape, kv_cache.cells(4096, 1, 0), "f16")
     # 4 layers x 2 KV heads x 64 x (K + V) x 2 bytes x 4096 cells: the engine says 8.00 MiB.
     assert ctx.kv == 4 * 2 * 64 * 2 * 2 * 4096 == 8 * MiB
-    assert mem.target_context(shape, mem.cells(4096, 1, 0), "q8_0").kv == 4 * 2 * 4 * 34 * 4096
+    assert context_bytes.target_context(shape, kv_cache.cells(4096, 1, 0), "q8_0").kv == 4 * 2 * 4 * 34 * 4096
 
 
 def test_kv_bytes_sliding_window(files):
-    shape = mem.read_shape(info_of(files["gemma3"]))
+    shape = model_shape.read_shape(info_of(files["gemma3"]))
     assert [ly.swa for ly in shape.layers] == [True] * 5 + [False]
-    kv = mem.target_context(shape, mem.cells(4096, 1, shape.n_swa), "f16").kv
+    kv = context_bytes.target_context(shape, kv_cache.cells(4096, 1, shape.n_swa), "f16").kv
     row = 2 * 64 * 2 * 2
     assert kv == row * 4096 + 5 * row * 768
-    full = mem.target_context(shape, mem.cells(4096, 1, shape.n_swa, swa_full=True), "f16").kv
+    full = context_bytes.target_context(shape, kv_cache.cells(4096, 1, shape.n_swa, swa_full=True), "f16").kv
     assert full == 6 * row * 4096
 
 
 def test_recurrent_state_bytes(files):
-    shape = mem.read_shape(info_of(files["hybrid"]))
+    shape = model_shape.read_shape(info_of(files["hybrid"]))
     assert [ly.recurrent for ly in shape.layers] == [True, True, False, True, True, False]
-    ctx = mem.target_context(shape, mem.cells(4096, 2, 0), "f16")
+    ctx = context_bytes.target_context(shape, kv_cache.cells(4096, 2, 0), "f16")
     conv = 3 * (512 + 2 * 64)
     ssm = 64 * 512
     assert ctx.rs == 4 * (conv + ssm) * 4 * 2  # 4 mamba layers, f32, 2 sequences
     assert ctx.kv == 2 * 2 * 64 * 2 * 2 * 4096 * 2  # 2 attention layers, 4096 cells x 2 streams
     # Architectures that roll back recurrent state while drafting keep 1 + n_max snapshots.
     rolled = replace(shape, arch="nemotron_h")
-    spec_ctx = mem.target_context(rolled, mem.cells(4096, 1, 0), "f16", spec_type="draft-mtp")
-    assert spec_ctx.rs == 4 * (conv + ssm) * 4 * (1 + mem.SPEC_DRAFT_N_MAX)
+    spec_ctx = context_bytes.target_context(rolled, kv_cache.cells(4096, 1, 0), "f16", spec_type="draft-mtp")
+    assert spec_ctx.rs == 4 * (conv + ssm) * 4 * (1 + context_bytes.SPEC_DRAFT_N_MAX)
 
 
 def test_mtp_blocks_only_with_mtp(files):
     info = info_of(files["mtp"])
-    shape = mem.read_shape(info)
+    shape = model_shape.read_shape(info)
     assert shape.n_nextn == 1 and shape.n_layer == 4
-    c = mem.cells(4096, 1, 0)
-    assert mem.target_context(shape, c, "f16").kv == 4 * 2 * 64 * 2 * 2 * 4096
-    assert mem.mtp_context(shape, c, "f16").kv == 1 * 2 * 64 * 2 * 2 * 4096
+    c = kv_cache.cells(4096, 1, 0)
+    assert context_bytes.target_context(shape, c, "f16").kv == 4 * 2 * 64 * 2 * 2 * 4096
+    assert mtp_head.mtp_context(shape, c, "f16").kv == 1 * 2 * 64 * 2 * 2 * 4096
     no = planner.plan(info, NO_SPEC, cpu_only(8 * GB), planner.PlanPrefs(ctx=4096))
     yes = planner.plan(info, MTP_AUTO, cpu_only(8 * GB), planner.PlanPrefs(ctx=4096))
-    wt = mem.read_weight_table(info)
+    wt = weight_table.read_weight_table(info)
     assert no.bytes.weights == wt.total(with_nextn=False) and no.bytes.drafter == 0
     assert yes.bytes.weights == no.bytes.weights
     assert yes.bytes.drafter > wt.nextn[0] and yes.drafter == msg("MTP head")
@@ -205,12 +211,12 @@ def test_mtp_blocks_only_with_mtp(files):
 def test_shape_of_per_layer_heads_shared_kv_and_mla(base_info):
     info = replace(base_info, architecture="gemma3n", block_count=6, head_count_kv=[2, 2, 2, 2, 2, 2],
                    shared_kv_layers=2, sliding_window=None)  # fmt: skip
-    shape = mem.shape_of(info)
+    shape = model_shape.shape_of(info)
     assert [ly.k > 0 for ly in shape.layers] == [True] * 4 + [False] * 2
-    mla = mem.shape_of(replace(base_info, architecture="deepseek2", key_length=576, value_length=512,
+    mla = model_shape.shape_of(replace(base_info, architecture="deepseek2", key_length=576, value_length=512,
                                head_count_kv=1), {"deepseek2.attention.key_length_mla": 192})  # fmt: skip
     assert mla.layers[0].k == 576 and mla.layers[0].v == 0
-    qnext = mem.shape_of(replace(base_info, architecture="qwen3next", block_count=8,
+    qnext = model_shape.shape_of(replace(base_info, architecture="qwen3next", block_count=8,
                                  full_attention_interval=4, ssm_conv_kernel=4, ssm_inner_size=512,
                                  ssm_state_size=128, ssm_group_count=2))  # fmt: skip
     assert [ly.recurrent for ly in qnext.layers] == [True, True, True, False] * 2
@@ -218,9 +224,9 @@ def test_shape_of_per_layer_heads_shared_kv_and_mla(base_info):
 
 
 def test_compute_estimate_follows_ubatch_and_mask(files):
-    shape = mem.read_shape(info_of(files["llama"]))
-    small = mem.target_context(shape, mem.cells(4096, 1, 0), "f16").compute
-    large = mem.target_context(shape, mem.cells(8192, 1, 0), "f16").compute
+    shape = model_shape.read_shape(info_of(files["llama"]))
+    small = context_bytes.target_context(shape, kv_cache.cells(4096, 1, 0), "f16").compute
+    large = context_bytes.target_context(shape, kv_cache.cells(8192, 1, 0), "f16").compute
     # The f16 KQ mask grows by cells x ubatch x 2 bytes; the engine: 9.52 -> 13.52 MiB.
     assert large - small == 4096 * 512 * 2
     assert abs(small / MiB - 9.52) < 0.05
@@ -351,8 +357,8 @@ def test_companion_draft_model_dropped_or_kept(files, base_info):
     target = big(base_info)
     spec = SpecDecision("draft-simple", files["draft"], AUTO_COMPANION, True,
                         ("--spec-type", "draft-simple", "--spec-draft-model", str(files["draft"])))
-    big_draft = mem.read_weight_table(draft).scaled(1.2 * GB / mem.read_weight_table(draft).total())
-    shape_d = replace(mem.read_shape(draft), layers=mem.read_shape(draft).layers * 14)
+    big_draft = weight_table.read_weight_table(draft).scaled(1.2 * GB / weight_table.read_weight_table(draft).total())
+    shape_d = replace(model_shape.read_shape(draft), layers=model_shape.read_shape(draft).layers * 14)
     wt_d = replace(big_draft, layers=big_draft.layers * 14, experts=big_draft.experts * 14)
     p = plan_big(target, spec=spec, draft=draft, draft_shape=shape_d, draft_weights=wt_d)
     assert p.drop_drafter and "draft model was left out" in p.drop_reason
@@ -408,9 +414,9 @@ def test_prefs_from_options_validates():
 
 def test_unreadable_tensor_table_is_estimated(base_info, tmp_path):
     info = replace(base_info, files=[tmp_path / "missing.gguf"], path=tmp_path / "missing.gguf")
-    wt = mem.read_weight_table(info)
+    wt = weight_table.read_weight_table(info)
     assert not wt.exact and wt.total() > 0
-    p = planner.plan(info, NO_SPEC, cpu_only(8 * GB), shape=mem.shape_of(info))
+    p = planner.plan(info, NO_SPEC, cpu_only(8 * GB), shape=model_shape.shape_of(info))
     assert p.estimated_weights and any("estimated" in w for w in p.warnings)
 
 
@@ -445,8 +451,8 @@ def test_tied_head_goes_to_the_gpu_unless_the_backend_refuses_its_size(files, mo
     loader's probe output, n_vocab x 512 f32) above maxStorageBufferRange, and then the head
     stays on the CPU (lavapipe: Qwen3-0.6B's stays, SmolLM2's goes; docs/planner.md)."""
     info = info_of(files["gemma3"])
-    wt = mem.read_weight_table(info)
-    shape = mem.read_shape(info)
+    wt = weight_table.read_weight_table(info)
+    shape = model_shape.read_shape(info)
     assert wt.tied
 
     def gpu_weights(backend: str, software: bool = False) -> int:
@@ -474,10 +480,10 @@ def test_a_moe_mtp_heads_context_is_the_engines(name, e, heads, kv_heads, head, 
     for the corpus files (tests/test_real_geometry_engine.py; GLM-4.5-Air 16.00 + 150.01 + 0.58
     MiB). The down projection's output (used x n_embd per token) lands past the experts' gate,
     up and SwiGLU rows; without it the plan was 99.2 and 41.9 MiB."""
-    head_layer = mem.Layer(k=kv_heads * head, v=kv_heads * head, ff=used * expert, n_used=used, q=heads * head)
-    shape = mem.Shape(arch=name, n_embd=e, n_vocab=vocab, n_ctx_train=131072,
-                      layers=(mem.Layer(k=1, v=1, ff=1), head_layer), n_nextn=1)  # fmt: skip
-    ctx = mem.mtp_context(shape, mem.cells(4096, 1, 0), "f16")
+    head_layer = model_shape.Layer(k=kv_heads * head, v=kv_heads * head, ff=used * expert, n_used=used, q=heads * head)
+    shape = model_shape.Shape(arch=name, n_embd=e, n_vocab=vocab, n_ctx_train=131072,
+                      layers=(model_shape.Layer(k=1, v=1, ff=1), head_layer), n_nextn=1)  # fmt: skip
+    ctx = mtp_head.mtp_context(shape, kv_cache.cells(4096, 1, 0), "f16")
     got = (ctx.kv + ctx.compute + ctx.output) / (1 << 20)
     assert abs(got - engine_mib) <= max(0.05 * engine_mib, 8), got
     assert abs(got - engine_mib) <= 1.5, got  # to the router's rows, which the plan leaves out
@@ -489,10 +495,10 @@ def test_a_partial_offload_runs_the_cpu_blocks_prompt_on_the_gpu(files):
     the GPU the graph with the largest CPU-held FFN input weight under it. --no-op-offload
     (or Metal's one pool) leaves the CPU its own blocks' graph."""
     info = info_of(files["llama"])
-    shape, wt = mem.read_shape(info), mem.read_weight_table(info)
+    shape, wt = model_shape.read_shape(info), weight_table.read_weight_table(info)
     machine = Machine(16 * GB, 16 * GB, [Gpu(0, "vulkan", "dev", None, 8 * GB, 8 * GB, device="Vulkan0")], "Linux")
-    c = mem.cells(4096, 1, 0)
-    tctx = mem.target_context(shape, c, "f16")
+    c = kv_cache.cells(4096, 1, 0)
+    tctx = context_bytes.target_context(shape, c, "f16")
 
     def devices(**prefs):
         p = planner.plan(info, NO_SPEC, machine, planner.PlanPrefs(ctx=4096, gpu_layers=3, engine_fit=False, **prefs),
@@ -503,7 +509,7 @@ def test_a_partial_offload_runs_the_cpu_blocks_prompt_on_the_gpu(files):
     assert ram.layers == 2 and gpu.layers == 2  # blocks 0-1 in RAM, 2-3 and the head on the GPU
     cpu_ffn = max(t.nbytes for _fi, t in wt.tensors
                   if t.name.split(".")[1] in ("0", "1") and t.name.split(".")[2] in ("ffn_gate", "ffn_up"))  # fmt: skip
-    assert ram.compute == mem.host_compute(shape, c)
+    assert ram.compute == compute_buffer.host_compute(shape, c)
     assert gpu.compute >= tctx.compute + cpu_ffn
     ram_off, gpu_off = devices(op_offload=False)
     assert ram_off.compute == gpu_off.compute == tctx.compute
@@ -513,7 +519,7 @@ def test_a_partial_offload_runs_the_cpu_blocks_prompt_on_the_gpu(files):
 # ------------------------------------------------------------------ one walk of a tensor table
 def test_a_second_plan_of_an_unchanged_model_does_not_walk_its_tensor_table_again(tmp_path, monkeypatch):
     """Each re-plan and launch plans again: the weight table and the CPU buffers per placement
-    come from the shared headers once (memory.IdentityCache), until the file changes."""
+    come from the shared headers once (identity_cache.IdentityCache), until the file changes."""
     import os
     import time
 
@@ -521,7 +527,7 @@ def test_a_second_plan_of_an_unchanged_model_does_not_walk_its_tensor_table_agai
     old = time.time() - 3600  # a model on disk for a while: its header is cached (reader.RACY_NS)
     os.utime(model, (old, old))
     walks = {"table": 0, "cpu": 0}
-    table, cpu = mem.weight_table, mem.cpu_weights
+    table, cpu = weight_table.weight_table, cpu_buffers.cpu_weights
 
     def counted(name, f):
         def wrapper(*a, **kw):
@@ -529,8 +535,8 @@ def test_a_second_plan_of_an_unchanged_model_does_not_walk_its_tensor_table_agai
             return f(*a, **kw)
         return wrapper
 
-    monkeypatch.setattr(mem, "weight_table", counted("table", table))
-    monkeypatch.setattr(mem, "cpu_weights", counted("cpu", cpu))
+    monkeypatch.setattr(weight_table, "weight_table", counted("table", table))
+    monkeypatch.setattr(cpu_buffers, "cpu_weights", counted("cpu", cpu))
     machine = Machine(ram_total=16 * GB, ram_available=12 * GB, gpus=[], os="linux")
     first = planner.plan(gguf.read_model(model), NO_SPEC, machine, planner.PlanPrefs(ctx=2048))
     assert walks == {"table": 1, "cpu": 1}

@@ -17,15 +17,22 @@ import pytest
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.machine.hardware import GB, Gpu, Machine, cpu_only
-from draftwise.core.planning import extra_args, planner
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import (
+    context_bytes,
+    cpu_buffers,
+    extra_args,
+    kv_cache,
+    model_shape,
+    planner,
+    weight_table,
+)
 from draftwise.core.speculation.resolver import AUTO_MTP, AUTO_NGRAM, EXPLICIT, NONE, SpecDecision
 from draftwise.testing import geometries as geo
 from draftwise.testing import projectors
 from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
-MiB = mem.MiB
+MiB = 1 << 20
 NO_SPEC = SpecDecision(None, None, NONE, False, ())
 BIG_CPU = cpu_only(512 * GB)  # room for anything: the plan is exactly what was asked
 
@@ -75,10 +82,10 @@ def test_amx_copies_the_tied_head_beside_the_mapped_file():
     nr = planner.plan(info, NO_SPEC, amx, planner.PlanPrefs(ctx=4096, no_repack=True))
     assert nr.bytes.cpu_extra == {} and nr.bytes.weights < p.bytes.weights - 200 * MiB
     # The head's own copy: Q8_0 with a 4-byte compensation per block.
-    head = mem.tied_head_extra(mem.read_weight_table(info), "sapphirerapids")
+    head = cpu_buffers.tied_head_extra(weight_table.read_weight_table(info), "sapphirerapids")
     assert head == ("AMX", 262144 * 640 // 32 * (34 + 4))
     # AVX2 repacks Q4_0/Q4_K/IQ4_NL/MXFP4, not Q8_0: no copy of this head there.
-    assert mem.tied_head_extra(mem.read_weight_table(info), "haswell") is None
+    assert cpu_buffers.tied_head_extra(weight_table.read_weight_table(info), "haswell") is None
 
 
 # ------------------------------------------------------------------ 2. gpt-oss sliding windows
@@ -93,7 +100,7 @@ def test_gpt_oss_sliding_window_by_the_files_architecture_name(sparse, ctx, kv_m
     assert info.architecture == "gpt-oss"
     p = plan(info, ctx)
     assert p.bytes.kv == kv_mib * MiB
-    shape = mem.read_shape(info)
+    shape = model_shape.read_shape(info)
     assert [ly.swa for ly in shape.layers[:4]] == [True, False, True, False]  # layer 0 slides
 
 
@@ -121,8 +128,8 @@ def test_sliding_window_patterns_match_the_pinned_source(pinned_source: Path):
         if m:
             for arch in cls_arch.get(hp.group(1), []):
                 found[arch] = (int(m.group(1)), m.group(2) == "true")
-    assert "gpt-oss" in found and "openai-moe" not in mem.SWA_PATTERNS
-    assert {a: mem.SWA_PATTERNS.get(a) for a in found} == found
+    assert "gpt-oss" in found and "openai-moe" not in model_shape.SWA_PATTERNS
+    assert {a: model_shape.SWA_PATTERNS.get(a) for a in found} == found
 
 
 # ------------------------------------------------------------------ 3. Qwen3 MoE compute
@@ -148,11 +155,11 @@ def test_qwen3_30b_a3b_compute(sparse, ctx):
 
 
 def test_moe_compute_over_geometries():
-    base = mem.Shape("qwen3moe", 0, 4096, 40960, ())
+    base = model_shape.Shape("qwen3moe", 0, 4096, 40960, ())
     for (e, ff, used), actual in MOE_GRID.items():
-        layer = mem.Layer(k=512, v=512, ff=ff * used, n_used=used, q=16 * 128)
+        layer = model_shape.Layer(k=512, v=512, ff=ff * used, n_used=used, q=16 * 128)
         shape = replace(base, n_embd=e, layers=(layer, layer))
-        ctx = mem.target_context(shape, mem.cells(4096, 1, 0), "f16")
+        ctx = context_bytes.target_context(shape, kv_cache.cells(4096, 1, 0), "f16")
         assert within(ctx.compute, actual), (e, ff, used, ctx.compute / MiB, actual)
 
 
@@ -167,11 +174,11 @@ def test_deepseek32_indexer_cache(sparse):
     assert within(p.bytes.compute, 430.08)
 
 
-def _described(base: gguf.ModelInfo, arch: str, n: int, kv: dict, **fields) -> mem.Shape:
+def _described(base: gguf.ModelInfo, arch: str, n: int, kv: dict, **fields) -> model_shape.Shape:
     info = replace(base, architecture=arch, block_count=n, embedding_length=1024, head_count=8,
                    head_count_kv=fields.pop("heads_kv", 1), key_length=fields.pop("hk", 576),
                    value_length=fields.pop("hv", 512), context_length=fields.pop("ctx", 163840), **fields)
-    return mem.shape_of(info, {f"{arch}.{k}": v for k, v in kv.items()})
+    return model_shape.shape_of(info, {f"{arch}.{k}": v for k, v in kv.items()})
 
 
 @pytest.fixture(scope="module")
@@ -192,8 +199,8 @@ def test_glm_dsa_indexer_layers_from_the_source(base_info):
     assert [bool(ly.idx_k) for ly in glm52.layers] == [True, True, True, False, False, False, True, False]
     typed = _described(base_info, "glm-dsa", 4, {**MLA_KV, "attention.indexer.types": [1, 0, 0, 1]})
     assert [bool(ly.idx_k) for ly in typed.layers] == [True, False, False, True]
-    c = mem.cells(4096, 1, 0)
-    kv = mem.target_context(glm5, c, "f16").kv
+    c = kv_cache.cells(4096, 1, 0)
+    kv = context_bytes.target_context(glm5, c, "f16").kv
     assert kv == 8 * 4096 * (576 + 128) * 2  # MLA K row + the indexer's, f16
     assert not glm5.notes and glm5.kv_margin == 0
 
@@ -203,11 +210,11 @@ def test_minimax_m3_indexer_has_a_v_row_after_the_dense_blocks(base_info):
     s = _described(base_info, "minimax-m3", 4, {"leading_dense_block_count": 1, "attention.indexer.key_length": 128},
                    heads_kv=2, hk=128, hv=128)  # fmt: skip
     assert [(ly.idx_k, ly.idx_v) for ly in s.layers] == [(0, 0)] + [(128, 128)] * 3
-    assert s.kv_margin == mem.UNCHECKED_CACHE_MARGIN and any("not yet checked" in str(n) for n in s.notes)
-    c = mem.cells(4096, 1, 0)
+    assert s.kv_margin == model_shape.UNCHECKED_CACHE_MARGIN and any("not yet checked" in str(n) for n in s.notes)
+    c = kv_cache.cells(4096, 1, 0)
     exact = 4 * 4096 * 2 * 256 * 2 + 3 * 4096 * (128 + 128) * 2
-    kv = sum(mem.target_context(s, c, "f16").kv_layers)
-    assert kv == pytest.approx(exact * (1 + mem.UNCHECKED_CACHE_MARGIN), rel=1e-6)
+    kv = sum(context_bytes.target_context(s, c, "f16").kv_layers)
+    assert kv == pytest.approx(exact * (1 + model_shape.UNCHECKED_CACHE_MARGIN), rel=1e-6)
 
 
 def test_hy_v4_and_qwen4exp_and_glm5_next_indexers(base_info):
@@ -232,12 +239,12 @@ def test_deepseek4_caches_from_the_source(base_info):
                                                "attention.indexer.key_length": 128},
                    hk=512, hv=512, sliding_window=128)  # fmt: skip
     assert s.dsv4 is not None and not any(ly.k for ly in s.layers)
-    c = mem.cells(4096, 1, s.n_swa)  # raw cache: 768 cells (128 + 512, padded)
-    ctx = mem.target_context(s, c, "f16")
+    c = kv_cache.cells(4096, 1, s.n_swa)  # raw cache: 768 cells (128 + 512, padded)
+    ctx = context_bytes.target_context(s, c, "f16")
     raw = 512 * 2 * 768
     csa_rows, hca_rows = 1024, 256  # ceil(4096 / 4) and ceil(4096 / 128) padded to 256
     kv = [raw, raw + (512 + 128) * 2 * csa_rows, raw + 512 * 2 * hca_rows, raw + (512 + 128) * 2 * csa_rows]
-    assert ctx.kv_layers == [int(x * (1 + mem.UNCHECKED_CACHE_MARGIN)) for x in kv]
+    assert ctx.kv_layers == [int(x * (1 + model_shape.UNCHECKED_CACHE_MARGIN)) for x in kv]
     # compressor states, f32: kv + score, CSA 8 rows of 2 x 512 and the indexer's 8 of 2 x 128.
     csa_state = 2 * 4 * 8 * (2 * 512 + 2 * 128)
     assert ctx.rs_layers == [0, csa_state, 2 * 4 * 128 * 512, csa_state]
@@ -276,15 +283,15 @@ def test_c_0_as_the_trained_context_is_planned(sparse):
 def test_rollback_and_output_rows_from_the_draft_length_that_runs(base_info):
     shape = _described(base_info, "qwen35", 4, {}, heads_kv=2, hk=128, hv=128, full_attention_interval=4,
                        ssm_conv_kernel=4, ssm_inner_size=256, ssm_state_size=64, ssm_group_count=2)  # fmt: skip
-    c = mem.cells(4096, 1, 0)
+    c = kv_cache.cells(4096, 1, 0)
     rs_row = (shape.r_state + shape.s_state) * 4
     for n_max in (2, 3, 8):
-        ctx = mem.target_context(shape, c, "f16", spec_type="draft-mtp", lengths=mem.DraftLength(draft=n_max))
+        ctx = context_bytes.target_context(shape, c, "f16", spec_type="draft-mtp", lengths=context_bytes.DraftLength(draft=n_max))
         assert ctx.rs_layers[0] == rs_row * (1 + n_max)
         assert ctx.output == (1 + n_max) * shape.n_vocab * 4
-    ngram = mem.target_context(shape, c, "f16", spec_type="ngram-mod")
+    ngram = context_bytes.target_context(shape, c, "f16", spec_type="ngram-mod")
     assert ngram.output == 65 * shape.n_vocab * 4 and ngram.rs_layers[0] == rs_row  # no rollback
-    assert mem.DraftLength(ngram_mod=16).outputs("ngram-mod") == 16
+    assert context_bytes.DraftLength(ngram_mod=16).outputs("ngram-mod") == 16
 
 
 def test_draft_length_from_the_measurement_or_the_users_argument(base_info):

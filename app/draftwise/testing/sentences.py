@@ -53,8 +53,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     from draftwise.core.gguf import reader as gguf
     from draftwise.core.launch import crash, gpu_check, launch_flow, launch_spec, mlx, prepare, vllm
     from draftwise.core.machine.hardware import GB, Gpu, Machine
-    from draftwise.core.planning import memory as mem
-    from draftwise.core.planning import planner
+    from draftwise.core.planning import model_shape, planner, weight_table
     from draftwise.core.speculation import resolver
     from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -106,7 +105,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
                   head_count_kv=8, key_length=128, value_length=128, context_length=131072,
                   feed_forward_length=14336, tokenizer=replace(info.tokenizer, vocab_size=vocab),
                   nextn_predict_layers=1, mtp_head_present=True)
-    shape = mem.shape_of(big, {})
+    shape = model_shape.shape_of(big, {})
     emb = int(vocab * e * 4.5 / 8)
     per = int((4.6 * GB - 2 * emb) / (n + 1))
 
@@ -115,7 +114,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
         return Machine(int(ram * GB), int(ram * GB), [Gpu(0, Backend.CUDA, "RTX 4060", "GPU-0", int(vram * GB), f,
                                                           device="CUDA0")], "Linux")
 
-    wt = mem.WeightTable(tuple([per] * (n + 1)), (0,) * (n + 1), emb, emb, 0, (per,))
+    wt = weight_table.WeightTable(tuple([per] * (n + 1)), (0,) * (n + 1), emb, emb, 0, (per,))
     none = resolver.SpecDecision(None, None, resolver.NONE, False, ())
     mtp_spec = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True, ("--spec-type", "draft-mtp"))
     cases = [

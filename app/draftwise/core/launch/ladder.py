@@ -41,7 +41,7 @@ from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg, stored_in_records
 from draftwise.core.planning import fit_search, plan_types, planner
-from draftwise.core.planning.memory import KV_TYPES
+from draftwise.core.planning.kv_cache import KV_TYPES
 from draftwise.core.readable import human_ctx
 from draftwise.core.speculation import resolver
 

@@ -18,7 +18,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.kinds import Switch
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import plan_types, planner
-from draftwise.core.planning.memory import KV_TYPES
+from draftwise.core.planning.kv_cache import KV_TYPES
 
 # Options the planner decides but cannot take as an input: what to use instead.
 REFUSED: dict[str, Callable[[str], Message]] = {

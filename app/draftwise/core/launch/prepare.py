@@ -25,7 +25,7 @@ from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import Text, msg
-from draftwise.core.planning import extra_args, memory, plan_types, planner
+from draftwise.core.planning import cpu_buffers, extra_args, plan_types, planner
 from draftwise.core.speculation import decision_types, field_settings, resolver
 from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import setup as setup_mod
@@ -194,7 +194,7 @@ def prepare(
         # What the rest still changes in the plan (RoPE scaling, draft lengths, caches) and
         # the projector that belongs to the model (planned, passed with --mmproj).
         prefs, extra = extra_args.engine_inputs(prefs, model, extra)
-        if engine_args.sets(extra, *memory.NO_REPACK_FLAGS) and not prefs.no_repack:
+        if engine_args.sets(extra, *cpu_buffers.NO_REPACK_FLAGS) and not prefs.no_repack:
             # -nr keeps every CPU weight in the mapped file: no re-laid copies to plan.
             prefs = replace(prefs, no_repack=True)
     options = resolver.SpecOptions(

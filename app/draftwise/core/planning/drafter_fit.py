@@ -9,7 +9,7 @@ from __future__ import annotations
 from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import model_shape, weight_table
 from draftwise.core.planning.fit_search import _Result
 from draftwise.core.planning.placement import _Drafter, _Planner
 from draftwise.core.readable import human_ctx
@@ -21,7 +21,7 @@ _KV_RANK = {"f32": 0, "f16": 1, "bf16": 1, "q8_0": 2, "q5_1": 3, "q5_0": 3, "q4_
 
 
 def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | None,
-             draft_shape: mem.Shape | None, draft_weights: mem.WeightTable | None) -> _Drafter | None:
+             draft_shape: model_shape.Shape | None, draft_weights: weight_table.WeightTable | None) -> _Drafter | None:
     # One model drafter at most, alone or beside an n-gram type ("ngram-mod,draft-mtp").
     types = spec_types.split_types(spec.spec_type)
     st = next((t for t in types if t.startswith("draft-")), "")
@@ -37,8 +37,8 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
                 draft = None
         if draft is None:
             return None
-        shape = draft_shape or mem.read_shape(draft)
-        wt = draft_weights or mem.read_weight_table(draft)
+        shape = draft_shape or model_shape.read_shape(draft)
+        wt = draft_weights or weight_table.read_weight_table(draft)
         label = msg("MTP head") if st == "draft-mtp" else msg("draft model")
         return _Drafter("model", label, shape, wt, shares_kv=draft.sidecar_kind == "assistant")
     return None  # ngram types and no speculation cost no memory worth planning

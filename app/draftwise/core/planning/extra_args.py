@@ -13,7 +13,7 @@ from typing import Any
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import context_bytes
 from draftwise.core.planning.plan_types import PlanPrefs
 from draftwise.core.speculation.resolver import SpecDecision
 
@@ -37,14 +37,14 @@ def _int_arg(args: Sequence[str], names: tuple[str, ...]) -> int | None:
         return None  # the engine refuses it at start, with its own message
 
 
-def draft_lengths(spec: SpecDecision, prefs: PlanPrefs) -> mem.DraftLength:
+def draft_lengths(spec: SpecDecision, prefs: PlanPrefs) -> context_bytes.DraftLength:
     """The draft lengths the engine will run: the user's (PlanPrefs), else the tuned one the
     speed measurement put into the speculation argv (core/speculation/measured.py), else the
     engine's default."""
-    draft = prefs.draft_n_max or _int_arg(spec.argv, _DRAFT_N_MAX) or mem.SPEC_DRAFT_N_MAX
-    ngram = prefs.ngram_n_max or _int_arg(spec.argv, _NGRAM_N_MAX) or mem.NGRAM_MOD_N_MAX
-    size_m = max((_int_arg(spec.argv, (flag,)) or 0 for flag in _NGRAM_SIZE_M), default=0) or mem.NGRAM_MAP_SIZE_M
-    return mem.DraftLength(draft=max(draft, 0), ngram_mod=max(ngram, 0), ngram_map=size_m)
+    draft = prefs.draft_n_max or _int_arg(spec.argv, _DRAFT_N_MAX) or context_bytes.SPEC_DRAFT_N_MAX
+    ngram = prefs.ngram_n_max or _int_arg(spec.argv, _NGRAM_N_MAX) or context_bytes.NGRAM_MOD_N_MAX
+    size_m = max((_int_arg(spec.argv, (flag,)) or 0 for flag in _NGRAM_SIZE_M), default=0) or context_bytes.NGRAM_MAP_SIZE_M
+    return context_bytes.DraftLength(draft=max(draft, 0), ngram_mod=max(ngram, 0), ngram_map=size_m)
 
 
 def trained_context(model: gguf.ModelInfo, args: Sequence[str]) -> int | None:

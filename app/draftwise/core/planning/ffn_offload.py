@@ -12,7 +12,7 @@ Two layouts of the same model on the same GPU are compared (`fit_search._offload
   norm stays with the block's attention on the GPU. The first blocks, as `--n-cpu-ffn` takes
   them, and not the last: the file keeps tensors outside the blocks (token_embd) first and
   then the blocks in order, and the CPU's mapped buffer spans from its first tensor to its
-  last (`memory.cpu_weights`), so FFN tensors at the end of the file would make that buffer
+  last (`cpu_buffers.cpu_weights`), so FFN tensors at the end of the file would make that buffer
   the whole file; at the front it ends after block k-1.
 
 **The cost model.** Writing one token reads every weight it passes through once, and its KV
@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import gpu_speed, speed
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.planning.memory import WeightTable
+from draftwise.core.planning.weight_table import WeightTable
 
 if TYPE_CHECKING:
     from draftwise.core.planning.plan_types import DeviceUse

@@ -13,8 +13,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Switch
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import ffn_offload
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import ffn_offload, kv_cache
 from draftwise.core.planning.placement import _Planner, _Setup
 from draftwise.core.planning.plan_types import DEFAULT_CTX, PlanPrefs, human_bytes
 from draftwise.core.readable import human_ctx
@@ -40,7 +39,7 @@ def kv_types_for(model: gguf.ModelInfo) -> list[str]:
     size to be a multiple of its block (32), or the context fails to start
     ("K cache type q8_0 with block size 32 does not divide n_embd_head_k")."""
     sizes = _head_sizes(model)
-    return [t for t, (block, _size) in mem.KV_TYPES.items() if all(n % block == 0 for n in sizes)]
+    return [t for t, (block, _size) in kv_cache.KV_TYPES.items() if all(n % block == 0 for n in sizes)]
 
 
 def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
@@ -49,8 +48,8 @@ def _kv_choices(model: gguf.ModelInfo, prefs: PlanPrefs) -> list[str]:
         # llama_init_from_model refuses a quantized V cache with flash attention disabled.
         valid = [t for t in valid if t in _UNQUANTIZED_KV]
     if prefs.kv_type:
-        if prefs.kv_type not in mem.KV_TYPES:
-            raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(mem.KV_TYPES)})")
+        if prefs.kv_type not in kv_cache.KV_TYPES:
+            raise ValueError(f"unknown KV type {prefs.kv_type!r} (known: {', '.join(kv_cache.KV_TYPES)})")
         if prefs.flash_attn == Switch.OFF and prefs.kv_type not in _UNQUANTIZED_KV:
             raise FieldError("kv_type", msg(
                 "KV cache {kv} needs flash attention, and -fa off turns it off. "

@@ -2,7 +2,7 @@
 
 The compute buffer llama-server prints (`sched_reserve: CPU compute buffer size`) is the
 high-water mark of ggml-alloc over the worst-case graph. For most architectures the planner
-uses a fitted width per token (memory.compute_width). Where the peak depends on where
+uses a fitted width per token (compute_buffer.compute_width). Where the peak depends on where
 ggml-alloc puts each tensor (holes between the live ones decide it, so it is not monotonic in
 the block count: Gemma 3n), the graph is rebuilt here the way the engine builds it and the
 allocator is run over it, as the pinned engine's ggml/src/ggml-alloc.c does:

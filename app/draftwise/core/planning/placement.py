@@ -13,8 +13,17 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine.hardware import CUDA, METAL, ROCM, VULKAN, Gpu, Machine
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import ffn_offload, residency
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import (
+    compute_buffer,
+    context_bytes,
+    cpu_buffers,
+    ffn_offload,
+    kv_cache,
+    model_shape,
+    mtp_head,
+    residency,
+    weight_table,
+)
 from draftwise.core.planning.plan_types import (
     GPU_MARGIN,
     RAM_MARGIN,
@@ -33,8 +42,8 @@ METAL_SHARE = 0.75
 class _Drafter:
     kind: str  # "mtp" | "model"
     label: Message  # words for the user
-    shape: mem.Shape | None = None  # the draft model's (kind "model")
-    weights: mem.WeightTable | None = None
+    shape: model_shape.Shape | None = None  # the draft model's (kind "model")
+    weights: weight_table.WeightTable | None = None
     # The drafter attends over the model's own KV cache and allocates none (Gemma 4's MTP
     # assistant: `is_mem_shared`, its layers sharing the target's last two).
     shares_kv: bool = False
@@ -53,7 +62,7 @@ class _Device:
     # The largest weight the device's backend takes (None: any size). A tied head larger
     # than this stays on the CPU (`_max_weight`).
     max_weight: int | None = None
-    # The backend runs a host tensor's operation itself for a large batch (memory.OffloadCopies).
+    # The backend runs a host tensor's operation itself for a large batch (compute_buffer.OffloadCopies).
     offloads_ops: bool = False
 
 
@@ -141,14 +150,14 @@ def _buffer_name(g: Gpu) -> str:
 
 # ------------------------------------------------------------------ placement
 class _Planner:
-    def __init__(self, model: gguf.ModelInfo, shape: mem.Shape, wt: mem.WeightTable,
+    def __init__(self, model: gguf.ModelInfo, shape: model_shape.Shape, wt: weight_table.WeightTable,
                  drafter: _Drafter | None, gpus: list[_Device], ram: _Device, prefs: PlanPrefs,
                  spec_type: str | None, projector: int) -> None:  # fmt: skip
         self.model, self.shape, self.wt = model, shape, wt
         self.drafter, self.gpus, self.ram, self.prefs = drafter, gpus, ram, prefs
         self.spec_type = spec_type if drafter is not None or (spec_type or "").startswith("ngram") else None
         self.projector = projector
-        self.lengths = mem.DraftLength()
+        self.lengths = context_bytes.DraftLength()
         self.mtp = drafter is not None and drafter.kind == "mtp"
         self.n_all = len(shape.layers)
         # MTP blocks are loaded only when the MTP head runs (TENSOR_SKIP otherwise).
@@ -170,16 +179,16 @@ class _Planner:
         self.layouts: dict[tuple[int, str, int], list[ffn_offload.Layout]] = {}
         # cpu_weights per placement: the search evaluates the same placement at several
         # contexts and KV types, and each pass walks the whole tensor table.
-        self._cpu_weights: dict[tuple[tuple[int, ...], int, bool, int, str | None], mem.CpuWeights | None] = {}
+        self._cpu_weights: dict[tuple[tuple[int, ...], int, bool, int, str | None], cpu_buffers.CpuWeights | None] = {}
 
     def _cpu_weights_of(self, where: list[int], n_cpu_moe: int, head_on_cpu: bool,
-                        n_cpu_ffn: int = 0) -> mem.CpuWeights | None:
-        """mem.cpu_weights for this placement, computed once per placement."""
+                        n_cpu_ffn: int = 0) -> cpu_buffers.CpuWeights | None:
+        """cpu_buffers.cpu_weights for this placement, computed once per placement."""
         key = (tuple(where), n_cpu_moe, head_on_cpu, n_cpu_ffn, self.cpu_variant)
         if key not in self._cpu_weights:
-            # Across plans too, for the same table (memory.cpu_weights_for): the placement and
+            # Across plans too, for the same table (cpu_buffers.cpu_weights_for): the placement and
             # what `_on_cpu` reads besides it (the block count, whether the MTP blocks load).
-            self._cpu_weights[key] = mem.cpu_weights_for(self.wt, (*key, self.n_all, self.mtp), lambda: mem.cpu_weights(
+            self._cpu_weights[key] = cpu_buffers.cpu_weights_for(self.wt, (*key, self.n_all, self.mtp), lambda: cpu_buffers.cpu_weights(
                 self.wt, self.cpu_variant, skip_nextn=not self.mtp,
                 on_cpu=self._on_cpu(where, n_cpu_moe, head_on_cpu, n_cpu_ffn)))
         return self._cpu_weights[key]
@@ -238,9 +247,9 @@ class _Planner:
 
     def evaluate(self, s: _Setup) -> tuple[list[DeviceUse], PlanBytes]:
         shape, wt = self.shape, self.wt
-        c = mem.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
+        c = kv_cache.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
                     batch=self.prefs.batch, ubatch=self.prefs.ubatch)
-        tctx = mem.target_context(shape, c, s.kv_type, spec_type=self.spec_type, lengths=self.lengths)
+        tctx = context_bytes.target_context(shape, c, s.kv_type, spec_type=self.spec_type, lengths=self.lengths)
         gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker, device=d.engine_name)
                     for d in self.gpus]
         ram = DeviceUse(self.ram.name, DeviceKind.CPU, self.ram.capacity, buffer=self.ram.buffer, device="CPU")
@@ -299,7 +308,7 @@ class _Planner:
         # GET_ROWS). Without a GPU that is the CPU variant's list (AMX on sapphirerapids:
         # 190 MiB of the real Gemma 3 270M); with one, the head variant's (Vulkan, above).
         head_variant = self.head_variant if tied_on_cpu else self.cpu_variant if head_dev is ram else None
-        moved = mem.tied_head_extra(wt, head_variant) if wt.tied else None
+        moved = cpu_buffers.tied_head_extra(wt, head_variant) if wt.tied else None
         if moved is not None:
             ram.weights += moved[1]
             b.weights += moved[1]
@@ -325,7 +334,7 @@ class _Planner:
                                              head_reads_embedding=head_reads, page=self.page)
         b.lazy = ram.lazy
         # Compute: every device running blocks reserves the graph; a GPU-only model still
-        # keeps a host buffer (`<GPU>_Host compute buffer`, mem.host_compute): the scheduler
+        # keeps a host buffer (`<GPU>_Host compute buffer`, compute_buffer.host_compute): the scheduler
         # places the graph's inputs and the embedding lookup on the CPU backend.
         # With blocks or experts in RAM, a GPU whose backend offloads ops runs their prompt
         # batch (copying the weights in): the host keeps only the inputs' buffer.
@@ -336,11 +345,11 @@ class _Planner:
         offload = self._op_offload_target(where, s, c, gpu_uses)
         for d in [*gpu_uses, ram]:
             if d is offload:
-                d.compute += mem.offloaded_compute(shape, c, tctx.compute, self._offload_copies(where, tctx, on_cpu))
+                d.compute += compute_buffer.offloaded_compute(shape, c, tctx.compute, self._offload_copies(where, tctx, on_cpu))
             elif id(d) in used and not (d is ram and offload is not None):
                 d.compute += tctx.compute
             elif d is ram:
-                d.compute += mem.host_compute(shape, c)
+                d.compute += compute_buffer.host_compute(shape, c)
         b.compute = sum(d.compute for d in {id(x): x for x in [*gpu_uses, ram]}.values())
         ram.output += tctx.output
         b.output = tctx.output
@@ -364,52 +373,52 @@ class _Planner:
         devices = gpu_uses + ([] if self.unified else [ram])
         return devices, b
 
-    def _op_offload_target(self, where: list[int], s: _Setup, c: mem.Cells,
+    def _op_offload_target(self, where: list[int], s: _Setup, c: kv_cache.Cells,
                            gpu_uses: list[DeviceUse]) -> DeviceUse | None:  # fmt: skip
         """The GPU that runs the prompt batch of the blocks (or experts) kept in RAM: the
         first of this machine's GPUs whose backend offloads ops (ggml_backend_sched asks the
         backends in order), when something stays in RAM and the batch is large enough."""
-        if self.unified or not self.prefs.op_offload or c.ubatch < mem.OP_OFFLOAD_MIN_BATCH:
+        if self.unified or not self.prefs.op_offload or c.ubatch < compute_buffer.OP_OFFLOAD_MIN_BATCH:
             return None
         if not (any(d < 0 for d in where[: self.n_loaded]) or s.n_cpu_moe or s.n_cpu_ffn) or s.ngl <= 0:
             return None
         first = next((i for i in self.local if self.gpus[i].offloads_ops), None)
         return gpu_uses[first] if first is not None else None
 
-    def _offload_copies(self, where: list[int], tctx: mem.ContextBytes, on_cpu) -> mem.OffloadCopies:
-        """The largest copies the offloading GPU makes of what stays in RAM (memory.OffloadCopies)."""
+    def _offload_copies(self, where: list[int], tctx: context_bytes.ContextBytes, on_cpu) -> compute_buffer.OffloadCopies:
+        """The largest copies the offloading GPU makes of what stays in RAM (compute_buffer.OffloadCopies)."""
         ffn = attn = 0
         for _fi, t in self.wt.tensors:
-            if not t.name.startswith("blk.") or not on_cpu(t) or not mem.matmul_weight(t):
+            if not t.name.startswith("blk.") or not on_cpu(t) or not cpu_buffers.matmul_weight(t):
                 continue
             il = t.name.split(".", 2)[1]
             if il.isdigit() and int(il) >= self.n_loaded:
                 continue  # an MTP block that is not loaded
-            if mem.ffn_input_weight(t.name):
+            if compute_buffer.ffn_input_weight(t.name):
                 ffn = max(ffn, t.nbytes)
             elif ".attn_" in t.name:
                 attn = max(attn, t.nbytes)
         # A table estimated from the file size has no tensors: the weight copies stay unplanned
         # there (the engine's --fit, which the plan leaves a partial split to, measures them).
         kv = max((tctx.kv_layers[il] for il in range(self.shape.n_layer) if where[il] < 0), default=0)
-        return mem.OffloadCopies(ffn, attn, kv)
+        return compute_buffer.OffloadCopies(ffn, attn, kv)
 
-    def _drafter_bytes(self, c: mem.Cells, kv_type: str) -> tuple[int, int]:
+    def _drafter_bytes(self, c: kv_cache.Cells, kv_type: str) -> tuple[int, int]:
         """(on the drafter's device, in RAM): weights of a draft model, its KV, compute;
         its output buffer is host memory."""
         d = self.drafter
         assert d is not None
         if d.kind == "mtp":
-            ctx = mem.mtp_context(self.shape, c, kv_type)
+            ctx = mtp_head.mtp_context(self.shape, c, kv_type)
             return ctx.kv + ctx.compute, ctx.output
         assert d.shape is not None and d.weights is not None
         if d.shape.n_nextn and self.spec_type == "draft-mtp":
             # An MTP-only sidecar: an MTP context over its nextn blocks.
-            ctx = mem.mtp_context(d.shape, c, kv_type)
+            ctx = mtp_head.mtp_context(d.shape, c, kv_type)
             if d.shares_kv:
                 ctx = replace(ctx, kv_layers=[0] * len(ctx.kv_layers))
         else:
-            ctx = mem.draft_context(d.shape, c, kv_type)
+            ctx = context_bytes.draft_context(d.shape, c, kv_type)
         return d.weights.total() + ctx.kv + ctx.rs + ctx.compute, ctx.output
 
     def fits(self, s: _Setup) -> bool:

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 
 from draftwise.core.kinds import DeviceKind, Switch
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import ffn_offload
-from draftwise.core.planning import memory as mem
-from draftwise.core.planning.memory import MiB
+from draftwise.core.planning import context_checkpoints, ffn_offload, kv_cache
 from draftwise.core.planning.placement import _Planner, _Setup
 from draftwise.core.planning.plan_types import PlanPrefs, human_bytes
+
+MiB = 1 << 20
 
 
 # ------------------------------------------------------------------ argv
 def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple[str, ...]:
-    c = mem.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
+    c = kv_cache.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
     # The workers first: the engine connects to them while it reads its command line.
     args = ["--rpc", ",".join(p.workers)] if p.workers else []
     args += ["-c", str(c.n_ctx), "-np", str(r.slots), "-ctk", r.kv_type, "-ctv", r.kv_type]
@@ -75,23 +75,23 @@ def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
 
     Both live in host memory and grow while the server runs (server-context.cpp
     create_checkpoint, server-task.cpp server_prompt_cache): up to --ctx-checkpoints (32)
-    checkpoints per slot, each the slot's partial state (`mem.partial_state_bytes`), one
-    more for a recurrent model's speculative rollback, and up to --cache-ram (8 GiB) of
-    saved prompts. Checkpoints come first (they spare re-reading a long prompt on each turn
+    checkpoints per slot, each the slot's partial state
+    (`context_checkpoints.partial_state_bytes`), one more for a recurrent model's speculative
+    rollback, and up to --cache-ram (8 GiB) of saved prompts. Checkpoints come first (they spare re-reading a long prompt on each turn
     of a chat with a sliding-window or recurrent model); the prompt cache gets the rest."""
     devices, _b = p.evaluate(r)
     pool = devices[0] if p.unified else next(d for d in devices if d.kind == DeviceKind.CPU)
     headroom = max(pool.capacity - pool.working_set - pool.host_cache, 0)
     shape = p.shape
-    c = mem.cells(r.ctx, r.slots, shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
+    c = kv_cache.cells(r.ctx, r.slots, shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
     size = 0
-    if mem.makes_checkpoints(shape, prefs.swa_full):
-        size = mem.partial_state_bytes(shape, c, r.kv_type)
+    if context_checkpoints.makes_checkpoints(shape, prefs.swa_full):
+        size = context_checkpoints.partial_state_bytes(shape, c, r.kv_type)
         d = p.drafter
         if d is not None and d.kind == "mtp":
-            size += mem.partial_state_bytes(shape, c, r.kv_type, shape.head)
+            size += context_checkpoints.partial_state_bytes(shape, c, r.kv_type, shape.head)
         elif d is not None and d.shape is not None:
-            size += mem.partial_state_bytes(d.shape, mem.cells(c.per_stream, c.n_stream, d.shape.n_swa), r.kv_type)
+            size += context_checkpoints.partial_state_bytes(d.shape, kv_cache.cells(c.per_stream, c.n_stream, d.shape.n_swa), r.kv_type)
     speculative = p.drafter is not None and any(ly.recurrent for ly in shape.trunk)
     per_slot = size * r.slots
     reason = None
@@ -100,8 +100,8 @@ def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
     elif prefs.ctx_checkpoints is not None:
         n = max(prefs.ctx_checkpoints, 0)
     else:
-        n = min(mem.CTX_CHECKPOINTS, max(headroom // per_slot - int(speculative), 0))
-        if n < mem.CTX_CHECKPOINTS:
+        n = min(context_checkpoints.CTX_CHECKPOINTS, max(headroom // per_slot - int(speculative), 0))
+        if n < context_checkpoints.CTX_CHECKPOINTS:
             reason = msg("Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they "
                          "fit in RAM; a long chat may then re-read more of its prompt.",
                          n=n, size=human_bytes(size))
@@ -110,7 +110,7 @@ def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
         cache = headroom if prefs.cache_ram_mib < 0 else prefs.cache_ram_mib * MiB
         args: tuple[str, ...] = ()
     else:
-        cache = min(mem.CACHE_RAM_MIB * MiB, max(headroom - total, 0)) // MiB * MiB
+        cache = min(context_checkpoints.CACHE_RAM_MIB * MiB, max(headroom - total, 0)) // MiB * MiB
         args = ("--cache-ram", str(cache // MiB))
     if reason is not None:
         args += ("--ctx-checkpoints", str(n))

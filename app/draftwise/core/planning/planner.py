@@ -1,9 +1,13 @@
 """The memory plan: context, KV type, slots, offload and the drafter, for one machine.
 
-`plan()` sizes every buffer llama-server will allocate (core/planning/memory.py, checked against
-the engine's own buffer lines by bench/plan_accuracy.py), places them on devices the way
-the engine does, and picks the largest setup that fits. When something has to give, the
-concessions come in the order of docs/rules.md ("Planner"):
+`plan()` sizes every buffer llama-server will allocate (the byte formulas beside it: the
+weights in weight_table.py and cpu_buffers.py, the model's geometry in model_shape.py, the KV
+cache in kv_cache.py, a context's KV, recurrent state and output in context_bytes.py, its
+compute buffer in compute_buffer.py, the MTP head's context in mtp_head.py, the context
+checkpoints in context_checkpoints.py; checked against the engine's own buffer lines by
+bench/plan_accuracy.py), places them on devices the way the engine does, and picks the
+largest setup that fits. When something has to give, the concessions come in the order of
+docs/rules.md ("Planner"):
 
 1. fewer slots (parallel sequences);
 2. q8_0 KV cache (not for families known to degrade);
@@ -33,8 +37,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, DeviceKind
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import ffn_offload, residency
-from draftwise.core.planning import memory as mem
+from draftwise.core.planning import ffn_offload, kv_cache, model_shape, residency, weight_table
 from draftwise.core.planning.drafter_fit import _drafter, _drafter_cost
 from draftwise.core.planning.extra_args import draft_lengths
 from draftwise.core.planning.fit_search import _ctx_target, _kv_choices, _Result, _search, slot_cap
@@ -46,7 +49,7 @@ from draftwise.core.speculation.resolver import SpecDecision
 
 __all__ = ["Plan", "PlanPrefs", "fit_state", "plan", "plan_json", "prefs_from_options"]
 
-MiB = mem.MiB
+MiB = 1 << 20
 
 
 # ------------------------------------------------------------------ entry points
@@ -57,16 +60,16 @@ def plan(
     prefs: PlanPrefs | None = None,
     draft: gguf.ModelInfo | None = None,
     *,
-    shape: mem.Shape | None = None,
-    weights: mem.WeightTable | None = None,
-    draft_shape: mem.Shape | None = None,
-    draft_weights: mem.WeightTable | None = None,
+    shape: model_shape.Shape | None = None,
+    weights: weight_table.WeightTable | None = None,
+    draft_shape: model_shape.Shape | None = None,
+    draft_weights: weight_table.WeightTable | None = None,
 ) -> Plan:
     """Plan one launch. `shape`/`weights` (and the draft's) default to the files' headers;
     tests pass them to describe models that are not on disk."""
     prefs = prefs or PlanPrefs()
-    shape = shape or mem.read_shape(model)
-    wt = weights or mem.read_weight_table(model)
+    shape = shape or model_shape.read_shape(model)
+    wt = weights or weight_table.read_weight_table(model)
     drafter = _drafter(spec, model, draft, draft_shape, draft_weights)
     gpus, ram, device_notes = _devices(machine, prefs)
     projector = 0
@@ -138,7 +141,7 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
         if host.reason is not None:
             reasons.append(host.reason)
     args = _args(p, setup, prefs, drafter is not None) if fits else ()
-    c = mem.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch,
+    c = kv_cache.cells(setup.ctx, setup.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch,
                   ubatch=prefs.ubatch)
     warnings = list(p.shape.notes)
     if not p.wt.exact:
@@ -192,8 +195,8 @@ def prefs_from_options(ctx: int | None = None, kv: str | None = None, slots: int
     """PlanPrefs from CLI options (`--ctx N`, `--kv TYPE`); ValueError for bad values."""
     if ctx is not None and ctx < 256:
         raise ValueError("--ctx must be at least 256 tokens")
-    if kv is not None and kv not in mem.KV_TYPES:
-        raise ValueError(f"--kv must be one of {', '.join(mem.KV_TYPES)}")
+    if kv is not None and kv not in kv_cache.KV_TYPES:
+        raise ValueError(f"--kv must be one of {', '.join(kv_cache.KV_TYPES)}")
     if slots is not None and slots < 1:
         raise ValueError("slots must be at least 1")
     return PlanPrefs(ctx=ctx, kv_type=kv, slots=slots, swa_full=swa_full, cpu_only=cpu_only)

@@ -17,16 +17,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftwise.core.planning import cpu_buffers
 from draftwise.testing.corpus import build, judge, record, registry
 from draftwise.testing.corpus.spec import ModelSpec
 
 MiB = 1 << 20
 
 # The rows a planner constant was fitted or traced on (the constant's docstring in
-# core/planning/memory.py names them): they are judged too, but they are not evidence that
-# the constant holds. Every other row is held out: no constant was fitted on it. (The
-# dense, MoE, Mamba-2 and MLA widths were fitted on tiny and synthetic geometries, none of
-# them a corpus row; docs/planner.md.)
+# core/planning/compute_buffer.py or mtp_head.py names them): they are judged too, but they
+# are not evidence that the constant holds. Every other row is held out: no constant was
+# fitted on it. (The dense, MoE, Mamba-2 and MLA widths were fitted on tiny and synthetic
+# geometries, none of them a corpus row; docs/planner.md.)
 FIT_ROWS: dict[tuple[str, str], str] = {
     ("Qwen3.5-0.8B", "cpu"): "the gated delta net width (_width_gdn); the gated MTP head (GATED_MTP)",
     ("Qwen3.5-0.8B", "repack"): "the gated delta net width (_width_gdn); the gated MTP head (GATED_MTP)",
@@ -48,7 +49,7 @@ FIT_ROWS: dict[tuple[str, str], str] = {
 # ggml-vulkan's placement is smaller by an amount no one formula gives yet (Llama-3.2-1B and
 # LFM2-1.2B: the mask, 4.01 MiB; Qwen3-0.6B 6.01; SmolLM2-135M 1.13; not traced). The Gemma 4
 # assistant's drafter context: under by 6.0 MiB; not traced. (The gated MTP heads' contexts,
-# 1.1-5.4 MiB under before, are memory.GATED_MTP's.)
+# 1.1-5.4 MiB under before, are mtp_head.GATED_MTP's.)
 KNOWN_MISSES: dict[tuple[str, str], set[str]] = {
     ('LFM2-1.2B', 'vulkan'): {'Vulkan0:compute'},  # Vulkan0:compute 72.02 / 68.01 (+5.9%)
     ('LFM2-350M', 'vulkan'): {'Vulkan0:compute'},  # Vulkan0:compute 41.02 / 39.01 (+5.2%)
@@ -146,7 +147,7 @@ def judge_all(cpu_engine: Path, vulkan_engine: Path | None, *, specs: list[Model
     wanted = wanted or set(judge.MODES)
     vk = vulkan_engine if vulkan_engine is not None and vulkan_engine.is_file() and judge.VULKAN in wanted else None
     capacity = vulkan_capacity(vk)
-    amx = judge.cpu_variant(cpu_engine) in judge.memory.AMX_VARIANTS
+    amx = judge.cpu_variant(cpu_engine) in cpu_buffers.AMX_VARIANTS
     out: list[tuple[Row, judge.Run]] = []
     with tempfile.TemporaryDirectory(prefix="draftwise-corpus-") as tmp:
         for row, path, companion in rows(specs, capacity, amx=amx, pinned=pinned):

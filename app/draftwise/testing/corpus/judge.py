@@ -51,7 +51,7 @@ from draftwise.core.kinds import Backend, DeviceKind
 from draftwise.core.launch import headless, launch_spec, prepare, session
 from draftwise.core.machine import device_choice, engine_devices, hardware
 from draftwise.core.machine.hardware import GB, Machine
-from draftwise.core.planning import logparse, memory, plan_types, planner
+from draftwise.core.planning import cpu_buffers, logparse, plan_types, planner
 from draftwise.core.speculation import resolver
 from draftwise.testing import gpu_launch
 from draftwise.testing.corpus import build, nopopulate
@@ -326,7 +326,7 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         if mode == REPACK:
             binary = gpu_launch.engine_with_cpu_variant(cpu_engine, work / "engine-haswell", "haswell")
         machine = described_cpu(binary)
-        if mode == AMX and machine.cpu_variant not in memory.AMX_VARIANTS:
+        if mode == AMX and machine.cpu_variant not in cpu_buffers.AMX_VARIANTS:
             return Run(spec.name, mode, False, problem=f"the engine loads {machine.cpu_variant}, not an AMX module")
     engine = session.Engine(binary, capabilities.capabilities(binary), backend)
     run = Run(spec.name, mode, False, cpu_variant=machine.cpu_variant, machine=machine)

@@ -2,8 +2,8 @@
 quick measurement, the sweep, and auto's choice against the sweep's best, side by side (not a test).
 
 For every row:
-1. the quick measurement (`core/launch/measure.measure`), recorded: what auto knows without a sweep;
-2. the sweep (`core/launch/sweep.sweep`), not recorded: every setup, its best (none, when no
+1. the quick measurement (`core/measuring/runs/quick.measure`), recorded: what auto knows without a sweep;
+2. the sweep (`core/measuring/runs/sweep.sweep`), not recorded: every setup, its best (none, when no
    setup beats it);
 3. auto's plan from the rules and the recorded quick measurement (`prepare.prepare`, no flag);
 4. a duel: auto's setup and the sweep's best in one interleaved run (same prompts, rounds
@@ -50,15 +50,17 @@ os.environ["DRAFTWISE_CACHE_DIR"] = str(SCRATCH / "cache")
 
 from draftwise.cli.measure import render_sweep  # noqa: E402
 from draftwise.core.engines import capabilities  # noqa: E402
-from draftwise.core.launch import arms, measure, prepare, session, sweep  # noqa: E402
+from draftwise.core.launch import prepare, session  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
-from draftwise.core.speculation import measured, resolver  # noqa: E402
+from draftwise.core.measuring.records import measured  # noqa: E402
+from draftwise.core.measuring.runs import arms, quick, sweep  # noqa: E402
+from draftwise.core.speculation import resolver  # noqa: E402
 from draftwise.core.speculation import setup as setup_mod  # noqa: E402
 from draftwise.testing import realmodels  # noqa: E402
 from draftwise.testing import tinydrafts as td  # noqa: E402
 from draftwise.testing import tinymodels as tm  # noqa: E402
 
-REPEAT = measure.Prompt(
+REPEAT = quick.Prompt(
     "repeat",
     "Repeat the following text exactly.\n\nText: " + "the cat sat on the mat and looked at the door. " * 6
     + "\n\nRepeated: " + "the cat sat on the mat and looked at the door. " * 2,
@@ -115,7 +117,7 @@ def _session(request: prepare.Request, caps, machine, records=None) -> prepare.P
 def _planned(request: prepare.Request, caps, machine, records=None) -> prepare.Prepared:
     """As `measure` plans it: a model with no drafter gets the n-gram types."""
     p = _session(request, caps, machine, records)
-    ngram = measure.ngram_request(p) if records is None else None
+    ngram = quick.ngram_request(p) if records is None else None
     return _session(ngram, caps, machine) if ngram is not None else p
 
 
@@ -160,11 +162,11 @@ def main() -> int:
     for row in rows:
         print(f"== {row.label}", flush=True)
         prepared = _planned(row.request, caps, machine)
-        quick = measure.measure(prepared, BINARY, machine, settings=row.settings)
-        records.record(quick)
-        print(f"  quick: {quick.ratio:.2f}× with {quick.setup.label() if quick.setup else quick.what} "
-              f"({quick.tokens_per_s_with:.1f} vs {quick.tokens_per_s_without:.1f} tokens/s, noise "
-              f"±{quick.noise * 100:.0f} %), {quick.seconds:.0f} s", flush=True)
+        result = quick.measure(prepared, BINARY, machine, settings=row.settings)
+        records.record(result)
+        print(f"  quick: {result.ratio:.2f}× with {result.setup.label() if result.setup else result.what} "
+              f"({result.tokens_per_s_with:.1f} vs {result.tokens_per_s_without:.1f} tokens/s, noise "
+              f"±{result.noise * 100:.0f} %), {result.seconds:.0f} s", flush=True)
         table = sweep.sweep(prepared, BINARY, machine, settings=row.settings)
         best_row, swept = table.best, table.measurement()
         fastest = table.speed(best_row) if best_row is not None else 0.0
@@ -192,21 +194,21 @@ def main() -> int:
             per_kind = ", ".join(f"{k} {r:.2f}×" for k, r in kind_ratios.items())
             kinds = (f"auto {a.tokens_per_s:.1f} ({_kinds(a, row.settings)}) vs best {b.tokens_per_s:.1f} "
                      f"({_kinds(b, row.settings)}); per kind {per_kind}")
-        share = quick.seconds / table.seconds if table.seconds > 0 else 0.0
+        share = result.seconds / table.seconds if table.seconds > 0 else 0.0
         print(f"  auto: {auto.label()} -> {ratio:.2f}× the sweep's best ({kinds})", flush=True)
-        print(f"  time: quick {quick.seconds:.0f} s = {share:.2f} of the sweep's {table.seconds:.0f} s\n", flush=True)
+        print(f"  time: quick {result.seconds:.0f} s = {share:.2f} of the sweep's {table.seconds:.0f} s\n", flush=True)
         summary.append(f"{row.label:32} auto {ratio:5.2f}× best   quick/sweep {share:4.2f} "
-                       f"({quick.seconds:.0f}/{table.seconds:.0f} s)   auto: {auto.label()}   best: {best.label()}")
+                       f"({result.seconds:.0f}/{table.seconds:.0f} s)   auto: {auto.label()}   best: {best.label()}")
         if ratio < TARGET_RATIO:
             failures.append(f"{row.label}: auto {ratio:.2f}× the sweep's best (< {TARGET_RATIO})")
         failures += [f"{row.label}: auto {r:.2f}× the sweep's best on the {k} prompt (< {TARGET_RATIO})"
                      for k, r in kind_ratios.items() if r < TARGET_RATIO]
         if share > TIME_SHARE:
             failures.append(f"{row.label}: the quick measurement took {share:.2f} of the sweep's time (> 1/3)")
-        if row.expect == "pays" and quick.ratio <= 1.3:
-            failures.append(f"{row.label}: ratio {quick.ratio:.2f} ≤ 1.3")
+        if row.expect == "pays" and result.ratio <= 1.3:
+            failures.append(f"{row.label}: ratio {result.ratio:.2f} ≤ 1.3")
         if row.expect == "does not pay":
-            drafter = max((tps for _, tps in quick.tried), default=0.0) / max(quick.tokens_per_s_without, 1e-9)
+            drafter = max((tps for _, tps in result.tried), default=0.0) / max(result.tokens_per_s_without, 1e-9)
             if drafter >= 1.0:
                 failures.append(f"{row.label}: the drafter measured {drafter:.2f}× ≥ 1.0")
             if "--spec-draft-model" in again.spec.argv:

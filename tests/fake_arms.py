@@ -10,10 +10,12 @@ from pathlib import Path
 
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.engines.spec_types import NGRAM_MEASURED
-from draftwise.core.launch import arms, live_figures, measure, prepare
+from draftwise.core.launch import prepare
 from draftwise.core.machine.hardware import Machine
+from draftwise.core.measuring.records import live_figures, measured
+from draftwise.core.measuring.runs import arms, quick
 from draftwise.core.planning import planner
-from draftwise.core.speculation import measured, resolver
+from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import Setup
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
 
@@ -53,7 +55,7 @@ def alone(tmp_path: Path) -> prepare.Prepared:
     write_tiny_model(tmp_path / "alone" / "Tiny-Q8_0.gguf", TARGET)
     p = prepare.prepare(prepare.Request(model=tmp_path / "alone" / "Tiny-Q8_0.gguf", prefs=_prefs()), CAPS, MACHINE)
     assert p.spec.source == resolver.NONE
-    request = measure.ngram_request(p)
+    request = quick.ngram_request(p)
     assert request is not None and request.ngram_when_no_drafter
     ngram = prepare.prepare(request, CAPS, MACHINE)
     assert ngram.spec.source == resolver.AUTO_NGRAM
@@ -80,10 +82,10 @@ class Fake:
 
 
 def run_measure(p: prepare.Prepared, fake: Fake) -> measured.Measurement:
-    return measure.measure(p, ENGINE, MACHINE, settings=SETTINGS, runner=fake, engine_types=NGRAM_MEASURED)
+    return quick.measure(p, ENGINE, MACHINE, settings=SETTINGS, runner=fake, engine_types=NGRAM_MEASURED)
 
 
 def run_sweep(p: prepare.Prepared, fake: Fake):
-    from draftwise.core.launch import sweep
+    from draftwise.core.measuring.runs import sweep
 
     return sweep.sweep(p, ENGINE, MACHINE, settings=SETTINGS, runner=fake, engine_types=NGRAM_MEASURED)

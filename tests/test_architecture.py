@@ -91,6 +91,36 @@ def test_contract_catches_an_upward_import_inside_core(tmp_path):
     assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
 
 
+def test_measuring_has_its_records_below_launch_and_its_runs_above():
+    """One package measures (issue 28): the records the launch session reads sit below
+    core/launch, the runs that start engines through it above; launch holds launching only."""
+    layers = [{name.strip() for name in layer.split("|")}
+              for layer in _contract("Inside core: each subpackage uses only those below it")["layers"]]
+    level = {name: i for i, layer in enumerate(layers) for name in layer}
+    assert level["measuring.runs"] < level["launch"] < level["measuring.records"] < level["speculation"]
+    core = ROOT / "app" / "draftwise" / "core"
+    assert _module_names(core / "measuring", "measuring") == {"measuring.records", "measuring.runs"}
+    moved = {"arms", "measure", "quick", "sweep", "live_figures", "share",
+             "measured", "measurement", "sweep_record"}
+    assert not moved & {p.stem for p in (core / "launch").glob("*.py")}
+    assert not moved & {p.stem for p in (core / "speculation").glob("*.py")}
+
+
+def test_contract_catches_a_measurement_record_importing_the_launch(tmp_path):
+    """A record importing core/launch would cycle with the launch session that reads it."""
+    out = _lint_copy_with(tmp_path, "draftwise/core/measuring/records/_planted.py",
+                          "from draftwise.core.launch import prepare  # noqa: F401\n")
+    assert out.returncode != 0
+    assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
+
+
+def test_contract_catches_the_launch_importing_a_measurement_run(tmp_path):
+    out = _lint_copy_with(tmp_path, "draftwise/core/launch/_planted.py",
+                          "from draftwise.core.measuring.runs import arms  # noqa: F401\n")
+    assert out.returncode != 0
+    assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
+
+
 def test_contract_catches_app_code_importing_the_test_helpers(tmp_path):
     """A view-model importing draftwise.testing (tiny models, the hub stand-in) breaks it."""
     out = _lint_copy_with(tmp_path, "draftwise/viewmodels/_planted.py",

@@ -15,9 +15,10 @@ import psutil
 import pytest
 
 from draftwise.core.engines import capabilities
-from draftwise.core.launch import headless, launch_spec, measure
+from draftwise.core.launch import headless, launch_spec
+from draftwise.core.measuring.records.measured import MeasuredRecords
+from draftwise.core.measuring.runs import quick
 from draftwise.core.settings import LoadResult, Settings
-from draftwise.core.speculation.measured import MeasuredRecords
 from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 from draftwise.ui.drafting_card import DraftingCard
@@ -49,7 +50,7 @@ def _vm(engine, **settings) -> AppViewModel:
                       persist=False)
     vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, "cpu", "", "test", "",
                                         capabilities.capabilities(engine.binary))])
-    vm.drafting.settings = measure.Settings(tokens=8, rounds=1, n_max_values=(2,))
+    vm.drafting.settings = quick.Settings(tokens=8, rounds=1, n_max_values=(2,))
     vm.set_machine(probe_machine())
     return vm
 
@@ -124,7 +125,7 @@ def test_live_figures_offer_measure_record_and_restore(qtbot, engine, paying: Pa
 
 def test_closing_the_app_mid_measurement_leaves_no_engine_and_no_record(qtbot, engine, paying: Path):
     vm = _vm(engine)
-    vm.drafting.settings = measure.Settings(tokens=64, rounds=3, n_max_values=(2, 4))
+    vm.drafting.settings = quick.Settings(tokens=64, rounds=3, n_max_values=(2, 4))
     _open(qtbot, vm, paying)
     assert vm.drafting.measure_speed()
     qtbot.waitUntil(lambda: vm.drafting.fraction > 0, timeout=60000)
@@ -169,8 +170,8 @@ def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_be
     test is about the window's side), recorded with the sweeps, and the re-plan runs its best
     (a combined setup) without the user touching anything."""
     from draftwise.core.launch import prepare
+    from draftwise.core.measuring.records.sweep_record import Row, Sweep
     from draftwise.core.speculation.setup import Setup, of_decision
-    from draftwise.core.speculation.sweep_record import Row, Sweep
     from draftwise.services import drafting_tasks as service
 
     best = Setup("draft-simple", n_max=5, ngram="ngram-mod", ngram_len=16)

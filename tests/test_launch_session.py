@@ -2,7 +2,7 @@
 request over a data folder that holds a remembered engine fix, a ladder rung, a broken
 drafter and a measurement gives the same argv and environment from `draftwise plan --json`,
 `launch`, the window's real Launch (AppViewModel.do_launch) and the ladder it climbs, `measure`
-and the window's measurement (their arms, as measure.measure builds them), the self-test and
+and the window's measurement (their arms, as quick.measure builds them), the self-test and
 the machine check (each with the records it honours)."""
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from draftwise.core.launch.ladder import Concessions
 from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.launch.session import devices_of
 from draftwise.core.machine import device_choice, hardware
+from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
-from draftwise.core.speculation.measured import MeasuredRecords, Measurement
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
 
 CAPS = capabilities.pinned_caps()
@@ -128,8 +128,8 @@ class _Arms:
     then stops the measurement as a cancel would (nothing is started)."""
 
     def __init__(self, monkeypatch, arms: int = 2) -> None:
-        from draftwise.core.launch import arms as arms_mod
-        from draftwise.core.launch import live_figures
+        from draftwise.core.measuring.records import live_figures
+        from draftwise.core.measuring.runs import arms as arms_mod
 
         self.specs: list = []
         self.n_max: list = []
@@ -320,9 +320,10 @@ def test_the_card_shows_a_measured_ngram_and_one_click_forgets_it(qtbot, tmp_pat
 def test_the_measurement_arms_run_on_the_sessions_chosen_gpus(tmp_path):
     """Issue 28: the arms left out the GPUs the session chose (no CUDA_VISIBLE_DEVICES on a
     CUDA build), so a measurement could run where the launch would not."""
-    from draftwise.core.launch import arms, prepare
+    from draftwise.core.launch import prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
     from draftwise.core.machine.hardware import GB, Gpu, Machine
+    from draftwise.core.measuring.runs import arms
     from draftwise.core.speculation import setup as setup_mod
 
     model = write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", TinyModel())[0]

@@ -18,14 +18,16 @@ import pytest
 
 from draftwise.cli.main import main
 from draftwise.core.engines import capabilities
-from draftwise.core.launch import measure, prepare
+from draftwise.core.launch import prepare
 from draftwise.core.machine import hardware
-from draftwise.core.speculation import measured, resolver
+from draftwise.core.measuring.records import measured
+from draftwise.core.measuring.runs import quick
+from draftwise.core.speculation import resolver
 from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 
 SMALL = dict(n_embd=64, n_layer=4, n_head=4, n_head_kv=2, n_ff=128, dtype="F32")
-QUICK = measure.Settings(tokens=8, rounds=1, n_max_values=(2,))
+QUICK = quick.Settings(tokens=8, rounds=1, n_max_values=(2,))
 MACHINE = hardware.Machine(ram_total=16 << 30, ram_available=12 << 30, os="linux")
 
 
@@ -74,10 +76,10 @@ def _engine_processes(binary: Path) -> list[psutil.Process]:
 def test_fixtures_draft_exactly_and_never(paying: Path, slow: Path, engine):
     """The paying draft's guesses are all accepted, the slow one's none: the property the
     bench's ratios rest on, independent of machine speed."""
-    good = measure.measure(_prepared(paying, engine), engine.binary, MACHINE, settings=QUICK)
+    good = quick.measure(_prepared(paying, engine), engine.binary, MACHINE, settings=QUICK)
     assert good.acceptance == pytest.approx(1.0)
     assert good.mean_length == pytest.approx(3.0)  # every step: 2 drafted + the target's own
-    bad = measure.measure(_prepared(slow, engine), engine.binary, MACHINE, settings=QUICK)
+    bad = quick.measure(_prepared(slow, engine), engine.binary, MACHINE, settings=QUICK)
     assert bad.acceptance == 0.0
     for result in (good, bad):
         assert result.tokens_per_s_with > 0 and result.tokens_per_s_without > 0
@@ -88,7 +90,7 @@ def test_fixtures_draft_exactly_and_never(paying: Path, slow: Path, engine):
 def test_recorded_slower_result_leaves_the_auto_drafter_out_and_forget_resets(slow: Path, engine, capsys):
     prepared = _prepared(slow, engine)
     assert prepared.spec.source == resolver.AUTO_COMPANION
-    result = measure.measure(prepared, engine.binary, MACHINE, settings=QUICK)
+    result = quick.measure(prepared, engine.binary, MACHINE, settings=QUICK)
     # The decision on a recorded figure, whatever this machine's speed: record it as slower.
     records = measured.MeasuredRecords()
     records.record(replace(result, tokens_per_s_with=result.tokens_per_s_without * 0.5, noise=0.0))
@@ -151,16 +153,16 @@ def test_cli_measure_prints_the_figures_and_records_them(paying: Path, engine, c
 
 def test_cancelled_measurement_leaves_no_engine_and_no_record(paying: Path, engine):
     cancel = threading.Event()
-    seen: list[measure.Progress] = []
+    seen: list[quick.Progress] = []
 
-    def report(p: measure.Progress) -> None:
+    def report(p: quick.Progress) -> None:
         seen.append(p)
         if p.step >= 2:  # once the engine of the first arm is serving
             cancel.set()
 
-    with pytest.raises(measure.Cancelled):
-        measure.measure(_prepared(paying, engine), engine.binary, MACHINE,
-                        settings=measure.Settings(tokens=8, rounds=2, n_max_values=(2,)), cancel=cancel, report=report)
+    with pytest.raises(quick.Cancelled):
+        quick.measure(_prepared(paying, engine), engine.binary, MACHINE,
+                      settings=quick.Settings(tokens=8, rounds=2, n_max_values=(2,)), cancel=cancel, report=report)
     assert seen and seen[-1].step < seen[-1].steps
     # Engines of other tests may run on this machine: none may be serving this model.
     left = [p.pid for p in _engine_processes(engine.binary) if str(paying) in (p.info["cmdline"] or [])]
@@ -310,7 +312,7 @@ def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: 
 def test_a_sweep_arm_runs_the_draft_beside_an_mtp_head_with_its_own_plan(tmp_path: Path, engine):
     """The sweep's arm for the resolver's alternative (a draft model beside a model with its own
     MTP head) starts the engine with that file and the draft model's own plan flags, and drafts."""
-    from draftwise.core.launch import arms, sweep
+    from draftwise.core.measuring.runs import arms, sweep
     from draftwise.core.speculation.setup import Setup
 
     target = tm.mtp_model(name="TinyMTP")

@@ -23,7 +23,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from draftwise.core.launch import crash, launch_spec, share
+from draftwise.core.launch import crash, launch_spec
+from draftwise.core.machine import share
 from draftwise.core.processes import lifeline, orphans, process_group
 from draftwise.services.group_process import GroupProcess
 from draftwise.testing import tinymodels as tm

@@ -31,9 +31,9 @@ from draftwise.core.launch.ladder import Concessions
 from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.machine import device_choice, hardware, speed
 from draftwise.core.machine.hardware import GB, Gpu, Machine
+from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
 from draftwise.core.messages import Message, from_english, msg
 from draftwise.core.speculation.broken import BrokenDrafters
-from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
 from draftwise.core.speculation.setup import Setup
 
 APP = Path(__file__).resolve().parents[1] / "app" / "draftwise"
@@ -385,7 +385,8 @@ def laptop(tmp_path, monkeypatch):
 def _fake_arms(monkeypatch) -> None:
     """Every arm of a measurement as if the engine ran it: the drafter with draft length 4 is
     the fastest (tokens per second by draft length; None is the arm without speculation)."""
-    from draftwise.core.launch import arms, live_figures
+    from draftwise.core.measuring.records import live_figures
+    from draftwise.core.measuring.runs import arms
 
     speeds = {None: 20.0, 1: 22.0, 2: 26.0, 4: 30.0, 8: 24.0}
 
@@ -515,7 +516,7 @@ def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tm
     GPU for, so only `requested` names it (an arm built without it would file under "none")."""
     from tests import fake_arms as fa
 
-    from draftwise.core.launch import arms, measure, sweep
+    from draftwise.core.measuring.runs import arms, quick, sweep
 
     built: list[arms.EngineArms] = []
 
@@ -533,7 +534,7 @@ def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tm
     monkeypatch.setattr(arms, "EngineArms", Captured)
     prepared = fa.with_drafter(tmp_path)
     machine = replace(fa.MACHINE, requested=("Vulkan1",))
-    run = measure.measure if entry == "measure" else sweep.sweep
+    run = quick.measure if entry == "measure" else sweep.sweep
     with pytest.raises(Stop):
         run(prepared, fa.ENGINE, machine, settings=fa.SETTINGS)
     [engine_arms] = built

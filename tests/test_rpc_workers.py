@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from draftwise.core.engines import capabilities
-from draftwise.core.launch import crash, headless, launch_spec, prepare, share
-from draftwise.core.machine import workers
+from draftwise.core.launch import crash, headless, launch_spec, prepare
+from draftwise.core.machine import share, workers
 from draftwise.core.machine.hardware import GB, RPC, Gpu, Machine, MiB
 from draftwise.core.planning import logparse, planned_vs_actual
 from draftwise.core.processes import orphans

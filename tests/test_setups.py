@@ -15,8 +15,10 @@ import pytest
 from tests import fake_arms as fa
 
 from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MEASURED, NGRAM_MOD, NGRAM_SIMPLE
-from draftwise.core.launch import arms, live_figures, measure, prepare
-from draftwise.core.speculation import measured, resolver
+from draftwise.core.launch import prepare
+from draftwise.core.measuring.records import live_figures, measured
+from draftwise.core.measuring.runs import arms, quick
+from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import NONE, Setup, of_decision
 
 
@@ -79,11 +81,11 @@ def test_no_drafter_measures_each_ngram_type_and_auto_runs_the_fastest_without_a
     fast = {NGRAM_MOD: 130.0, NGRAM_SIMPLE: 150.0, NGRAM_MAP_K: 120.0}
     fake = fa.Fake(lambda s: 140.0 if s.ngram2 else fast.get(s.ngram, 100.0))
     m = fa.run_measure(alone, fake)
-    assert {s.ngram for s, _ in fake.starts} == {None, *measure.QUICK_NGRAM_TYPES} == {None, NGRAM_MOD, NGRAM_SIMPLE}
+    assert {s.ngram for s, _ in fake.starts} == {None, *quick.QUICK_NGRAM_TYPES} == {None, NGRAM_MOD, NGRAM_SIMPLE}
     # 3 setups × 2 rounds (ngram-map-k is the sweep's), then the two types together × 2.
     pair = Setup(ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=32)
     assert len(fake.starts) == 8 and fake.ran(pair) == 2
-    assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=measure.QUICK_NGRAM_LENGTH)
+    assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=quick.QUICK_NGRAM_LENGTH)
     assert m.spec_type == NGRAM_SIMPLE and m.n_max_flag == "--spec-ngram-simple-size-m" and m.faster
     records = measured.MeasuredRecords()
     records.record(m)
@@ -140,7 +142,7 @@ def test_a_drafter_is_measured_at_its_lengths_beside_ngram_and_combined_when_bot
                          Setup(ngram=NGRAM_MOD, ngram_len=32)]
     # The cheap extras: p-min (acceptance 70 % leaves drafts to cut) and the combination, at the
     # engine's --spec-default length for ngram-mod.
-    assert tried[5:] == [Setup("draft-simple", n_max=4, p_min=measure.P_MIN_QUICK),
+    assert tried[5:] == [Setup("draft-simple", n_max=4, p_min=quick.P_MIN_QUICK),
                          Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=64)]
     assert m.setup == tried[6] and m.spec_type == "ngram-mod,draft-simple"
     assert "with n-gram speculation" in m.what
@@ -163,7 +165,7 @@ def test_p_min_is_tried_only_when_drafts_are_rejected_and_kept_only_when_faster(
         return 90.0 if s.ngram else 100.0  # n-gram does not pay: no combination tried
 
     m = fa.run_measure(with_drafter, fa.Fake(speed, acceptance=0.6))
-    assert m.setup == Setup("draft-simple", n_max=4, p_min=measure.P_MIN_QUICK)
+    assert m.setup == Setup("draft-simple", n_max=4, p_min=quick.P_MIN_QUICK)
     again = prepare.prepare(with_drafter.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
     assert again.spec.argv[-4:] == ("--spec-draft-n-max", "4", "--spec-draft-p-min", "0.5")
     # Every draft accepted: nothing for p-min to cut, so the quick measurement does not try it.
@@ -202,7 +204,7 @@ def test_users_own_length_wins_over_the_measured_one(alone):
 
 def test_speculation_off_is_not_turned_into_ngram(alone, tmp_path):
     off = prepare.prepare(replace(alone.request, mtp="off", ngram_when_no_drafter=False), fa.CAPS, fa.MACHINE)
-    assert measure.ngram_request(off) is None
+    assert quick.ngram_request(off) is None
 
 
 def test_a_damaged_sweeps_file_is_set_aside_and_reported(with_drafter):
@@ -270,7 +272,7 @@ def test_an_mtp_head_gets_its_short_lengths_and_p_min_where_it_pays(tmp_path):
     fake = fa.Fake(speed, acceptance=0.5)
     m = fa.run_measure(p, fake)
     assert [s.n_max for s, r in fake.starts if r == 0 and s.drafter and not s.p_min and not s.ngram] == [1, 2, 4]
-    assert m.setup == Setup("draft-mtp", n_max=1, p_min=measure.P_MIN_QUICK)
+    assert m.setup == Setup("draft-mtp", n_max=1, p_min=quick.P_MIN_QUICK)
     again = prepare.prepare(p.request, fa.CAPS, fa.MACHINE, measured=_recorded(m), engine=fa.ENGINE)
     assert again.spec.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "1", "--spec-draft-p-min", "0.5")
 
@@ -343,5 +345,5 @@ def test_a_pair_is_two_types_even_when_one_type_ran_at_two_lengths(alone: prepar
 
     fake = fa.Fake(speed)
     settings = replace(fa.SETTINGS, n_max_values=(16, 32))
-    m = measure.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake, engine_types=NGRAM_MEASURED)
+    m = quick.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake, engine_types=NGRAM_MEASURED)
     assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=16)

@@ -348,8 +348,9 @@ def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: P
     The offer and `measure` now count the arms' tokens at the estimate the kept figure gives
     (nothing is measured for it); without a kept figure, the old rule."""
     from draftwise.core.engines import capabilities
-    from draftwise.core.launch import measure, prepare
+    from draftwise.core.launch import prepare
     from draftwise.core.machine import hardware
+    from draftwise.core.measuring.runs import quick
     from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
     monkeypatch.setattr(speed, "record_path", lambda: tmp_path / "speed-probe.json")
@@ -363,9 +364,9 @@ def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: P
     assert here == pytest.approx(speed.estimate(speed.workload_of(model), machine, speed.recorded(engine)).tokens_per_s)
     prepared = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), capabilities.pinned_caps(),
                                machine)
-    settings = measure.Settings()
+    settings = quick.Settings()
     tokens = len(settings.prompts) * settings.tokens + 8
-    slow = measure.seconds_per_start(prepared, settings, 10.0)
-    assert slow - measure.seconds_per_start(prepared, settings, 20.0) == pytest.approx(tokens / 20.0)
-    assert measure.estimated_seconds(prepared, settings, tokens_per_s=10.0) == pytest.approx(
-        measure.engine_starts(prepared, settings) * slow)
+    slow = quick.seconds_per_start(prepared, settings, 10.0)
+    assert slow - quick.seconds_per_start(prepared, settings, 20.0) == pytest.approx(tokens / 20.0)
+    assert quick.estimated_seconds(prepared, settings, tokens_per_s=10.0) == pytest.approx(
+        quick.engine_starts(prepared, settings) * slow)

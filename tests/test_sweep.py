@@ -11,11 +11,12 @@ import pytest
 from tests import fake_arms as fa
 
 from draftwise.core.engines.spec_types import NGRAM_MEASURED, NGRAM_MOD
-from draftwise.core.launch import arms, prepare, sweep
-from draftwise.core.launch.sweep import Plan
-from draftwise.core.speculation import measured
+from draftwise.core.launch import prepare
+from draftwise.core.measuring.records import measured
+from draftwise.core.measuring.records.sweep_record import SweepRecords
+from draftwise.core.measuring.runs import arms, sweep
+from draftwise.core.measuring.runs.sweep import Plan
 from draftwise.core.speculation.setup import NONE, Setup, drafter_flags, of_decision
-from draftwise.core.speculation.sweep_record import SweepRecords
 
 
 @pytest.fixture

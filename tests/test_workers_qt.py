@@ -6,8 +6,8 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from draftwise.core.launch import launch_spec, share
-from draftwise.core.machine import workers
+from draftwise.core.launch import launch_spec
+from draftwise.core.machine import share, workers
 from draftwise.core.processes import orphans
 from draftwise.viewmodels.workers import FAILED, READY, WorkersViewModel
 

@@ -57,7 +57,8 @@ def _prepare(args: argparse.Namespace):
     """The headless run and its figures watch for `args`, planned by the launch session
     (core/launch/session.py) like every other path; nothing is started."""
     from draftwise.core import paths
-    from draftwise.core.launch import headless, ladder, launch_spec, measure, prepare
+    from draftwise.core.launch import headless, ladder, launch_spec, prepare
+    from draftwise.core.measuring.runs import quick
     from draftwise.core.processes import orphans
 
     for report in orphans.stop_orphans():
@@ -88,7 +89,7 @@ def _prepare(args: argparse.Namespace):
     run = headless.HeadlessLaunch(launch, broken=records.broken, ladder=planned.ladder(launch),
                                   fixes=records.fixes, log_path=log_path)
     run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
-    return run, measure.watch_for(prepared)
+    return run, quick.watch_for(prepared)
 
 
 def find_engine(args: argparse.Namespace):
@@ -193,9 +194,9 @@ def _print_memory(run, lines: list[str]) -> None:
 def _run(run, watch=None, *, verbose: bool) -> int:
     import time
 
-    from draftwise.core.launch import crash, share
+    from draftwise.core.launch import crash
     from draftwise.core.launch import launch_flow as lf
-    from draftwise.core.machine import workers
+    from draftwise.core.machine import share, workers
 
     spec = run.spec
     print(f"model: {spec.model_path}", flush=True)
@@ -262,7 +263,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
 
     def on_lines(lines: list[str]) -> None:
         if watch is not None:
-            watch.lines(lines)  # finished requests, counted exactly (core/launch/live_figures.py)
+            watch.lines(lines)  # finished requests, counted exactly (core/measuring/records/live_figures.py)
         if verbose:
             if not outcome["ready"]:
                 attempt_lines.extend(lines)

@@ -1,6 +1,6 @@
 """`draftwise measure MODEL`: how much faster speculation makes this model on this machine.
 
-Runs the fixed prompt set with the chosen speculation and without it (core/launch/measure.py),
+Runs the fixed prompt set with the chosen speculation and without it (core/measuring/runs/quick.py),
 prints tokens/s both ways, the ratio, acceptance and mean accepted length, the setup kept
 (types, draft length, p-min), and records the result, which the next `plan`/`launch` and the
 window use. A model with no drafter is measured with the n-gram types. `--forget`
@@ -47,10 +47,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from draftwise.core.engines.spec_types import NGRAM_MEASURED
-    from draftwise.core.launch import measure, sweep
     from draftwise.core.machine import speed
+    from draftwise.core.measuring.records.measured import MeasuredRecords
+    from draftwise.core.measuring.runs import quick, sweep
     from draftwise.core.processes import orphans
-    from draftwise.core.speculation.measured import MeasuredRecords
 
     if args.forget:
         records = MeasuredRecords()
@@ -76,7 +76,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     # crash the same way every time).
     engine, machine, planned = planned_launch(args, ignore_measurements=True)
     # n-gram measured because no drafter was found: auto turns it on only where it pays.
-    ngram_on_trial = measure.ngram_request(planned.prepared) is not None
+    ngram_on_trial = quick.ngram_request(planned.prepared) is not None
     if ngram_on_trial:
         # No drafter found: n-gram speculation is what auto could turn on, so measure its types.
         print(f"No drafter found for {planned.prepared.model.path.name}: measuring n-gram speculation "
@@ -93,15 +93,15 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not prepared.spec.argv:
         why = " ".join(str(n) for n in prepared.spec.notes[-1:])
         raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
-    settings = measure.Settings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
+    settings = quick.Settings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
     here = speed.speed_here(prepared.model.path, machine, engine.binary)  # the kept figure: nothing measured
     if args.sweep:
-        eta = sweep.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary), tokens_per_s=here)
+        eta = sweep.estimated_seconds(prepared, settings, quick.engine_types_of(engine.binary), tokens_per_s=here)
         print(f"Sweeping every setup for {prepared.model.path.name} (at most about {eta:.0f} s; each arm loads "
               "the model, and a dimension stops widening once it falls beyond the noise).", flush=True)
     else:
-        eta = measure.estimated_seconds(prepared, settings, measure.engine_types_of(engine.binary), tokens_per_s=here)
-        print(f"Measuring {prepared.model.path.name} with {measure.what_is_drafting(prepared.spec)} "
+        eta = quick.estimated_seconds(prepared, settings, quick.engine_types_of(engine.binary), tokens_per_s=here)
+        print(f"Measuring {prepared.model.path.name} with {quick.what_is_drafting(prepared.spec)} "
               f"and without it (about {eta:.0f} s; each arm loads the model).", flush=True)
 
     cancel = threading.Event()
@@ -112,18 +112,18 @@ def cmd_measure(args: argparse.Namespace) -> int:
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     previous = {sig: signal.signal(sig, on_signal) for sig in signals}
 
-    def show(p: measure.Progress) -> None:
+    def show(p: quick.Progress) -> None:
         if not args.json:
             print(f"  [{p.step}/{p.steps}] {p.text}", flush=True)
 
-    run = sweep.sweep if args.sweep else measure.measure
+    run = sweep.sweep if args.sweep else quick.measure
     try:
         result = run(prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
                      settings=settings, cancel=cancel, report=show, fixes=fixes)
-    except measure.Cancelled:
+    except quick.Cancelled:
         print("Measurement stopped; nothing was recorded.", flush=True)
         return EXIT_INTERRUPTED
-    except measure.MeasureError as exc:
+    except quick.MeasureError as exc:
         print(f"measurement failed: {exc.message}", flush=True)
         if exc.cause is not None:
             print(f"  next step: {exc.cause.next_step}", flush=True)

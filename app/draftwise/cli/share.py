@@ -36,7 +36,7 @@ def cmd_share(args: argparse.Namespace) -> int:
     from draftwise.core import paths
     from draftwise.core.engines import discovery
     from draftwise.core.errors import FieldError
-    from draftwise.core.launch import share
+    from draftwise.core.machine import share
     from draftwise.core.processes import orphans
 
     for report in orphans.stop_orphans():

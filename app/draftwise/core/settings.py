@@ -124,7 +124,7 @@ class Settings:
     # used (core/machine/workers.py), kept as typed so a bad entry can be shown and fixed.
     workers: list[str] = field(default_factory=list)
     # Share this computer (ggml-rpc-server): where it listens. Loopback unless the user picks
-    # another address (core/launch/share.py warns); the worker stops with the app.
+    # another address (core/machine/share.py warns); the worker stops with the app.
     share_host: str = LOOPBACK
     share_port: int = RPC_PORT
     # Window state from Qt (saveGeometry/saveState), base64 text.

@@ -3,8 +3,8 @@
 - `DraftingMonitor` reads `/metrics` (and `/slots` until it has an answer) of the running
   engine every couple of seconds on the task pool: never on the GUI thread, one request
   at a time, so a busy engine never piles requests up.
-- `MeasureRunner` runs core/launch/measure.py (or the sweep, core/launch/sweep.py, for "all
-  settings") on the task pool: progress as signals, cancellable, the result recorded only once
+- `MeasureRunner` runs core/measuring/runs/quick.py (or the sweep,
+  core/measuring/runs/sweep.py, for "all settings") on the task pool: progress as signals, cancellable, the result recorded only once
   the whole measurement finished.
 """
 
@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from draftwise.core.launch import headless, measure, prepare, session, sweep
+from draftwise.core.launch import headless, prepare, session
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.speculation.measured import MeasuredRecords, Measurement
-from draftwise.core.speculation.sweep_record import Sweep
+from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
+from draftwise.core.measuring.records.sweep_record import Sweep
+from draftwise.core.measuring.runs import quick, sweep
 from draftwise.services.library_scan import Task, TaskRunner
 
 POLL_MS = 2000
@@ -96,7 +97,7 @@ class DraftingMonitor(QObject):
 
 
 def prepare_measure_and_record(
-    request: prepare.Request, engine: session.Engine, machine: Machine, settings: measure.Settings, *,
+    request: prepare.Request, engine: session.Engine, machine: Machine, settings: quick.Settings, *,
     report: Callable, cancel: threading.Event, all_settings: bool = False,
 ) -> Measurement | Sweep:
     """The whole measurement on a worker thread, planned by the launch session as Launch plans
@@ -105,10 +106,10 @@ def prepare_measure_and_record(
     The record is written after the last arm (an engine fix found on the way, at once)."""
     records = session.Records.load(machine)
     planned = session.plan_launch(request, engine, machine, records, ignore_measurements=True)
-    ngram = measure.ngram_request(planned.prepared, request)
+    ngram = quick.ngram_request(planned.prepared, request)
     if ngram is not None:  # no drafter found: the n-gram types are measured instead
         planned = session.plan_launch(ngram, engine, machine, records, ignore_measurements=True)
-    run = sweep.sweep if all_settings else measure.measure
+    run = sweep.sweep if all_settings else quick.measure
     result = run(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
                  settings=settings, cancel=cancel, report=report, fixes=records.fixes)
     if not cancel.is_set():
@@ -118,9 +119,9 @@ def prepare_measure_and_record(
 
 
 class MeasureRunner(QObject):
-    progress = Signal(object)  # measure.Progress
+    progress = Signal(object)  # quick.Progress
     finished = Signal(object)  # Measurement (or Sweep, for all settings), recorded
-    failed = Signal(object)  # the exception (measure.MeasureError, PrepareError, OSError)
+    failed = Signal(object)  # the exception (quick.MeasureError, PrepareError, OSError)
     ended = Signal()  # after any of them, or after a cancel
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:

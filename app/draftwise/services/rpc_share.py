@@ -1,6 +1,6 @@
 """Share this computer from the window: `ggml-rpc-server` as a process group the app owns.
 
-The decisions are core/launch/share.py's (the argv, the environment, whether the address
+The decisions are core/machine/share.py's (the argv, the environment, whether the address
 needs the warning); the process group is services/group_process.py's, as the engine's is:
 the port checked before the start (another program already listening there is a failure,
 never "listening"), its own session, the Windows Job, the lifeline (it stops with a
@@ -15,7 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.address import LOOPBACK, RPC_PORT
-from draftwise.core.launch import crash, share
+from draftwise.core.launch import crash
+from draftwise.core.machine import share
 from draftwise.core.messages import Message, msg
 from draftwise.services.group_process import GroupProcess
 

@@ -22,13 +22,14 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.kinds import EngineKind, MtpMode
-from draftwise.core.launch import measure, prepare, session
-from draftwise.core.launch.live_figures import Watch
+from draftwise.core.launch import prepare, session
 from draftwise.core.machine import speed
+from draftwise.core.measuring.records.live_figures import Watch
+from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
+from draftwise.core.measuring.records.sweep_record import Sweep
+from draftwise.core.measuring.runs import quick
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
-from draftwise.core.speculation.measured import Combination, MeasuredRecords, Measurement
-from draftwise.core.speculation.sweep_record import Sweep
 from draftwise.services.drafting_tasks import DraftingMonitor, Fetched, MeasureRunner
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import prefs_for
@@ -45,7 +46,7 @@ class DraftingViewModel(QObject):
         self.app = app
         self.monitor = DraftingMonitor(app.runner, self)
         self.runner = MeasureRunner(app.runner, self)
-        self.settings = measure.Settings()
+        self.settings = quick.Settings()
         self.watch: Watch | None = None
         self.warnings: list[str] = []
         self.can_turn_off = False
@@ -66,7 +67,7 @@ class DraftingViewModel(QObject):
         self.runner.failed.connect(self._on_failed)
         self.runner.ended.connect(self._on_ended)
         app.launch.became_ready.connect(self._on_ready)
-        # The engine's per-request lines count finished requests exactly (core/launch/live_figures.py).
+        # The engine's per-request lines count finished requests exactly (core/measuring/records/live_figures.py).
         app.launch.log_lines.connect(self._on_lines)
         app.launch.ended.connect(self._on_launch_ended)
         app.outcome_changed.connect(self._on_outcome)
@@ -98,8 +99,8 @@ class DraftingViewModel(QObject):
             return False
         if engine is None or engine.kind != EngineKind.LLAMA_CPP:
             return False
-        # A model with no drafter is measured with the n-gram types (core/launch/measure.py).
-        no_drafter = out.prepared is not None and measure.ngram_request(out.prepared, out.request) is not None
+        # A model with no drafter is measured with the n-gram types (core/measuring/runs/quick.py).
+        no_drafter = out.prepared is not None and quick.ngram_request(out.prepared, out.request) is not None
         return bool(out.decision.argv) or no_drafter
 
     # ---------------------------------------------------------------- live figures
@@ -108,8 +109,8 @@ class DraftingViewModel(QObject):
         if spec is None or spec.kind != EngineKind.LLAMA_CPP or self.measuring:
             return
         prepared = self._prepared()
-        self.watch = measure.watch_for(prepared) if prepared is not None else Watch(
-            speculating=bool(spec.spec.argv), what=measure.what_is_drafting(spec.spec), break_even=None)
+        self.watch = quick.watch_for(prepared) if prepared is not None else Watch(
+            speculating=bool(spec.spec.argv), what=quick.what_is_drafting(spec.spec), break_even=None)
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
@@ -166,8 +167,8 @@ class DraftingViewModel(QObject):
         engine = self.app.engine.selected
         here = speed.speed_here(prepared.model.path, self.app.machine, engine.binary) if (
             engine is not None and self.app.machine is not None) else None
-        eta = human_duration(measure.estimated_seconds(prepared, self.settings, tokens_per_s=here))
-        arms = measure.engine_starts(prepared, self.settings)
+        eta = human_duration(quick.estimated_seconds(prepared, self.settings, tokens_per_s=here))
+        arms = quick.engine_starts(prepared, self.settings)
         self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
                         "loaded {1} times and your engine restarted after.").format(eta, arms)
 
@@ -227,7 +228,7 @@ class DraftingViewModel(QObject):
         self.changed.emit()
         return n
 
-    def _on_progress(self, p: measure.Progress) -> None:
+    def _on_progress(self, p: quick.Progress) -> None:
         self.progress_text = tr_message(p.text)
         self.fraction = p.step / p.steps if p.steps else 0.0
         self.changed.emit()

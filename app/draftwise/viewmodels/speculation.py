@@ -13,9 +13,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.kinds import MtpMode
+from draftwise.core.measuring.records import measured as measured_mod
 from draftwise.core.messages import Message
 from draftwise.core.speculation import decision_types, resolver
-from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation.words import words_of
 from draftwise.viewmodels.i18n import tr, tr_message
 

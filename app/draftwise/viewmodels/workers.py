@@ -22,8 +22,8 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import EngineKind
-from draftwise.core.launch import crash, share
-from draftwise.core.machine import workers
+from draftwise.core.launch import crash
+from draftwise.core.machine import share, workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes

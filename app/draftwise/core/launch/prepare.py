@@ -24,10 +24,10 @@ from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, 
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.measuring.records import measured as measured_mod
 from draftwise.core.messages import Text, msg
 from draftwise.core.planning import cpu_buffers, extra_args, plan_types, planner
 from draftwise.core.speculation import decision_types, field_settings, resolver
-from draftwise.core.speculation import measured as measured_mod
 from draftwise.core.speculation import setup as setup_mod
 
 

@@ -9,7 +9,7 @@ machine check — comes here, so what was remembered is applied the same way eve
    (core/launch/fixes.py), unless the user set that option;
 2. the ladder rung remembered after running out of memory (core/launch/ladder_record.py);
 3. the drafters that made this engine fail (core/speculation/broken.py);
-4. the speed measurements of this combination (core/speculation/measured.py).
+4. the speed measurements of this combination (core/measuring/records/measured.py).
 
 `prepare.prepare` is this module's helper: nothing else in the app calls it (the
 out-of-memory ladder re-plans through it with the inputs this session gave it,
@@ -34,10 +34,10 @@ from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.machine import device_choice, hardware, speed
+from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.messages import Message, Text
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
-from draftwise.core.speculation.measured import MeasuredRecords, Measurement
 
 
 @dataclass

@@ -39,7 +39,7 @@ def _int_arg(args: Sequence[str], names: tuple[str, ...]) -> int | None:
 
 def draft_lengths(spec: SpecDecision, prefs: PlanPrefs) -> context_bytes.DraftLength:
     """The draft lengths the engine will run: the user's (PlanPrefs), else the tuned one the
-    speed measurement put into the speculation argv (core/speculation/measured.py), else the
+    speed measurement put into the speculation argv (core/measuring/records/measured.py), else the
     engine's default."""
     draft = prefs.draft_n_max or _int_arg(spec.argv, _DRAFT_N_MAX) or context_bytes.SPEC_DRAFT_N_MAX
     ngram = prefs.ngram_n_max or _int_arg(spec.argv, _NGRAM_N_MAX) or context_bytes.NGRAM_MOD_N_MAX

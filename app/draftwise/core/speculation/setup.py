@@ -1,13 +1,13 @@
 """One way to run speculation: the types, and the settings the engine takes for them.
 
-What a measurement tries (core/launch/measure.py), what the sweep tries (core/launch/sweep.py)
-and what auto passes once one of them was recorded (core/launch/prepare.py). A setup names at
-most one model drafter (the one the resolver found: a draft model, the MTP head, an EAGLE-3 or
-DFlash drafter, or, from the sweep, another the files allow: `drafter_key`) and at most two
-n-gram types beside it or alone. The pinned engine runs both in one launch (`--spec-type
-ngram-mod,draft-simple`: common/speculative.cpp keeps one implementation per type and asks the
-n-gram ones first, the model drafter when they have no draft), so a combined setup costs
-nothing more to start than a single one.
+What a measurement tries (core/measuring/runs/quick.py), what the sweep tries
+(core/measuring/runs/sweep.py) and what auto passes once one of them was recorded
+(core/launch/prepare.py). A setup names at most one model drafter (the one the resolver found:
+a draft model, the MTP head, an EAGLE-3 or DFlash drafter, or, from the sweep, another the
+files allow: `drafter_key`) and at most two n-gram types beside it or alone. The pinned engine
+runs both in one launch (`--spec-type ngram-mod,draft-simple`: common/speculative.cpp keeps one
+implementation per type and asks the n-gram ones first, the model drafter when they have no
+draft), so a combined setup costs nothing more to start than a single one.
 
 Pure data: the drafter's own file flags (`--spec-draft-model FILE`) come from the resolver's
 decision (for `drafter_key`, from the alternative of that key: `SpecDecision.drafter_for`); a

@@ -15,8 +15,8 @@ setups of a stage come in lines — one dimension widened from a start (draft le
 and a line stops widening, in round 1, once a setup is beyond the noise below the line's best
 and below the setup before it (`falling`). Every setup run gets every round, the one that
 stopped its line too, so every row of a table has the same rounds and noise bound. The
-quick measurement (core/launch/measure.py) runs stages of single setups, the sweep
-(core/launch/sweep.py) stages of lines.
+quick measurement (core/measuring/runs/quick.py) runs stages of single setups, the sweep
+(core/measuring/runs/sweep.py) stages of lines.
 
 Runs headless (core/launch/headless.py) on the caller's thread; the window runs it on a worker
 thread. Engine fixes work as on every launch path (core/launch/fixes.py): a start that crashes
@@ -37,13 +37,14 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.kinds import Backend
-from draftwise.core.launch import crash, headless, launch_spec, live_figures
+from draftwise.core.launch import crash, headless, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request
 from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.measuring.records import live_figures, measurement
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import measurement, resolver, words
+from draftwise.core.speculation import resolver, words
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup

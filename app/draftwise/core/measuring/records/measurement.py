@@ -2,8 +2,8 @@
 (`Measurement`), with the noise rule that calls it faster or slower.
 
 Its own module so that both records build on it without importing each other: the quick
-measurements' (core/speculation/measured.py) and the sweeps' (core/speculation/sweep_record.py),
-which measured.py consults beside its own.
+measurements' (core/measuring/records/measured.py) and the sweeps'
+(core/measuring/records/sweep_record.py), which measured.py consults beside its own.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DEFAULT_LENGTHS
+from draftwise.core.measuring.records import measured
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import measured
 
 # Counter names as the pinned engine writes them (server-task.cpp).
 DRAFTED = "llamacpp:spec_decode_num_draft_tokens_total"

@@ -1,6 +1,6 @@
 """The quick measurement: does speculation pay on this machine, and with which setup?
 
-The same prompts with speculation and without (core/launch/arms.py: one engine start per
+The same prompts with speculation and without (core/measuring/runs/arms.py: one engine start per
 setup and round, the setups interleaved round by round, tokens/s from the engine's own
 timings, noise from the spread between rounds). What it tries, in two stages:
 
@@ -24,7 +24,7 @@ timings, noise from the spread between rounds). What it tries, in two stages:
 When none and the fastest are then still within the noise of each other (the error of their
 means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
 The fastest setup becomes the measurement's `setup`, which auto runs from then on
-(measured.decide). The sweep (core/launch/sweep.py) tries every setup; this stays within a
+(measured.decide). The sweep (core/measuring/runs/sweep.py) tries every setup; this stays within a
 third of its time. Nothing is recorded here: the caller records the result once the whole
 measurement finished.
 """
@@ -48,8 +48,12 @@ from draftwise.core.engines.spec_types import (
     NGRAM_SIMPLE,
 )
 from draftwise.core.kinds import AUTO_SOURCES, Backend
-from draftwise.core.launch import arms, live_figures
-from draftwise.core.launch.arms import (
+from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.launch.prepare import Prepared, Request, combination
+from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.measuring.records import live_figures, measured, measurement
+from draftwise.core.measuring.runs import arms
+from draftwise.core.measuring.runs.arms import (
     DEFAULT_SETTINGS,
     Line,
     MeasureError,
@@ -64,11 +68,8 @@ from draftwise.core.launch.arms import (
     runner_for,
     what_is_drafting,
 )
-from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.launch.prepare import Prepared, Request, combination
-from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
-from draftwise.core.speculation import measured, measurement, resolver
+from draftwise.core.speculation import resolver
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup

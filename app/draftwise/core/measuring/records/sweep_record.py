@@ -1,4 +1,5 @@
-"""The sweep's results (core/launch/sweep.py), remembered per model, drafter, engine and machine.
+"""The sweep's results (core/measuring/runs/sweep.py), remembered per model, drafter, engine
+and machine.
 
 A sweep tries every speculation setup the engine and the files allow and keeps a table of
 them. Its key is the quick measurement's (`measured.Combination`, from
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
+from draftwise.core.measuring.records.measurement import Combination, Measurement
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
-from draftwise.core.speculation.measurement import Combination, Measurement
 from draftwise.core.speculation.setup import Setup
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The sweep: every speculation setup the engine and the files allow, measured; the best kept.
 
 `draftwise measure --sweep` and the window's "Measure speed: all settings". Where the quick
-measurement (core/launch/measure.py) tries a few setups, the sweep tries, for each model
+measurement (core/measuring/runs/quick.py) tries a few setups, the sweep tries, for each model
 drafter the files allow (the resolver's choice — a draft model, the MTP head, EAGLE-3, DFlash —
 and its `alternatives`: the companions beside an MTP head, the companions ranked below the
 chosen one; each that fits the machine's memory with its own plan) and for every n-gram type
@@ -27,11 +27,11 @@ the engine runs (ngram-mod, ngram-simple, ngram-map-k):
    fastest there is the sweep's best (with dozens of setups, the fastest of two rounds is
    partly the luckiest), and its ratio is against none measured in the same stage.
 
-The same arms, rounds and noise bounds as the quick measurement (core/launch/arms.py): one
+The same arms, rounds and noise bounds as the quick measurement (core/measuring/runs/arms.py): one
 engine start per setup and round, interleaved round by round within a stage; a dimension stops
 widening once a setup is beyond the noise below its best and falling. A setting the user's
 own engine arguments fix is not swept. Nothing is recorded here: the caller records the
-result (core/speculation/sweep_record.py) once the whole sweep finished; auto runs its best
+result (core/measuring/records/sweep_record.py) once the whole sweep finished; auto runs its best
 from then on.
 """
 
@@ -52,8 +52,12 @@ from draftwise.core.engines.spec_types import (
     NGRAM_MEASURED,
 )
 from draftwise.core.kinds import Backend
-from draftwise.core.launch import measure
-from draftwise.core.launch.arms import (
+from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.launch.prepare import Prepared, PrepareError, combination, with_drafter
+from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.measuring.records.sweep_record import Row, Sweep
+from draftwise.core.measuring.runs import quick
+from draftwise.core.measuring.runs.arms import (
     DEFAULT_SETTINGS,
     Line,
     MeasureError,
@@ -68,14 +72,10 @@ from draftwise.core.launch.arms import (
     runner_for,
     what_is_drafting,
 )
-from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.launch.prepare import Prepared, PrepareError, combination, with_drafter
-from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.messages import msg
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.setup import Setup
-from draftwise.core.speculation.sweep_record import Row, Sweep
 
 DRAFT_LENGTHS = tuple(range(1, 9))  # --spec-draft-n-max for model drafters and MTP
 DRAFT_START = 3  # the engine's default (common.h)
@@ -104,7 +104,7 @@ class Plan:
         if spec.source == resolver.USER_ARGS:
             raise MeasureError(msg("Your own --spec-type {type} decides the speculative types; remove it from the "
                                    "engine arguments to sweep them.", type=spec.spec_type))
-        own = measure.own_setup(spec)
+        own = quick.own_setup(spec)
         self.prepared = prepared
         # Each model drafter at its bare type: the resolver's (no key), then the alternatives.
         self.drafters: tuple[Setup, ...] = ()
@@ -244,8 +244,8 @@ def _best(results: Results, which: Callable[[Setup], bool]) -> Setup | None:
 def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
                       engine_types: Collection[str] = NGRAM_MEASURED, *,
                       tokens_per_s: float | None = None) -> float:  # fmt: skip
-    """The longest the sweep takes (nothing pruned; `tokens_per_s` as measure.seconds_per_start)."""
-    per_start = measure.seconds_per_start(prepared, settings, tokens_per_s)
+    """The longest the sweep takes (nothing pruned; `tokens_per_s` as quick.seconds_per_start)."""
+    per_start = quick.seconds_per_start(prepared, settings, tokens_per_s)
     return Plan(prepared, engine_types).most_starts(settings.rounds) * per_start
 
 
@@ -270,7 +270,7 @@ def sweep(
     run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
                      cancel=cancel, fixes=fixes, runner=runner, drafters=drafters)
     started = time.monotonic()
-    plan = Plan(prepared, measure.engine_types_of(binary) if engine_types is None else engine_types,
+    plan = Plan(prepared, quick.engine_types_of(binary) if engine_types is None else engine_types,
                 [d.spec for d in drafters.values()])
     results = Results()
     run_stage(run, plan.types(), settings.rounds, results, steps)

@@ -42,7 +42,7 @@ run: engine
 # The packaging tests' tools come first: with DRAFTWISE_REQUIRE_ENGINE=1 a skip is a failure
 # (tests/skip_policy.py).
 test: engine-gpu
-	DRAFTWISE_EXTRA_DEBS="nsis desktop-file-utils" $(MAKE) prereqs
+	DRAFTWISE_EXTRA_DEBS="nsis desktop-file-utils iproute2" $(MAKE) prereqs
 	$(PY) -m ruff check app tests bench packaging installer
 	QT_QPA_PLATFORM=offscreen DRAFTWISE_REQUIRE_ENGINE=1 $(PY) -m pytest -q
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.messages import Message, msg
+from draftwise.core.planning import gemma4_assistant_graph
 from draftwise.core.planning import memory as mem
 from draftwise.core.planning.fit_search import _Result
 from draftwise.core.planning.placement import _Drafter, _Planner
@@ -40,7 +41,8 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
         shape = draft_shape or mem.read_shape(draft)
         wt = draft_weights or mem.read_weight_table(draft)
         label = msg("MTP head") if st == "draft-mtp" else msg("draft model")
-        return _Drafter("model", label, shape, wt, shares_kv=draft.sidecar_kind == "assistant")
+        return _Drafter("model", label, shape, wt, shares_kv=draft.sidecar_kind == "assistant",
+                        assistant=gemma4_assistant_graph.read_dims(draft))
     return None  # ngram types and no speculation cost no memory worth planning
 
 

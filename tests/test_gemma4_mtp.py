@@ -71,7 +71,7 @@ def test_auto_picks_the_assistant_with_draft_mtp_and_the_file(folder):
 
 
 def test_the_plan_counts_the_assistant_weights_and_no_kv_of_its_own(folder):
-    from draftwise.core.planning import kv_cache, model_shape, mtp_head, weight_table
+    from draftwise.core.planning import gemma4_assistant_graph, kv_cache, model_shape, mtp_head, weight_table
 
     model, assistant = gguf.read_model(folder / MODEL), gguf.read_model(folder / ASSISTANT)
     spec = rs.resolve(model, rs.SpecOptions(), CAPS)
@@ -80,9 +80,14 @@ def test_the_plan_counts_the_assistant_weights_and_no_kv_of_its_own(folder):
     weights = weight_table.read_weight_table(assistant).total()
     c = kv_cache.cells(plan.ctx, plan.slots, model.sliding_window or 0)
     ctx = mtp_head.mtp_context(model_shape.read_shape(assistant), c, plan.kv_type)
-    # The drafter is its weights and its compute; the KV it reads is the model's own.
+    # The drafter is its weights and its compute (its graph replayed); the KV it reads is
+    # the model's own.
     assert ctx.kv > 0  # what a cache of its own would have cost
-    assert plan.bytes.drafter == weights + ctx.compute + ctx.output
+    dims = gemma4_assistant_graph.read_dims(assistant)
+    assert dims is not None
+    kv = (plan.kv_type, plan.kv_type)
+    compute = gemma4_assistant_graph.compute_bytes(dims, c.ubatch, c.per_stream, c.swa_per_stream, c.n_seq, kv)
+    assert plan.bytes.drafter == weights + compute + ctx.output
 
 
 @pytest.mark.parametrize("change, reason", [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from draftwise.core.engines import spec_types
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import model_shape, weight_table
+from draftwise.core.planning import gemma4_assistant_graph, model_shape, weight_table
 from draftwise.core.planning.fit_search import _Result
 from draftwise.core.planning.placement import _Drafter, _Planner
 from draftwise.core.readable import human_ctx
@@ -40,7 +40,8 @@ def _drafter(spec: SpecDecision, model: gguf.ModelInfo, draft: gguf.ModelInfo | 
         shape = draft_shape or model_shape.read_shape(draft)
         wt = draft_weights or weight_table.read_weight_table(draft)
         label = msg("MTP head") if st == "draft-mtp" else msg("draft model")
-        return _Drafter("model", label, shape, wt, shares_kv=draft.sidecar_kind == "assistant")
+        return _Drafter("model", label, shape, wt, shares_kv=draft.sidecar_kind == "assistant",
+                        assistant=gemma4_assistant_graph.read_dims(draft))
     return None  # ngram types and no speculation cost no memory worth planning
 
 

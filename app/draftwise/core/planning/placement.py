@@ -18,6 +18,7 @@ from draftwise.core.planning import (
     context_bytes,
     cpu_buffers,
     ffn_offload,
+    gemma4_assistant_graph,
     kv_cache,
     model_shape,
     mtp_head,
@@ -47,6 +48,8 @@ class _Drafter:
     # The drafter attends over the model's own KV cache and allocates none (Gemma 4's MTP
     # assistant: `is_mem_shared`, its layers sharing the target's last two).
     shares_kv: bool = False
+    # Gemma 4's MTP assistant's graph: its context's compute is replayed (gemma4_assistant_graph).
+    assistant: gemma4_assistant_graph.AssistantDims | None = None
 
 
 @dataclass(frozen=True)
@@ -417,6 +420,9 @@ class _Planner:
             ctx = mtp_head.mtp_context(d.shape, c, kv_type)
             if d.shares_kv:
                 ctx = replace(ctx, kv_layers=[0] * len(ctx.kv_layers))
+            if d.assistant is not None:  # its own graph, replayed
+                ctx = replace(ctx, compute=gemma4_assistant_graph.compute_bytes(
+                    d.assistant, c.ubatch, c.per_stream, c.swa_per_stream, c.n_seq, (kv_type, kv_type)))
         else:
             ctx = context_bytes.draft_context(d.shape, c, kv_type)
         return d.weights.total() + ctx.kv + ctx.rs + ctx.compute, ctx.output

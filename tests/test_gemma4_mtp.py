@@ -71,7 +71,13 @@ def test_auto_picks_the_assistant_with_draft_mtp_and_the_file(folder):
 
 
 def test_the_plan_counts_the_assistant_weights_and_no_kv_of_its_own(folder):
-    from draftwise.core.planning import gemma4_assistant_graph, kv_cache, model_shape, mtp_head, weight_table
+    from draftwise.core.planning import (
+        gemma4_assistant_graph,
+        kv_cache,
+        model_shape,
+        mtp_head,
+        weight_table,
+    )
 
     model, assistant = gguf.read_model(folder / MODEL), gguf.read_model(folder / ASSISTANT)
     spec = rs.resolve(model, rs.SpecOptions(), CAPS)

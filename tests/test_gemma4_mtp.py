@@ -138,13 +138,36 @@ def test_the_nextn_rule_reads_the_pinned_sources():
     assert asserting == MTP_ONE_NEXTN_11434
 
 
+def test_the_assistants_re_laid_copies_are_planned_where_the_cpu_makes_them(folder):
+    """Without a GPU the engine offers the assistant's matrices and its duplicated tied head
+    to the CPU's extra buffers as it does the model's: on an AMX host the tiny assistant's
+    drafter was 42.33 MiB, planned 26.30 before these copies were counted (the engine test
+    below, on the sapphirerapids module)."""
+    from draftwise.core.planning import cpu_buffers, weight_table
+
+    caps = CAPS
+    amx = replace(TEST_MACHINE, cpu_variant="sapphirerapids")
+    plain = prepare.prepare(prepare.Request(model=folder / MODEL), caps, TEST_MACHINE).plan
+    relaid = prepare.prepare(prepare.Request(model=folder / MODEL), caps, amx).plan
+    wt = weight_table.read_weight_table(gguf.read_model(folder / ASSISTANT))
+    cw = cpu_buffers.cpu_weights(wt, "sapphirerapids")
+    head = cpu_buffers.tied_head_extra(wt, "sapphirerapids")
+    copies = sum(cw.extra.values()) + (head[1] if head else 0)
+    assert copies > 0
+    assert relaid.bytes.drafter - plain.bytes.drafter == copies
+
+
 # ------------------------------------------------------------------ on the real engine
 @pytest.mark.engine
 def test_gemma4_drafts_with_its_assistant_on_the_engine(engine, folder, tmp_path):
     from draftwise.core.engines import capabilities
+    from draftwise.core.machine import engine_devices
 
     caps = capabilities.capabilities(engine.binary)
-    p = prepare.prepare(prepare.Request(model=folder / MODEL, extra_args=("-t", "1")), caps, TEST_MACHINE)
+    # Planned for the CPU module this engine loads here: on an AMX or AVX2 host the engine
+    # re-lays the assistant's weights into AMX / CPU_REPACK copies, which the plan counts.
+    here = replace(TEST_MACHINE, cpu_variant=engine_devices.probe_engine_devices(engine.binary, timeout=60).cpu_variant)
+    p = prepare.prepare(prepare.Request(model=folder / MODEL, extra_args=("-t", "1")), caps, here)
     assert p.spec.spec_type == "draft-mtp" and p.spec.draft == folder / ASSISTANT
     spec = p.launch(engine.binary, port=headless_port())
     run = headless.HeadlessLaunch(spec)
@@ -162,7 +185,7 @@ def test_gemma4_drafts_with_its_assistant_on_the_engine(engine, folder, tmp_path
     assert "sharing with layer 1" in log and "sharing with layer 0" in log
     actual = logparse.parse_log(log)
     drafter = actual.summary()["drafter"]
-    assert abs(p.plan.bytes.drafter - drafter) <= 0.1 * drafter + (1 << 20), (p.plan.bytes.drafter, drafter)
+    assert abs(p.plan.bytes.drafter - drafter) <= 0.05 * drafter + (1 << 20), (p.plan.bytes.drafter, drafter)
 
 
 @pytest.mark.engine

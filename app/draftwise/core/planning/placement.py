@@ -425,7 +425,17 @@ class _Planner:
                     d.assistant, c.ubatch, c.per_stream, c.swa_per_stream, c.n_seq, (kv_type, kv_type)))
         else:
             ctx = context_bytes.draft_context(d.shape, c, kv_type)
-        return d.weights.total() + ctx.kv + ctx.rs + ctx.compute, ctx.output
+        return d.weights.total() + self._drafter_relaid(d.weights) + ctx.kv + ctx.rs + ctx.compute, ctx.output
+
+    def _drafter_relaid(self, wt: weight_table.WeightTable) -> int:
+        """The CPU's re-laid copies of a draft model's weights (AMX, CPU_REPACK): its loader
+        offers its matrices, and its duplicated tied head, to the CPU's extra buffers as the
+        model's does (the Gemma 4 assistant on an AMX host: 16.0 MiB beside the mapping)."""
+        if self.cpu_variant is None:
+            return 0
+        cw = cpu_buffers.cpu_weights(wt, self.cpu_variant)
+        head = cpu_buffers.tied_head_extra(wt, self.cpu_variant) if wt.tied else None
+        return (sum(cw.extra.values()) if cw is not None else 0) + (head[1] if head else 0)
 
     def fits(self, s: _Setup) -> bool:
         devices, _ = self.evaluate(s)

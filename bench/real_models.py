@@ -17,11 +17,14 @@ it. The engine's buffer lines are compared with the plan per device and componen
 
     .venv/bin/python bench/real_models.py [--engine PATH] [--vulkan-engine PATH]
         [--only NAME ...] [--modes cpu,repack,amx,vulkan] [--json OUT] [--markdown OUT]
-        [--record [DIR]]
+        [--record [DIR]] [--record-extra [DIR]]
 
 `--record` writes each row's engine lines into tests/data/corpus-engine/ (or DIR):
 app/draftwise/testing/corpus/record.py; tests/test_corpus_recorded.py judges them again
-without the engine.
+without the engine. `--record-extra` writes the starts other tests read their engine figures
+from (Gemma 3n's compute at other geometries, the real Gemma 3 270M's AMX copy) into
+tests/data/engine-lines/ (or DIR): app/draftwise/testing/corpus/engine_lines.py; `--only`
+picks cases by name there.
 
 Exit status 1 when a row misses other than KNOWN_MISSES (corpus/gate.py) says, or does not
 load. One engine at a time; each is stopped before the next starts.
@@ -35,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from draftwise.testing.corpus import gate, judge, record, registry
+from draftwise.testing.corpus import engine_lines, gate, judge, record, registry
 
 ENGINES = Path.home() / ".local/share/draftwise/engines"
 DEFAULT_ENGINE = ENGINES / "llama.cpp-11434.0.0-cpu/llama-server"
@@ -59,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", type=Path, help="write the per-model table here (docs/corpus.md has one)")
     ap.add_argument("--record", nargs="?", type=Path, const=record.RECORD_DIR,
                     help=f"write each row's engine lines into this folder (default {record.RECORD_DIR})")
+    ap.add_argument("--record-extra", nargs="?", type=Path, const=engine_lines.LINES_DIR,
+                    help=f"record the starts other tests read (engine_lines.CASES) into this folder "
+                         f"(default {engine_lines.LINES_DIR}), and nothing else")
     ap.add_argument("--accept", action="store_true",
                     help="accept this run's errors as what the gate's drift is measured from (errors.json)")
     ap.add_argument("--recorded", action="store_true",
@@ -69,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.engine.is_file():
         print(f"no engine at {args.engine}; run `make engine`", file=sys.stderr)
         return 2
+    if args.record_extra is not None:
+        return _record_extra(args)
     wanted = set(args.modes.split(","))
     specs = [s for s in registry.all_models() if not args.only or any(w in s.name for w in args.only)]
     if args.record is not None and args.only:
@@ -91,6 +99,23 @@ def main(argv: list[str] | None = None) -> int:
     done = gate.judge_all(args.engine, args.vulkan_engine, specs=specs, wanted=wanted, record_dir=args.record,
                           on_run=show)  # fmt: skip
     return _report(done, args, t0)
+
+
+def _record_extra(args: argparse.Namespace) -> int:
+    cases = [c for c in engine_lines.CASES if not args.only or any(w in c.name for w in args.only)]
+    if not args.only:
+        for gone in engine_lines.prune(args.record_extra):
+            print(f"removed {gone} (no case writes it)")
+
+    def show(case: engine_lines.Case, run: judge.Run | None, note: str) -> None:
+        figures = "  ".join(_fmt_row(r) for r in run.rows) if run else ""
+        print(f"{case.name:44} {note}\n    {figures}", flush=True)
+
+    done = engine_lines.record_cases(args.engine, args.record_extra, cases=cases, on_run=show)
+    failed = [case.name for case, run, path in done if run is not None and path is None]
+    for name in failed:
+        print(f"  FAILED: {name}")
+    return 1 if failed else 0
 
 
 def _report(done: list[tuple[gate.Row, judge.Run]], args: argparse.Namespace, t0: float) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.planning import context_bytes
-from draftwise.testing.corpus import gate, judge, record, registry
+from draftwise.testing.corpus import engine_lines, gate, judge, record, registry
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,19 @@ def test_each_log_names_its_engine_build_and_cpu(recorded):
         assert "CPU :" in r.header["cpu-features"], r.path  # the engine's system_info
         assert any("buffer size" in ln for ln in r.lines), r.path
         assert r.path.stat().st_size < 8192, f"{r.path} keeps more than the judged lines"
+
+
+def test_every_extra_start_is_recorded_with_its_source():
+    """tests/data/engine-lines/: one log per engine_lines.CASES entry (`bench/real_models.py
+    --record-extra`), each naming its build, CPU, geometry and the test that reads it."""
+    have = {p.stem for p in engine_lines.LINES_DIR.glob("*.log")}
+    assert have == {c.name for c in engine_lines.CASES}, "bench/real_models.py --record-extra"
+    for case in engine_lines.CASES:
+        r = engine_lines.read(case.name)
+        assert (r.spec, r.mode) == (case.spec, case.mode) and "llama.cpp-" in r.build, r.path
+        assert "engine CPU module" in r.header["cpu"] and "CPU :" in r.header["cpu-features"], r.path
+        assert r.header["case"] == case.describe() and r.header["read-by"] == case.read_by, r.path
+        assert any("buffer size" in ln for ln in r.lines) and r.path.stat().st_size < 8192, r.path
 
 
 def test_the_planner_against_every_recorded_row(rejudged):

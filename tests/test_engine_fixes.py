@@ -31,9 +31,14 @@ from draftwise.testing import tinymodels as tm
 
 MACHINE = Machine(ram_total=16 * GB, ram_available=12 * GB, os="Linux")
 ENGINE_DIR = "/opt/llama.cpp-11434.0.0-cpu"
-# A start of Gemma 3 270M Q4_K_M on a virtual machine that reports AMX but does not run it:
-# the engine's own lines (pinned 11434, -lv 4; docs/engine-observations.md), up to the
-# warm-up that dies of SIGILL inside the AMX kernels.
+# A synthetic log, written by hand in the engine's format (pinned 11434, -lv 4) for the crash
+# ladder: a start of Gemma 3 270M Q4_K_M on a virtual machine that reports AMX but does not
+# run it, up to the warm-up that dies of SIGILL inside the AMX kernels. The ladder reads the
+# sapphirerapids module's load line and the death; it is not a recorded start, and its time
+# stamps and sizes are no engine figures to test against (a test that needs them reads a
+# recorded log). So that none disagrees with the engine, the buffer lines are copied from the
+# recorded start of the same file on an AMX CPU that runs it:
+# tests/data/engine-lines/gemma-3-270m-it-real-amx-c4096-np1.log (-c 4096 -np 1).
 AMX_START = f"""\
 0.00.000.993 I srv  llama_server: initializing ...
 0.00.001.794 I load_backend: loaded RPC backend from {ENGINE_DIR}/libggml-rpc.so
@@ -41,12 +46,12 @@ AMX_START = f"""\
 0.00.010.628 I cmn  common_param: common_params_print_info: verbosity = 4 (adjust with the `-lv N` CLI arg)
 0.00.214.270 I load_model: loading model '/models/gemma-3-270m-q4_k_m.gguf'
 0.01.529.034 I load_tensors: loading model tensors, this can take a while... (load_mode = mmap)
-0.01.581.188 I load_tensors:   CPU_Mapped model buffer size =   235.16 MiB
-0.01.581.189 I load_tensors:          AMX model buffer size =   214.13 MiB
-0.01.607.379 I llama_context:        CPU  output buffer size =     4.00 MiB
-0.01.607.429 I llama_kv_cache:        CPU KV buffer size =     1.50 MiB
-0.01.607.511 I llama_kv_cache:        CPU KV buffer size =     7.50 MiB
-0.01.616.431 I sched_reserve:        CPU compute buffer size =    19.28 MiB
+0.01.581.188 I load_tensors:          AMX model buffer size =   213.91 MiB
+0.01.581.189 I load_tensors:   CPU_Mapped model buffer size =   235.16 MiB
+0.01.607.379 I llama_context:        CPU  output buffer size =     1.00 MiB
+0.01.607.429 I llama_kv_cache:        CPU KV buffer size =    12.00 MiB
+0.01.607.511 I llama_kv_cache:        CPU KV buffer size =    15.00 MiB
+0.01.616.431 I sched_reserve:        CPU compute buffer size =    23.28 MiB
 0.01.616.451 I sched_reserve: reserve took 8.74 ms, sched copies = 1
 0.01.616.502 I cmn  common_init_: warming up the model with an empty run - please wait ... (--no-warmup to disable)
 """.splitlines()
@@ -68,6 +73,14 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def _flow(files, model: Path, fixes: EngineFixes) -> launch_flow.LaunchFlow:
     spec = launch_spec.llamacpp_launch(files["engine"], model, NO_SPECULATION, port=18080, plan_args=("-c", "512"))
     return launch_flow.LaunchFlow(spec, fixes=fixes)
+
+
+def test_the_synthetic_starts_buffers_are_the_recorded_ones():
+    from draftwise.core.planning import logparse
+    from draftwise.testing.corpus import engine_lines
+
+    rec = engine_lines.read("gemma-3-270m-it-real-amx-c4096-np1")
+    assert logparse.parse_lines(AMX_START).by_buffer_component() == logparse.parse_lines(rec.lines).by_buffer_component()
 
 
 def test_the_amx_fault_from_the_engines_own_lines():

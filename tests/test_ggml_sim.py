@@ -2,15 +2,17 @@
 (core/planning/gemma3n_graph.py): no engine, the engine's own numbers recorded.
 
 The Gemma 3n figures are the pinned engine's `sched_reserve: CPU compute buffer size` lines
-for the corpus files of google/gemma-3n-E2B-it and -E4B-it (tests/test_real_geometry_engine.py
-starts the engine on them), CPU, f16 KV, flash attention auto (on), one slot unless said."""
+for the corpus files of google/gemma-3n-E2B-it and -E4B-it, CPU, f16 KV, flash attention
+auto (on), one slot unless said, read from the logs in tests/data/engine-lines/ (one start
+each, recorded by `bench/real_models.py --record-extra`: corpus/engine_lines.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from draftwise.core.planning import gemma3n_graph, kv_cache
+from draftwise.core.planning import gemma3n_graph, kv_cache, logparse
 from draftwise.core.planning.ggml_sim import F32, Graph, peak_bytes
+from draftwise.testing.corpus import engine_lines
 
 MiB = 1 << 20
 
@@ -78,20 +80,24 @@ def _gemma3n(n_layer: int, ff: int) -> gemma3n_graph.Gemma3nDims:
 E2B, E4B = _gemma3n(30, 8192), _gemma3n(35, 16384)
 
 
-@pytest.mark.parametrize("dims, ctx, slots, ubatch, engine_mib", [
-    (E2B, 4096, 1, 512, 119.03),
-    (E2B, 2048, 1, 512, 117.03),
-    (E2B, 8192, 1, 512, 123.03),
-    (E2B, 32768, 1, 512, 147.03),
-    (E2B, 4096, 1, 256, 59.39),
-    (E2B, 4096, 1, 1024, 239.06),
-    (E2B, 4096, 2, 512, 119.03),
-    (E4B, 4096, 1, 512, 160.03),
+@pytest.mark.parametrize("dims, ctx, slots, ubatch, log", [
+    (E2B, 4096, 1, 512, "gemma-3n-E2B-it-cpu-c4096-np1-ub512"),
+    (E2B, 2048, 1, 512, "gemma-3n-E2B-it-cpu-c2048-np1-ub512"),
+    (E2B, 8192, 1, 512, "gemma-3n-E2B-it-cpu-c8192-np1-ub512"),
+    (E2B, 32768, 1, 512, "gemma-3n-E2B-it-cpu-c32768-np1-ub512"),
+    (E2B, 4096, 1, 256, "gemma-3n-E2B-it-cpu-c4096-np1-ub256"),
+    (E2B, 4096, 1, 1024, "gemma-3n-E2B-it-cpu-c4096-np1-ub1024"),
+    (E2B, 4096, 2, 512, "gemma-3n-E2B-it-cpu-c4096-np2-ub512"),
+    (E4B, 4096, 1, 512, "gemma-3n-E4B-it-cpu-c4096-np1-ub512"),
 ])  # fmt: skip
-def test_gemma3n_compute_is_the_engines(dims, ctx, slots, ubatch, engine_mib):
+def test_gemma3n_compute_is_the_engines(dims, ctx, slots, ubatch, log):
     """The replayed graph lands where the engine's allocator puts it: the same peak to the
     line's two decimals, though it is not monotonic in the block count and 19 MiB of E2B's
-    119 are holes between live tensors (a sum of live widths gave 75 MiB)."""
+    119 are holes between live tensors (a sum of live widths gave 75 MiB). The engine's
+    figure: the compute buffer line of tests/data/engine-lines/<log>.log."""
+    rec = engine_lines.read(log)
+    assert f"-c {ctx * slots} -np {slots} " in rec.header["argv"] and f" -ub {ubatch} " in rec.header["argv"]
+    engine_mib = logparse.parse_lines(rec.lines).component("compute", logparse.TARGET) / MiB
     c = kv_cache.cells(ctx, slots, 512, ubatch=ubatch)
     got = gemma3n_graph.compute_bytes(dims, c.ubatch, c.per_stream, c.swa_per_stream, slots)
     assert abs(got / MiB - engine_mib) < 0.006, got / MiB

@@ -42,6 +42,7 @@ from draftwise.core.speculation.resolver import (
     SpecDecision,
 )
 from draftwise.testing import tinyarchs as ta
+from draftwise.testing.corpus import record
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
 
 MiB = 1 << 20
@@ -469,17 +470,21 @@ def test_tied_head_goes_to_the_gpu_unless_the_backend_refuses_its_size(files, mo
     assert gpu_weights("vulkan", software=True) == cuda - wt.input
 
 
-@pytest.mark.parametrize("name, e, heads, kv_heads, head, used, expert, vocab, engine_mib", [
+@pytest.mark.parametrize("name, e, heads, kv_heads, head, used, expert, vocab, log", [
     # zai-org/GLM-4.5-Air: the nextn block's MoE (8 of 128 experts, 1408 wide) over 4096 wide
-    ("glm4moe", 4096, 96, 8, 128, 8, 1408, 151552, 166.59),
+    ("glm4moe", 4096, 96, 8, 128, 8, 1408, 151552, "GLM-4.5-Air-cpu.log"),
     # Qwen/Qwen3.5-35B-A3B: 8 of 256 experts, 512 wide, over 2048 wide
-    ("qwen35moe", 2048, 16, 2, 256, 8, 512, 248320, 73.97),
+    ("qwen35moe", 2048, 16, 2, 256, 8, 512, 248320, "Qwen3.5-35B-A3B-cpu.log"),
 ])  # fmt: skip
-def test_a_moe_mtp_heads_context_is_the_engines(name, e, heads, kv_heads, head, used, expert, vocab, engine_mib):
+def test_a_moe_mtp_heads_context_is_the_engines(name, e, heads, kv_heads, head, used, expert, vocab, log):
     """The MTP context of a MoE head, at 4096 cells: the engine's KV + compute + output lines
-    for the corpus files (tests/test_real_geometry_engine.py; GLM-4.5-Air 16.00 + 150.01 + 0.58
-    MiB). The down projection's output (used x n_embd per token) lands past the experts' gate,
-    up and SwiGLU rows; without it the plan was 99.2 and 41.9 MiB."""
+    of the draft context in the corpus row's recorded log (tests/data/corpus-engine/<log>,
+    `bench/real_models.py --record`: the row starts with `--spec-type draft-mtp -c 4096 -np 1`).
+    The down projection's output (used x n_embd per token) lands past the experts' gate, up
+    and SwiGLU rows; without it the plan was 99.2 and 41.9 MiB."""
+    actual = logparse.parse_lines(record.read(record.RECORD_DIR / log).lines)
+    assert [(k.cells, k.seqs) for k in actual.caches if k.context == logparse.DRAFT] == [(4096, 1)]
+    engine_mib = sum(actual.by_component(logparse.DRAFT).values()) / MiB
     head_layer = model_shape.Layer(k=kv_heads * head, v=kv_heads * head, ff=used * expert, n_used=used, q=heads * head)
     shape = model_shape.Shape(arch=name, n_embd=e, n_vocab=vocab, n_ctx_train=131072,
                       layers=(model_shape.Layer(k=1, v=1, ff=1), head_layer), n_nextn=1)  # fmt: skip

@@ -22,6 +22,7 @@ from draftwise.core.planning import (
     cpu_buffers,
     extra_args,
     kv_cache,
+    logparse,
     model_shape,
     planner,
     weight_table,
@@ -30,6 +31,7 @@ from draftwise.core.speculation.resolver import AUTO_MTP, AUTO_NGRAM, EXPLICIT, 
 from draftwise.testing import geometries as geo
 from draftwise.testing import projectors
 from draftwise.testing import tinyarchs as ta
+from draftwise.testing.corpus import engine_lines
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 MiB = 1 << 20
@@ -57,14 +59,15 @@ def within(planned: int, actual_mib: float, share: float = 0.05, floor_mib: floa
 
 
 # ------------------------------------------------------------------ 1. AMX
-# The pinned engine on a CPU that reports AMX (the sapphirerapids module), real Gemma 3 270M
-# Q4_K_M, CPU only (issue 18, measured by the filing session with -lv 4): load_tensors printed
-# an AMX model buffer of 213.90 MiB beside the mapped file, 449.1 MiB of weights in all. The
-# plan counted 23.9 MiB of AMX (259.1 MiB of weights): the tied head (token_embd duplicated as
-# output.weight, Q8_0 640 x 262144) is a MUL_MAT weight the AMX buffer takes with its
-# compensation (amx/mmq.cpp get_row_size: +4 bytes per Q8_0 block): 190.0 MiB of the 213.9.
-AMX_BUFFER_MIB = 213.90
-AMX_WEIGHTS_MIB = 449.1
+# The pinned engine on a CPU whose engine module is AMX (sapphirerapids), the real Gemma 3
+# 270M Q4_K_M, CPU only, without -nr: load_tensors prints an AMX model buffer beside the
+# mapped file. Its lines: tests/data/engine-lines/<AMX_LOG>.log (`bench/real_models.py
+# --record-extra`; only a CPU with AMX re-records it): AMX 213.91 MiB, 449.07 MiB of weights
+# in all (issue 18's filer reported 213.9 and 449.1). The plan counted 23.9 MiB of AMX (259.1
+# MiB of weights): the tied head (token_embd duplicated as output.weight, Q8_0 640 x 262144)
+# is a MUL_MAT weight the AMX buffer takes with its compensation (amx/mmq.cpp get_row_size:
+# +4 bytes per Q8_0 block): 190.0 MiB of the 213.9.
+AMX_LOG = "gemma-3-270m-it-real-amx-c4096-np1"
 
 
 def test_amx_copies_the_tied_head_beside_the_mapped_file():
@@ -74,10 +77,15 @@ def test_amx_copies_the_tied_head_beside_the_mapped_file():
         info = gguf.read_model(realmodels.gemma3_270m())
     except RuntimeError as exc:
         pytest.skip(f"the real Gemma 3 270M is not at hand: {exc}")
+    rec = engine_lines.read(AMX_LOG)
+    assert rec.machine.cpu_variant == "sapphirerapids" and "-nr" not in rec.header["argv"].split()
+    actual = logparse.parse_lines(rec.lines)
+    amx_mib = actual.by_buffer_component()["AMX"]["weights"] / MiB
+    weights_mib = actual.component("weights", logparse.TARGET) / MiB
     amx = replace(BIG_CPU, cpu_variant="sapphirerapids")
     p = planner.plan(info, NO_SPEC, amx, planner.PlanPrefs(ctx=4096))
-    assert abs(p.bytes.cpu_extra["AMX"] - AMX_BUFFER_MIB * MiB) < 0.01 * MiB
-    assert abs(p.bytes.weights - AMX_WEIGHTS_MIB * MiB) < 0.1 * MiB
+    assert abs(p.bytes.cpu_extra["AMX"] - amx_mib * MiB) < 0.01 * MiB
+    assert abs(p.bytes.weights - weights_mib * MiB) < 0.1 * MiB
     # -nr: no extra buffers, the mapped file alone; a GPU device: no CPU extra buffers either.
     nr = planner.plan(info, NO_SPEC, amx, planner.PlanPrefs(ctx=4096, no_repack=True))
     assert nr.bytes.cpu_extra == {} and nr.bytes.weights < p.bytes.weights - 200 * MiB

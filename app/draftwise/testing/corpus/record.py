@@ -10,7 +10,8 @@ the draft context's start, the speculative implementations added, `build:` and
 `--help`, what the plan reads) and the build.
 
 tests/test_corpus_recorded.py plans every row again, without the engine, against those
-lines (`judge.replan`).
+lines (`judge.replan`). `write` also writes the starts other tests read beside the rows
+(engine_lines.py, tests/data/engine-lines/), with the same header.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from draftwise.core.machine.hardware import Machine
 RECORD_DIR = Path(__file__).resolve().parents[4] / "tests" / "data" / "corpus-engine"
 ENGINE_FILE = "engine.json"
 _HEADER = re.compile(r"^# (?P<key>[\w-]+): (?P<value>.*)$")
+TITLE = "draftwise corpus-engine log: the engine's own lines for one corpus row (bench/real_models.py --record)"
 
 
 @dataclass
@@ -75,8 +77,11 @@ def _machine(data: dict[str, Any]) -> Machine:
                    requested=tuple(requested))  # fmt: skip
 
 
-def write(folder: Path, spec_name: str, run: Any, engine: Path) -> Path:
-    """One judged start's lines (`run`: a judge.Run with its engine_lines and machine)."""
+def write(folder: Path, spec_name: str, run: Any, engine: Path, *, name: str | None = None,
+          title: str = TITLE, extra: dict[str, str] | None = None) -> Path:  # fmt: skip
+    """One judged start's lines (`run`: a judge.Run with its engine_lines and machine), as
+    `<spec>-<mode>.log` or `name`.log; `extra`: header lines after the argv (engine_lines.py
+    says which test reads the start and at which geometry)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = list(run.engine_lines)
     header = {
@@ -86,10 +91,11 @@ def write(folder: Path, spec_name: str, run: Any, engine: Path) -> Path:
         "cpu-features": _system_info(lines) or "?",
         "machine": json.dumps(_machine_json(run.machine), sort_keys=True),
         "argv": " ".join(run.argv[1:]),
+        **(extra or {}),
     }  # fmt: skip
-    text = "# draftwise corpus-engine log: the engine's own lines for one corpus row (bench/real_models.py --record)\n"
+    text = f"# {title}\n"
     text += "".join(f"# {k}: {v}\n" for k, v in header.items()) + "".join(ln + "\n" for ln in lines)
-    path = folder / file_name(spec_name, run.mode)
+    path = folder / (f"{name}.log" if name else file_name(spec_name, run.mode))
     path.write_text(text, encoding="utf-8")
     return path
 

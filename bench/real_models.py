@@ -80,19 +80,20 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.modes.split(","))
     specs = [s for s in registry.all_models() if not args.only or any(w in s.name for w in args.only)]
     if args.record is not None and args.only:
-        for s in specs:  # a partial refresh replaces only its own rows
+        for s in specs:  # a partial refresh replaces only its own rows, in the modes it runs
             for old in args.record.glob(f"{s.name}-*.log"):
-                if old.name[len(s.name) + 1:-4] in judge.MODES:
+                if old.name[len(s.name) + 1:-4] in wanted:
                     old.unlink()
     elif args.record is not None:
         for old in args.record.glob("*.log"):
-            old.unlink()
+            if old.stem.rsplit("-", 1)[-1] in wanted:
+                old.unlink()
     t0 = time.monotonic()
     print(f"{len(specs)} models", flush=True)
 
     def show(row: gate.Row, run: judge.Run) -> None:
         cells = "  ".join(_fmt_row(r) for r in run.rows)
-        state = "ok" if run.ok else ("MISS" if run.ready and not run.problem else f"FAIL: {run.problem}")
+        state = "ok" if run.ok else ("MISS" if run.judged and not run.problem else f"FAIL: {run.problem}")
         print(f"{row.spec.name:34} {row.mode:6} load {run.load_s:5.1f} s  wall {run.wall_s:5.1f} s  {state}\n    {cells}",
               flush=True)  # fmt: skip
 

@@ -40,8 +40,12 @@ _AMX_ALIGN = {"Q4_0": 32, "Q4_1": 32, "Q8_0": 32, "Q4_K": 256, "Q5_K": 256, "Q6_
 # amx/mmq.cpp get_row_size: bytes per block once packed (Q8_0 adds a compensation int32,
 # Q4_K/Q5_K 4 bytes, IQ4_XS 2); the others keep their size.
 _AMX_EXTRA_PER_BLOCK = {"Q8_0": 4, "Q4_K": 4, "Q5_K": 4, "IQ4_XS": 2}
-# 2-D weights that are not matrix products (GET_ROWS, convolutions, per-channel vectors).
-_NOT_MATMUL = ("token_embd", "pos_embd", "token_types", "ssm_conv1d", "ssm_a", "ssm_d", "rope_")
+# 2-D weights that are not matrix products (GET_ROWS, convolutions, per-channel vectors), by
+# the start of their name; `ssm_a` (Mamba's A) by its whole name: Qwen3.5's gated delta net
+# `ssm_alpha` is a matrix product the CPU's extra buffers take (on the AMX module a 1024 x 16
+# Q4_K one goes to CPU_REPACK: 0.32 MiB for Qwen3.5-0.8B, tests/data/corpus-engine).
+_NOT_MATMUL = ("token_embd", "pos_embd", "token_types", "ssm_conv1d", "ssm_d", "rope_")
+_NOT_MATMUL_NAMES = frozenset({"ssm_a"})
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def matmul_weight(t: gguf.TensorInfo) -> bool:
     if len(t.shape) not in (2, 3) or not t.name.endswith(".weight"):
         return False
     base = t.name.split(".")[-2] if t.name.startswith("blk.") else t.name.split(".")[0]
-    return not any(base.startswith(p) for p in _NOT_MATMUL) and "norm" not in base
+    return base not in _NOT_MATMUL_NAMES and not any(base.startswith(p) for p in _NOT_MATMUL) and "norm" not in base
 
 
 def extra_buffer(t: gguf.TensorInfo, variant: str | None) -> tuple[str, int] | None:

@@ -129,7 +129,7 @@ def surprises(row_key: tuple[str, str], run: judge.Run, errors: dict[str, float]
     known = KNOWN_MISSES.get(row_key, set())
     out = [f"{row_key[0]} ({row_key[1]}): new miss {m}" for m in sorted(missed - known)]
     out += [f"{row_key[0]} ({row_key[1]}): {m} is listed in KNOWN_MISSES but now passes" for m in sorted(known - missed)]
-    if not run.ready or run.problem:
+    if not run.judged or run.problem:
         out.append(f"{row_key[0]} ({row_key[1]}): {run.problem or 'not ready'}")
     return out + out_drift
 
@@ -158,7 +158,7 @@ def judge_all(cpu_engine: Path, vulkan_engine: Path | None, *, specs: list[Model
             if companion is not None:
                 run.model = f"{row.target.name} + assistant"
             out.append((row, run))
-            if record_dir is not None and run.ready:
+            if record_dir is not None and run.judged:
                 record.write(record_dir, row.spec.name, run, vk if row.mode == judge.VULKAN else cpu_engine)
             if on_run:
                 on_run(row, run)
@@ -168,6 +168,8 @@ def judge_all(cpu_engine: Path, vulkan_engine: Path | None, *, specs: list[Model
                 engines[judge.VULKAN] = vk
             if any(r.mode == judge.REPACK for r, _ in out):
                 engines[judge.REPACK] = cpu_engine  # the haswell-only copy answers --help alike
+            if any(r.mode == judge.AMX for r, _ in out):
+                engines[judge.AMX] = cpu_engine
             record.write_engine(record_dir, {m: capabilities.capabilities(b) for m, b in engines.items()}, engines)
     return out
 

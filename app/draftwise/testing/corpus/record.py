@@ -91,6 +91,7 @@ def write(folder: Path, spec_name: str, run: Any, engine: Path, *, name: str | N
         "cpu-features": _system_info(lines) or "?",
         "machine": json.dumps(_machine_json(run.machine), sort_keys=True),
         "argv": " ".join(run.argv[1:]),
+        **({"faulted": run.faulted} if getattr(run, "faulted", "") else {}),
         **(extra or {}),
     }  # fmt: skip
     text = f"# {title}\n"
@@ -103,8 +104,11 @@ def write(folder: Path, spec_name: str, run: Any, engine: Path, *, name: str | N
 def write_engine(folder: Path, caps: dict[str, capabilities.EngineCaps], engines: dict[str, Path]) -> Path:
     """Each mode's engine capabilities (what the plan reads from `--help`) and its build."""
     folder.mkdir(parents=True, exist_ok=True)
-    data = {mode: {"engine": engines[mode].parent.name, "caps": c.to_json()} for mode, c in sorted(caps.items())}
     path = folder / ENGINE_FILE
+    # A refresh of some modes keeps the others' entries.
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data.update({mode: {"engine": engines[mode].parent.name, "caps": c.to_json()} for mode, c in caps.items()})
+    data = dict(sorted(data.items()))
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
 

@@ -278,3 +278,100 @@ def peak_bytes(graph: Graph, alignment: int = CPU_ALIGNMENT) -> int:
 def reserve(graphs: Iterable[Graph], alignment: int = CPU_ALIGNMENT) -> int:
     """ggml_gallocr_reserve keeps the largest of the graphs it was given."""
     return max((peak_bytes(g, alignment) for g in graphs), default=0)
+
+
+# ------------------------------------------------------------------ a Vulkan split, replayed
+# ggml-vulkan's buffer alignment on the measured device (lavapipe: the 4-byte out_ids took 16).
+VULKAN_ALIGNMENT = 16
+
+
+def vulkan_block_peak(order: str, *, n_embd: int, q: int, k: int, v: int, ff: int, ubatch: int,
+                      masks: Sequence[int], n_layer: int, outs: int = 1) -> int:  # fmt: skip
+    """The compute buffer of the one Vulkan device that runs a dense attention model's whole
+    graph, replayed from the engine's allocation trace (ggml-alloc.c with AT_PRINTF; the
+    buffer's own allocations, in order, each block's alike).
+
+    The split starts (ggml_backend_sched_split_graph: an input of a split from another backend
+    gets a copy, allocated at the split's start in the order the graph uses them) with copies of
+    the CPU's embedding rows: the mixed path's input, its token rows, their slots, the token
+    rows the batch uses (`build_inp_embd`: all three branches stay in the graph), Gemma's row
+    scales, the positions, per KV cache (the first block's first) its K and V row indexes and
+    f16 mask, the output ids. The raw-embeddings input `inp_embd` has no consumer in a token
+    batch and is never copied (on the CPU it lies under the whole graph: one n_embd per token
+    more there). The mixed path's copy (`ggml_dup`) stays live to the end. Then the blocks in
+    ggml_vk_graph_optimize's order (`order`): "qvk" (llama, qwen2, qwen3: the Q, V and K
+    projections together, the roped or normed Q, then K) or "gemma3" (Q, K, V, the scaled
+    embeddings in place). Element-wise ops, norms and ropes that work in place are left out:
+    they move nothing. The last block, whose FFN runs on the output rows only, is not played.
+    Widths are per token (q: heads x key length, k/v: KV heads x key/value length; the
+    attention's output is heads x value length); sizes in bytes."""
+    T = ubatch
+    e, ffb = n_embd * T * 4, ff * T * 4
+    qb, kb, vb = q * T * 4, k * T * 4, v * T * 4
+    fa = (q * v // k if k else q) * T * 4
+    buf = _Buffer(VULKAN_ALIGNMENT)
+    at: dict[str, tuple[int, int]] = {}
+
+    def alloc(name: str, size: int) -> None:
+        at[name] = (buf.alloc(size), size)
+
+    def free(name: str) -> None:
+        buf.release(*at.pop(name))
+
+    gemma = order == "gemma3"
+    alloc("mixed", e)
+    alloc("mixed_rows", e)
+    alloc("mixed_slots", T * 8)
+    alloc("embd", e)
+    if gemma:
+        alloc("scale_rows", T * 4)
+    alloc("pos", T * 4)
+    for i, mask in enumerate(masks):
+        alloc(f"k_idxs{i}", T * 8)
+        alloc(f"v_idxs{i}", T * 8)
+        alloc(f"mask{i}", mask)
+    alloc("out_ids", outs * 4)
+    alloc("mixed_dup", e)
+    free("mixed")
+    if gemma:
+        free("scale_rows")
+    res = "embd"
+    for il in range(n_layer - 1):
+        if gemma and il == 0:
+            free("mixed_rows")
+            free("mixed_slots")
+        alloc("attn_norm", e)
+        if not gemma and il == 0:
+            free("mixed_rows")
+            free("mixed_slots")
+        alloc("Q", qb)
+        alloc("K" if gemma else "V", kb if gemma else vb)
+        alloc("V" if gemma else "K", vb if gemma else kb)
+        free("attn_norm")
+        alloc("Qr", qb)
+        free("Q")
+        if not gemma:
+            free("V")
+        alloc("Kr", kb)
+        free("K")
+        free("Kr")
+        if gemma:
+            free("V")
+        alloc("fa", fa)
+        free("Qr")
+        alloc("ffn_inp", e)  # the attention output; the residual add works in place
+        free("fa")
+        free(res)
+        alloc("ffn_norm", e)
+        alloc("gate", ffb)
+        alloc("up", ffb)
+        free("ffn_norm")
+        alloc("glu", ffb)
+        free("gate")
+        free("up")
+        alloc("l_out", e)
+        free("glu")
+        free("ffn_inp")
+        at["res"] = at.pop("l_out")
+        res = "res"
+    return buf.max_size

@@ -23,6 +23,7 @@ from draftwise.core.planning import (
     model_shape,
     mtp_head,
     residency,
+    vulkan_compute,
     weight_table,
 )
 from draftwise.core.planning.plan_types import (
@@ -67,6 +68,7 @@ class _Device:
     max_weight: int | None = None
     # The backend runs a host tensor's operation itself for a large batch (compute_buffer.OffloadCopies).
     offloads_ops: bool = False
+    vulkan: bool = False  # ggml-vulkan: its compute buffer when it runs the whole graph (vulkan_compute)
 
 
 # GPU backends with an `offload_op` (ggml-vulkan, ggml-cuda for CUDA and ROCm); Metal is one
@@ -123,7 +125,7 @@ def _devices(machine: Machine, prefs: PlanPrefs) -> tuple[list[_Device], _Device
             continue
         devs.append(_Device(g.label, DeviceKind.GPU, cap, max(g.free_bytes, 1), margin, g.engine_name,
                             buffer=_buffer_name(g), max_weight=_max_weight(g),
-                            offloads_ops=g.backend in OP_OFFLOAD_BACKENDS))
+                            offloads_ops=g.backend in OP_OFFLOAD_BACKENDS, vulkan=g.backend == VULKAN))
     return devs, ram, notes
 
 
@@ -346,9 +348,15 @@ class _Planner:
             used.add(id(ram))  # the CPU holds the moved FFNs' weights
         on_cpu = self._on_cpu(where, s.n_cpu_moe, head_dev is ram, s.n_cpu_ffn)
         offload = self._op_offload_target(where, s, c, gpu_uses)
+        # One Vulkan GPU running every block holds its own split of the graph (vulkan_compute).
+        whole = id(ram) not in used and sum(id(g) in used for g in gpu_uses) == 1
+        vulkan = {id(u) for u, g in zip(gpu_uses, self.gpus, strict=True) if g.vulkan}
         for d in [*gpu_uses, ram]:
             if d is offload:
                 d.compute += compute_buffer.offloaded_compute(shape, c, tctx.compute, self._offload_copies(where, tctx, on_cpu))
+            elif whole and id(d) in used and id(d) in vulkan:
+                outs = tctx.output // (4 * shape.n_vocab) if shape.n_vocab else 1
+                d.compute += vulkan_compute.vulkan_compute(shape, c, tctx.compute, max(outs, 1))
             elif id(d) in used and not (d is ram and offload is not None):
                 d.compute += tctx.compute
             elif d is ram:

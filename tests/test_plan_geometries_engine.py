@@ -125,7 +125,6 @@ def test_real_gemma3_270m_cpu_buffers_on_this_machines_cpu_module(engine, tmp_pa
     the mapped file plus whatever AMX (sapphirerapids: the tied head too) or CPU_REPACK
     re-lays, as planned. --no-warmup: the buffers are printed before any compute, so a CPU
     whose AMX faults (core/launch/crash.py) still shows them."""
-    from draftwise.core.launch import headless
     from draftwise.core.machine import engine_devices
     from draftwise.core.planning import cpu_buffers
     from draftwise.testing import realmodels

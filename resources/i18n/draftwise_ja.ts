@@ -344,67 +344,67 @@
       <translation>{path} がありません。llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="89" />
+      <location filename="../../app/draftwise/core/gguf/header.py" line="46" />
       <source>The file is damaged or not a GGUF model; download it again.</source>
       <translation>ファイルが壊れているか、GGUF モデルではありません。もう一度ダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="128" />
+      <location filename="../../app/draftwise/core/gguf/header.py" line="85" />
       <source>{path}: at byte {offset}: {reason}. {hint}</source>
       <translation>{path}: {offset} バイト目: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="131" />
+      <location filename="../../app/draftwise/core/gguf/header.py" line="88" />
       <source>{path}: at byte {offset}: {reason}.</source>
       <translation>{path}: {offset} バイト目: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="133" />
+      <location filename="../../app/draftwise/core/gguf/header.py" line="90" />
       <source>{path}: {reason}. {hint}</source>
       <translation>{path}: {reason}。{hint}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="135" />
+      <location filename="../../app/draftwise/core/gguf/header.py" line="92" />
       <source>{path}: {reason}.</source>
       <translation>{path}: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="489" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="48" />
       <source>is a folder, not a GGUF file</source>
       <translation>フォルダーです（GGUF ファイルではありません）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="492" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="51" />
       <source>no such file</source>
       <translation>ファイルがありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="495" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="54" />
       <source>permission denied: the file cannot be read</source>
       <translation>アクセスが拒否されました: ファイルを読み込めません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="499" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="58" />
       <source>cannot open the file ({error})</source>
       <translation>ファイルを開けません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="600" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="70" />
       <source>cannot read the file ({error})</source>
       <translation>ファイルを読み込めません（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="629" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="99" />
       <source>It is not a GGUF model, or it is damaged.</source>
       <translation>GGUF モデルではないか、壊れています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="639" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="109" />
       <source>Use the little-endian version of this model.</source>
       <translation>このモデルのリトルエンディアン版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/gguf/reader.py" line="645" />
+      <location filename="../../app/draftwise/core/gguf/parse.py" line="115" />
       <source>Download a current conversion of this model.</source>
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
@@ -607,71 +607,6 @@
       <location filename="../../app/draftwise/core/hub/starters.py" line="174" />
       <source>{title} is larger than this computer's memory.</source>
       <translation>{title} はこのコンピューターのメモリーより大きいです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="249" />
-      <source>measured</source>
-      <translation>測定完了</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="358" />
-      <source>There is no speculation to measure for this model: {why}</source>
-      <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="362" />
-      <source>The model does not fit this machine.</source>
-      <translation>このモデルはこのマシンに収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="390" />
-      <source>without speculation</source>
-      <translation>投機的デコードなし</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="391" />
-      <source>with {what} ({setup})</source>
-      <translation>{what}あり（{setup}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="415" />
-      <source>starting the engine {label}</source>
-      <translation>エンジンを起動中（{label}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="421" />
-      <source>The engine was not ready after {s} s.</source>
-      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="435" />
-      <source>{label}: {kind} prompt, round {r}</source>
-      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="439" />
-      <source>The engine generated no tokens for the {kind} prompt.</source>
-      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="457" />
-      <source>The engine stopped: {sentence}</source>
-      <translation>エンジンが停止しました: {sentence}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="459" />
-      <source>The engine stopped before it was ready.</source>
-      <translation>エンジンは準備ができる前に停止しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="492" />
-      <source>The engine did not answer: {why}</source>
-      <translation>エンジンが応答しませんでした: {why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/arms.py" line="495" />
-      <source>The engine answered {status}: {body}</source>
-      <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
@@ -1274,36 +1209,6 @@
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/live_figures.py" line="139" />
-      <source>no tokens generated yet</source>
-      <translation>まだトークンは生成されていません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/live_figures.py" line="142" />
-      <source>generating: {tps} tokens/s</source>
-      <translation>生成中: {tps} トークン/秒</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/live_figures.py" line="143" />
-      <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
-      <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/live_figures.py" line="195" />
-      <source>{type} {share} % ({accepted} % accepted)</source>
-      <translation>{type} {share} %（採用 {accepted} %）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/live_figures.py" line="198" />
-      <source>drafted tokens by type: {parts}</source>
-      <translation>種類別の下書きトークン: {parts}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/live_figures.py" line="233" />
-      <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
-      <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/core/launch/llamacpp.py" line="77" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
@@ -1509,62 +1414,82 @@
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="31" />
-      <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
-      <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="49" />
-      <source>The sharing port must be from 1 to 65535, not {port}.</source>
-      <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="54" />
-      <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
-      <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="104" />
-      <source>Port {port} is already in use on {host}; choose another sharing port.</source>
-      <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="113" />
-      <source>The worker {program} could not be started: {reason}.</source>
-      <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="121" />
-      <source>The worker stopped at once: {line}</source>
-      <translation>ワーカーはすぐに停止しました: {line}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/share.py" line="126" />
-      <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
-      <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/sweep.py" line="105" />
-      <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
-      <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/core/launch/vllm.py" line="116" />
       <source>An engine open to the network needs an API key.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/hardware.py" line="708" />
+      <location filename="../../app/draftwise/core/machine/hardware.py" line="82" />
       <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="389" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="119" />
+      <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
+      <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/link.py" line="125" />
+      <source>The worker {worker} answered with something that is not the RPC protocol.</source>
+      <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/link.py" line="135" />
+      <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
+      <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/link.py" line="146" />
+      <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
+      <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/link.py" line="179" />
+      <source>record of the links to other computers</source>
+      <translation>ほかのコンピューターへの回線の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="31" />
+      <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
+      <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="49" />
+      <source>The sharing port must be from 1 to 65535, not {port}.</source>
+      <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="54" />
+      <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
+      <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="104" />
+      <source>Port {port} is already in use on {host}; choose another sharing port.</source>
+      <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="113" />
+      <source>The worker {program} could not be started: {reason}.</source>
+      <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="121" />
+      <source>The worker stopped at once: {line}</source>
+      <translation>ワーカーはすぐに停止しました: {line}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/share.py" line="126" />
+      <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
+      <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/speed.py" line="370" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="417" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="398" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
@@ -1639,6 +1564,161 @@
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="139" />
+      <source>no tokens generated yet</source>
+      <translation>まだトークンは生成されていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="142" />
+      <source>generating: {tps} tokens/s</source>
+      <translation>生成中: {tps} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
+      <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
+      <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="195" />
+      <source>{type} {share} % ({accepted} % accepted)</source>
+      <translation>{type} {share} %（採用 {accepted} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="198" />
+      <source>drafted tokens by type: {parts}</source>
+      <translation>種類別の下書きトークン: {parts}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="233" />
+      <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
+      <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="94" />
+      <source>measured slower: {ratio}× — started without {what}</source>
+      <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="97" />
+      <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
+      <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="107" />
+      <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
+      <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="110" />
+      <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
+      <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
+      <source>measured {ratio}× with {what}</source>
+      <translation>測定結果: {what}で {ratio}×</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="172" />
+      <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
+      <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="190" />
+      <source>record of speed measurements</source>
+      <translation>速度測定の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="95" />
+      <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
+      <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="125" />
+      <source>no setup was measured</source>
+      <translation>測定した設定はありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="126" />
+      <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
+      <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="174" />
+      <source>record of speculation sweeps</source>
+      <translation>投機設定の総当たり測定の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="251" />
+      <source>measured</source>
+      <translation>測定完了</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="360" />
+      <source>There is no speculation to measure for this model: {why}</source>
+      <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="364" />
+      <source>The model does not fit this machine.</source>
+      <translation>このモデルはこのマシンに収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="396" />
+      <source>without speculation</source>
+      <translation>投機的デコードなし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="397" />
+      <source>with {what} ({setup})</source>
+      <translation>{what}あり（{setup}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="421" />
+      <source>starting the engine {label}</source>
+      <translation>エンジンを起動中（{label}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="427" />
+      <source>The engine was not ready after {s} s.</source>
+      <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="441" />
+      <source>{label}: {kind} prompt, round {r}</source>
+      <translation>{label}: {kind} プロンプト、{r} 回目</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="445" />
+      <source>The engine generated no tokens for the {kind} prompt.</source>
+      <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="463" />
+      <source>The engine stopped: {sentence}</source>
+      <translation>エンジンが停止しました: {sentence}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="465" />
+      <source>The engine stopped before it was ready.</source>
+      <translation>エンジンは準備ができる前に停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="498" />
+      <source>The engine did not answer: {why}</source>
+      <translation>エンジンが応答しませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
+      <source>The engine answered {status}: {body}</source>
+      <translation>エンジンの応答は {status} でした: {body}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="105" />
+      <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
+      <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/pictures.py" line="63" />
       <source>{name} is too big to attach ({size}); pictures up to {limit} are taken. Make it smaller and attach it again.</source>
       <translation>{name} は大きすぎて添付できません（{size}）。添付できる画像は {limit} までです。小さくしてから添付し直してください。</translation>
@@ -1659,207 +1739,207 @@
       <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="606" />
-      <source>The recurrent state size is not in this file's metadata.</source>
-      <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/memory.py" line="699" />
-      <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
-      <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="305" />
-      <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
-      <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="323" />
-      <source>{gpu} is left out: only {free} of it is free.</source>
-      <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="326" />
-      <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
-      <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="383" />
-      <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
-      <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="388" />
-      <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
-      <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="418" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="42" />
       <source>draft model</source>
       <translation>ドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="840" />
-      <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
-      <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="893" />
-      <source>the GPU</source>
-      <translation>GPU</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="895" />
-      <source>the GPU's share of memory</source>
-      <translation>GPU が使えるメモリ</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="906" />
-      <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
-      <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="910" />
-      <source>One slot instead of {slots}: more would not fit in {where}.</source>
-      <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="915" />
-      <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
-      <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="921" />
-      <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
-      <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="924" />
-      <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
-      <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1013" />
-      <source>One slot instead of {slots}: more would not fit.</source>
-      <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1015" />
-      <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
-      <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1023" />
-      <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
-      <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1026" />
-      <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
-      <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1029" />
-      <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
-      <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1032" />
-      <source>The experts of {n} layers stay in RAM.</source>
-      <translation>{n} 層のエキスパートは RAM に置きます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1042" />
-      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
-      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1045" />
-      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.</source>
-      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1137" />
-      <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
-      <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1183" />
-      <source>MTP runs with one slot: more were unreliable in this engine.</source>
-      <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1226" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="56" />
       <source>The {drafter} was left out: with it, the model would not fit at all.</source>
       <translation>{drafter}は使いません: 使うとモデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1227" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="57" />
       <source>The {drafter} stays because you chose it, although the model would not fit at all.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルがまったく収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1231" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="61" />
       <source>The {drafter} was left out: with it, the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は使いません: 使うとコンテキストが {ctx0} から {ctx} に減ってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1233" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="63" />
       <source>The {drafter} stays because you chose it, although the context would shrink from {ctx0} to {ctx}.</source>
       <translation>{drafter}は指定されたので使います。ただし、コンテキストが {ctx0} から {ctx} に減ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1236" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="66" />
       <source>The {drafter} was left out: with it, the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は使いません: 使うと KV キャッシュが {kv0} から {kv} に下がってしまいます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1238" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="68" />
       <source>The {drafter} stays because you chose it, although the KV cache would drop from {kv0} to {kv}.</source>
       <translation>{drafter}は指定されたので使います。ただし、KV キャッシュが {kv0} から {kv} に下がります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1241" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="71" />
       <source>The {drafter} was left out: with it, only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は使いません: 使うとスロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1243" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="73" />
       <source>The {drafter} stays because you chose it, although only {slots} slot instead of {slots0} would fit.</source>
       <translation>{drafter}は指定されたので使います。ただし、スロットが {slots0} ではなく {slots} つしか収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1247" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="77" />
       <source>The {drafter} was left out: with it, part of the model would have to leave the GPU.</source>
       <translation>{drafter}は使いません: 使うとモデルの一部を GPU の外に出さなければなりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1249" />
+      <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="79" />
       <source>The {drafter} stays because you chose it, although part of the model would have to leave the GPU.</source>
       <translation>{drafter}は指定されたので使います。ただし、モデルの一部を GPU の外に出す必要があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1279" />
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="54" />
+      <source>KV cache {kv} needs flash attention, and -fa off turns it off. Remove -fa off or set the KV cache to Auto or f16.</source>
+      <translation>KV キャッシュ {kv} には Flash Attention が必要ですが、-fa off で無効になっています。-fa off を外すか、KV キャッシュを「自動」か f16 にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="59" />
+      <source>KV cache {kv} does not work with this model: its attention heads hold {sizes} values, not a multiple of 32. Set the KV cache to Auto or f16.</source>
+      <translation>KV キャッシュ {kv} はこのモデルでは使えません: アテンションヘッドの値の数が {sizes} で、32 の倍数ではありません。KV キャッシュを自動か f16 にしてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="90" />
+      <source>The context is {trained} instead of {want}: the engine stops each conversation at the {trained} this model was trained for (RoPE scaling, e.g. --rope-scaling yarn --rope-scale 2, raises that).</source>
+      <translation>コンテキストは {want} ではなく {trained} です。エンジンは各会話を、このモデルが学習した {trained} で打ち切ります(RoPE スケーリング、例えば --rope-scaling yarn --rope-scale 2 で上限が上がります)。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="143" />
+      <source>the GPU</source>
+      <translation>GPU</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="145" />
+      <source>the GPU's share of memory</source>
+      <translation>GPU が使えるメモリ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="156" />
+      <source>One slot instead of {slots}: {slots} parallel conversations would not fit in {where}.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: {slots} 件の同時会話は{where}に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="160" />
+      <source>One slot instead of {slots}: more would not fit in {where}.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: それ以上は{where}に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="165" />
+      <source>The KV cache is stored as {kv} instead of {kv0} so the {ctx} context fits in {where}.</source>
+      <translation>コンテキスト {ctx} が{where}に収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="171" />
+      <source>The context is {ctx} instead of {want} with a {kv} KV cache: that is what fits in {where}.</source>
+      <translation>コンテキストは {want} ではなく {ctx} です（KV キャッシュは {kv}）: {where}に収まるのはここまでです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="174" />
+      <source>The context is {ctx} instead of {want}: that is what fits in {where}.</source>
+      <translation>コンテキストは {want} ではなく {ctx} です: {where}に収まるのはここまでです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="263" />
+      <source>One slot instead of {slots}: more would not fit.</source>
+      <translation>スロットは {slots} ではなく 1 つにします: それ以上は収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="265" />
+      <source>The KV cache is stored as {kv} instead of {kv0} to fit in memory.</source>
+      <translation>メモリに収まるよう、KV キャッシュを {kv0} ではなく {kv} で保存します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="273" />
+      <source>The experts of {n} of {blocks} layers stay in RAM (the model does not fit on the GPU even with the smallest context); the rest runs on the GPU.</source>
+      <translation>{blocks} 層のうち {n} 層のエキスパートは RAM に置きます（最小のコンテキストでもモデルが GPU に収まらないため）。残りは GPU で動きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="276" />
+      <source>The model runs on the CPU: not even one layer fits on the GPU next to the context.</source>
+      <translation>モデルは CPU で動きます: コンテキストと一緒では、GPU に 1 層も収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="279" />
+      <source>{on_gpu} of {blocks} layers run on the GPU and the rest on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
+      <translation>{blocks} 層のうち {on_gpu} 層を GPU で、残りを CPU で動かします（遅くなります）: 最小のコンテキストでもモデルが GPU に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="282" />
+      <source>The experts of {n} layers stay in RAM.</source>
+      <translation>{n} 層のエキスパートは RAM に置きます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="292" />
+      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context.</source>
+      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/fit_search.py" line="295" />
+      <source>Attention and the KV cache of every layer run on the GPU, the feed-forward weights of {n} of {blocks} layers on the CPU (slower): the model does not fit on the GPU even with the smallest context. Each token reads {ffn} from RAM this way, against {layers} with whole layers on the CPU.</source>
+      <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/model_shape.py" line="244" />
+      <source>The recurrent state size is not in this file's metadata.</source>
+      <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/model_shape.py" line="337" />
+      <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
+      <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/placement.py" line="103" />
+      <source>Other computers are not used with unified memory: the model is planned for this computer alone.</source>
+      <translation>ユニファイドメモリでは他のコンピューターを使いません。モデルはこのコンピューターだけで計画されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/placement.py" line="121" />
+      <source>{gpu} is left out: only {free} of it is free.</source>
+      <translation>{gpu} は使いません: 空きが {free} しかありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/placement.py" line="124" />
+      <source>{gpu} is left out: your limit leaves nothing of it to use.</source>
+      <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/plan_args.py" line="105" />
+      <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
+      <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="86" />
+      <source>MTP runs with one slot: more were unreliable in this engine.</source>
+      <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="148" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1298" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="167" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1300" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="169" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1305" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="174" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="1309" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="178" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -1924,49 +2004,154 @@
       <translation>動かなかったドラフターの記録</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="114" />
+      <source>Could not look for draft models in {folder}: {error}.</source>
+      <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="139" />
+      <source>it is not a readable GGUF file</source>
+      <translation>読み込める GGUF ファイルではありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="154" />
+      <source>it made this engine fail before</source>
+      <translation>以前このエンジンが失敗する原因になりました</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="159" />
+      <source>Skipped {name}: {reason}.</source>
+      <translation>{name} は使いません: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="172" />
+      <source>it carries its own MTP head, so it is a model, not a drafter</source>
+      <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="174" />
+      <source>it is an MTP head for a model without its own head, and this model does not need it</source>
+      <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="176" />
+      <source>it is an MTP head for {draft_arch}, not {arch}</source>
+      <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="179" />
+      <source>this engine does not run MTP for {arch}</source>
+      <translation>このエンジンは {arch} の MTP を実行できません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="181" />
+      <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
+      <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="186" />
+      <source>this engine cannot run a {kind}</source>
+      <translation>このエンジンでは{kind}を使えません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="164" />
+      <source>EAGLE-3 drafter</source>
+      <translation>EAGLE-3 ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="165" />
+      <source>DFlash drafter</source>
+      <translation>DFlash ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="166" />
+      <source>DSpark drafter</source>
+      <translation>DSpark ドラフター</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="167" />
+      <source>n-gram lookup</source>
+      <translation>n-gram 照合</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="74" />
+      <source>The draft model {path} does not exist; choose the file again.</source>
+      <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="77" />
+      <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
+      <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="80" />
+      <source>{name} is the model itself; choose a smaller draft model.</source>
+      <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="85" />
+      <source>The draft model cannot be used: {error}</source>
+      <translation>このドラフトモデルは使えません: {error}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="88" />
+      <source>{name} cannot draft for this model: {reason}. A draft must come from the same model family.</source>
+      <translation>{name} はこのモデルのドラフトに使えません: {reason}。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="102" />
+      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
+      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="107" />
+      <source>{name} cannot draft for this model: {reason}.</source>
+      <translation>{name} はこのモデルのドラフトには使えません: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="109" />
+      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
+      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="114" />
+      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
+      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="133" />
+      <source>{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the first draft).</source>
+      <translation>{name} の MTP は {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="143" />
+      <source>this engine runs no MTP assistant of architecture {draft_arch}</source>
+      <translation>このエンジンはアーキテクチャ {draft_arch} の MTP アシスタントを動かせません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="145" />
+      <source>it is the MTP assistant of {target_arch} models, not {arch}</source>
+      <translation>{arch} ではなく {target_arch} モデル用の MTP アシスタントです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="148" />
+      <source>it lacks the nextn.pre_projection tensor the engine loads</source>
+      <translation>エンジンが読み込む nextn.pre_projection テンソルがありません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="150" />
+      <source>it was made for a model {width} wide, and this one is {model_width} wide</source>
+      <translation>幅 {width} のモデル用ですが、このモデルの幅は {model_width} です</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/speculation/draft_check.py" line="154" />
+      <source>the model's last two layers are not the windowed and global pair whose KV cache it reads</source>
+      <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/speculation/field_settings.py" line="49" />
       <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, until Draftwise measures it here.</source>
       <translation>{family} の MTP ヘッドで報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="94" />
-      <source>measured slower: {ratio}× — started without {what}</source>
-      <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="97" />
-      <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
-      <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="107" />
-      <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
-      <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="110" />
-      <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
-      <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="112" />
-      <source>measured {ratio}× with {what}</source>
-      <translation>測定結果: {what}で {ratio}×</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="172" />
-      <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
-      <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measured.py" line="190" />
-      <source>record of speed measurements</source>
-      <translation>速度測定の記録</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/measurement.py" line="95" />
-      <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
-      <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/pairing.py" line="174" />
@@ -2059,289 +2244,129 @@
       <translation>オフ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="180" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="83" />
       <source>Extra engine arguments may not set the model ({flag}); choose the model in the Model field.</source>
       <translation>エンジンの追加引数ではモデルを指定できません（{flag}）。モデル欄でモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="186" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="89" />
       <source>Extra engine arguments may not set the draft model ({flag}); use the Draft model field.</source>
       <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="289" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="123" />
       <source>MTP mode must be 'auto' or 'off', not {value}.</source>
       <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="296" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="130" />
       <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
       <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="302" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="136" />
       <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
       <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="306" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="140" />
       <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
       <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="314" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="148" />
       <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
       <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="323" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="157" />
       <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
       <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="328" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="162" />
       <source>This engine has no speculative type {type}; it knows {known}.</source>
       <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="332" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="166" />
       <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
       <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="344" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="178" />
       <source>The draft model {name} is passed to the engine.</source>
       <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="358" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="192" />
       <source>Using your draft model {name} ({kind}).</source>
       <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="371" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="205" />
       <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
       <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="388" />
-      <source>EAGLE-3 drafter</source>
-      <translation>EAGLE-3 ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="389" />
-      <source>DFlash drafter</source>
-      <translation>DFlash ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="390" />
-      <source>DSpark drafter</source>
-      <translation>DSpark ドラフター</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="391" />
-      <source>n-gram lookup</source>
-      <translation>n-gram 照合</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="407" />
-      <source>The draft model {path} does not exist; choose the file again.</source>
-      <translation>ドラフトモデル {path} がありません。ファイルを選び直してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="410" />
-      <source>The draft model {path} is a folder; choose a .gguf file inside it.</source>
-      <translation>ドラフトモデル {path} はフォルダーです。中の .gguf ファイルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="413" />
-      <source>{name} is the model itself; choose a smaller draft model.</source>
-      <translation>{name} はモデルそのものです。もっと小さいドラフトモデルを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="418" />
-      <source>The draft model cannot be used: {error}</source>
-      <translation>このドラフトモデルは使えません: {error}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="421" />
-      <source>{name} cannot draft for this model: {reason}. A draft must come from the same model family.</source>
-      <translation>{name} はこのモデルのドラフトに使えません: {reason}。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="441" />
-      <source>This engine cannot run a {kind} (--spec-type {type}); update the engine.</source>
-      <translation>このエンジンでは{kind}を使えません（--spec-type {type}）。エンジンを更新してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="446" />
-      <source>{name} cannot draft for this model: {reason}.</source>
-      <translation>{name} はこのモデルのドラフトには使えません: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="448" />
-      <source>{name} is the MTP head of a {draft_arch} model; it drafts only for that model, not for this {arch} model.</source>
-      <translation>{name} は {draft_arch} モデル用の MTP ヘッドです。そのモデル専用で、この {arch} モデルには使えません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="453" />
-      <source>{name} is an MTP head for {draft_arch}, which this engine does not run.</source>
-      <translation>{name} は {draft_arch} 用の MTP ヘッドですが、このエンジンはそれを実行できません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="492" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="235" />
       <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
       <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="497" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="240" />
       <source>The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop at the first draft); looking for a draft model instead.</source>
       <translation>このモデルの MTP ヘッドは {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="503" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="246" />
       <source>The model's MTP head made this engine fail before; it is left out.</source>
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="511" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="254" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="516" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="259" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="523" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="266" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="535" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="278" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="539" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="282" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="544" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="287" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="552" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="295" />
       <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
       <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="555" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="298" />
       <source>MTP head found beside the model in {name}: speculation is on.</source>
       <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="557" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="300" />
       <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
       <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="588" />
-      <source>Could not look for draft models in {folder}: {error}.</source>
-      <translation>{folder} でドラフトモデルを探せませんでした: {error}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="613" />
-      <source>it is not a readable GGUF file</source>
-      <translation>読み込める GGUF ファイルではありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="628" />
-      <source>it made this engine fail before</source>
-      <translation>以前このエンジンが失敗する原因になりました</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="633" />
-      <source>Skipped {name}: {reason}.</source>
-      <translation>{name} は使いません: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="644" />
-      <source>{name} has {n} MTP layers, but this engine's {arch} MTP runs only one (it would stop at the first draft).</source>
-      <translation>{name} の MTP は {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="654" />
-      <source>this engine runs no MTP assistant of architecture {draft_arch}</source>
-      <translation>このエンジンはアーキテクチャ {draft_arch} の MTP アシスタントを動かせません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="656" />
-      <source>it is the MTP assistant of {target_arch} models, not {arch}</source>
-      <translation>{arch} ではなく {target_arch} モデル用の MTP アシスタントです</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="659" />
-      <source>it lacks the nextn.pre_projection tensor the engine loads</source>
-      <translation>エンジンが読み込む nextn.pre_projection テンソルがありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="661" />
-      <source>it was made for a model {width} wide, and this one is {model_width} wide</source>
-      <translation>幅 {width} のモデル用ですが、このモデルの幅は {model_width} です</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="665" />
-      <source>the model's last two layers are not the windowed and global pair whose KV cache it reads</source>
-      <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="675" />
-      <source>it carries its own MTP head, so it is a model, not a drafter</source>
-      <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="677" />
-      <source>it is an MTP head for a model without its own head, and this model does not need it</source>
-      <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="679" />
-      <source>it is an MTP head for {draft_arch}, not {arch}</source>
-      <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="682" />
-      <source>this engine does not run MTP for {arch}</source>
-      <translation>このエンジンは {arch} の MTP を実行できません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="684" />
-      <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
-      <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="689" />
-      <source>this engine cannot run a {kind}</source>
-      <translation>このエンジンでは{kind}を使えません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="124" />
-      <source>no setup was measured</source>
-      <translation>測定した設定はありません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="125" />
-      <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
-      <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/speculation/sweep_record.py" line="173" />
-      <source>record of speculation sweeps</source>
-      <translation>投機設定の総当たり測定の記録</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/speculation/words.py" line="24" />
@@ -3877,42 +3902,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="83" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="85" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="167" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="172" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="185" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="190" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="205" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="218" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="226" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="240" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="245" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>

@@ -383,9 +383,17 @@ def test_share_cli_starts_and_stops_the_worker_without_leftovers(engine, rpc_bin
     try:
         line = proc.stdout.readline()
         assert f"sharing 127.0.0.1:{port}" in line, line
-        assert workers.reachable(f"127.0.0.1:{port}")
+        # Someone connects: share says who, from the worker's sockets, and when they leave.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            host, local_port = sock.getsockname()[:2]
+            me = f"{host}:{local_port}"
+            assert proc.stdout.readline().strip() == f"in use by {me}"
+        assert proc.stdout.readline().strip() == "no computer connected"
         kids = psutil.Process(proc.pid).children(recursive=True)
-        assert any(k.name() == "ggml-rpc-server" for k in kids)
+        worker = next(k for k in kids if k.name() == "ggml-rpc-server")
+        # Its tensor cache is on, in Draftwise's cache folder (a second launch sends less).
+        assert "--cache" in worker.cmdline()
+        assert worker.environ()["LLAMA_CACHE"] == str(share.tensor_cache_dir())
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0

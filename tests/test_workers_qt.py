@@ -3,6 +3,8 @@ the real engine and real ggml-rpc-server on loopback. Waits on signals, never sl
 
 from __future__ import annotations
 
+import socket
+
 import psutil
 import pytest
 
@@ -65,6 +67,11 @@ def test_sharing_stays_on_loopback_unless_confirmed_and_stops_with_the_app(qtbot
     assert workers.reachable(f"127.0.0.1:{port}")
     pid = vm.share.pid
     assert pid and psutil.Process(pid).name() == "ggml-rpc-server"
+    # A computer connects: the card says which (the worker's sockets), and when it leaves.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        host, local_port = sock.getsockname()[:2]
+        qtbot.waitUntil(lambda: f"in use by {host}:{local_port}" in vm.share_status, timeout=10000)
+    qtbot.waitUntil(lambda: vm.share_status == f"Sharing on 127.0.0.1:{port}", timeout=10000)
     assert list(orphans.run_dir().glob("engine-*.json")), "the worker has a run file while it runs"
     vm.shutdown()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

@@ -1449,37 +1449,37 @@
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="31" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="38" />
       <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
       <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="49" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="56" />
       <source>The sharing port must be from 1 to 65535, not {port}.</source>
       <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="54" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="61" />
       <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
       <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="104" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="133" />
       <source>Port {port} is already in use on {host}; choose another sharing port.</source>
       <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="113" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="142" />
       <source>The worker {program} could not be started: {reason}.</source>
       <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="121" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="150" />
       <source>The worker stopped at once: {line}</source>
       <translation>ワーカーはすぐに停止しました: {line}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="126" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="155" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
@@ -4912,17 +4912,22 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="254" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="255" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="270" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="274" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="279" />
+      <source>in use by {computers}</source>
+      <translation>{computers} が使用中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="285" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>

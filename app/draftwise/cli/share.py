@@ -13,6 +13,8 @@ import threading
 from draftwise.cli.common import UserError
 from draftwise.core.address import LOOPBACK
 
+PEERS_POLL_S = 1.0
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from draftwise.core.machine.workers import DEFAULT_PORT
@@ -65,9 +67,14 @@ def cmd_share(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     previous = {sig: signal.signal(sig, lambda _s, _f: stop.set()) for sig in signals}
+    seen: list[str] = []
     try:
         while not stop.is_set() and worker.process.poll() is None:
-            stop.wait(0.5)
+            stop.wait(PEERS_POLL_S)
+            now = worker.peers()  # the RPC protocol has no names: the worker's sockets say who
+            if now != seen:
+                print(f"in use by {', '.join(now)}" if now else "no computer connected", flush=True)
+                seen = now
     finally:
         code = worker.stop()
         for sig, handler in previous.items():

@@ -22,6 +22,7 @@ from draftwise.services.group_process import GroupProcess
 
 READY_POLL_MS = 100
 READY_TIMEOUT_MS = 10_000
+PEERS_POLL_MS = 2_000  # who is connected: read from the worker's sockets this often
 STOP_TIMEOUT_MS = 5_000
 
 
@@ -31,6 +32,7 @@ class ShareProcess(QObject):
     listening = Signal(str)  # host:port
     failed = Signal(object)  # a core Message: why it could not start or stopped before listening
     stopped = Signal()
+    peers_changed = Signal(list)  # the host:port addresses connected to the worker now
 
     def __init__(self, binary: Path, host: str = LOOPBACK, port: int = RPC_PORT,
                  parent: QObject | None = None) -> None:  # fmt: skip
@@ -48,6 +50,10 @@ class ShareProcess(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(READY_POLL_MS)
         self._poll.timeout.connect(self._check_listening)
+        self._peers: list[str] = []
+        self._peers_poll = QTimer(self)
+        self._peers_poll.setInterval(PEERS_POLL_MS)
+        self._peers_poll.timeout.connect(self._check_peers)
 
     @property
     def endpoint(self) -> str:
@@ -83,12 +89,20 @@ class ShareProcess(QObject):
         if share.listening(self.host, self.port):
             # The port was free before the start, and the worker still runs: it is ours.
             self._poll.stop()
+            self._peers_poll.start()
             self.listening.emit(self.endpoint)
         elif self._waited_ms >= READY_TIMEOUT_MS:
             self._poll.stop()
             self._fail(msg("The worker did not start listening on {endpoint} within {seconds} s.",
                            endpoint=self.endpoint, seconds=f"{READY_TIMEOUT_MS // 1000}"))
             self.stop()
+
+    def _check_peers(self) -> None:
+        pid = self.pid
+        now = share.peers(pid, self.port) if pid is not None else []
+        if now != self._peers:
+            self._peers = now
+            self.peers_changed.emit(now)
 
     def _read(self, chunk: bytes) -> None:
         lines = [ln for ln in chunk.decode(errors="replace").splitlines() if ln.strip()]
@@ -98,6 +112,7 @@ class ShareProcess(QObject):
     def _exited(self, status: crash.ExitStatus) -> None:
         was_polling = self._poll.isActive()
         self._poll.stop()
+        self._peers_poll.stop()
         if was_polling:
             self._fail(msg("The worker stopped at once: {line}", line=self._tail or status.words()))
         self.stopped.emit()

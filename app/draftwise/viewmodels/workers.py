@@ -249,6 +249,7 @@ class WorkersViewModel(QObject):
         proc.listening.connect(self._on_listening)
         proc.failed.connect(self._on_share_failed)
         proc.stopped.connect(self._on_share_stopped)
+        proc.peers_changed.connect(self._on_peers)
         self.share = proc
         self._share_failed = False
         self.share_status = tr("Starting…")
@@ -267,6 +268,16 @@ class WorkersViewModel(QObject):
 
     def _on_listening(self, endpoint: str) -> None:
         self.share_status = tr("Sharing on {endpoint}").format(endpoint=endpoint)
+        self.share_changed.emit()
+
+    def _on_peers(self, peers: list[str]) -> None:
+        """Who uses the worker now, from its sockets (the RPC protocol has no names)."""
+        if self.share is None or not self.share.running:
+            return
+        status = tr("Sharing on {endpoint}").format(endpoint=self.share.endpoint)
+        if peers:
+            status += " — " + tr("in use by {computers}").format(computers=", ".join(peers))
+        self.share_status = status
         self.share_changed.emit()
 
     def _on_share_failed(self, why: Message) -> None:

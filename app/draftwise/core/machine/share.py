@@ -8,6 +8,12 @@ stops with a Draftwise that dies, and its run file is the last net at the next s
 
 Flags (tools/rpc/rpc-server.cpp of the pinned engine): `-H/--host` (default 127.0.0.1),
 `-p/--port` (default 50052), `-t/--threads`, `-d/--device`, `-c/--cache`.
+
+The worker keeps a tensor cache (`-c`, in Draftwise's cache folder: `LLAMA_CACHE` names the
+folder the worker puts its `rpc/` cache in): the engine offers every tensor over 10 MiB by
+its hash first (ggml-rpc.cpp SET_TENSOR_HASH), so a second launch of the same model sends
+only what the worker does not hold (issue 29, item 5). Who is connected is read from the
+worker's own sockets (`peers`): its log only says "Accepted client connection".
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from draftwise.core import paths
 from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
@@ -58,15 +65,34 @@ def check_host(host: str, port: int) -> Message | None:
 
 
 def worker_argv(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, threads: int | None = None) -> list[str]:
-    argv = [str(binary), "--host", host, "--port", str(port)]
+    argv = [str(binary), "--host", host, "--port", str(port), "--cache"]
     if threads:
         argv += ["--threads", str(threads)]
     return argv
 
 
+def tensor_cache_dir() -> Path:
+    """Where the worker keeps the tensors it was sent (`<it>/rpc/<hash>`)."""
+    return paths.cache_dir() / "rpc-worker"
+
+
 def worker_env(binary: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")}
-    return {**env, **provision.library_env(binary.parent), "GGML_NO_BACKTRACE": "1"}
+    return {**env, **provision.library_env(binary.parent), "GGML_NO_BACKTRACE": "1",
+            "LLAMA_CACHE": str(tensor_cache_dir())}
+
+
+def peers(pid: int, port: int) -> list[str]:
+    """The addresses connected to the worker `pid` listening on `port` (host:port, sorted), from
+    its sockets; [] when they cannot be read."""
+    import psutil  # noqa: PLC0415 - only when someone asks
+
+    try:
+        conns = psutil.Process(pid).net_connections(kind="tcp")
+    except (psutil.Error, OSError):
+        return []
+    return sorted({f"{c.raddr.ip}:{c.raddr.port}" for c in conns
+                   if c.raddr and c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED})
 
 
 def listening(host: str, port: int) -> bool:
@@ -88,6 +114,9 @@ class SharedWorker:
     @property
     def endpoint(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def peers(self) -> list[str]:
+        return peers(self.process.pid, self.port)
 
     def stop(self) -> int:
         code = process_group.stop_popen(self.process)

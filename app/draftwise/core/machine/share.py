@@ -83,15 +83,15 @@ def worker_env(binary: Path) -> dict[str, str]:
 
 
 def peers(pid: int, port: int) -> list[str]:
-    """The addresses connected to the worker `pid` listening on `port` (host:port, sorted), from
-    its sockets; [] when they cannot be read."""
+    """The computers connected to the worker `pid` listening on `port` (their addresses, sorted;
+    a computer is named once whatever its ports), from its sockets; [] when they cannot be read."""
     import psutil  # noqa: PLC0415 - only when someone asks
 
     try:
         conns = psutil.Process(pid).net_connections(kind="tcp")
     except (psutil.Error, OSError):
         return []
-    return sorted({f"{c.raddr.ip}:{c.raddr.port}" for c in conns
+    return sorted({c.raddr.ip for c in conns
                    if c.raddr and c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED})
 
 

@@ -41,6 +41,9 @@ from draftwise.core.launch import launch_spec
 from draftwise.core.machine import link, share, speed, split_speed
 from draftwise.testing import netlab, realmodels
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import speed_estimate  # noqa: E402 — the speed bench's quiet-processor helpers, beside this file
+
 LOW, HIGH = 0.75, 1.25
 PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 _SPLITS = re.compile(r"graph(?: \(pp bs=\d+, tg bs=\d+\))?: nodes = (?P<nodes>[\d /]+), splits = (?P<splits>[\d /]+)")
@@ -130,6 +133,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="", help="profiles whose name contains this (e.g. 20)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--quiet-wait", type=float, default=120.0, help="seconds to wait for a quiet processor")
     args = ap.parse_args()
     if netlab.available() is not None:
         print(netlab.available())
@@ -162,11 +166,17 @@ def main() -> int:
             lk = link.measure(relay.endpoint, max_bytes=4 << 20)
             # Other programs share this 2-core machine: this computer's rate is probed again
             # right before each profile's pair, and the pair runs back to back.
-            tp = speed.probe_engine(binary) or speed.throughput(binary)
-            alone = run_engine(alone_argv, binary, args.tokens, args.rounds)
             split_argv = plan_argv(model, relay.endpoint)
+            # The engine alone is hit hardest by other work (its two threads poll for work
+            # and stall when one is descheduled): on a shared machine the pair waits for a
+            # quiet moment, and the others' share during the alone runs is printed.
+            quiet = speed_estimate.wait_quiet(args.quiet_wait)
+            tp = speed.probe_engine(binary) or speed.throughput(binary)
+            alone, share_before = speed_estimate.others_share(
+                lambda: run_engine(alone_argv, binary, args.tokens, args.rounds))
             split = run_engine(split_argv, binary, args.tokens, args.rounds)
-            after = run_engine(alone_argv, binary, args.tokens, args.rounds)
+            after, share_after = speed_estimate.others_share(
+                lambda: run_engine(alone_argv, binary, args.tokens, args.rounds))
         finally:
             if relay is not None:
                 relay.close()
@@ -185,23 +195,38 @@ def main() -> int:
         pred = split_speed.predict(work, layout, cal, links={relay.endpoint: lk})
         engine_hops = split_speed.hops_from_splits(split["splits"]) if split["splits"] else None
         m_split = split["timings"]["predicted_per_second"]
-        row = {"profile": profile.name, "link": lk.to_json(), "rate_gb_s": tp.cpu / 1e9,
+        shares = [round(x, 2) for x in (share_before, share_after) if x is not None]
+        row = {"profile": profile.name, "quiet_start": quiet, "others_share": shares,
+               "link": lk.to_json(), "rate_gb_s": tp.cpu / 1e9,
                "calibrated_rate_gb_s": cal.cpu / 1e9, "alone": m_alone,
                "alone_runs": [alone["timings"]["predicted_per_second"], after["timings"]["predicted_per_second"]],
                "alone_predicted": pred_alone, "predicted_from_probe": pred_probe.tokens_per_s,
                "probe_ratio": m_split / pred_probe.tokens_per_s,
                "with_worker": m_split, "predicted": pred.tokens_per_s, "ratio": m_split / pred.tokens_per_s,
-               "hops": pred.hops, "engine_hops": engine_hops, "splits": split["splits"], "layout": [(w.endpoint, w.layers, w.output)
+               "link_s": pred.link_s, "workers_s": pred.workers_s, "here_s": pred.here_s, "hops": pred.hops, "engine_hops": engine_hops, "splits": split["splits"], "layout": [(w.endpoint, w.layers, w.output)
                                                                         for w in layout],
                # What `--use-workers auto` would choose here: the app's figures (the probe's rate).
                "auto": "worker" if pred_probe.tokens_per_s > pred_alone * (1 + split_speed.NOISE) else "alone"}
         rows.append(row)
+        print(f"  others used {shares} of the CPU during the alone runs (quiet start: {quiet})", flush=True)
         print(f"{profile.name:<16} link {lk.rtt_ms:6.2f} ms {lk.mbit_s:7.1f} Mbit/s | alone {m_alone:6.1f} t/s "
               f"(probe's {pred_alone:6.1f}, {tp.cpu / 1e9:.1f} GB/s) | with worker {m_split:6.1f} t/s predicted "
               f"{pred.tokens_per_s:6.1f} (probe's {pred_probe.tokens_per_s:6.1f}) "
               f"ratio {row['ratio']:.2f} | splits {split['splits']}: hops {engine_hops} (counted {pred.hops}) | "
               f"auto: {row['auto']}",
               flush=True)
+    # The link's own terms, apart from the compute: a profile's seconds a token less the
+    # fastest profile's, measured against predicted (the compute is the same layout in each,
+    # so it cancels, however other work on the machine slowed it).
+    if len(rows) > 1:
+        base = rows[0]
+        for r in rows[1:]:
+            measured = 1 / r["with_worker"] - 1 / base["with_worker"]
+            predicted = r["link_s"] - base["link_s"]
+            r["link_delta"] = {"measured_ms": measured * 1000, "predicted_ms": predicted * 1000,
+                               "ratio": measured / predicted if predicted else None}
+            print(f"link terms, {r['profile']} less {base['profile']}: measured {measured * 1000:.1f} ms a token, "
+                  f"predicted {predicted * 1000:.1f} ms (ratio {measured / predicted:.2f})", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if not LOW <= r["ratio"] <= HIGH]

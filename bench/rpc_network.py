@@ -167,9 +167,9 @@ def main() -> int:
             # Other programs share this 2-core machine: this computer's rate is probed again
             # right before each profile's pair, and the pair runs back to back.
             split_argv = plan_argv(model, relay.endpoint)
-            # The engine alone is hit hardest by other work (its two threads poll for work
-            # and stall when one is descheduled): on a shared machine the pair waits for a
-            # quiet moment, and the others' share during the alone runs is printed.
+            # The engine alone was hit hardest by other work on the shared 2-core machine
+            # (1-16 tokens/s from one request to the next): the pair waits for a quiet
+            # moment, and the others' share during the alone runs is printed.
             quiet = speed_estimate.wait_quiet(args.quiet_wait)
             tp = speed.probe_engine(binary) or speed.throughput(binary)
             alone, share_before = speed_estimate.others_share(

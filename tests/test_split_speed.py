@@ -175,3 +175,13 @@ def test_without_a_link_source_every_worker_is_used_as_before(tiny):
     machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
     planned = _plan(tiny, machine, None)
     assert "--rpc" in planned.spec().argv and planned.prepared.speed is None
+
+
+def test_without_this_computers_rate_every_worker_is_used_and_the_plan_says_so(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    request = prepare.Request(model=tiny, mtp="off")  # no rate kept in this test's data folder
+    planned = plan_launch(request, Engine(Path("/x/llama-server"), CAPS), machine,
+                          Records(links=lambda ep, b: _link(20, 10, ep)))
+    assert "--rpc" in planned.spec().argv
+    assert "This computer's speed has not been measured yet, so the workers are used as listed." in [
+        str(r) for r in planned.prepared.plan.reasons]

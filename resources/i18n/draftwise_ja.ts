@@ -1374,44 +1374,64 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="156" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="165" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="163" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="172" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="232" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="241" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="233" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="242" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="302" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="311" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="324" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="333" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="337" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="340" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="349" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="216" />
+      <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
+      <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="249" />
+      <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
+      <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="262" />
+      <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
+      <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="264" />
+      <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
+      <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/vllm.py" line="116" />

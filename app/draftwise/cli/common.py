@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.address import DEFAULT_PORT
-from draftwise.core.kinds import EngineKind, MtpMode
+from draftwise.core.kinds import EngineKind, MtpMode, WorkerUse
 
 EXIT_USER_ERROR = 2
 API_KEY_VARIABLE = "DRAFTWISE_API_KEY"  # the user's own key for `draftwise launch`
@@ -52,6 +52,9 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kv", default=None, help="KV cache type (f16, q8_0, q4_0, ...; default: planned)")
     add_device_options(p)
     p.add_argument("--rpc", default=None, metavar="HOST:PORT,...", help=RPC_HELP)
+    p.add_argument("--use-workers", default=WorkerUse.AUTO, **words_of(WorkerUse),
+                   help="auto: use the --rpc workers only when the model does not fit without them or they make "
+                        "it faster over their links (default); always: use every worker listed")
     p.set_defaults(engine_args=[])  # filled from what follows -- (cli/main.py)
 
 
@@ -88,6 +91,7 @@ def request_from(args: argparse.Namespace):
         network=getattr(args, "network", False),
         # The key the user chose for every launch, else a fresh one per launch.
         api_key=os.environ.get(API_KEY_VARIABLE) or None,
+        use_workers=WorkerUse(getattr(args, "use_workers", WorkerUse.AUTO)),
     )
 
 

@@ -101,3 +101,10 @@ class Switch(StrEnum):
     OFF = "off"
     AUTO = "auto"
 
+
+class WorkerUse(StrEnum):
+    """Whether the other computers listed are used (`--use-workers`, core/launch/session.py):
+    auto: only when the model does not fit without them or they make it faster; always."""
+
+    AUTO = "auto"
+    ALWAYS = "always"

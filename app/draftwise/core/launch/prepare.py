@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from draftwise.core import identity
 from draftwise.core.address import DEFAULT_PORT
@@ -20,7 +21,7 @@ from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, MtpMode
+from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, MtpMode, WorkerUse
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
@@ -55,6 +56,8 @@ class Request:
     pinned_port: bool = False  # a taken port is an error instead of a reason to pick another
     network: bool = False  # listen on every interface (an API key is then required)
     api_key: str | None = None  # None: a fresh key for each launch
+    # The workers listed: used only when they pay (auto), or always (the launch session decides).
+    use_workers: WorkerUse = WorkerUse.AUTO
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,9 @@ class Prepared:
     # The planner's inputs as this plan used them (the user's options read): another of the
     # resolver's drafters is planned with them (`with_drafter`).
     prefs: planner.PlanPrefs = field(default_factory=planner.PlanPrefs)
+    # With workers listed: the speed of each layout weighed and the one chosen
+    # (split_speed.SpeedChoice, set by the launch session); `plan.speed` in the JSON.
+    speed: Any = None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -137,10 +143,13 @@ class Prepared:
         return list(self.launch(binary, port=port).argv)
 
     def to_json(self) -> dict[str, object]:
+        plan = self.plan.to_json()
+        if self.speed is not None:
+            plan["speed"] = self.speed.to_json()
         return {
             "model": str(self.model.path),
             "speculative": self.spec.to_json(),
-            "plan": self.plan.to_json(),
+            "plan": plan,
         }
 
 

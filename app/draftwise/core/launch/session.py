@@ -9,7 +9,10 @@ machine check — comes here, so what was remembered is applied the same way eve
    (core/launch/fixes.py), unless the user set that option;
 2. the ladder rung remembered after running out of memory (core/launch/ladder_record.py);
 3. the drafters that made this engine fail (core/speculation/broken.py);
-4. the speed measurements of this combination (core/measuring/records/measured.py).
+4. the speed measurements of this combination (core/measuring/records/measured.py);
+5. the links to the workers listed (core/machine/link.py): with `--use-workers auto` a worker
+   is used only when the model does not fit without it or it makes the model faster over
+   its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`).
 
 `prepare.prepare` is this module's helper: nothing else in the app calls it (the
 out-of-memory ladder re-plans through it with the inputs this session gave it,
@@ -19,6 +22,7 @@ out-of-memory ladder re-plans through it with the inputs this session gave it,
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,18 +30,28 @@ from pathlib import Path
 from draftwise.core import identity
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.kinds import Backend
+from draftwise.core.kinds import Backend, WorkerUse
 from draftwise.core.launch import ladder as ladder_mod
 from draftwise.core.launch import prepare
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import device_choice, hardware, speed
+from draftwise.core.machine import device_choice, hardware, link, speed, split_speed
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
-from draftwise.core.messages import Message, Text
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
+
+log = logging.getLogger(__name__)
+
+# The link to a worker for an engine build: kept a day, else measured (link.link_to); raises
+# link.LinkError when it cannot be measured.
+LinkSource = Callable[[str, Path], "link.Link | None"]
+
+
+def measured_link(endpoint: str, binary: Path) -> link.Link | None:
+    return link.link_to(endpoint, identity.engine_build_key(binary))
 
 
 @dataclass
@@ -49,12 +63,15 @@ class Records:
     measured: MeasuredRecords | None = None
     ladder: LadderRecord | None = None
     fixes: EngineFixes | None = None
+    # Where the links to workers come from (None: not consulted, every worker listed is used).
+    links: LinkSource | None = None
 
     @classmethod
     def load(cls, machine: hardware.Machine | None = None) -> Records:
         """The user's records (paths.data_dir()); `machine` files the machine-wide fixes."""
         machine = machine if isinstance(machine, hardware.Machine) else None
-        return cls(BrokenDrafters(), MeasuredRecords(), LadderRecord(), EngineFixes(machine=machine))
+        return cls(BrokenDrafters(), MeasuredRecords(), LadderRecord(), EngineFixes(machine=machine),
+                   links=measured_link)
 
     @classmethod
     def none(cls) -> Records:
@@ -162,11 +179,97 @@ def plan_launch(
         tp = speed.recorded(binary) or speed.recorded(None)
         if tp is not None:
             request = replace(request, prefs=replace(request.prefs, cpu_rate=tp.cpu))
-    prepared = prepare.prepare(
-        ladder_mod.apply(request, start), engine.caps, machine, broken=_broken(records, engine, request),
-        model=model, measured=measured, engine=binary if measured is not None else None,
-    )
+
+    def plan_on(on: hardware.Machine) -> prepare.Prepared:
+        return prepare.prepare(
+            ladder_mod.apply(request, start), engine.caps, on, broken=_broken(records, engine, request),
+            model=model, measured=measured, engine=binary if measured is not None else None,
+        )
+
+    prepared = plan_on(machine)
+    if applies and isinstance(machine, hardware.Machine) and machine.workers and records.links is not None:
+        prepared, machine = _weigh_workers(prepared, machine, request, binary, records.links, plan_on)
     return PlannedLaunch(prepared, request, engine, machine, records, start, fixes, measured is not None)
+
+
+def _renumbered(machine: hardware.Machine, keep: Sequence[str]) -> hardware.Machine:
+    """The machine with only the workers at `keep`, their devices numbered again across the
+    `--rpc` list as the engine numbers them (RPC0, RPC1, ...)."""
+    kept = [w for w in machine.workers if w.endpoint in keep]
+    return replace(machine, workers=[replace(w, index=i, device=f"RPC{i}") for i, w in enumerate(kept)])
+
+
+def _weigh_workers(prepared: prepare.Prepared, machine: hardware.Machine, request: prepare.Request,
+                   binary: Path, links: LinkSource,
+                   plan_on: Callable[[hardware.Machine], prepare.Prepared]) -> tuple[prepare.Prepared, hardware.Machine]:
+    """Each worker's link, the speed of each layout (no worker, then the workers added from
+    the best link to the worst), and under `auto` the layout that pays: the plan of that
+    layout, its machine, and `Prepared.speed` saying what was weighed."""
+    endpoints = list(dict.fromkeys(w.endpoint for w in machine.workers if w.endpoint))
+    found: dict[str, link.Link] = {}
+    notes: list[Message] = []
+    for ep in endpoints:
+        try:
+            lk = links(ep, binary)
+        except link.LinkError as exc:
+            lk = None
+            notes.append(msg("The link to {worker} could not be measured ({why}); it is used as listed.",
+                             worker=ep, why=exc.message))
+        if lk is not None:
+            found[ep] = lk
+    unknown = [ep for ep in endpoints if ep not in found]
+    # From the fastest link to the slowest: the layouts add the slow ones last.
+    ranked = sorted(found, key=lambda ep: (found[ep].mbit_s, -found[ep].rtt_ms), reverse=True)
+    # The no-worker layout is always weighed (and shown); one without a worker whose link is
+    # unknown is never chosen.
+    layouts = list(dict.fromkeys([(), *(tuple(unknown + ranked[:k]) for k in range(len(ranked) + 1))]))
+    tp = speed.recorded(binary) or speed.recorded(None)
+    try:
+        sw = split_speed.split_work(prepared.model.path)
+    except (OSError, gguf.GGUFError) as exc:
+        log.info("split speed: the header did not read: %s", exc)
+        sw = None
+    planned: dict[tuple[str, ...], prepare.Prepared] = {}
+    alternatives = []
+    for keep in layouts:
+        try:
+            planned[keep] = prepared if len(keep) == len(endpoints) else plan_on(_renumbered(machine, keep))
+        except prepare.PrepareError:
+            continue
+        plan = planned[keep].plan
+        rate = None
+        if sw is not None and tp is not None:
+            parts = split_speed.parts_of(plan.per_device, plan.gpu_layers, plan.n_layers)
+            rate = split_speed.predict(sw, parts, tp, links=found, machine=_renumbered(machine, ())).tokens_per_s
+        alternatives.append(split_speed.Alternative(keep, rate, plan.fits))
+    every = tuple(unknown + ranked)
+    chosen = next((a for a in alternatives if a.workers == every), None)
+    if request.use_workers == WorkerUse.AUTO and found and tp is None:
+        # Without this computer's rate nothing can be weighed: today's behaviour.
+        notes.append(msg("This computer's speed has not been measured yet, so the workers are used as listed."))
+    elif request.use_workers == WorkerUse.AUTO and found and sw is not None:
+        best = split_speed.choose([a for a in alternatives if set(unknown) <= set(a.workers)])
+        if best is not None and best.workers != every:
+            for ep in every:
+                if ep in best.workers:
+                    continue
+                # The smallest layout weighed with this worker beside the chosen ones.
+                with_it = next((a for a in alternatives if ep in a.workers and set(best.workers) <= set(a.workers)),
+                               None)
+                faster = with_it is not None and (with_it.tokens_per_s or 0) > (best.tokens_per_s or 0)
+                lk = found[ep]
+                words = dict(worker=ep, mbit=f"{lk.mbit_s:.0f}", rtt=f"{lk.rtt_ms:.1f}")
+                notes.append(msg("{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.",
+                                 **words) if faster else
+                             msg("{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.", **words))
+            chosen = best
+            machine = _renumbered(machine, best.workers)
+            prepared = planned[best.workers]
+    choice = split_speed.SpeedChoice(chosen.tokens_per_s if chosen else None, chosen.workers if chosen else every,
+                                     tuple(alternatives), tuple(found[ep] for ep in endpoints if ep in found),
+                                     tuple(notes))
+    plan = replace(prepared.plan, reasons=[*prepared.plan.reasons, *notes])
+    return replace(prepared, plan=plan, speed=choice), machine
 
 
 def devices_of(machine: hardware.Machine) -> tuple[str, ...]:

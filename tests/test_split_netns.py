@@ -1,0 +1,73 @@
+"""A worker on a real slow link is left out by `--use-workers auto` and kept by `always`
+(issue 29, item 3), with the real Gemma 3 270M, the real engine and a real `ggml-rpc-server`
+in a network namespace behind the 20 Mbit / 10 ms path (draftwise/testing/netlab.py).
+
+`draftwise plan --json` probes the worker through the engine, measures its link through the
+RPC protocol (link.link_to) and weighs the layouts with this computer's rate, measured by the
+engine probe first (speed.throughput). The worker holds every block and the output head, so
+each token sends Gemma's 262,144 logits (1 MiB) back over 20 Mbit/s: bench/rpc_network.py
+measured that layout several times slower than the model alone here (docs/rpc.md).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from contextlib import redirect_stdout
+from dataclasses import replace
+
+import pytest
+
+from draftwise.core.launch import launch_spec
+from draftwise.core.machine import share, speed
+from draftwise.testing import netlab, realmodels
+
+NO_LAB = netlab.available()
+SLOW = netlab.Profile("20 Mbit, 10 ms", 20, 5.0)
+
+
+def _plan(*argv: str) -> dict:
+    from draftwise.cli.main import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["plan", "--json", *argv]) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.skipif(NO_LAB is not None, reason=str(NO_LAB))
+def test_auto_leaves_out_a_worker_on_a_slow_link_and_always_keeps_it(engine):
+    model = realmodels.gemma3_270m()
+    rpc_binary = share.worker_binary(engine.binary)
+    # This computer's rate, kept for the plan: the probe's figure is kept even when other
+    # work held the processor (a busy figure is otherwise not kept, and the plan would then
+    # use every worker as listed for want of a rate).
+    tp = speed.throughput(engine.binary)
+    speed.remember(engine.binary, replace(tp, busy=False))
+    ns = netlab.Namespace(SLOW)
+    relay = None
+    try:
+        port = launch_spec.any_free_port()
+        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port)], env=share.worker_env(rpc_binary),
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        netlab.wait_for_port(ns.ns_ip, port)
+        relay = netlab.Relay((ns.ns_ip, port), SLOW.delay_ms)
+        ep = relay.endpoint
+        common = ["--engine", str(engine.binary), "--rpc", ep, str(model)]
+        auto = _plan(*common)
+        always = _plan("--use-workers", "always", *common)
+    finally:
+        if relay is not None:
+            relay.close()
+        ns.close()
+    assert "--rpc" not in auto["argv"], (auto["plan"]["reasons"], auto["plan"].get("speed"))
+    assert always["argv"][always["argv"].index("--rpc") + 1] == ep
+    sp = auto["plan"]["speed"]
+    (lk,) = sp["link"]
+    assert lk["endpoint"] == ep and lk["mbit_s"] <= 1.1 * SLOW.mbit and lk["rtt_ms"] >= 2 * SLOW.delay_ms
+    by = {tuple(a["workers"]): a for a in sp["alternatives"]}
+    assert by[()]["fits"] and by[(ep,)]["fits"]
+    assert by[(ep,)]["tokens_per_s"] < by[()]["tokens_per_s"] == sp["tokens_per_s"]
+    assert any(f"{ep} would make it slower here" in r for r in map(str, auto["plan"]["reasons"]))
+    assert always["plan"]["speed"]["workers"] == [ep]

@@ -1,0 +1,187 @@
+"""The speed of a model split with workers and whether a worker pays (issue 29, items 2 and 3),
+with described links and rates: no network, no engine (core/machine/split_speed.py and the
+launch session's choice, core/launch/session.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from draftwise.core.engines import capabilities
+from draftwise.core.kinds import WorkerUse
+from draftwise.core.launch import prepare
+from draftwise.core.launch.session import Engine, Records, plan_launch
+from draftwise.core.machine import link, speed, split_speed
+from draftwise.core.machine.machine_types import GB, RPC, Gpu, Machine
+from draftwise.core.messages import msg
+from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+
+CAPS = capabilities.pinned_caps()
+TP = speed.Throughput(4e9, "described")  # a described rate: 4 GB/s of Q4_K
+WORKER = "192.168.1.20:50052"
+
+
+def _work(vocab: int = 262144, n_embd: int = 640) -> split_speed.SplitWork:
+    blocks = (("Q4_K", 100 << 20),)
+    head = (("Q8_0", 170 << 20),)
+    work = speed.Workload(active=270 << 20, resident=440 << 20, vocab=vocab, quant="Q4_K_M",
+                          by_type=(("Q8_0", 170 << 20), ("Q4_K", 100 << 20)), blocks=18)
+    return split_speed.SplitWork(work, blocks, head, n_embd, vocab)
+
+
+def _link(mbit: float, rtt_ms: float, endpoint: str = WORKER) -> link.Link:
+    return link.Link(endpoint, rtt_ms, mbit, 4 << 20)
+
+
+def test_without_workers_the_split_estimate_is_the_single_machine_one():
+    sw = _work()
+    alone = split_speed.predict(sw, (), TP)
+    assert alone.tokens_per_s == pytest.approx(speed.estimate(sw.work, Machine(0, 0), TP).tokens_per_s)
+    assert alone.hops == 0 and alone.link_s == 0
+
+
+def test_a_worker_holding_the_head_sends_the_logits_back_every_token():
+    sw = _work()
+    lk = _link(20, 10)
+    est = split_speed.predict(sw, [split_speed.WorkerPart(WORKER, 18, output=True)], TP, links={WORKER: lk})
+    sent, back = 640 * 4, 262144 * 4  # the hidden state out, the logits (F32) back
+    assert est.hops == 1 and est.crossing_bytes == sent + back
+    assert est.link_s == pytest.approx(0.010 + (sent + back) * 8 / 20e6)
+    # The same rate there as here: moving the layers costs nothing but the link.
+    alone = split_speed.predict(sw, (), TP)
+    assert 1 / est.tokens_per_s == pytest.approx(1 / alone.tokens_per_s + est.link_s)
+    # Without the head only the hidden state comes back: far less over the same link.
+    blocks_only = split_speed.predict(sw, [split_speed.WorkerPart(WORKER, 9)], TP, links={WORKER: lk})
+    assert blocks_only.crossing_bytes == 2 * sent and blocks_only.tokens_per_s > est.tokens_per_s
+
+
+def test_a_faster_worker_on_a_fast_link_pays_and_on_a_slow_one_does_not():
+    sw = _work(vocab=32000, n_embd=4096)
+    fast = split_speed.WorkerPart(WORKER, 18, output=True, rate=4 * TP.cpu)
+    alone = split_speed.predict(sw, (), TP).tokens_per_s
+    assert split_speed.predict(sw, [fast], TP, links={WORKER: _link(1000, 0.3)}).tokens_per_s > alone * 1.1
+    assert split_speed.predict(sw, [fast], TP, links={WORKER: _link(20, 10)}).tokens_per_s < alone
+
+
+def test_hops_from_the_engines_split_count():
+    # This computer's split (the embedding lookup), then the worker's with the head: 2 splits.
+    assert split_speed.hops_from_splits(2) == 1
+    # ... and back here for the head: 3 splits, still one run on the worker.
+    assert split_speed.hops_from_splits(3) == 1
+    assert split_speed.hops_from_splits(1) == 0
+
+
+def test_the_plans_layout_puts_the_head_on_the_last_offload_device():
+    class D:
+        def __init__(self, kind, layers, worker=None):
+            self.kind, self.layers, self.worker = kind, layers, worker
+
+    every = [D("gpu", 18, WORKER), D("cpu", 0)]
+    assert split_speed.parts_of(every, 19, 19) == [split_speed.WorkerPart(WORKER, 18, True)]
+    partly = [D("gpu", 10, WORKER), D("cpu", 8)]
+    assert split_speed.parts_of(partly, 10, 19) == [split_speed.WorkerPart(WORKER, 10, False)]
+    argv = ["llama-server", "--rpc", WORKER, "-ngl", "all"]
+    assert split_speed.layout_from_argv(argv, _work()) == [split_speed.WorkerPart(WORKER, 18, True)]
+
+
+def test_auto_takes_workers_only_when_needed_or_faster_beyond_the_noise():
+    alone = split_speed.Alternative((), 50.0, True)
+    slower = split_speed.Alternative((WORKER,), 2.0, True)
+    slightly = split_speed.Alternative((WORKER,), 50.0 * (1 + split_speed.NOISE * 0.5), True)
+    faster = split_speed.Alternative((WORKER,), 80.0, True)
+    assert split_speed.choose([alone, slower]) == alone
+    assert split_speed.choose([alone, slightly]) == alone
+    assert split_speed.choose([alone, faster]) == faster
+    assert split_speed.choose([replace(alone, fits=False), slower]) == slower
+    assert split_speed.choose([replace(alone, fits=False), replace(slower, fits=False)]) is None
+
+
+# ------------------------------------------------------------------ the launch session
+def _worker(free_gb: float, endpoint: str = WORKER, index: int = 0) -> Gpu:
+    return Gpu(index=index, backend=RPC, name=endpoint, total_bytes=int(free_gb * GB), free_bytes=int(free_gb * GB),
+               device=f"RPC{index}", endpoint=endpoint, remote_index=0)
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    # A big vocabulary, as Gemma's: the logits a worker holding the head sends back weigh.
+    return write_tiny_model(tmp_path / "m.gguf", TinyModel(n_layer=6, n_embd=256, n_ff=512, n_pieces=32000))[0]
+
+
+def _plan(model: Path, machine: Machine, links, use=WorkerUse.AUTO, binary: Path = Path("/x/llama-server")):
+    speed.remember(None, TP)  # this computer's rate, as the probe keeps it
+    request = prepare.Request(model=model, mtp="off", use_workers=use)
+    return plan_launch(request, Engine(binary, CAPS), machine, Records(links=links))
+
+
+def test_auto_leaves_out_a_worker_on_a_slow_link_and_says_why(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    slow = _plan(tiny, machine, lambda ep, b: _link(20, 10, ep))
+    assert "--rpc" not in slow.spec().argv and slow.machine.workers == []
+    said = [str(r) for r in slow.prepared.plan.reasons]
+    assert f"{WORKER} would make it slower here (20 Mbit/s, 10.0 ms): not used." in said
+    out = json.loads(json.dumps(slow.prepared.to_json(), default=str))["plan"]["speed"]
+    assert out["workers"] == [] and out["link"] == [{"endpoint": WORKER, "rtt_ms": 10.0, "mbit_s": 20.0}]
+    by = {tuple(a["workers"]): a for a in out["alternatives"]}
+    assert set(by) == {(), (WORKER,)} and by[()]["fits"] and by[(WORKER,)]["fits"]
+    assert by[(WORKER,)]["tokens_per_s"] < by[()]["tokens_per_s"] == out["tokens_per_s"]
+    kept = _plan(tiny, machine, lambda ep, b: _link(20, 10, ep), use=WorkerUse.ALWAYS)
+    argv = kept.spec().argv
+    assert argv[argv.index("--rpc") + 1] == WORKER
+    assert kept.prepared.to_json()["plan"]["speed"]["workers"] == [WORKER]
+
+
+@pytest.fixture
+def bigger(tmp_path) -> Path:
+    """About 290 MiB to hold: 1.1 GB of free RAM (less the margin) holds it only with a worker."""
+    return write_tiny_model(tmp_path / "b.gguf", TinyModel(n_layer=12, n_embd=512, n_ff=2048, n_pieces=32000))[0]
+
+
+def test_auto_keeps_a_worker_the_model_needs_even_on_a_slow_link(bigger):
+    small = Machine(16 * GB, int(1.1 * GB), [], "Linux", workers=[_worker(8)])
+    planned = _plan(bigger, small, lambda ep, b: _link(20, 10, ep))
+    argv = planned.spec().argv
+    assert argv[argv.index("--rpc") + 1] == WORKER and planned.prepared.plan.fits
+    alone = [a for a in planned.prepared.speed.alternatives if not a.workers]
+    assert alone and not alone[0].fits
+
+
+def test_of_two_workers_the_slow_one_is_left_out_and_the_other_renumbered(bigger):
+    other = "192.168.1.21:50052"
+    small = Machine(16 * GB, int(1.1 * GB), [], "Linux", workers=[_worker(8, WORKER, 0), _worker(8, other, 1)])
+    links = {WORKER: _link(20, 10), other: _link(1000, 0.3, other)}
+    planned = _plan(bigger, small, lambda ep, b: links[ep])
+    argv = planned.spec().argv
+    assert argv[argv.index("--rpc") + 1] == other
+    assert [(w.endpoint, w.device, w.index) for w in planned.machine.workers] == [(other, "RPC0", 0)]
+
+
+def test_a_worker_whose_link_cannot_be_measured_is_used_with_a_note(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+
+    def broken(ep, binary):
+        raise link.LinkError(ep, msg("The worker {worker} did not answer (refused).", worker=ep))
+
+    planned = _plan(tiny, machine, broken)
+    assert "--rpc" in planned.spec().argv
+    assert any("could not be measured" in str(r) and WORKER in str(r) for r in planned.prepared.plan.reasons)
+    assert planned.prepared.speed.links == ()
+
+
+def test_without_a_link_source_every_worker_is_used_as_before(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    planned = _plan(tiny, machine, None)
+    assert "--rpc" in planned.spec().argv and planned.prepared.speed is None
+
+
+def test_without_this_computers_rate_every_worker_is_used_and_the_plan_says_so(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    request = prepare.Request(model=tiny, mtp="off")  # no rate kept in this test's data folder
+    planned = plan_launch(request, Engine(Path("/x/llama-server"), CAPS), machine,
+                          Records(links=lambda ep, b: _link(20, 10, ep)))
+    assert "--rpc" in planned.spec().argv
+    assert "This computer's speed has not been measured yet, so the workers are used as listed." in [
+        str(r) for r in planned.prepared.plan.reasons]

@@ -143,6 +143,18 @@ class JsonRecord(Generic[T]):
         return self._empty()
 
 
+def _keyed_entries(entries: Any, _version: int) -> dict[str, Any]:
+    if not isinstance(entries, dict):
+        raise ValueError("no entries object")
+    return entries
+
+
+def keyed_record(path: Path, what: Message, version: int) -> JsonRecord[dict[str, Any]]:
+    """A record whose entries are one JSON object keyed by a string (the speed probe's, the
+    workers' links): an entry the store cannot read is measured again, not a damaged file."""
+    return JsonRecord(path, what, version, parse=_keyed_entries, dump=lambda entries: entries, empty=dict)
+
+
 class Store:
     """What every store on one JsonRecord answers the same way: its file, and what could not
     be read of it. A store sets `record_file` in its constructor."""

@@ -33,7 +33,7 @@ from typing import Any
 
 from draftwise.core import paths
 from draftwise.core.messages import Message, msg
-from draftwise.core.records import JsonRecord
+from draftwise.core.records import JsonRecord, keyed_record
 
 # Command numbers (enum rpc_cmd).
 ALLOC_BUFFER, BUFFER_GET_BASE, FREE_BUFFER, SET_TENSOR, HELLO, DEVICE_COUNT = 0, 3, 4, 6, 14, 15
@@ -168,16 +168,9 @@ def record_path() -> Path:
     return paths.data_dir() / RECORD
 
 
-def _parse(entries: Any, _version: int) -> dict[str, Any]:
-    if not isinstance(entries, dict):
-        raise ValueError("no entries object")
-    return entries
-
-
 def record_file(path: Path | None = None) -> JsonRecord[dict[str, Any]]:
     """`worker-links.json` (docs/records.md): per `endpoint#engine build`, the last Link."""
-    return JsonRecord(path or record_path(), msg("record of the links to other computers"), RECORD_VERSION,
-                      parse=_parse, dump=lambda entries: entries, empty=dict)
+    return keyed_record(path or record_path(), msg("record of the links to other computers"), RECORD_VERSION)
 
 
 def _key(endpoint: str, build: str) -> str:

@@ -63,7 +63,7 @@ from draftwise.core.machine.gpu_speed import GPU_EFFICIENCY, gpu_bandwidth
 from draftwise.core.machine.machine_types import GB, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.processes import process_group
-from draftwise.core.records import JsonRecord
+from draftwise.core.records import JsonRecord, keyed_record
 
 log = logging.getLogger(__name__)
 
@@ -358,17 +358,10 @@ def record_path() -> Path:
     return paths.data_dir() / RECORD
 
 
-def _parse(entries: Any, _version: int) -> dict[str, Any]:
-    if not isinstance(entries, dict):
-        raise ValueError("no entries object")
-    return entries
-
-
 def record_file(path: Path | None = None) -> JsonRecord[dict[str, Any]]:
     """`speed-probe.json`, one records.JsonRecord (docs/records.md); an entry that does not
     read as a Throughput is measured again, not a damaged file."""
-    return JsonRecord(path or record_path(), msg("record of this computer's speed"), RECORD_VERSION,
-                      parse=_parse, dump=lambda entries: entries, empty=dict)
+    return keyed_record(path or record_path(), msg("record of this computer's speed"), RECORD_VERSION)
 
 
 def recorded(binary: Path | None, path: Path | None = None) -> Throughput | None:

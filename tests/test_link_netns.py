@@ -9,7 +9,6 @@ the shaping allows. On loopback (no shaping, no relay) both would fail these bou
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,25 +28,16 @@ def rpc_binary(engine) -> Path:
 @pytest.fixture
 def worker_in_namespace(rpc_binary, request):
     profile: netlab.Profile = request.param
-    ns = netlab.Namespace(profile)
-    try:
-        port = launch_spec.any_free_port()
-        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port)], env=share.worker_env(rpc_binary),
-                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        netlab.wait_for_port(ns.ns_ip, port)
-        relay = netlab.Relay((ns.ns_ip, port), profile.delay_ms)
-        yield profile, ns, port, relay
-        relay.close()
-    finally:
-        ns.close()
+    with netlab.worker(profile, rpc_binary, share.worker_env(rpc_binary), launch_spec.any_free_port()) as w:
+        yield profile, w
 
 
 @pytest.mark.skipif(NO_LAB is not None, reason=str(NO_LAB))
 @pytest.mark.parametrize("worker_in_namespace", [netlab.Profile("20 Mbit, 10 ms", 20, 5.0)], indirect=True)
 def test_the_probe_finds_the_shaped_links_bandwidth_and_round_trip(worker_in_namespace):
-    profile, ns, port, relay = worker_in_namespace
-    direct = link.measure(f"{ns.ns_ip}:{port}", max_bytes=4 << 20)
-    through = link.measure(relay.endpoint, max_bytes=4 << 20)
+    profile, w = worker_in_namespace
+    direct = link.measure(w.direct, max_bytes=4 << 20)
+    through = link.measure(w.endpoint, max_bytes=4 << 20)
     for lk in (direct, through):
         # The shaping caps it; TCP and tbf's burst leave it a little under.
         assert 0.6 * profile.mbit <= lk.mbit_s <= 1.1 * profile.mbit, lk

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 from contextlib import redirect_stdout
 from dataclasses import replace
 
@@ -45,22 +44,11 @@ def test_auto_leaves_out_a_worker_on_a_slow_link_and_always_keeps_it(engine):
     # use every worker as listed for want of a rate).
     tp = speed.throughput(engine.binary)
     speed.remember(engine.binary, replace(tp, busy=False))
-    ns = netlab.Namespace(SLOW)
-    relay = None
-    try:
-        port = launch_spec.any_free_port()
-        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port)], env=share.worker_env(rpc_binary),
-                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        netlab.wait_for_port(ns.ns_ip, port)
-        relay = netlab.Relay((ns.ns_ip, port), SLOW.delay_ms)
-        ep = relay.endpoint
+    with netlab.worker(SLOW, rpc_binary, share.worker_env(rpc_binary), launch_spec.any_free_port()) as w:
+        ep = w.endpoint
         common = ["--engine", str(engine.binary), "--rpc", ep, str(model)]
         auto = _plan(*common)
         always = _plan("--use-workers", "always", *common)
-    finally:
-        if relay is not None:
-            relay.close()
-        ns.close()
     assert "--rpc" not in auto["argv"], (auto["plan"]["reasons"], auto["plan"].get("speed"))
     assert always["argv"][always["argv"].index("--rpc") + 1] == ep
     sp = auto["plan"]["speed"]

@@ -21,7 +21,10 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SUBNET = "169.254.231"
 _counter = itertools.count(1)
@@ -188,3 +191,38 @@ class Relay:
         self.server.close()
         for s in self._socks:
             s.close()
+
+
+@dataclass
+class Worker:
+    """A `ggml-rpc-server` in its own namespace: `direct` is its address on the shaped link,
+    `endpoint` the relay's (the shaped link plus the profile's delay)."""
+
+    ns: Namespace
+    port: int
+    relay: Relay
+
+    @property
+    def direct(self) -> str:
+        return f"{self.ns.ns_ip}:{self.port}"
+
+    @property
+    def endpoint(self) -> str:
+        return self.relay.endpoint
+
+
+@contextmanager
+def worker(profile: Profile, rpc_binary: Path, env: dict[str, str], port: int) -> Iterator[Worker]:
+    """A worker behind `profile`'s link, listening on `port` in its namespace; removed after."""
+    ns = Namespace(profile)
+    relay = None
+    try:
+        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port)], env=env,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        wait_for_port(ns.ns_ip, port)
+        relay = Relay((ns.ns_ip, port), profile.delay_ms)
+        yield Worker(ns, port, relay)
+    finally:
+        if relay is not None:
+            relay.close()
+        ns.close()

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import speed
 from draftwise.core.machine.link import Link
 from draftwise.core.machine.machine_types import Machine
@@ -154,7 +155,7 @@ def parts_of(per_device: Sequence[Any], gpu_layers: int, n_layers: int) -> list[
     each worker's blocks, and the output head on the last offload device with layers when
     the plan offloads every layer (llama.cpp puts layer n_layer, the head, on the device
     the split gives that index: the last one)."""
-    offload = [d for d in per_device if getattr(d, "kind", "cpu") != "cpu" and d.layers]
+    offload = [d for d in per_device if getattr(d, "kind", DeviceKind.CPU) != DeviceKind.CPU and d.layers]
     head_on = offload[-1] if offload and gpu_layers >= n_layers else None
     return [WorkerPart(d.worker, d.layers, d is head_on) for d in per_device if getattr(d, "worker", None)
             and (d.layers or d is head_on)]

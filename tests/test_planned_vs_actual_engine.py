@@ -130,7 +130,10 @@ def test_launch_verbose_prints_the_plan_beside_the_ready_starts_buffers(engine, 
     (planned, p_unit), (actual, a_unit) = _sizes(row)[:2]
     shown = logparse.parse_lines(ready).summary()["weights"]
     assert abs(actual - shown) <= 0.05 * a_unit, (row, shown)  # printed with one decimal
-    assert _weights(first) > 0 and shown < _weights(first) + _weights(ready)
+    # The first start's lines, where it printed them, are not added in. On a CPU whose AMX
+    # really faults (this CI's Xeon VM) the SIGILL can end that start before the engine's log
+    # thread prints its buffers; on the emulated fault they are always there.
+    assert shown < _weights(first) + _weights(ready) if _weights(first) else _weights(ready) > 0
     assert abs(planned - actual) <= max(0.02 * actual, SMALL_SLACK) + 0.05 * max(p_unit, a_unit), row
 
 

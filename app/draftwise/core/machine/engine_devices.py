@@ -28,6 +28,7 @@ from draftwise.core.machine.system_probes import probe_vulkaninfo
 # The engine loads every backend (Vulkan compiles nothing yet, but enumerates devices) before
 # it lists them: seconds on a busy 2-core machine.
 ENGINE_PROBE_TIMEOUT = 20.0
+VARIANT_RETRIES = 5  # asks again when the CPU module's line was lost (below)
 NO_ENGINE_GPU = "the engine sees no GPU (a CPU build, or no usable GPU driver)"
 
 VK_VISIBLE = "GGML_VK_VISIBLE_DEVICES"
@@ -74,9 +75,10 @@ def probe_engine_devices(binary: Path, timeout: float = ENGINE_PROBE_TIMEOUT,
     variant = parse_cpu_variant(text)
     modules = binary.parent.is_dir() and any(p.name.startswith(("libggml-cpu-", "ggml-cpu-"))
                                              for p in binary.parent.iterdir())  # fmt: skip
-    for _ in range(2 if modules and variant is None else 0):
+    for _ in range(VARIANT_RETRIES if modules and variant is None else 0):
         # The engine logs from a worker thread and --list-devices exits at once: the load
-        # lines are sometimes lost. Asking again costs a fraction of a second.
+        # lines are sometimes lost, more often on a busy machine (all three tries once, in a
+        # test run with a busy loop on both cores). Asking again costs 0.05-0.1 s.
         again, _note = _list_devices(binary, timeout, plain)
         variant = parse_cpu_variant(again or "")
         if variant is not None:

@@ -441,7 +441,11 @@ class _Planner:
         model's does (the Gemma 4 assistant on an AMX host: 16.0 MiB beside the mapping)."""
         if self.cpu_variant is None:
             return 0
-        cw = cpu_buffers.cpu_weights(wt, self.cpu_variant)
+        # Kept per table and variant (cpu_weights_for), as the model's are: the search
+        # evaluates the drafter at every setup it tries, and each pass walks its table.
+        variant = self.cpu_variant
+        cw = cpu_buffers.cpu_weights_for(wt, ("drafter, every tensor", variant),
+                                         lambda: cpu_buffers.cpu_weights(wt, variant))
         head = cpu_buffers.tied_head_extra(wt, self.cpu_variant) if wt.tied else None
         return (sum(cw.extra.values()) if cw is not None else 0) + (head[1] if head else 0)
 

@@ -164,5 +164,8 @@ def pinned_caps() -> EngineCaps:
         "--cache-type-v", "--n-cpu-moe", "--swa-full", "-lv", "--spec-type", "--spec-draft-model",
         "-md", "--model-draft", "--spec-draft-n-max", "--spec-draft-ngl", "--spec-draft-type-k",
         "--spec-draft-type-v", "--split-mode", "-sm", "--api-key",
+        # The speed settings a measurement tries (engine_settings.FLAGS).
+        "-t", "--threads", "-tb", "--threads-batch", "-fa", "--flash-attn", "-b", "--batch-size",
+        "-ub", "--ubatch-size", "-nr", "--no-repack", "--repack",
     })
     return EngineCaps(flags, frozenset(), PINNED_SPEC_TYPES, MTP_ARCHS_11434)

@@ -42,7 +42,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import re
 import socket
 import subprocess
@@ -59,6 +58,7 @@ from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
 from draftwise.core.kinds import Backend
+from draftwise.core.machine import cores as cores_mod
 from draftwise.core.machine.gpu_speed import GPU_EFFICIENCY, gpu_bandwidth
 from draftwise.core.machine.machine_types import GB, Gpu, Machine
 from draftwise.core.messages import Message, msg
@@ -180,11 +180,8 @@ def busy_now(loadavg: Callable[[], tuple[float, float, float]] | None = None) ->
 
 
 def cores() -> int:
-    """The processor threads the engine uses: its default is the physical cores, which the
-    standard library does not tell; logical cores halved when there are more than four is
-    close on x86 (two threads a core), and exact on machines without SMT."""
-    n = os.cpu_count() or 1
-    return max(1, n // 2) if n > 4 and platform.machine().lower() in ("x86_64", "amd64") else n
+    """The processor threads the engine uses: its default, the physical cores (core/machine/cores.py)."""
+    return cores_mod.physical()
 
 
 def memory_scale(n_cores: int) -> float:

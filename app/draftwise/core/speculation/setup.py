@@ -12,15 +12,23 @@ draft), so a combined setup costs nothing more to start than a single one.
 Pure data: the drafter's own file flags (`--spec-draft-model FILE`) come from the resolver's
 decision (for `drafter_key`, from the alternative of that key: `SpecDecision.drafter_for`); a
 setup adds the types and the lengths.
+
+Beside the speculation, a setup carries the engine's speed settings it runs with (`engine`:
+core/engines/engine_settings.py; the engine's defaults unless the settings stage tries one,
+core/measuring/runs/tuning.py), so one arm of the measurement is one setup either way. They
+are not speculation: `argv` leaves them out (the arms pass them as engine arguments, which the
+plan reads), and a record without them reads as the defaults.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.engine_settings import DEFAULTS as ENGINE_DEFAULTS
+from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.engines.spec_types import (
     DRAFT_N_MAX,
     DRAFT_P_MIN,
@@ -47,6 +55,8 @@ class Setup:
     # Which drafter of that type: the key (resolver.drafter_key) of one of the resolver's
     # alternatives; None: the resolver's own choice (every record from before alternatives).
     drafter_key: str | None = None
+    # The engine's speed settings this setup runs with (the defaults: none passed).
+    engine: EngineSettings = ENGINE_DEFAULTS
 
     def __post_init__(self) -> None:
         if self.drafter is not None and self.drafter not in MODEL_DRAFTERS:
@@ -128,6 +138,8 @@ class Setup:
         """Short and technical, for the sweep's table and progress: "ngram-mod 32 + draft-simple
         n-max 4 p-min 0.5"; another drafter than the resolver's is named by its file
         ("draft-simple (b.gguf) n-max 4"), the resolver's own by `own` where given."""
+        if not self.engine.default:
+            return f"{replace(self, engine=ENGINE_DEFAULTS).label(own)} · {self.engine.label()}"
         if not self.speculates:
             return "no speculation"
         parts = []
@@ -153,6 +165,8 @@ class Setup:
             data["drafter_key"] = self.drafter_key
         if self.ngram2 is not None:  # absent in records from before pairs of n-gram types
             data.update(ngram2=self.ngram2, ngram2_len=self.ngram2_len)
+        if not self.engine.default:  # absent: the engine's defaults, as in every older record
+            data["engine"] = self.engine.to_json()
         return data
 
     @classmethod
@@ -172,7 +186,8 @@ class Setup:
 
         return cls(drafter=opt("drafter", str), n_max=opt("n_max", int), p_min=opt("p_min", float),
                    ngram=opt("ngram", str), ngram_len=opt("ngram_len", int), ngram2=opt("ngram2", str),
-                   ngram2_len=opt("ngram2_len", int), drafter_key=opt("drafter_key", str))
+                   ngram2_len=opt("ngram2_len", int), drafter_key=opt("drafter_key", str),
+                   engine=EngineSettings.from_json(data.get("engine")))
 
 
 NONE = Setup()

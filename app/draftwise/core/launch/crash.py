@@ -389,6 +389,8 @@ _FA_FLAGS = ("-fa", "--flash-attn")
 _NR_FLAGS = ("-nr", "--no-repack")
 _GPU_DEVICE_LINE = re.compile(r"using device (?:Vulkan|CUDA|ROCm|MTL)\d+")
 _AMX_VARIANT = re.compile(r"loaded CPU backend from \S*ggml-cpu-sapphirerapids")
+# The CPU's re-laid copies were made (load_tensors: "CPU_REPACK model buffer size = ...").
+_REPACK_BUFFER = re.compile(r"\bCPU_REPACK model buffer size")
 
 
 @dataclass(frozen=True)
@@ -421,6 +423,10 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
     - An illegal instruction from the AMX CPU variant (sapphirerapids): some virtual machines
       report AMX but do not run it. Relaunch with `-nr` (no re-laid weights, so no AMX
       kernels); remembered for the machine, not the model (core/launch/fixes.py).
+    - An illegal instruction, or a segfault before ready, of an engine that re-laid weights
+      for the CPU (a CPU_REPACK buffer in its log): the repack kernels are the CPU module's,
+      so the fault is this computer's like AMX's. Relaunch with `-nr`, remembered for the
+      machine (the settings stage's repack dimension then stays off here too).
     """
     if status is None:
         return None
@@ -437,6 +443,12 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
         return FeatureFix(NO_REPACK, msg(
             "The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine "
             "starts again without them (-nr) and keeps them off on this computer, for every model."))
+    if (illegal or (segfault and not after_ready)) and not on_gpu and any(_REPACK_BUFFER.search(x) for x in lines) \
+            and not _has_flag(argv, _NR_FLAGS):
+        return FeatureFix(NO_REPACK, msg(
+            "The engine stopped ({status}) in the CPU's kernels for re-laid weights (CPU_REPACK) on this computer; "
+            "it starts again without them (-nr) and keeps them off on this computer, for every model.",
+            status=status.words()))
     return None
 
 

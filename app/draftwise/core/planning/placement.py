@@ -175,6 +175,8 @@ class _Planner:
         self.cpu_variant: str | None = None
         # The CPU variant whose extra buffers may take a tied head kept on the CPU.
         self.head_variant: str | None = None
+        # The planner turned the extra buffers off (`-nr`) so the model fits: its argv says so.
+        self.no_repack_arg = False
         # Per block, the FFN weights `-ot` can move to the CPU (a dense model with a tensor
         # table on discrete GPUs of this machine); None: no FFN layout to compare.
         self.ffn = (ffn_offload.ffn_bytes(wt) if gpus and not self.unified and not self.workers else None)

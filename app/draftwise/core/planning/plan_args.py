@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from draftwise.core.kinds import DeviceKind, Switch
 from draftwise.core.messages import Message, msg
-from draftwise.core.planning import context_checkpoints, ffn_offload, kv_cache
+from draftwise.core.planning import context_checkpoints, cpu_buffers, ffn_offload, kv_cache
 from draftwise.core.planning.placement import _Planner, _Setup
 from draftwise.core.planning.plan_types import PlanPrefs, human_bytes
 
@@ -30,6 +30,8 @@ def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple
         args += ["-b", str(prefs.batch)]
     if prefs.ubatch:
         args += ["-ub", str(prefs.ubatch)]
+    if p.no_repack_arg:
+        args.append(cpu_buffers.NO_REPACK_FLAGS[0])
     args += _host_cache(p, r, prefs).args
     if prefs.projector is not None:
         args += ["--mmproj", str(prefs.projector)]

@@ -36,7 +36,7 @@ from typing import Any
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, DeviceKind
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.messages import Message, msg
+from draftwise.core.messages import Message, clause, msg
 from draftwise.core.planning import ffn_offload, kv_cache, model_shape, residency, weight_table
 from draftwise.core.planning.drafter_fit import _drafter, _drafter_cost
 from draftwise.core.planning.extra_args import draft_lengths
@@ -93,16 +93,29 @@ def plan(
 
     lengths = draft_lengths(spec, prefs)
 
+    repack = cpu_variant is not None  # the CPU re-lays weights; False once the plan turns it off
+
     def run(d: _Drafter | None) -> tuple[_Planner, _Result]:
         pl = _Planner(model, shape, wt, d, gpus, ram, prefs, spec.spec_type, projector)
         pl.lengths = lengths
-        pl.cpu_variant = cpu_variant
-        pl.head_variant = None if prefs.no_repack else machine.cpu_variant
+        pl.cpu_variant = cpu_variant if repack else None
+        pl.head_variant = None if prefs.no_repack or (cpu_variant is not None and not repack) else machine.cpu_variant
+        pl.no_repack_arg = cpu_variant is not None and not repack
         pl.rates = ffn_offload.rates(machine, [g.name for g in gpus], prefs.cpu_rate, model.quant)
         pl.page = residency.page_size(machine.os)
         return pl, _search(pl, kv_choices, want, floor, slots)
 
     p_with, r_with = run(drafter)
+    if repack and (r_with.setup is None or r_with.reasons):
+        # Without the re-laid copies (-nr) the weights stay in the mapped file only: where the
+        # copies cost the fit (or a concession), the plan turns them off before anything else.
+        repack = False
+        p_flat, r_flat = run(drafter)
+        if _repack_concedes(r_with, r_flat, kv_choices):
+            notes.insert(0, _no_repack_reason(p_with, p_flat, r_with, kv_choices, floor))
+            p_with, r_with = p_flat, r_flat
+        else:
+            repack = True
     if drafter is None:
         return _finish(p_with, r_with, prefs, machine, want, floor, notes, None, None)
     p_without, r_without = run(None)
@@ -118,6 +131,37 @@ def plan(
         notes.append(cost[1])
     return _finish(p_with, r_with, prefs, machine, want, floor, notes, drafter.label, fallback)
 
+
+
+def _repack_concedes(with_copies: _Result, flat: _Result, kv_choices: list[str]) -> bool:
+    """Whether the plan without re-laid copies fits where the one with them does not, or with
+    fewer concessions (more slots, a finer KV type, more context)."""
+    if flat.setup is None:
+        return False
+    if with_copies.setup is None:
+        return True
+
+    def rank(s: _Setup) -> tuple[int, int, int]:
+        return s.slots, -kv_choices.index(s.kv_type), s.ctx
+
+    return rank(flat.setup) > rank(with_copies.setup)
+
+
+def _no_repack_reason(p: _Planner, flat: _Planner, r: _Result, kv_choices: list[str], floor: int) -> Message:
+    """Why the plan turned the re-laid copies off: what they would add to the memory needed
+    (their bytes less the mapped pages they leave unread: core/planning/residency.py)."""
+    setup = r.setup or _Setup(1, kv_choices[-1], floor, 0)
+
+    def need(pl: _Planner) -> int:
+        return sum(d.working_set for d in pl.evaluate(setup)[0])
+
+    size = human_bytes(need(p) - need(flat))
+    if r.setup is None:
+        return msg("Weights not repacked (-nr): re-laying them for the CPU's faster kernels would take {size} more "
+                   "memory, and the model would not fit; without that it fits.", size=size)
+    why = r.reasons[-1] if r.reasons else msg("a smaller setup")
+    return msg("Weights not repacked (-nr): re-laying them for the CPU's faster kernels would take {size} more "
+               "memory and cost the plan a concession ({why}); without that it needs none.", size=size, why=clause(why))
 
 
 def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: int, floor: int,

@@ -35,6 +35,8 @@ from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_F
 from draftwise.core.measuring.records.measurement import Combination, Measurement
 from draftwise.core.measuring.records.sweep_record import FILE_NAME as SWEEPS
 from draftwise.core.measuring.records.sweep_record import SweepRecords
+from draftwise.core.measuring.records.tuned import FILE_NAME as TUNED
+from draftwise.core.measuring.records.tuned import TunedRecords
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.setup import Setup
@@ -190,12 +192,14 @@ class MeasuredRecords(Store):
         self.record_file = JsonRecord(path or paths.data_dir() / FILE_NAME, msg("record of speed measurements"),
                                       VERSION, parse=_parse, dump=lambda ms: [m.to_json() for m in ms], empty=list)
         self._sweeps: SweepRecords | None = None
+        self._tuned: TunedRecords | None = None
 
     @property
     def problem(self) -> Message | None:
         """Set when this file or the sweeps' beside it could not be read, was set aside, or is a
         newer version's."""
-        return self.record_file.problem or (self._sweeps.problem if self._sweeps is not None else None)
+        return self.record_file.problem or next(
+            (s.problem for s in (self._sweeps, self._tuned) if s is not None and s.problem), None)
 
     def entries(self) -> list[Measurement]:
         return self.record_file.read()
@@ -217,6 +221,12 @@ class MeasuredRecords(Store):
             self._sweeps = SweepRecords(self.path.with_name(SWEEPS))
         return self._sweeps
 
+    def tuned(self) -> TunedRecords:
+        """The engine settings kept beside this file (core/measuring/records/tuned.py)."""
+        if self._tuned is None:
+            self._tuned = TunedRecords(self.path.with_name(TUNED))
+        return self._tuned
+
     def record(self, m: Measurement) -> None:
         """Keep `m`, in place of an earlier measurement of its combination (under any key form)."""
         self.record_file.update(lambda old: [*(e for e in old if not m.combination.covers(e.combination)), m])
@@ -234,7 +244,9 @@ class MeasuredRecords(Store):
             return keep if gone else None
 
         self.record_file.update(change)
-        # A sweep's best is a measurement too: forgetting a model forgets its sweeps.
+        # A sweep's best is a measurement too: forgetting a model forgets its sweeps, and the
+        # engine settings measured with them.
         if combination is None:
             gone += self.sweeps().forget(model=model)
+            gone += self.tuned().forget(model=model)
         return gone

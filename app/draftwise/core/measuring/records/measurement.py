@@ -8,7 +8,9 @@ measurements' (core/measuring/records/measured.py) and the sweeps'
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,17 @@ from draftwise.core.speculation.words import words_of
 # A ratio this close to 1 is never called slower, whatever noise the run reported: two arms
 # of a short measurement rarely agree better than this.
 NOISE_FLOOR = 0.03
+
+
+def relative_error(values: Sequence[float]) -> float:
+    """The relative standard error of the mean of `values` (one per round): their spread
+    over √n, over the mean; 0 with fewer than two."""
+    if len(values) < 2 or min(values) <= 0:
+        return 0.0
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return sd / mean / math.sqrt(len(values))
+
 
 @dataclass(frozen=True)
 class Combination:
@@ -66,6 +79,9 @@ class Measurement:
     # in records from before setups, which `n_max`/`n_max_flag` describe.
     setup: Setup | None = None
     swept: bool = False  # the best of a sweep (every setup), not a quick measurement
+    # The engine's speed settings the run kept (tuned.Tuned, whose module builds on this one):
+    # recorded in their own store (engine-settings.json), not in this entry; None when read back.
+    tuned: Any = field(default=None, compare=False)
 
     @property
     def ratio(self) -> float:
@@ -99,7 +115,8 @@ class Measurement:
         )
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, tuned=None))
+        del data["tuned"]
         data["combination"] = self.combination.to_json()
         data["tried"] = [list(t) for t in self.tried]
         data["ratio"] = round(self.ratio, 4)  # for people reading the file; recomputed on load
@@ -111,7 +128,7 @@ class Measurement:
         if not isinstance(data, dict):
             raise ValueError("an entry is not an object")
         combo = Combination(*(str(data["combination"][k]) for k in ("model", "drafter", "engine", "machine")))
-        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup"}
+        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup", "tuned"}
         kwargs = {k: data[k] for k in known if k in data}
         for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
             kwargs[key] = float(data[key])

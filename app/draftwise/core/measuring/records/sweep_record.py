@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,9 @@ class Sweep:
     prompts: int = 0
     seconds: float = 0.0
     when: str = ""
+    # The engine's speed settings the sweep kept (tuned.Tuned): recorded in their own store
+    # (engine-settings.json), not in this entry; None when read back.
+    tuned: Any = field(default=None, compare=False)
 
     @property
     def best(self) -> Row | None:

@@ -277,6 +277,25 @@ def with_drafter(prepared: Prepared, decision: resolver.SpecDecision, machine: M
     return replace(prepared, spec=spec, plan=result, draft=draft, measurement=None)
 
 
+def with_engine_args(prepared: Prepared, args: Sequence[str], machine: Machine) -> Prepared:
+    """`prepared` planned again with engine arguments added (a measured speed setting: -nr,
+    -t, -fa, -ub), read as the user's own would be: the planner's options (-fa, -b, -ub) into
+    the plan, -nr into its CPU buffers (no re-laid copies), the rest passed as given. The
+    settings stage runs each setting so, and the plan then shows the layout that runs.
+    PrepareError where the plan cannot take them."""
+    try:
+        inputs = owned_args.read(list(args), prepared.prefs, n_ctx_train=prepared.model.context_length)
+    except FieldError as exc:
+        raise PrepareError(exc.field, exc.message) from exc
+    prefs = inputs.prefs
+    if engine_args.sets(inputs.rest, *cpu_buffers.NO_REPACK_FLAGS):
+        prefs = replace(prefs, no_repack=True)
+    backend = prepared.request.backend if prepared.request is not None else EngineKind.LLAMA_CPP
+    result, spec, draft = _plan(prepared.model, prepared.spec, machine, prefs, backend)
+    return replace(prepared, spec=spec, plan=result, draft=draft, prefs=prefs,
+                   extra_args=(*prepared.extra_args, *inputs.rest))
+
+
 def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,
                 machine: Machine) -> measured_mod.Combination:
     """The (model, drafter, engine build, machine) a measurement of `spec` is valid for: the

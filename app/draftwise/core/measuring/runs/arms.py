@@ -27,6 +27,7 @@ fraction of a second; every engine started is stopped before a call returns or r
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import threading
@@ -36,10 +37,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, headless, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.launch.prepare import Prepared, Request
+from draftwise.core.launch.prepare import Prepared, PrepareError, Request, with_engine_args
 from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import live_figures, measurement
@@ -71,6 +73,20 @@ PROMPTS: tuple[Prompt, ...] = (
 )
 
 
+# The prompt the settings stage times the engine's prompt processing on (core/measuring/runs/
+# tuning.py): 1,169 tokens to Gemma 3's tokenizer (the engine's /tokenize), past the largest
+# prompt batch it tries (-ub 1024), so a batch size shows in it; one token generated.
+# Shortened to what the plan's context holds (924 tokens at 2,048).
+LONG_PROMPT_PART = PROMPTS[2].text.split("Text: ", 1)[1].split("\n\n", 1)[0]
+LONG_PROMPT_PARTS = 24
+LONG_PROMPT_TOKENS_PER_PART = 50  # about (49 with Gemma 3's tokenizer)
+
+
+def long_prompt(ctx: int) -> str:
+    parts = max(1, min(LONG_PROMPT_PARTS, (ctx - 64) // (2 * LONG_PROMPT_TOKENS_PER_PART)))
+    return "\n\n".join(f"Note {i + 1}. {LONG_PROMPT_PART}" for i in range(parts)) + "\n\nSummary:"
+
+
 @dataclass(frozen=True)
 class Settings:
     tokens: int = 128  # generated per prompt and round
@@ -79,6 +95,9 @@ class Settings:
     n_max_values: tuple[int, ...] | None = None  # None: measured.N_MAX_CANDIDATES
     ready_timeout: float = 600.0
     request_timeout: float = 600.0
+    # Each start also times a long prompt (`long_prompt`): the settings stage judges prompt
+    # speed too; the speculation stages, whose setups read prompts alike, skip it.
+    prompt_speed: bool = False
 
 
 DEFAULT_SETTINGS = Settings()
@@ -104,6 +123,16 @@ class MeasureError(Exception):
         self.cause = cause
 
 
+class SettingFault(MeasureError):
+    """An engine setting the settings stage tried made the engine fail (`cause` the crash, or
+    None where the plan could not take it): the stage leaves it out (core/measuring/runs/
+    tuning.py) instead of ending the measurement."""
+
+    def __init__(self, message: Text, settings: EngineSettings, cause: crash.Cause | None = None) -> None:
+        super().__init__(message, cause)
+        self.settings = settings
+
+
 @dataclass(frozen=True)
 class Arm:
     """One setup's engine starts so far: tokens/s over all measured requests, and per request."""
@@ -116,6 +145,11 @@ class Arm:
     rounds: int = 1
     # Which type drafted how much (the engine's per-type statistics lines), last start's.
     per_type: tuple[live_figures.TypeStats, ...] = ()
+    # Prompt processing: tokens and the engine's ms over the timed prompts (the long prompt
+    # where `Settings.prompt_speed`, else the measured ones), and each round's tokens/s.
+    prompt_tokens: float = 0.0
+    prompt_ms: float = 0.0
+    prompt_rounds: tuple[tuple[int, float], ...] = ()
 
     @property
     def n_max(self) -> int | None:
@@ -131,7 +165,17 @@ class Arm:
         """This arm with another round of it (another engine start) added."""
         return Arm(self.setup, self.tokens + other.tokens, self.ms + other.ms,
                    self.per_request + other.per_request, self.counters.plus(other.counters),
-                   self.rounds + other.rounds, other.per_type or self.per_type)
+                   self.rounds + other.rounds, other.per_type or self.per_type,
+                   self.prompt_tokens + other.prompt_tokens, self.prompt_ms + other.prompt_ms,
+                   self.prompt_rounds + other.prompt_rounds)
+
+    @property
+    def prompt_per_s(self) -> float:
+        return self.prompt_tokens * 1000.0 / self.prompt_ms if self.prompt_ms > 0 else 0.0
+
+    def prompt_error(self) -> float:
+        """The relative standard error of its prompt tokens/s (the spread between rounds over √rounds)."""
+        return measurement.relative_error([tps for _r, tps in self.prompt_rounds])
 
     @property
     def figures(self) -> live_figures.Figures:
@@ -364,7 +408,7 @@ def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps,
         raise MeasureError(reasons[-1] if reasons else msg("The model does not fit this machine."))
     return runner or EngineArms(prepared, binary, backend=backend, gpus=gpus, settings=settings, cancel=cancel,
                                 steps=steps, fixes=fixes, requested=machine.requested, drafters=drafters,
-                                chosen_gpus=device_choice.visible_for(machine, backend))
+                                chosen_gpus=device_choice.visible_for(machine, backend), machine=machine)
 
 
 class EngineArms:
@@ -374,7 +418,7 @@ class EngineArms:
                  settings: Settings = Settings(), cancel: threading.Event | None = None,
                  steps: Steps | None = None, fixes: EngineFixes | None = None,
                  requested: tuple[str, ...] = (), drafters: Mapping[str, Prepared] | None = None,
-                 chosen_gpus: Sequence[int] | None = None) -> None:
+                 chosen_gpus: Sequence[int] | None = None, machine: Machine | None = None) -> None:
         self.prepared, self.binary, self.backend, self.gpus = prepared, binary, backend, gpus
         # The session's chosen GPUs (device_choice.visible_for): each arm runs where the launch would.
         self.chosen_gpus = chosen_gpus
@@ -387,6 +431,17 @@ class EngineArms:
         self.request = replace(prepared.request or Request(model=prepared.model.path), network=False,
                                pinned_port=False, api_key=None)
         self.fixed: list[str] = []  # a feature fix an arm needed (-nr): every later arm starts with it
+        # Engine settings change the plan (-nr drops the re-laid copies, -ub the compute buffer,
+        # -fa off the KV types): each is planned once, as a launch with them would be.
+        self.machine = machine
+        self._planned: dict[tuple[str | None, EngineSettings], Prepared] = {}
+
+    def measuring_prompts(self) -> EngineArms:
+        """These arms, each start also timing the long prompt (the settings stage's): the same
+        fixes found so far and progress."""
+        other = copy.copy(self)
+        other.settings = replace(self.settings, prompt_speed=True)
+        return other
 
     def words(self, setup: Setup) -> Message:
         return what_is_drafting(decision_for(self.prepared.spec, setup))
@@ -400,19 +455,38 @@ class EngineArms:
         # The one launch path (Prepared.launch), with this setup's speculation; the slots,
         # context, KV and offload are the plan's in every arm.
         prepared = self.drafters[setup.drafter_key] if setup.drafter and setup.drafter_key else self.prepared
+        if not setup.engine.default:
+            key = (setup.drafter_key if setup.drafter else None, setup.engine)
+            if key not in self._planned:
+                self._planned[key] = with_engine_args(prepared, setup.engine.argv(), self.machine)
+            prepared = self._planned[key]
         decision = decision_for(prepared.spec, setup)
         plan_args = tuple(prepared.plan.plan_args)
         if setup.drafter is None:
             plan_args = without_draft_flags(plan_args)
         plan = replace(prepared.plan, plan_args=plan_args, fallback_plan_args=plan_args)
+        fixed = EngineFixes.applicable(self.fixed, prepared.extra_args)
         arm = replace(prepared, spec=decision, plan=plan, request=self.request,
-                      extra_args=(*self.prepared.extra_args, *self.fixed))
+                      extra_args=(*prepared.extra_args, *fixed))
         spec = arm.launch(self.binary, engine_backend=self.backend, gpus=self.gpus, port=launch_spec.any_free_port(),
                           requested=self.requested, chosen_gpus=self.chosen_gpus)
         return replace(spec, fallback_argv=None)  # a drafter that fails is the result, not retried
 
     def __call__(self, setup: Setup, r: int) -> Arm:
-        """One engine start of `setup`: round `r` of every prompt."""
+        """One engine start of `setup`: round `r` of every prompt. An engine setting that
+        cannot be planned or makes the engine fail raises SettingFault."""
+        try:
+            return self._run(setup, r)
+        except PrepareError as exc:
+            if setup.engine.default:
+                raise
+            raise SettingFault(exc.message, setup.engine) from exc
+        except MeasureError as exc:
+            if setup.engine.default or exc.cause is None or isinstance(exc, SettingFault):
+                raise
+            raise SettingFault(exc.message, setup.engine, exc.cause) from exc
+
+    def _run(self, setup: Setup, r: int) -> Arm:
         settings, cancel, step = self.settings, self.cancel, self.steps
         label = self.label(setup)
         spec = self.launch(setup)
@@ -435,7 +509,7 @@ class EngineArms:
             _complete(run, _body(settings.prompts[0].text, 8), settings, cancel)
             before = _counters(run)
             per_request: list[tuple[int, int, float]] = []
-            total_n, total_ms = 0.0, 0.0
+            total_n, total_ms, prompt_n, prompt_ms = 0.0, 0.0, 0.0, 0.0
             counters = live_figures.Counters()
             for i, prompt in enumerate(settings.prompts):
                 step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
@@ -445,6 +519,8 @@ class EngineArms:
                     raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
                 per_request.append((i, r, n * 1000.0 / ms))
                 total_n, total_ms = total_n + n, total_ms + ms
+                prompt_n += float(timings.get("prompt_n", 0))
+                prompt_ms += float(timings.get("prompt_ms", 0))
                 # Each request's own figures: exact, where a difference of /metrics totals rounds.
                 counters = counters.plus(live_figures.Counters.from_timings(timings))
             # Verification steps are in no request's timings: the /metrics difference, exact while
@@ -452,8 +528,13 @@ class EngineArms:
             after = _counters(run)
             drafts = after.drafts - before.drafts if after.exact else 0.0
             per_type = live_figures.type_stats(list(run.log)) if setup.several else ()
+            if settings.prompt_speed:  # no step of its own: a start's steps are its prompts
+                body = _body(long_prompt(self.prepared.plan.ctx), 1)
+                timings = _complete(run, body, settings, cancel).get("timings", {})
+                prompt_n, prompt_ms = float(timings.get("prompt_n", 0)), float(timings.get("prompt_ms", 0))
+            prompt_rounds = ((r, prompt_n * 1000.0 / prompt_ms),) if prompt_ms > 0 else ()
             return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
-                       per_type=per_type)
+                       per_type=per_type, prompt_tokens=prompt_n, prompt_ms=prompt_ms, prompt_rounds=prompt_rounds)
         finally:
             run.stop()
 

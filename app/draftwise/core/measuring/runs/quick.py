@@ -21,6 +21,10 @@ timings, noise from the spread between rounds). What it tries, in two stages:
    from its hash of what came before), and on the real Gemma 3 270M the pair took each one's
    best prompt kinds (setup.py).
 
+3. the engine's speed settings (repack, threads, flash attention on the CPU) on the setup
+   auto will run, in a stage of their own (core/measuring/runs/tuning.py); the measurement
+   carries what it kept (`Measurement.tuned`), which the caller records beside it.
+
 When none and the fastest are then still within the noise of each other (the error of their
 means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
 The fastest setup becomes the measurement's `setup`, which auto runs from then on
@@ -40,6 +44,7 @@ from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import capabilities
+from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.engines.spec_types import (
     DRAFT_P_MIN,
     LENGTH_FLAGS,
@@ -52,7 +57,8 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import live_figures, measured, measurement
-from draftwise.core.measuring.runs import arms
+from draftwise.core.measuring.records.tuned import TunedRecords
+from draftwise.core.measuring.runs import arms, tuning
 from draftwise.core.measuring.runs.arms import (
     DEFAULT_SETTINGS,
     Line,
@@ -193,7 +199,8 @@ def engine_starts(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
     """How many times a measurement loads the model at most: every setup, every round."""
     # The second stage: two drafter extras, or the pair of n-gram types.
     extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
-    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras)
+    tune = tuning.most_starts(tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK), settings.rounds)
+    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune
 
 
 def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
@@ -242,10 +249,15 @@ def measure(
     fixes: EngineFixes | None = None,
     runner: Runner | None = None,
     engine_types: Collection[str] | None = None,
+    caps: EngineCaps | None = None,
+    tuned: TunedRecords | None = None,
 ) -> measured.Measurement:
-    """Run the stages and return the measurement (not recorded: the caller records it).
-    `fixes`: the engine-fix record (a fix found on the way is written there at once);
-    `runner`: runs one setup's round (default: on the real engine; tests pass their own)."""
+    """Run the stages and return the measurement (not recorded: the caller records it, and
+    its `tuned` engine settings). `fixes`: the engine-fix record (a fix found on the way is
+    written there at once); `tuned`: the engine settings' record (a setting that crashed the
+    engine is written there at once, and none recorded so is tried); `caps`: the build's
+    flags (default: its --help); `runner`: runs one setup's round (default: on the real
+    engine; tests pass their own)."""
     spec = prepared.spec
     steps = Steps(1 + len(settings.prompts), report, cancel)
     run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
@@ -263,8 +275,12 @@ def measure(
     if extras:
         run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
     _resolve(run, results, settings, steps)
+    m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
+    # The engine's speed settings, on the setup auto will run (core/measuring/runs/tuning.py).
+    kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
+                                 which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned)
     steps.finish()
-    return _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
+    return replace(m, tuned=kept, seconds=time.monotonic() - started)
 
 
 def ratio_error(base: Arm, best: Arm) -> float:

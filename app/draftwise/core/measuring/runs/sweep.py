@@ -25,7 +25,10 @@ the engine runs (ngram-mod, ngram-simple, ngram-map-k):
 5. *final*: none and the `FINALISTS` fastest setups once more, in a stage of their own (at
    least `FINAL_ROUNDS` rounds); the
    fastest there is the sweep's best (with dozens of setups, the fastest of two rounds is
-   partly the luckiest), and its ratio is against none measured in the same stage.
+   partly the luckiest), and its ratio is against none measured in the same stage;
+6. *engine settings*: repack, threads, threads for prompts, flash attention on the CPU and
+   the prompt batch on the setup auto will run (core/measuring/runs/tuning.py), kept in
+   `Sweep.tuned`, which the caller records beside the sweep.
 
 The same arms, rounds and noise bounds as the quick measurement (core/measuring/runs/arms.py): one
 engine start per setup and round, interleaved round by round within a stage; a dimension stops
@@ -44,6 +47,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.engines.spec_types import (
     DRAFT_N_MAX,
     DRAFT_P_MIN,
@@ -56,7 +60,8 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, PrepareError, combination, with_drafter
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records.sweep_record import Row, Sweep
-from draftwise.core.measuring.runs import quick
+from draftwise.core.measuring.records.tuned import TunedRecords
+from draftwise.core.measuring.runs import quick, tuning
 from draftwise.core.measuring.runs.arms import (
     DEFAULT_SETTINGS,
     Line,
@@ -209,12 +214,13 @@ class Plan:
         return [Line((pair,), prune=False)] if pair is not None else []
 
     def most_starts(self, rounds: int) -> int:
-        """Engine starts if nothing is pruned (the duration offered)."""
+        """Engine starts if nothing is pruned (the duration offered), the settings stage's too."""
         n = len(self.types()) + sum(len(line.setups) - 1 for line in self.lengths()) + (len(self.ngrams) > 1)
         if self.drafters:
             n += (len(P_MINS) * (len(DRAFT_LENGTHS) if self.sweep_n_max else 1) if self.sweep_p_min else 0)
             n += len(self.ngrams) * len(NGRAM_LENGTHS) + len(DRAFT_LENGTHS)
-        return n * rounds + (1 + FINALISTS) * max(rounds, FINAL_ROUNDS)
+        tune = tuning.most_starts(tuning.dimensions(self.prepared, lambda _flag: True, which=tuning.SWEEP), rounds)
+        return n * rounds + (1 + FINALISTS) * max(rounds, FINAL_ROUNDS) + tune
 
 
 def fitting_drafters(prepared: Prepared, machine: Machine) -> dict[str, Prepared]:
@@ -262,8 +268,11 @@ def sweep(
     fixes: EngineFixes | None = None,
     runner: Runner | None = None,
     engine_types: Collection[str] | None = None,
+    caps: EngineCaps | None = None,
+    tuned: TunedRecords | None = None,
 ) -> Sweep:
-    """Run the four stages and return the table (not recorded: the caller records it)."""
+    """Run the stages and return the table (not recorded: the caller records it, and its
+    `tuned` engine settings; `caps`, `tuned` as quick.measure's)."""
     spec = prepared.spec
     steps = Steps(1 + len(settings.prompts), report, cancel)
     drafters = fitting_drafters(prepared, machine)
@@ -282,7 +291,6 @@ def sweep(
     # The final: its own results, so the finalists and none are compared on the same rounds.
     finals = Results()
     run_stage(run, plan.final(results), max(settings.rounds, FINAL_ROUNDS), finals, steps)
-    steps.finish()
     base = finals.arms[setup_mod.NONE]
     rows = tuple(
         Row(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
@@ -291,8 +299,14 @@ def sweep(
             final_tokens_per_s=finals.arms[a.setup].tokens_per_s if a.setup in finals.arms else None)
         for a in results.arms.values() if a.setup.speculates
     )
-    return Sweep(combination=combination(prepared.model.path, spec, binary, machine),
-                 base_tokens_per_s=base.tokens_per_s, base_noise=base.noise(), rows=rows, tokens=settings.tokens,
-                 prompts=len(settings.prompts), seconds=time.monotonic() - started,
-                 when=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                 stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s)
+    result = Sweep(combination=combination(prepared.model.path, spec, binary, machine),
+                   base_tokens_per_s=base.tokens_per_s, base_noise=base.noise(), rows=rows, tokens=settings.tokens,
+                   prompts=len(settings.prompts), seconds=time.monotonic() - started,
+                   when=time.strftime("%Y-%m-%dT%H:%M:%S"),
+                   stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s)
+    # The engine's speed settings, on the setup auto will run (core/measuring/runs/tuning.py).
+    kept = tuning.settings_stage(run, prepared, result.measurement(), binary, machine,
+                                 has_flag=tuning.flags_of(binary, caps), which=tuning.SWEEP,
+                                 rounds=settings.rounds, steps=steps, store=tuned)
+    steps.finish()
+    return replace(result, tuned=kept, seconds=time.monotonic() - started)

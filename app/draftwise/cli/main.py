@@ -117,7 +117,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     argv = list(spec.argv)
     if args.json:
         print(json.dumps({**prepared.to_json(), "argv": argv, "launch": spec.to_json(),
-                          "remembered": {"fixes": list(planned.fixes), "rung": planned.start.rung}},
+                          "remembered": {"fixes": list(planned.fixes), "rung": planned.start.rung,
+                                         "settings": list(planned.settings)}},
                          indent=2, default=str))
         return 0
     print(render_plan(prepared, argv, cpu_variant=machine.cpu_variant))

@@ -119,7 +119,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     run = sweep.sweep if args.sweep else quick.measure
     try:
         result = run(prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
-                     settings=settings, cancel=cancel, report=show, fixes=fixes)
+                     settings=settings, cancel=cancel, report=show, fixes=fixes, caps=planned.engine.caps,
+                     tuned=records.tuned())
     except quick.Cancelled:
         print("Measurement stopped; nothing was recorded.", flush=True)
         return EXIT_INTERRUPTED
@@ -136,22 +137,27 @@ def cmd_measure(args: argparse.Namespace) -> int:
     store = records.sweeps() if args.sweep else records
     try:
         store.record(result)
+        if result.tuned is not None:
+            records.tuned().record(result.tuned)
     except OSError as exc:
         print(f"warning: could not record the measurement ({exc.strerror or exc}).", flush=True)
     for problem in dict.fromkeys((records.problem, store.problem)):
         if problem:
             print(f"warning: {problem}", flush=True)
+    kept = {"engine_settings": result.tuned.to_json() if result.tuned is not None else None}
     if args.sweep:
         best = result.measurement()
         if args.json:
-            print(json.dumps({**result.to_json(), "best": best.to_json() if best else None}, indent=2))
+            print(json.dumps({**result.to_json(), "best": best.to_json() if best else None, **kept}, indent=2))
         else:
             print(render_sweep(result, on_trial=ngram_on_trial))
+            print(render_tuned(result.tuned))
         return 0
     if args.json:
-        print(json.dumps({**result.to_json(), "slower": result.slower, "faster": result.faster}, indent=2))
+        print(json.dumps({**result.to_json(), "slower": result.slower, "faster": result.faster, **kept}, indent=2))
         return 0
     print(render(result, on_trial=ngram_on_trial))
+    print(render_tuned(result.tuned))
     return 0
 
 
@@ -215,4 +221,27 @@ def render_sweep(sw, *, on_trial: bool = False) -> str:
         lines.append(f"Kept: {best.setup.label(own)} ({m.ratio:.2f}×) — auto runs it from now on; "
                      "`draftwise measure --forget MODEL` undoes this.")
     lines.append(f"({len(sw.rows) + 1} setups × {sw.prompts} prompts × {sw.tokens} tokens, {sw.seconds:.0f} s)")
+    return "\n".join(lines)
+
+
+def render_tuned(t) -> str:
+    """The settings stage's table (tuned.Tuned): each set of settings tried, its tokens/s
+    written and read, and what auto passes from now on, with why."""
+    from draftwise.core.measuring.records import tuned
+
+    if t is None:
+        return "Engine settings: none applies to this engine and device (or your own arguments set them)."
+    lines = ["", f"Engine settings, measured on {t.on} (tokens/s written and read; a request of "
+                 f"{tuned.REFERENCE_PROMPT} prompt tokens and {tuned.REFERENCE_ANSWER} answer tokens decides):",
+             f"{'settings':28} {'written':>8} {'read':>8} {'request':>8} {'final':>8}  note"]
+    lines.append("-" * len(lines[-1]))
+    for row in t.rows:
+        note = row.fault or ("kept" if row.settings == t.settings else "widening stopped here" if row.stopped else "")
+        final = f"{row.final.decode:.1f}" if row.final is not None else ""
+        lines.append(f"{row.settings.label():28} {row.speed.decode:8.1f} {row.speed.prompt:8.0f} "
+                     f"{row.speed.seconds():7.2f}s {final:>8}  {note}".rstrip())
+    lines.append("")
+    kept = t.settings.label() if not t.settings.default else "the engine's own settings"
+    lines.append(f"Kept: {kept} — auto passes it from now on; `draftwise measure --forget MODEL` undoes this.")
+    lines += [f"  - {note}" for note in t.notes()]
     return "\n".join(lines)

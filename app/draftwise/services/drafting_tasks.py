@@ -110,11 +110,14 @@ def prepare_measure_and_record(
     if ngram is not None:  # no drafter found: the n-gram types are measured instead
         planned = session.plan_launch(ngram, engine, machine, records, ignore_measurements=True)
     run = sweep.sweep if all_settings else quick.measure
+    store = records.measured or MeasuredRecords()
     result = run(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
-                 settings=settings, cancel=cancel, report=report, fixes=records.fixes)
+                 settings=settings, cancel=cancel, report=report, fixes=records.fixes, caps=engine.caps,
+                 tuned=store.tuned())
     if not cancel.is_set():
-        store = records.measured or MeasuredRecords()
         (store.sweeps() if all_settings else store).record(result)
+        if result.tuned is not None:
+            store.tuned().record(result.tuned)
     return result
 
 

@@ -9,7 +9,11 @@ machine check — comes here, so what was remembered is applied the same way eve
    (core/launch/fixes.py), unless the user set that option;
 2. the ladder rung remembered after running out of memory (core/launch/ladder_record.py);
 3. the drafters that made this engine fail (core/speculation/broken.py);
-4. the speed measurements of this combination (core/measuring/records/measured.py);
+4. the speed measurements of this combination (core/measuring/records/measured.py), and the
+   engine's speed settings measured for this model, engine build and machine
+   (core/measuring/records/tuned.py): passed as engine arguments, less what the user's own
+   arguments or a remembered engine fix (1.) already set, which win; the plan reads them
+   (no re-laid copies with -nr, the compute buffer of -ub) and says which and why;
 5. the links to the workers listed (core/machine/link.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
    its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`).
@@ -38,6 +42,7 @@ from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.machine import device_choice, hardware, link, speed, split_speed
+from draftwise.core.measuring.records import tuned
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import resolver
@@ -108,6 +113,7 @@ class PlannedLaunch:
     start: Concessions = field(default_factory=Concessions)  # the remembered rung it starts at
     fixes: tuple[str, ...] = ()  # the remembered engine fixes it added to the arguments
     measured: bool = False  # the speed measurements had their say (the ladder's re-plans keep that)
+    settings: tuple[str, ...] = ()  # the measured engine settings it added to the arguments
 
     @property
     def measurement(self) -> Measurement | None:
@@ -173,6 +179,16 @@ def plan_launch(
             records.ladder.forget(request.model, machine, binary)
         start = records.ladder.lookup(request.model, machine, binary)
     measured = records.measured if applies and not ignore_measurements else None
+    settings: tuple[str, ...] = ()
+    settings_notes: list[Message] = []
+    if measured is not None:
+        kept = measured.tuned().get(tuned.key_for(request.model, binary, machine))
+        if kept is not None:
+            # After the fixes: a remembered fix (and the user's own argument) outranks a measured choice.
+            passed = tuned.applicable(kept, engine.caps.has_flag, request.extra_args)
+            settings = passed.argv()
+            settings_notes = kept.notes(passed)
+            request = replace(request, extra_args=(*request.extra_args, *settings))
     if applies and request.prefs.cpu_rate is None:
         # The processor's measured rate (never measured here: a probe runs the engine) for the
         # dense offload's cost model (core/planning/ffn_offload.py).
@@ -189,7 +205,9 @@ def plan_launch(
     prepared = plan_on(machine)
     if applies and isinstance(machine, hardware.Machine) and machine.workers and records.links is not None:
         prepared, machine = _weigh_workers(prepared, machine, request, binary, records.links, plan_on)
-    return PlannedLaunch(prepared, request, engine, machine, records, start, fixes, measured is not None)
+    if settings_notes:
+        prepared = replace(prepared, plan=replace(prepared.plan, reasons=[*settings_notes, *prepared.plan.reasons]))
+    return PlannedLaunch(prepared, request, engine, machine, records, start, fixes, measured is not None, settings)
 
 
 def _renumbered(machine: hardware.Machine, keep: Sequence[str]) -> hardware.Machine:

@@ -899,22 +899,27 @@
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="433" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="439" />
       <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
       <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="437" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="443" />
       <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/crash.py" line="448" />
+      <source>The engine stopped ({status}) in the CPU's kernels for re-laid weights (CPU_REPACK) on this computer; it starts again without them (-nr) and keeps them off on this computer, for every model.</source>
+      <translation>このコンピューターでは、再配置した重み用の CPU カーネル（CPU_REPACK）でエンジンが停止しました（{status}）。再配置せずに（-nr）起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="460" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="450" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="462" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -1394,42 +1399,42 @@
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="311" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="330" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="352" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="337" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="356" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="349" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="368" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="234" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="267" />
       <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
       <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="262" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="280" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="282" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1464,7 +1469,7 @@
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="179" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="173" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1504,12 +1509,12 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="370" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="361" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="398" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="388" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
@@ -1614,127 +1619,187 @@
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="94" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="96" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="97" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="99" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="107" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="109" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="110" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="114" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="172" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="174" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="190" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="192" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="95" />
+      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="111" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="125" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="128" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="126" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="129" />
       <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
       <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="174" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="177" />
       <source>record of speculation sweeps</source>
       <translation>投機設定の総当たり測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="251" />
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="171" />
+      <source>{setting}: prompts read {pct} % faster here, measured ({prompt} against {base} tokens/s)</source>
+      <translation>{setting}: このコンピューターではプロンプトの読み込みが {pct} % 速いと測定されました（{prompt} 対 {base} トークン/秒）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="175" />
+      <source>{setting}: {pct} % faster here, measured ({decode} against {base_decode} tokens/s written, {prompt} against {base_prompt} read)</source>
+      <translation>{setting}: このコンピューターでは {pct} % 速いと測定されました（生成 {decode} 対 {base_decode} トークン/秒、読み込み {prompt} 対 {base_prompt}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="181" />
+      <source>Together: {pct} % faster than the engine's own settings, measured side by side.</source>
+      <translation>組み合わせると、エンジン既定の設定より {pct} % 速いと、並べて測定されました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="184" />
+      <source>Engine settings: the engine's own were the fastest of {n} measured here.</source>
+      <translation>エンジン設定: このコンピューターで測定した {n} 通りのうち、エンジン既定の設定が最速でした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="211" />
+      <source>weights not repacked (-nr)</source>
+      <translation>重みを再配置しない（-nr）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="211" />
+      <source>weights repacked</source>
+      <translation>重みを再配置する</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="213" />
+      <source>engine threads {n} (-t)</source>
+      <translation>エンジンのスレッド数 {n}（-t）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="215" />
+      <source>engine threads for prompts {n} (-tb)</source>
+      <translation>プロンプト処理のスレッド数 {n}（-tb）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="217" />
+      <source>flash attention {state} (-fa)</source>
+      <translation>Flash Attention {state}（-fa）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="219" />
+      <source>prompt batch {n} (-ub)</source>
+      <translation>プロンプトのバッチ {n}（-ub）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="220" />
+      <source>{flag} {value}</source>
+      <translation>{flag} {value}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="276" />
+      <source>record of engine settings</source>
+      <translation>エンジン設定の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="295" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="360" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="404" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="364" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="408" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="396" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="451" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="397" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="452" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="421" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="495" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="427" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="441" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="515" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="445" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="519" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="463" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="544" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="465" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="546" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="498" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="579" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="582" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="105" />
+      <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="110" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
@@ -1929,7 +1994,7 @@
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/plan_args.py" line="105" />
+      <location filename="../../app/draftwise/core/planning/plan_args.py" line="107" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
@@ -1939,27 +2004,42 @@
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="148" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="160" />
+      <source>Weights not repacked (-nr): re-laying them for the CPU's faster kernels would take {size} more memory, and the model would not fit; without that it fits.</source>
+      <translation>重みを再配置しません（-nr）: CPU の高速なカーネル向けに再配置するとメモリが {size} 多く必要になり、モデルが収まりません。再配置しなければ収まります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="162" />
+      <source>a smaller setup</source>
+      <translation>より小さい設定</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="163" />
+      <source>Weights not repacked (-nr): re-laying them for the CPU's faster kernels would take {size} more memory and cost the plan a concession ({why}); without that it needs none.</source>
+      <translation>重みを再配置しません（-nr）: CPU の高速なカーネル向けに再配置するとメモリが {size} 多く必要になり、計画を譲歩させることになります（{why}）。再配置しなければ譲歩は要りません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/planning/planner.py" line="192" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="167" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="211" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="169" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="213" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="174" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="218" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="178" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="222" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>

@@ -19,6 +19,7 @@ from draftwise.core.launch import headless, launch_flow, launch_spec, prepare, s
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.gpu_check import Verdict
 from draftwise.core.machine import device_choice, hardware
+from draftwise.core.measuring.records.measured import MeasuredRecords
 from draftwise.core.planning import logparse, planned_vs_actual, planner
 
 
@@ -55,7 +56,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
         limits: Mapping[str, hardware.DeviceLimit] | None = None,
         prefs: planner.PlanPrefs | None = None, extra_args: Sequence[str] = (),
         fixes: EngineFixes | None = None, prompt: str = "Hello", n_predict: int = 8,
-        ready_timeout: float = 180.0) -> Outcome:  # fmt: skip
+        ready_timeout: float = 180.0, measured: MeasuredRecords | None = None) -> Outcome:  # fmt: skip
     machine = device_choice.select(hardware.inventory(binary, max_age=0), devices, limits)
     fixes = fixes.for_machine(machine) if fixes is not None else None
     request = prepare.Request(model=model, mtp=MtpMode.OFF, extra_args=tuple(extra_args),
@@ -63,7 +64,7 @@ def run(binary: Path, backend: str, model: Path, *, log_dir: Path, devices: Sequ
     # The launch session, as every launch: the remembered fixes applied there, the chosen
     # devices' environment built there.
     engine = session.Engine(binary, capabilities.capabilities(binary), Backend(backend))
-    planned = session.plan_launch(request, engine, machine, session.Records(fixes=fixes))
+    planned = session.plan_launch(request, engine, machine, session.Records(fixes=fixes, measured=measured))
     prepared = planned.prepared
     spec = planned.spec(launch_spec.any_free_port())
     actions: list[launch_flow.Action] = []

@@ -45,46 +45,14 @@ from draftwise.core.launch.prepare import Prepared, PrepareError, Request, with_
 from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import live_figures, measurement
+from draftwise.core.measuring.runs import prompts
+from draftwise.core.measuring.runs.prompts import PROMPTS, Prompt
+from draftwise.core.measuring.runs.prompts import body as _body
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import resolver, words
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup
-
-
-@dataclass(frozen=True)
-class Prompt:
-    kind: str
-    text: str
-
-
-# A few kinds of work a user gives a model: drafting pays differently on each (code and
-# rewriting repeat their input more than chat does).
-PROMPTS: tuple[Prompt, ...] = (
-    Prompt("chat", "User: What should I pack for a three-day hiking trip in the mountains in autumn?\n"
-                   "Assistant:"),
-    Prompt("code", "# Python\n# A function that returns the n-th Fibonacci number, iteratively, with a docstring.\n"
-                   "def fibonacci(n: int) -> int:\n"),
-    Prompt("rewrite", "Rewrite the following text in plain, friendly words, keeping every fact.\n\n"
-                      "Text: The quarterly meeting has been rescheduled to Thursday at 10:00 owing to the "
-                      "unavailability of the main conference room. Attendees are requested to confirm "
-                      "their participation by Wednesday noon and to bring the revised budget figures.\n\n"
-                      "Rewritten:"),
-)
-
-
-# The prompt the settings stage times the engine's prompt processing on (core/measuring/runs/
-# tuning.py): 1,169 tokens to Gemma 3's tokenizer (the engine's /tokenize), past the largest
-# prompt batch it tries (-ub 1024), so a batch size shows in it; one token generated.
-# Shortened to what the plan's context holds (924 tokens at 2,048).
-LONG_PROMPT_PART = PROMPTS[2].text.split("Text: ", 1)[1].split("\n\n", 1)[0]
-LONG_PROMPT_PARTS = 24
-LONG_PROMPT_TOKENS_PER_PART = 50  # about (49 with Gemma 3's tokenizer)
-
-
-def long_prompt(ctx: int) -> str:
-    parts = max(1, min(LONG_PROMPT_PARTS, (ctx - 64) // (2 * LONG_PROMPT_TOKENS_PER_PART)))
-    return "\n\n".join(f"Note {i + 1}. {LONG_PROMPT_PART}" for i in range(parts)) + "\n\nSummary:"
 
 
 @dataclass(frozen=True)
@@ -95,7 +63,7 @@ class Settings:
     n_max_values: tuple[int, ...] | None = None  # None: measured.N_MAX_CANDIDATES
     ready_timeout: float = 600.0
     request_timeout: float = 600.0
-    # Each start also times a long prompt (`long_prompt`): the settings stage judges prompt
+    # Each start also times a long prompt (`prompts.LONG_PROMPT`): the settings stage judges prompt
     # speed too; the speculation stages, whose setups read prompts alike, skip it.
     prompt_speed: bool = False
 
@@ -529,7 +497,7 @@ class EngineArms:
             drafts = after.drafts - before.drafts if after.exact else 0.0
             per_type = live_figures.type_stats(list(run.log)) if setup.several else ()
             if settings.prompt_speed:  # no step of its own: a start's steps are its prompts
-                body = _body(long_prompt(self.prepared.plan.ctx), 1)
+                body = _body(_long_prompt(run, self.prepared.plan.ctx), 1)
                 timings = _complete(run, body, settings, cancel).get("timings", {})
                 prompt_n, prompt_ms = float(timings.get("prompt_n", 0)), float(timings.get("prompt_ms", 0))
             prompt_rounds = ((r, prompt_n * 1000.0 / prompt_ms),) if prompt_ms > 0 else ()
@@ -546,11 +514,12 @@ def _fail_if_crashed(run: headless.HeadlessLaunch) -> None:
         raise MeasureError(msg("The engine stopped before it was ready."))
 
 
-def _body(prompt: str, tokens: int) -> dict:
-    # Greedy, a fixed count: the end-of-text token is ignored, the prompt not cached between
-    # rounds, so every arm and round does the same work.
-    return {"prompt": prompt, "n_predict": tokens, "temperature": 0, "top_k": 1, "ignore_eos": True,
-            "cache_prompt": False, "seed": 0}
+def _long_prompt(run: headless.HeadlessLaunch, ctx: int) -> list[int]:
+    """The long prompt as the engine's own tokens, cut to what a slot of `ctx` holds."""
+    status, raw = headless.request(run.url, run.spec.api_key, "/tokenize", {"content": prompts.LONG_PROMPT}, 30.0)
+    if status != 200:
+        raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
+    return list(json.loads(raw).get("tokens", []))[:prompts.long_prompt_length(ctx)]
 
 
 def _complete(run: headless.HeadlessLaunch, body: dict, settings: Settings,

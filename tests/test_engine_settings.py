@@ -315,6 +315,9 @@ def test_a_setting_arm_is_planned_as_a_launch_with_it_would_be(tmp_path):
     assert big.plan.bytes.compute > p.plan.bytes.compute and "-ub" in big.plan.plan_args
     off = prepare.with_engine_args(p, ("-fa", "off"), HASWELL)
     assert ("-fa", "off") == off.plan.plan_args[off.plan.plan_args.index("-fa"):][:2]
+    # Without flash attention the attention phase holds its f32 KQ scores and mask: ubatch x
+    # cells x (4 x heads + 2) more (compute_buffer.scores_bytes), here 512 x 2048 x 18.
+    assert off.plan.bytes.compute - p.plan.bytes.compute == 512 * 2048 * (4 * Q4.n_head + 2)
 
 
 # ------------------------------------------------------------------ a repack kernel that faults

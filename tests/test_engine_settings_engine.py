@@ -21,7 +21,8 @@ from draftwise.core.launch import prepare
 from draftwise.core.machine import device_choice, hardware
 from draftwise.core.measuring.records import measured, tuned
 from draftwise.core.measuring.runs import arms, tuning
-from draftwise.core.planning import planner
+from draftwise.core.kinds import Switch
+from draftwise.core.planning import planned_vs_actual, planner
 from draftwise.core.speculation.setup import NONE
 from draftwise.testing import gpu_launch
 from draftwise.testing import tinyarchs as ta
@@ -74,3 +75,12 @@ def test_the_settings_stage_runs_every_setting_and_the_kept_layout_is_the_planne
     row = o.row("CPU", "weights")
     assert row is not None and abs(row["planned"] - row["actual"]) <= 0.02 * row["actual"], o.rows
     assert any(str(r).startswith("weights not repacked (-nr):") for r in o.prepared.plan.reasons)
+    # Flash attention off as well: the compute buffer then holds the KQ scores
+    # (compute_buffer.scores_bytes), planned as the engine allocates them.
+    both = EngineSettings(repack=False, flash_attn=Switch.OFF)
+    store.tuned().record(replace(t, settings=both))
+    off = gpu_launch.run(haswell, "cpu", model, log_dir=tmp_path, prefs=planner.PlanPrefs(ctx=2048), measured=store)
+    assert off.ready and ("-fa", "off") == tuple(off.argv[off.argv.index("-fa"):][:2])
+    rows = {r["component"]: r for r in planned_vs_actual.compare(off.prepared.plan, off.actual)}
+    assert abs(rows["compute"]["error"]) <= 0.10, rows
+    assert rows["compute"]["planned"] > o.prepared.plan.bytes.compute

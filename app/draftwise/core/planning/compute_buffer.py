@@ -116,6 +116,23 @@ def mask_bytes(c: Cells, shape: Shape, layers: Iterable[Layer]) -> int:
     return size
 
 
+def scores_bytes(c: Cells, layers: Iterable[Layer]) -> int:
+    """What the attention phase adds without flash attention (`-fa off`): each block's KQ
+    scores in f32 (llama-graph.cpp build_attn_mha: `kq = mul_mat(k, q)`, cells x ubatch x
+    heads, the softmax taking its place) and its cache's mask kept in f32 where flash attention
+    casts it to f16, so ubatch x cells x (4 x heads + 2), at the block with the most. On the
+    CPU engine, with and without -fa: Gemma 3 270M (4 heads) grew by 31.0, 67.0 and 283.0 MiB
+    at 4k, 8k and 32k cells (ubatch 512; planned 36, 72, 288) and by 141.4 and 567.0 MiB at
+    32k with ubatch 256 and 1024 (planned 144, 576); tiny llamas of 8 and 16 heads at 8k and
+    32k by 133.5, 541.5, 265.0 and 1057.0 MiB (planned 136, 544, 264, 1056)."""
+    peak = 0
+    for ly in layers:
+        if ly.k and ly.heads:
+            cells = c.swa_per_stream if ly.swa else c.per_stream
+            peak = max(peak, cells * (4 * ly.heads + 2))
+    return c.ubatch * peak
+
+
 def host_compute(shape: Shape, c: Cells) -> int:
     """The host compute buffer of a model wholly on GPUs (`Vulkan_Host compute buffer size`):
     the CPU backend holds the graph inputs (ggml_backend_sched assigns every

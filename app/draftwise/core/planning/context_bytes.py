@@ -21,6 +21,7 @@ from draftwise.core.planning.compute_buffer import (
     graph_compute,
     indexer_phase,
     mask_bytes,
+    scores_bytes,
 )
 from draftwise.core.planning.kv_cache import Cells, cells, dsv4_layer_bytes, kv_layer_bytes
 from draftwise.core.planning.model_shape import Shape
@@ -101,9 +102,10 @@ def n_outputs(slots: int, speculative: bool, n_draft: int = SPEC_DRAFT_N_MAX) ->
 
 def target_context(
     shape: Shape, c: Cells, kv_type: str, *, spec_type: str | None = None, mtp: bool = False,
-    lengths: DraftLength = DraftLength(),
+    lengths: DraftLength = DraftLength(), flash_attn_off: bool = False,
 ) -> ContextBytes:
-    """The main context's KV/RS, compute and output bytes."""
+    """The main context's KV/RS, compute and output bytes (`flash_attn_off`: -fa off, the
+    attention phase holding its KQ scores: compute_buffer.scores_bytes)."""
     trunk = shape.trunk
     kv = [kv_layer_bytes(ly, c, kv_type, kv_type) for ly in trunk] + [0] * shape.n_nextn
     n_rs_seq = lengths.rollback(spec_type, shape.arch)
@@ -123,6 +125,8 @@ def target_context(
     compute = graph_compute(shape, c, outs)
     if compute is None:
         compute = c.ubatch * 4 * compute_width(shape, trunk) + mask_bytes(c, shape, trunk)
+        if flash_attn_off:
+            compute += scores_bytes(c, trunk)
         compute = max(compute, indexer_phase(shape, c, trunk))
         # The reserved graph's logits come after the last block, when its activations are
         # freed: they take those holes and add to the peak only past them (the engine's
@@ -133,7 +137,8 @@ def target_context(
     return ContextBytes(kv, rs, compute, output)
 
 
-def draft_context(shape: Shape, c: Cells, kv_type: str) -> ContextBytes:
-    """A separate draft model's context: its own KV at the target's cells."""
+def draft_context(shape: Shape, c: Cells, kv_type: str, *, flash_attn_off: bool = False) -> ContextBytes:
+    """A separate draft model's context: its own KV at the target's cells (flash attention
+    as the target's: common/speculative.cpp `common_base_params_to_speculative` copies -fa)."""
     cd = cells(c.per_stream, c.n_stream, shape.n_swa)
-    return target_context(shape, replace(cd, ubatch=c.ubatch), kv_type)
+    return target_context(shape, replace(cd, ubatch=c.ubatch), kv_type, flash_attn_off=flash_attn_off)

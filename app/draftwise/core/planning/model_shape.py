@@ -59,6 +59,7 @@ class Layer:
     idx_v: int = 0
     n_used: int = 0  # routed experts per token (MoE blocks): the down projection's rows
     q: int = 0  # query width (heads x key length) of an attention block
+    heads: int = 0  # its query heads: without flash attention each holds KQ scores (compute_buffer.scores_bytes)
     mla_w: int = 0  # an MLA block's attention in the latent space: heads x 2 x (K row + V head)
     idx_q: int = 0  # the indexer's query width (indexer heads x head length)
 
@@ -219,7 +220,7 @@ def shape_of(info: gguf.ModelInfo, kv: Mapping[str, Any] | None = None) -> Shape
             width = ff_dense[il]
         layers.append(Layer(k=n_kv * lk, v=0 if mla else n_kv * lv, swa=swa[il] and n_kv > 0,
                             recurrent=recurrent[il], ff=width, n_used=used,
-                            q=heads[il] * lk if n_kv and not mla else 0,
+                            q=heads[il] * lk if n_kv and not mla else 0, heads=heads[il] if n_kv and not mla else 0,
                             mla_w=heads[il] * 2 * (n_kv * lk + (k("attention.value_length_mla") or 0))
                             if n_kv and mla else 0))
     layers, dsv4, margin, cache_notes = indexer_cache(info, kv, layers, n_layer, recurrent)

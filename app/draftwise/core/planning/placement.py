@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.kinds import DeviceKind
+from draftwise.core.kinds import DeviceKind, Switch
 from draftwise.core.machine.hardware import CUDA, METAL, ROCM, VULKAN, Gpu, Machine
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import (
@@ -256,7 +256,8 @@ class _Planner:
         shape, wt = self.shape, self.wt
         c = kv_cache.cells(s.ctx, s.slots, shape.n_swa, self.prefs.swa_full,
                     batch=self.prefs.batch, ubatch=self.prefs.ubatch)
-        tctx = context_bytes.target_context(shape, c, s.kv_type, spec_type=self.spec_type, lengths=self.lengths)
+        tctx = context_bytes.target_context(shape, c, s.kv_type, spec_type=self.spec_type, lengths=self.lengths,
+                                            flash_attn_off=self.prefs.flash_attn == Switch.OFF)
         gpu_uses = [DeviceUse(d.name, d.kind, d.capacity, buffer=d.buffer, worker=d.worker, device=d.engine_name)
                     for d in self.gpus]
         ram = DeviceUse(self.ram.name, DeviceKind.CPU, self.ram.capacity, buffer=self.ram.buffer, device="CPU")
@@ -434,7 +435,7 @@ class _Planner:
                 ctx = replace(ctx, compute=gemma4_assistant_graph.compute_bytes(
                     d.assistant, c.ubatch, c.per_stream, c.swa_per_stream, c.n_seq, (kv_type, kv_type)))
         else:
-            ctx = context_bytes.draft_context(d.shape, c, kv_type)
+            ctx = context_bytes.draft_context(d.shape, c, kv_type, flash_attn_off=self.prefs.flash_attn == Switch.OFF)
         return d.weights.total() + self._drafter_relaid(d.weights) + ctx.kv + ctx.rs + ctx.compute, ctx.output
 
     def _drafter_relaid(self, wt: weight_table.WeightTable) -> int:

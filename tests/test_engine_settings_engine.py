@@ -17,11 +17,11 @@ import pytest
 
 from draftwise.core.engines import capabilities
 from draftwise.core.engines.engine_settings import EngineSettings
+from draftwise.core.kinds import Switch
 from draftwise.core.launch import prepare
 from draftwise.core.machine import device_choice, hardware
 from draftwise.core.measuring.records import measured, tuned
 from draftwise.core.measuring.runs import arms, tuning
-from draftwise.core.kinds import Switch
 from draftwise.core.planning import planned_vs_actual, planner
 from draftwise.core.speculation.setup import NONE
 from draftwise.testing import gpu_launch

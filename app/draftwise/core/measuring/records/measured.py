@@ -245,8 +245,8 @@ class MeasuredRecords(Store):
 
         self.record_file.update(change)
         # A sweep's best is a measurement too: forgetting a model forgets its sweeps, and the
-        # engine settings measured with them.
+        # engine settings measured with them (part of a measurement, not counted apart).
         if combination is None:
             gone += self.sweeps().forget(model=model)
-            gone += self.tuned().forget(model=model)
+            self.tuned().forget(model=model)
         return gone

@@ -225,7 +225,7 @@ def test_two_settings_faster_alone_are_measured_together_in_a_final(tmp_path):
     dims = tuning.dimensions(p, fa.CAPS.has_flag, physical=2, logical=2)
     t = tuning.tune(fake, NONE, dims, 2, arms.Steps(4), key=tuned.key_for(p.model.path, fa.ENGINE, HASWELL))
     assert t.settings == EngineSettings(repack=False, threads=1)
-    together = NONE.__class__(engine=t.settings)
+    together = Setup(engine=t.settings)
     assert fake.ran(together) == tuning.FINAL_ROUNDS and fake.ran(NONE) == 2 + tuning.FINAL_ROUNDS
     notes = [str(n) for n in t.notes()]
     # Writing 10 % faster, reading as fast: the reference request 8 % shorter; both: 21 %.
@@ -240,7 +240,7 @@ def test_a_setting_that_crashes_is_left_out_and_recorded_once_per_machine(tmp_pa
     dims = tuning.dimensions(p, fa.CAPS.has_flag, physical=2, logical=2)
     t = tuning.tune(fake, NONE, dims, 2, arms.Steps(4), key=tuned.key_for(p.model.path, fa.ENGINE, HASWELL),
                     on_fault=tuning.recording_faults(store, fa.ENGINE, HASWELL))
-    assert fake.ran(NONE.__class__(engine=EngineSettings(threads=1))) == 1  # not started again
+    assert fake.ran(Setup(engine=EngineSettings(threads=1))) == 1  # not started again
     assert t.settings == DEFAULTS
     row = next(r for r in t.rows if r.settings == EngineSettings(threads=1))
     assert "segmentation fault" in row.fault

@@ -1119,92 +1119,92 @@
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="40" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="43" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="114" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="115" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="120" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="121" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="125" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="126" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="130" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="131" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="164" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="165" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="183" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="184" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="212" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="213" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="218" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="219" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="221" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="222" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="251" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="254" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="255" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="338" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="342" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="346" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="378" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="382" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="437" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="441" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
@@ -1414,22 +1414,22 @@
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="216" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="219" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="249" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="252" />
       <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
       <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="262" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="265" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="267" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1464,7 +1464,7 @@
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="179" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="173" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1504,14 +1504,39 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="370" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="364" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="398" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="391" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="157" />
+      <source>Sending up to {total} of weights to {workers}…</source>
+      <translation>{workers} に最大 {total} の重みを送信中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="159" />
+      <source>Sending up to {total} of weights to {workers}: about {left} left at the measured link speed.</source>
+      <translation>{workers} に最大 {total} の重みを送信中：測定した回線速度で残り約 {left}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="162" />
+      <source>Sent {sent} of weights to {workers}; the engine is getting ready.</source>
+      <translation>{workers} に {sent} の重みを送信しました。エンジンの準備中です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="165" />
+      <source>Sending weights to {workers}: {sent} of up to {total}.</source>
+      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="167" />
+      <source>Sending weights to {workers}: {sent} of up to {total}, {rate}/s, about {left} left.</source>
+      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
@@ -3797,27 +3822,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="222" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="224" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="311" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="314" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="396" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="399" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="470" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="473" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -4287,87 +4312,87 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="113" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="124" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="114" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="125" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="208" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="300" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="302" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="304" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="308" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="276" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="311" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="278" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="313" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="280" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="315" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="282" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="317" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="284" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="319" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="285" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="320" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="292" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="327" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="294" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="329" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="301" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="336" />
       <source>Lowered to fit in memory: {0}.</source>
       <translation>メモリに収まるよう下げました: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="323" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="358" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -4907,47 +4932,57 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/worker_loss.py" line="65" />
+      <source>The model does not fit on what is left without {workers}: start ggml-rpc-server there again, then Launch.</source>
+      <translation>{workers} なしでは残りの構成にモデルが収まりません。そのコンピューターで ggml-rpc-server を再び起動してから「起動」を押してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/worker_loss.py" line="70" />
+      <source>{workers} went away during the last run; Draftwise launched again without it.</source>
+      <translation>前回の実行中に {workers} が応答しなくなったため、Draftwise はそれを除いて再起動しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="172" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="171" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="175" />
       <source>Checking…</source>
       <translation>確認中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="200" />
       <source>{free} free</source>
       <translation>空き {free}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="210" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="247" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="255" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="259" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="270" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="274" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="279" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="283" />
       <source>in use by {computers}</source>
       <translation>{computers} が使用中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="285" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="289" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>

@@ -104,13 +104,17 @@ class WorkersViewModel(QObject):
             self._probed_once = True
             self.probe_all()
 
-    def explain_crash(self, launch: LaunchViewModel) -> None:
+    def explain_crash(self, launch: LaunchViewModel) -> list[str]:
         """After a launch ended: if a worker went away, name it in the failure and leave it
-        out of the next plan (the window's offer to relaunch without it)."""
+        out of the next plan; the workers that went away (viewmodels/worker_loss.py launches
+        again without them when the model fits)."""
         cause = getattr(launch, "cause", None)
-        if cause is not None and cause.kind in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
-            launch.cause = crash.name_gone_workers(cause, self.drop_gone())
-            launch.changed.emit()
+        if cause is None or cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
+            return []
+        lost = self.drop_gone()
+        launch.cause = crash.name_gone_workers(cause, lost)
+        launch.changed.emit()
+        return lost
 
     @property
     def engine_binary(self) -> Path | None:

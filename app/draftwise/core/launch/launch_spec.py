@@ -24,6 +24,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
+from draftwise.core.machine.upload import Upload
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation.resolver import NO_SPECULATION, SpecDecision
 
@@ -285,6 +286,9 @@ class LaunchSpec:
     # The devices a per-model engine fix found on this launch is filed under: the machine's
     # selected GPUs (identity.launch_devices), as the launch session reads the fixes.
     fix_devices: tuple[str, ...] = ()
+    # Each worker's share of the weights the engine sends it while it loads (core/machine/
+    # upload.py: the progress the window and `launch` show); () without workers.
+    uploads: tuple[Upload, ...] = ()
 
     @property
     def fallback_eligible(self) -> bool:

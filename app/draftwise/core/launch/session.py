@@ -37,7 +37,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import device_choice, hardware, link, speed, split_speed
+from draftwise.core.machine import device_choice, hardware, link, speed, split_speed, upload
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import resolver
@@ -122,12 +122,15 @@ class PlannedLaunch:
         """The LaunchSpec (argv, environment, key, fallback argv) for this port and key."""
         machine = self.machine if isinstance(self.machine, hardware.Machine) else None
         backend = self.engine.backend
-        return self.prepared.launch(
+        launch = self.prepared.launch(
             self.engine.binary, engine_backend=backend, gpus=getattr(self.machine, "gpus", ()), port=port,
             api_key=api_key, notes=tuple(notes),
             chosen_gpus=device_choice.visible_for(machine, backend) if machine is not None else None,
             requested=machine.requested if machine is not None else (),
         )
+        speed_choice = self.prepared.speed
+        sends = upload.uploads(self.prepared.plan.per_device, speed_choice.links if speed_choice is not None else ())
+        return replace(launch, uploads=sends) if sends else launch
 
     def ladder(self, launch: LaunchSpec,
                on_success: Callable[[Concessions, Message], list[Message]] | None = None) -> Ladder | None:

@@ -31,7 +31,7 @@ from draftwise.core.speculation.resolver import AUTO_MTP, AUTO_NGRAM, EXPLICIT, 
 from draftwise.testing import geometries as geo
 from draftwise.testing import projectors
 from draftwise.testing import tinyarchs as ta
-from draftwise.testing.corpus import engine_lines
+from draftwise.testing.corpus import engine_lines, record
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 MiB = 1 << 20
@@ -96,18 +96,28 @@ def test_amx_copies_the_tied_head_beside_the_mapped_file():
     assert cpu_buffers.tied_head_extra(weight_table.read_weight_table(info), "haswell") is None
 
 
+def _engine_figure(log: str, component: str) -> tuple[int, int]:
+    """(cells a slot, bytes of `component`) the engine printed in a recorded start: a corpus
+    row (tests/data/corpus-engine/<log>.log) or an engine-lines case (engine-lines/<log>.log)."""
+    row = record.RECORD_DIR / f"{log}.log"
+    rec = record.read(row) if row.is_file() else engine_lines.read(log)
+    argv = rec.header["argv"].split()
+    return int(argv[argv.index("-c") + 1]), logparse.parse_lines(rec.lines).component(component, logparse.TARGET)
+
+
 # ------------------------------------------------------------------ 2. gpt-oss sliding windows
-# gpt-oss-20b (sparse, geometries.gpt_oss_20b), CPU engine, -c 4096 / 8192 -np 1 f16: the
-# iSWA cache of 12 full layers (4096 or 8192 cells) and 12 sliding ones (768 cells, n_swa 128
-# + ubatch 512 padded): 96 + 18 = 114 MiB and 192 + 18 = 210 MiB (measured here). Keyed under
-# "openai-moe" (the enum's name, not the file's "gpt-oss"), every layer got the full cache:
-# 192 and 384 MiB.
-@pytest.mark.parametrize(("ctx", "kv_mib"), [(4096, 114.0), (8192, 210.0)])
-def test_gpt_oss_sliding_window_by_the_files_architecture_name(sparse, ctx, kv_mib):
+# gpt-oss-20b (sparse, geometries.gpt_oss_20b), CPU engine, -np 1 f16: the iSWA cache of 12
+# full layers (4096 or 8192 cells) and 12 sliding ones (768 cells, n_swa 128 + ubatch 512
+# padded): the corpus row at 4096 cells printed 96 + 18 MiB, the engine-lines case at 8192
+# 192 + 18. Keyed under "openai-moe" (the enum's name, not the file's "gpt-oss"), every layer
+# got the full cache: 192 and 384 MiB.
+@pytest.mark.parametrize("log", ["gpt-oss-20b-cpu", "gpt-oss-20b-cpu-c8192-np1"])
+def test_gpt_oss_sliding_window_by_the_files_architecture_name(sparse, log):
+    ctx, kv = _engine_figure(log, "kv")
     info = sparse(geo.gpt_oss_20b())
     assert info.architecture == "gpt-oss"
     p = plan(info, ctx)
-    assert p.bytes.kv == kv_mib * MiB
+    assert p.bytes.kv == kv
     shape = model_shape.read_shape(info)
     assert [ly.swa for ly in shape.layers[:4]] == [True, False, True, False]  # layer 0 slides
 
@@ -142,11 +152,12 @@ def test_sliding_window_patterns_match_the_pinned_source(pinned_source: Path):
 
 # ------------------------------------------------------------------ 3. Qwen3 MoE compute
 # Qwen3-30B-A3B (sparse, geometries.qwen3_30b_a3b), CPU engine, f16, 1 slot: sched_reserve's
-# CPU compute buffer (measured here, 48 blocks: QWEN3_30B_COMPUTE; the 4-block file gives the
-# same to 0.01 MiB). The older fit (3 x expert width x used + 5 x n_embd) planned 60.6 MiB
-# at 4k, -34 %: the down projection holds n_embd per used expert before the sum, and the
-# gate/up rows stay under it.
-QWEN3_30B_COMPUTE = {4096: 92.02, 32768: 120.02}
+# CPU compute buffer, from the corpus row (48 blocks, 4096 cells: 92.02 MiB) and the
+# engine-lines case at 32768 cells (120.02 MiB on the EPYC, 120.6 on the Xeon); the 4-block
+# file gives the same to 0.01 MiB. The older fit (3 x expert width x used + 5 x n_embd)
+# planned 60.6 MiB at 4k, -34 %: the down projection holds n_embd per used expert before the
+# sum, and the gate/up rows stay under it.
+QWEN3_30B_LOGS = ("Qwen3-30B-A3B-cpu", "Qwen3-30B-A3B-cpu-c32768-np1")
 # Sparse qwen3moe geometries (2 blocks, 16 heads x 128, 16 experts, vocabulary 4096), 4096
 # cells: (n_embd, expert width, used) -> compute MiB, measured here.
 MOE_GRID = {
@@ -156,10 +167,11 @@ MOE_GRID = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("ctx", sorted(QWEN3_30B_COMPUTE))
-def test_qwen3_30b_a3b_compute(sparse, ctx):
+@pytest.mark.parametrize("log", QWEN3_30B_LOGS)
+def test_qwen3_30b_a3b_compute(sparse, log):
+    ctx, compute = _engine_figure(log, "compute")
     p = plan(sparse(geo.qwen3_30b_a3b(4)), ctx)
-    assert within(p.bytes.compute, QWEN3_30B_COMPUTE[ctx])
+    assert within(p.bytes.compute, compute / MiB)
 
 
 def test_moe_compute_over_geometries():

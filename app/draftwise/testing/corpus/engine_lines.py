@@ -5,6 +5,8 @@ the planner against the engine at other geometries or on another file:
 
 - Gemma 3n's replayed compute graph (tests/test_ggml_sim.py), at other contexts,
   micro-batches and slot counts than the corpus row's;
+- gpt-oss-20b's sliding-window cache and Qwen3-30B-A3B's compute buffer at a second context
+  (tests/test_planner_real.py), beside the corpus rows' 4096 cells;
 - the AMX copy of the real Gemma 3 270M Q4_K_M (tests/test_planner_real.py): the real file
   (realmodels.gemma3_270m, checked against its SHA256SUMS), not the corpus's sparse one,
   started without `-nr` on an engine whose CPU module is AMX (sapphirerapids).
@@ -37,6 +39,8 @@ LINES_DIR = record.RECORD_DIR.parent / "engine-lines"
 TITLE = "draftwise engine-lines log: the engine's own lines for one start a test reads (bench/real_models.py --record-extra)"
 _GGML_SIM = "tests/test_ggml_sim.py::test_gemma3n_compute_is_the_engines"
 _AMX = "tests/test_planner_real.py::test_amx_copies_the_tied_head_beside_the_mapped_file"
+_SWA = "tests/test_planner_real.py::test_gpt_oss_sliding_window_by_the_files_architecture_name"
+_MOE = "tests/test_planner_real.py::test_qwen3_30b_a3b_compute"
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,10 @@ CASES: tuple[Case, ...] = (
     _e2b(4096), _e2b(2048), _e2b(8192), _e2b(32768), _e2b(4096, ubatch=256), _e2b(4096, ubatch=1024),
     _e2b(4096, slots=2),
     Case("gemma-3n-E4B-it", 4096, 1, 512, read_by=_GGML_SIM),
+    # The corpus rows give these at 4096 cells (corpus-engine/gpt-oss-20b-cpu.log,
+    # Qwen3-30B-A3B-cpu.log); the planner is held to them at one more context each.
+    Case("gpt-oss-20b", 8192, read_by=_SWA),
+    Case("Qwen3-30B-A3B", 32768, read_by=_MOE),
     Case("gemma-3-270m-it", 4096, mode=judge.AMX, real=True, read_by=_AMX,
          note="re-recorded only where the engine loads an AMX CPU module (cpu_buffers.AMX_VARIANTS); issue 18's "
               "filer saw this start on a sapphirerapids CPU (-lv 4) and reported 213.9 MiB of AMX, 449.1 MiB of "

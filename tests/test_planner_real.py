@@ -158,13 +158,9 @@ def test_sliding_window_patterns_match_the_pinned_source(pinned_source: Path):
 # planned 60.6 MiB at 4k, -34 %: the down projection holds n_embd per used expert before the
 # sum, and the gate/up rows stay under it.
 QWEN3_30B_LOGS = ("Qwen3-30B-A3B-cpu", "Qwen3-30B-A3B-cpu-c32768-np1")
-# Sparse qwen3moe geometries (2 blocks, 16 heads x 128, 16 experts, vocabulary 4096), 4096
-# cells: (n_embd, expert width, used) -> compute MiB, measured here.
-MOE_GRID = {
-    (1024, 256, 2): 22.02, (1024, 256, 8): 42.02, (1024, 768, 8): 50.02, (1024, 1536, 8): 86.02,
-    (2048, 256, 8): 56.02, (2048, 768, 2): 32.02, (2048, 768, 8): 92.02, (2048, 1536, 8): 96.02,
-    (4096, 256, 8): 108.02, (4096, 768, 8): 144.02, (4096, 1536, 2): 60.02, (4096, 1536, 8): 180.02,
-}  # fmt: skip
+# Sparse qwen3moe geometries (geometries.moe_grid: 2 blocks, 16 heads x 128, 16 experts,
+# vocabulary 4096), 4096 cells: (n_embd, expert width, used) -> the compute buffer the engine
+# printed (engine_lines.MOE_GRID's cases, tests/data/engine-lines/qwen3moe-grid-*.log).
 
 
 @pytest.mark.parametrize("log", QWEN3_30B_LOGS)
@@ -176,7 +172,10 @@ def test_qwen3_30b_a3b_compute(sparse, log):
 
 def test_moe_compute_over_geometries():
     base = model_shape.Shape("qwen3moe", 0, 4096, 40960, ())
-    for (e, ff, used), actual in MOE_GRID.items():
+    for e, ff, used in engine_lines.MOE_GRID:
+        cells, compute = _engine_figure(f"{geo.moe_grid(e, ff, used).name}-cpu-c4096-np1", "compute")
+        assert cells == 4096
+        actual = compute / MiB
         layer = model_shape.Layer(k=512, v=512, ff=ff * used, n_used=used, q=16 * 128)
         shape = replace(base, n_embd=e, layers=(layer, layer))
         ctx = context_bytes.target_context(shape, kv_cache.cells(4096, 1, 0), "f16")
@@ -188,10 +187,13 @@ def test_moe_compute_over_geometries():
 # geometries.deepseek32_small), CPU engine, -c 4096 f16: llama_kv_cache_dsa printed the MLA
 # cache (576 per token and block: 18.00 MiB) and the indexer's own cache (128: 4.00 MiB),
 # +22 %; the compute buffer 430.08 MiB (the plan had 18 MiB of KV and 88 MiB of compute).
+# The engine's lines: tests/data/engine-lines/deepseek32-attn-4L-cpu-c4096-np1.log.
 def test_deepseek32_indexer_cache(sparse):
-    p = plan(sparse(geo.deepseek32_small()), 4096)
-    assert p.bytes.kv == 22 * MiB
-    assert within(p.bytes.compute, 430.08)
+    log = f"{geo.deepseek32_small().name}-cpu-c4096-np1"
+    cells, kv = _engine_figure(log, "kv")
+    p = plan(sparse(geo.deepseek32_small()), cells)
+    assert p.bytes.kv == kv
+    assert within(p.bytes.compute, _engine_figure(log, "compute")[1] / MiB)
 
 
 def _described(base: gguf.ModelInfo, arch: str, n: int, kv: dict, **fields) -> model_shape.Shape:

@@ -179,6 +179,15 @@ def qwen3_30b_a3b(n_layer: int = 48) -> Geometry:
                     source="Qwen/Qwen3-30B-A3B config.json")
 
 
+def moe_grid(n_embd: int, ff: int, used: int) -> Geometry:
+    """A small qwen3moe of any expert geometry (2 blocks, 16 heads x 128, 4 KV heads, 16
+    experts of width `ff`, `used` of them, a vocabulary of 4096): the grid the MoE compute
+    buffer's fit is held to (tests/test_planner_real.py)."""
+    return qwen3moe(f"qwen3moe-grid-e{n_embd}-ff{ff}-u{used}", n_embd=n_embd, n_layer=2, n_head=16, n_head_kv=4,
+                    head_dim=128, n_expert=16, n_expert_used=used, n_ff_exp=ff, n_vocab=4096,
+                    source="a grid of expert geometries, not a published model")
+
+
 def gpt_oss_20b(n_layer: int = 24) -> Geometry:
     """gpt-oss-20b (openai/gpt-oss-20b config.json: hidden_size 2880, 24 layers, 64 heads,
     8 KV heads, head_dim 64, 32 experts, 4 used, intermediate_size 2880, sliding_window 128,

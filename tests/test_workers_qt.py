@@ -203,3 +203,46 @@ def test_the_window_launches_again_without_a_worker_that_went_away(qtbot, engine
         vm.shutdown()
         for w in two:
             w.stop()
+
+
+def test_saved_workers_are_asked_once_an_engine_is_found(qtbot, engine, rpc_binary, tmp_path):
+    """The window's first machine probe can finish before the engines are found: the saved
+    workers are asked again once there is an engine to ask them with (seen in the real
+    window: both rows stayed "No engine is installed" after the engine was found)."""
+    w = share.start(rpc_binary, "127.0.0.1", launch_spec.any_free_port(), log_path=tmp_path / "w.log")
+    found: list = []
+    vm = WorkersViewModel([w.endpoint], engine_binary=lambda: found[0] if found else None)
+    try:
+        vm.probe_once()
+        assert vm.rows[0].state == FAILED and "No engine is installed" in vm.rows[0].text
+        found.append(engine.binary)
+        vm.probe_once()
+        _wait_rows(qtbot, vm)
+        assert vm.rows[0].state == READY and vm.endpoints() == [w.endpoint]
+    finally:
+        w.stop()
+
+
+def test_use_them_always_is_kept_and_asked_of_the_plan(qtbot):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from draftwise.core.engines import capabilities
+    from draftwise.core.kinds import MtpMode, WorkerUse
+    from draftwise.core.settings import Settings
+    from draftwise.ui.workers_card import WorkersCard
+    from draftwise.viewmodels.replan import Inputs, request_of
+
+    settings = Settings(workers=["127.0.0.1:50052"])
+    vm = WorkersViewModel.from_settings(settings, lambda: None)
+    card = WorkersCard(vm)
+    qtbot.addWidget(card)
+    assert not card.always.isChecked() and card.always.isEnabled()
+    card.always.setChecked(True)
+    assert vm.always and settings.workers_always
+    assert Settings.from_json(settings.to_json()).workers_always
+    # The window's plan asks for every worker, as `--use-workers always` does.
+    inp = Inputs(generation=1, model=SimpleNamespace(path=Path("m.gguf")), mtp=MtpMode.AUTO, draft="",
+                 extra_args=(), engine=None, caps=capabilities.pinned_caps(), context=None, kv_type=None,
+                 machine=None, port=8080, use_workers=WorkerUse.ALWAYS if settings.workers_always else WorkerUse.AUTO)
+    assert request_of(inp).use_workers == WorkerUse.ALWAYS

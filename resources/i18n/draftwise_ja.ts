@@ -2019,27 +2019,27 @@
       <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="292" />
+      <location filename="../../app/draftwise/core/settings.py" line="297" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="300" />
+      <location filename="../../app/draftwise/core/settings.py" line="305" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="309" />
+      <location filename="../../app/draftwise/core/settings.py" line="314" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="316" />
+      <location filename="../../app/draftwise/core/settings.py" line="321" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="319" />
+      <location filename="../../app/draftwise/core/settings.py" line="324" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -3747,77 +3747,87 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="114" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="119" />
       <source>Other computers</source>
       <translation>他のコンピューター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="115" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="120" />
       <source>Show other computers</source>
       <translation>他のコンピューターを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="116" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="121" />
       <source>Split a model across other computers, or lend this one to them</source>
       <translation>モデルを他のコンピューターに分けて動かすか、このコンピューターを貸し出します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="117" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
       <source>Use the memory of other computers that run “draftwise share”, or lend this computer to them.</source>
       <translation>「draftwise share」を実行している他のコンピューターのメモリを使うか、このコンピューターを貸し出します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="124" />
       <source>host:port of a computer running draftwise share</source>
       <translation>draftwise share を実行しているコンピューターの host:port</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="125" />
       <source>Add</source>
       <translation>追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="126" />
       <source>Remove</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="127" />
       <source>Check again</source>
       <translation>再確認</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="123" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="128" />
+      <source>Use them even when this computer alone would be faster</source>
+      <translation>このコンピューターだけのほうが速い場合でも使う</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="129" />
+      <source>Off: they are used only when the model does not fit here, or when the plan predicts them faster over their link.</source>
+      <translation>オフ：モデルがここに収まらないとき、または回線越しでも速くなると予測されたときだけ使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="131" />
       <source>Share this computer</source>
       <translation>このコンピューターを共有</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="124" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="132" />
       <source>Other computer's address (host:port)</source>
       <translation>他のコンピューターのアドレス（host:port）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="125" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="133" />
       <source>Address to share this computer on</source>
       <translation>このコンピューターを共有するアドレス</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="126" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="134" />
       <source>Port to share this computer on</source>
       <translation>このコンピューターを共有するポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="149" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="161" />
       <source>Stop sharing</source>
       <translation>共有を停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="149" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="161" />
       <source>Share</source>
       <translation>共有</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="153" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="165" />
       <source>Not sharing</source>
       <translation>共有していません</translation>
     </message>
@@ -3832,17 +3842,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="314" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="316" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="399" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="402" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="473" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="476" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -4827,17 +4837,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="100" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="101" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="228" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="238" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -4942,47 +4952,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>前回の実行中に {workers} が応答しなくなったため、Draftwise はそれを除いて再起動しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="185" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="175" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="188" />
       <source>Checking…</source>
       <translation>確認中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="213" />
       <source>{free} free</source>
       <translation>空き {free}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="223" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="247" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="260" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="272" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="274" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="287" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="283" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="296" />
       <source>in use by {computers}</source>
       <translation>{computers} が使用中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="289" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="302" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>

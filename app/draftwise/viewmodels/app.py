@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.kinds import EngineKind
+from draftwise.core.kinds import EngineKind, WorkerUse
 from draftwise.core.launch import launch_spec
 from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
@@ -284,6 +284,8 @@ class AppViewModel(LadderActions, QObject):
         if chosen is not None and chosen.usable and chosen.kind == EngineKind.LLAMA_CPP:
             # What the engine itself sees (a CPU build sees no GPU): plan for that.
             self.probe_machine(chosen.binary)
+            if self.machine is not None:
+                self.workers.probe_once()  # saved workers asked before an engine was found
         self.settings.engine_binary = self.engine.preferred_binary
         self.check.configured_engine = self.settings.engine_binary
         self.schedule_save()
@@ -365,6 +367,7 @@ class AppViewModel(LadderActions, QObject):
             context=self.plan.context, kv_type=self.plan.kv_type,
             machine=workers_mod.with_workers(self.machine, self.workers.devices()),  # other computers that answered
             port=self.settings.port, network=self.settings.network,
+            use_workers=WorkerUse.ALWAYS if self.settings.workers_always else WorkerUse.AUTO,
         )
 
     def command_text(self) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.launch import launch_spec
-from draftwise.core.machine import link, share
+from draftwise.core.machine import link, share, speed, worker_rate
 from draftwise.testing import netlab
 
 NO_LAB = netlab.available()
@@ -28,16 +28,19 @@ def rpc_binary(engine) -> Path:
 @pytest.fixture
 def worker_in_namespace(rpc_binary, request):
     profile: netlab.Profile = request.param
-    with netlab.worker(profile, rpc_binary, share.worker_env(rpc_binary), launch_spec.any_free_port()) as w:
+    # As many threads as this computer's engine, so its compute rate compares with this one's.
+    with netlab.worker(profile, rpc_binary, share.worker_env(rpc_binary), launch_spec.any_free_port(),
+                       threads=speed.cores()) as w:
         yield profile, w
 
 
 @pytest.mark.skipif(NO_LAB is not None, reason=str(NO_LAB))
 @pytest.mark.parametrize("worker_in_namespace", [netlab.Profile("20 Mbit, 10 ms", 20, 5.0)], indirect=True)
-def test_the_probe_finds_the_shaped_links_bandwidth_and_round_trip(worker_in_namespace):
+def test_the_probe_finds_the_shaped_links_bandwidth_and_round_trip(worker_in_namespace, engine):
     profile, w = worker_in_namespace
+    here = [worker_rate.here(engine.binary)]
     direct = link.measure(w.direct, max_bytes=4 << 20)
-    through = link.measure(w.endpoint, max_bytes=4 << 20)
+    through = link.measure(w.endpoint, max_bytes=4 << 20, reference=lambda: here[0])
     for lk in (direct, through):
         # The shaping caps it; TCP and tbf's burst leave it a little under.
         assert 0.6 * profile.mbit <= lk.mbit_s <= 1.1 * profile.mbit, lk
@@ -45,6 +48,16 @@ def test_the_probe_finds_the_shaped_links_bandwidth_and_round_trip(worker_in_nam
     assert through.rtt_ms >= 2 * profile.delay_ms, through
     assert through.rtt_ms - direct.rtt_ms >= 1.5 * profile.delay_ms, (through, direct)
     assert direct.rtt_ms < 2 * profile.delay_ms, direct
+    # The compute probe through the same path: the worker is this computer's processor, and
+    # the relay's round trip is taken off each timing, so it reads near this computer's
+    # figure. Other work comes and goes here for seconds at a time: the middle of three
+    # pairs, this computer's figure measured again before each.
+    assert through.rate_error is None and through.rate_ratio > 0, through
+    ratios = [through.rate_ratio]
+    for _ in range(2):
+        here[0] = worker_rate.measure_here(engine.binary)
+        ratios.append(worker_rate.measure(w.endpoint) / here[0])
+    assert 0.5 <= sorted(ratios)[1] <= 2.0, ratios
 
 
 def test_a_worker_that_is_not_there_is_named():

@@ -1119,92 +1119,92 @@
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="43" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="43" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="44" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="115" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="116" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="121" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="122" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="126" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="127" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="131" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="132" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="165" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="166" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="185" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="213" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="212" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="218" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="222" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="221" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="251" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="255" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="254" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="338" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="337" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="346" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="345" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="382" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="381" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="441" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="440" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
@@ -1414,22 +1414,27 @@
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="219" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="229" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="234" />
+      <source>The speed of {worker} could not be measured ({why}); it is predicted at this computer's speed.</source>
+      <translation>ワーカー {worker} の計算速度を測定できませんでした（{why}）。このコンピューターと同じ速度として予測します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="265" />
       <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
       <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="278" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="280" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1444,27 +1449,27 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="119" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="102" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="125" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="110" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="135" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="125" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="146" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="145" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="173" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="172" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1484,32 +1489,32 @@
       <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="133" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="138" />
       <source>Port {port} is already in use on {host}; choose another sharing port.</source>
       <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="142" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="147" />
       <source>The worker {program} could not be started: {reason}.</source>
       <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="150" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="155" />
       <source>The worker stopped at once: {line}</source>
       <translation>ワーカーはすぐに停止しました: {line}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="155" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="160" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="364" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="363" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="391" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="390" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
@@ -1539,72 +1544,107 @@
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="120" />
+      <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
+      <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="126" />
+      <source>it has {free} MiB free, and the test needs {need} MiB free</source>
+      <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="132" />
+      <source>it could not lend {size} MiB for the test</source>
+      <translation>テスト用に {size} MiB を確保できませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="141" />
+      <source>it stopped answering during the test ({error})</source>
+      <translation>テスト中に応答しなくなりました（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="183" />
+      <source>it did not answer ({error})</source>
+      <translation>応答しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="230" />
+      <source>this computer's own worker did not start ({error})</source>
+      <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="235" />
+      <source>this computer's own figure could not be taken: {why}</source>
+      <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="69" />
       <source>The worker address {address!r} is not host:port (for example 192.168.1.20:50052).</source>
       <translation>ワーカーのアドレス {address!r} は host:port の形ではありません（例: 192.168.1.20:50052）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="71" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="72" />
       <source>The worker address {address!r} has more than one colon: IPv6 addresses are not supported by the engine; use an IPv4 address or a name.</source>
       <translation>ワーカーのアドレス {address!r} にはコロンが複数あります。エンジンは IPv6 アドレスに対応していません。IPv4 アドレスか名前を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="74" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="75" />
       <source>The worker address {address!r} has an invalid host name {host!r}.</source>
       <translation>ワーカーのアドレス {address!r} のホスト名 {host!r} が正しくありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="77" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="78" />
       <source>The worker address {address!r} needs a port from 1 to 65535 after the colon.</source>
       <translation>ワーカーのアドレス {address!r} には、コロンの後に 1 から 65535 のポートが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="92" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="93" />
       <source>The worker {worker} is listed twice; list each computer once.</source>
       <translation>ワーカー {worker} が二度書かれています。各コンピューターは一度だけ書いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="117" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="118" />
       <source>The worker {worker} runs another version of the RPC protocol ({version}); install the same engine build there as here and start its ggml-rpc-server again.</source>
       <translation>ワーカー {worker} は別のバージョンの RPC プロトコル（{version}）を使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="122" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="123" />
       <source>The worker {worker} runs another version of the RPC protocol; install the same engine build there as here and start its ggml-rpc-server again.</source>
       <translation>ワーカー {worker} は別のバージョンの RPC プロトコルを使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="125" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="126" />
       <source>The engine cannot read the worker address {worker}; write it as host:port.</source>
       <translation>エンジンはワーカーのアドレス {worker} を読めません。host:port の形で書いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="127" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="128" />
       <source>The worker {worker} cannot be reached: nothing answers there. Start ggml-rpc-server on that computer (or check the address and firewall), or remove it from Other computers.</source>
       <translation>ワーカー {worker} に接続できません。そこでは何も応答していません。そのコンピューターで ggml-rpc-server を起動する（またはアドレスとファイアウォールを確認する）か、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="131" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="132" />
       <source>The worker {worker} answered, but not as an RPC worker of this engine; check that the port belongs to ggml-rpc-server.</source>
       <translation>ワーカー {worker} は応答しましたが、このエンジンの RPC ワーカーとしてではありません。そのポートが ggml-rpc-server のものか確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="133" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="134" />
       <source>The worker {worker} could not be used; the engine's log has the details.</source>
       <translation>ワーカー {worker} を使えませんでした。詳しくはエンジンのログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="178" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="175" />
       <source>The worker {worker} did not answer within {seconds} s; check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は {seconds} 秒以内に応答しませんでした。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="182" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="179" />
       <source>The engine could not be started to ask the worker {worker}: {reason}.</source>
       <translation>ワーカー {worker} に問い合わせるためのエンジンを起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="195" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="192" />
       <source>The worker {worker} has no memory to lend: {free} MiB free of {total} MiB. Close programs there, or remove it from Other computers.</source>
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>

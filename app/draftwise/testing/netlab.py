@@ -235,12 +235,14 @@ class Worker:
 
 
 @contextmanager
-def worker(profile: Profile, rpc_binary: Path, env: dict[str, str], port: int) -> Iterator[Worker]:
-    """A worker behind `profile`'s link, listening on `port` in its namespace; removed after."""
+def worker(profile: Profile, rpc_binary: Path, env: dict[str, str], port: int,
+           threads: int | None = None) -> Iterator[Worker]:
+    """A worker behind `profile`'s link, listening on `port` in its namespace (with `threads`,
+    else the worker's default: half the logical cores); removed after."""
     ns = Namespace(profile)
     relay = None
     try:
-        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port)], env=env,
+        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port), *(["-t", str(threads)] if threads else [])], env=env,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         wait_for_port(ns.ns_ip, port)
         relay = Relay((ns.ns_ip, port), profile.delay_ms)

@@ -26,6 +26,7 @@ from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.machine.upload import Upload
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.processes import process_group
 from draftwise.core.speculation.resolver import NO_SPECULATION, SpecDecision
 
 # Environment variables the engine reads as command-line options (common/arg.cpp: every
@@ -200,9 +201,7 @@ def port_is_free(port: int, host: str = LOOPBACK) -> bool:
 
 
 def any_free_port(host: str = LOOPBACK) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    return process_group.free_port(host)
 
 
 def choose_port(wanted: int | None, *, pinned: bool = False, host: str = LOOPBACK) -> tuple[int, Message | None]:

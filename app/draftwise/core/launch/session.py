@@ -10,7 +10,8 @@ machine check — comes here, so what was remembered is applied the same way eve
 2. the ladder rung remembered after running out of memory (core/launch/ladder_record.py);
 3. the drafters that made this engine fail (core/speculation/broken.py);
 4. the speed measurements of this combination (core/measuring/records/measured.py);
-5. the links to the workers listed (core/machine/link.py): with `--use-workers auto` a worker
+5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
+   against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
    its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`).
 
@@ -37,7 +38,15 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import device_choice, hardware, link, speed, split_speed, upload
+from draftwise.core.machine import (
+    device_choice,
+    hardware,
+    link,
+    speed,
+    split_speed,
+    upload,
+    worker_rate,
+)
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import resolver
@@ -51,7 +60,9 @@ LinkSource = Callable[[str, Path], "link.Link | None"]
 
 
 def measured_link(endpoint: str, binary: Path) -> link.Link | None:
-    return link.link_to(endpoint, identity.engine_build_key(binary))
+    """The link with the worker's compute rate against this computer's figure for `binary`
+    (worker_rate.here: kept per engine build, measured with its ggml-rpc-server once)."""
+    return link.link_to(endpoint, identity.engine_build_key(binary), reference=lambda: worker_rate.here(binary))
 
 
 @dataclass
@@ -220,6 +231,9 @@ def _weigh_workers(prepared: prepare.Prepared, machine: hardware.Machine, reques
                              worker=ep, why=exc.message))
         if lk is not None:
             found[ep] = lk
+            if lk.rate_error is not None:
+                notes.append(msg("The speed of {worker} could not be measured ({why}); it is predicted at this "
+                                 "computer's speed.", worker=ep, why=lk.rate_error))
     unknown = [ep for ep in endpoints if ep not in found]
     # From the fastest link to the slowest: the layouts add the slow ones last.
     ranked = sorted(found, key=lambda ep: (found[ep].mbit_s, -found[ep].rtt_ms), reverse=True)

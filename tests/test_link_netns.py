@@ -80,3 +80,24 @@ def test_a_link_is_kept_a_day_per_worker_and_engine_build(tmp_path):
     record.write_text('{"version": 1, "entries": {"10.0.0.5:50052#build-a": {"rtt": 1}}}')
     assert link.recorded("10.0.0.5:50052", "build-a", path=record, now=1_000_000.0) is None
     assert link.record_file(record).problem is None
+
+
+def test_a_link_that_failed_is_not_measured_again_at_every_plan(tmp_path):
+    """The window plans again at each change: a worker whose link failed is answered with the
+    same LinkError for minutes instead of a new wait; Check again (forget_failure) asks at once."""
+    port = launch_spec.any_free_port()
+    ep = f"127.0.0.1:{port}"
+    record = tmp_path / "worker-links.json"
+    link.forget_failure()
+    with pytest.raises(link.LinkError) as first:
+        link.link_to(ep, "build-a", path=record)
+    try:
+        with pytest.raises(link.LinkError) as again:
+            link.link_to(ep, "build-a", path=record)
+        assert again.value is first.value  # the same answer: not asked again
+        link.forget_failure(ep)
+        with pytest.raises(link.LinkError) as fresh:
+            link.link_to(ep, "build-a", path=record)
+        assert fresh.value is not first.value  # asked again
+    finally:
+        link.forget_failure()

@@ -23,7 +23,7 @@ from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import EngineKind
 from draftwise.core.launch import crash
-from draftwise.core.machine import share, workers
+from draftwise.core.machine import link, share, workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
@@ -186,6 +186,7 @@ class WorkersViewModel(QObject):
             self.changed.emit()
             return
         row.state, row.text = CHECKING, tr("Checking…")
+        link.forget_failure(endpoint)  # its link is measured again too, at the next plan
         self.changed.emit()
 
         def run() -> None:

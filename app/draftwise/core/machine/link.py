@@ -207,6 +207,29 @@ def link_to(endpoint: str, build: str, *, path: Path | None = None, measure_now:
     tried = kept is not None and (reference is None or kept.rate_ratio is not None or kept.rate_error is not None)
     if tried or not measure_now:
         return kept
-    found = measure(endpoint, reference=reference)
+    failed = _FAILED.get(endpoint)
+    if failed is not None and time.monotonic() - failed[0] < FAILED_KEPT_S:
+        raise failed[1]  # asked again within minutes (every re-plan): the same answer, no new wait
+    try:
+        found = measure(endpoint, reference=reference)
+    except LinkError as exc:
+        _FAILED[endpoint] = (time.monotonic(), exc)
+        raise
+    _FAILED.pop(endpoint, None)
     remember(found, build, path=path)
     return found
+
+
+# A link that could not be measured, by worker, for this process: the window plans again at
+# every change of its inputs, and a worker that drops the probe can make each try wait for
+# the timeout. "Check again" (forget_failure) asks at once.
+FAILED_KEPT_S = 120.0
+_FAILED: dict[str, tuple[float, LinkError]] = {}
+
+
+def forget_failure(endpoint: str | None = None) -> None:
+    """Measure `endpoint` (every worker: None) at the next ask, though it failed minutes ago."""
+    if endpoint is None:
+        _FAILED.clear()
+    else:
+        _FAILED.pop(endpoint, None)

@@ -1414,27 +1414,27 @@
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="230" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="234" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="235" />
       <source>The speed of {worker} could not be measured ({why}); it is predicted at this computer's speed.</source>
       <translation>ワーカー {worker} の計算速度を測定できませんでした（{why}）。このコンピューターと同じ速度として予測します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="266" />
       <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
       <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="278" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="279" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="280" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="281" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1449,27 +1449,27 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="102" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="101" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="110" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="109" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="125" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="124" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="145" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="144" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="172" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="171" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1544,37 +1544,37 @@
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="120" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="122" />
       <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
       <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="126" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="128" />
       <source>it has {free} MiB free, and the test needs {need} MiB free</source>
       <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="132" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="136" />
       <source>it could not lend {size} MiB for the test</source>
       <translation>テスト用に {size} MiB を確保できませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="141" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="145" />
       <source>it stopped answering during the test ({error})</source>
       <translation>テスト中に応答しなくなりました（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="183" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="187" />
       <source>it did not answer ({error})</source>
       <translation>応答しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="230" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
       <source>this computer's own worker did not start ({error})</source>
       <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="235" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="239" />
       <source>this computer's own figure could not be taken: {why}</source>
       <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
     </message>
@@ -5002,37 +5002,37 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>確認中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="214" />
       <source>{free} free</source>
       <translation>空き {free}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="224" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="260" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="261" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="272" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="273" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="287" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="288" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="296" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="297" />
       <source>in use by {computers}</source>
       <translation>{computers} が使用中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="302" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="303" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>

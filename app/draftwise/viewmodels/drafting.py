@@ -24,10 +24,11 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import speed
+from draftwise.core.measuring.records import usage
 from draftwise.core.measuring.records.live_figures import Watch
 from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
 from draftwise.core.measuring.records.sweep_record import Sweep
-from draftwise.core.measuring.runs import quick
+from draftwise.core.measuring.runs import learn, quick
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
 from draftwise.services.drafting_tasks import DraftingMonitor, Fetched, MeasureRunner
@@ -111,6 +112,10 @@ class DraftingViewModel(QObject):
         prepared = self._prepared()
         self.watch = quick.watch_for(prepared) if prepared is not None else Watch(
             speculating=bool(spec.spec.argv), what=quick.what_is_drafting(spec.spec), break_even=None)
+        out = self.app.outcome
+        if out is not None and out.planned is not None:
+            # The user's requests' figures, per model and setup (core/measuring/records/usage.py).
+            self.watch.usage = usage.Keeper(learn.usage_key(out.planned))
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
@@ -119,9 +124,14 @@ class DraftingViewModel(QObject):
     def _on_lines(self, lines: list) -> None:
         if self.watch is not None:
             self.watch.lines(lines)
+            if self.watch.usage is not None:
+                self.watch.usage.lines(lines)
 
     def _on_launch_ended(self, _state: str) -> None:
         self.monitor.stop()
+        if self.watch is not None and self.watch.usage is not None:
+            self.watch.usage.save(final=True)
+            self.watch.usage = None
         if self._restart_when_stopped:
             self._restart_when_stopped = False
             self._after()
@@ -133,6 +143,8 @@ class DraftingViewModel(QObject):
     def _on_fetched(self, got: Fetched) -> None:
         if self.watch is None:
             return
+        if self.watch.usage is not None:
+            self.watch.usage.save()  # a small write, only when requests finished since
         if got.slots is not None:
             warning = self.watch.slots(got.slots)
             if warning is not None:

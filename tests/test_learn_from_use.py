@@ -266,3 +266,24 @@ def test_a_switch_after_use(tmp_path, monkeypatch):
     # And never on a busy machine: it says so and measures nothing.
     busy = learn.before_launch(after, store, now=now + 2 * DAY, idle=lambda: False, runner=again)
     assert busy.measurement is None and again.starts == []
+
+
+def test_the_windows_measurement_from_use_says_when_nothing_calls_for_it(tmp_path, monkeypatch):
+    """The window offers it when `learn.due` says so; by the time the user accepts, the
+    worker asks again, and with nothing due it fails with a sentence, measuring nothing."""
+    import threading
+
+    from tests import fake_arms as fa
+
+    from draftwise.core.launch import session
+    from draftwise.core.measuring.runs import arms
+    from draftwise.services import drafting_tasks
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    fa.write_tiny_model(tmp_path / "Tiny-Q8_0.gguf", fa.TARGET)
+    request = fa.prepare.Request(model=tmp_path / "Tiny-Q8_0.gguf", prefs=fa._prefs())
+    with pytest.raises(arms.MeasureError) as err:
+        drafting_tasks.prepare_measure_and_record(request, session.Engine(fa.ENGINE, fa.CAPS), fa.MACHINE,
+                                                  fa.SETTINGS, report=lambda p: None, cancel=threading.Event(),
+                                                  from_use=True)
+    assert str(err.value.message) == "Your requests no longer call for measuring again."

@@ -1799,14 +1799,14 @@
       <translation>あなたのプロンプトではどの設定もドラフトしませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="143" />
-      <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
-      <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="145" />
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="128" />
       <source>measuring again on {n} of your prompts, because {why}</source>
       <translation>あなたのプロンプト {n} 件で測り直します。理由: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="179" />
+      <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
+      <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="105" />
@@ -2482,6 +2482,11 @@
       <location filename="../../app/draftwise/core/speculation/words.py" line="31" />
       <source>{what} with n-gram speculation</source>
       <translation>{what}と n-gram 照合</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/services/drafting_tasks.py" line="133" />
+      <source>Your requests no longer call for measuring again.</source>
+      <translation>あなたのリクエストからは、もう測り直しの必要はありません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
@@ -3997,42 +4002,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="86" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="88" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="184" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="188" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="203" />
+      <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
+      <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="237" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="251" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="259" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="252" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="273" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="257" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="278" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>

@@ -59,6 +59,8 @@ class DraftingViewModel(QObject):
         self.error_text = ""
         self._offered: set[Combination] = set()  # each offered "Measure speed?" once
         self._restore = False  # start the user's engine again once the measurement is done
+        # The offer is to measure again on the user's prompts (their requests called for it: learn.py).
+        self.from_use = False
         self._relaunch_after_replan = False
         self._pending_start = False  # waiting for the user's engine to stop
         self._restart_when_stopped = False  # cancelled while waiting for it
@@ -119,6 +121,8 @@ class DraftingViewModel(QObject):
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
+        if self.offer is None and out is not None and out.planned is not None:
+            self._maybe_offer_learning(out.planned)
         self.changed.emit()
 
     def _on_lines(self, lines: list) -> None:
@@ -184,12 +188,27 @@ class DraftingViewModel(QObject):
         self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
                         "loaded {1} times and your engine restarted after.").format(eta, arms)
 
+    def _maybe_offer_learning(self, planned: session.PlannedLaunch) -> None:
+        """The user's requests of the last launches call for measuring again on their prompts
+        (core/measuring/runs/learn.py): offered with why, as the first measurement is. Accepted,
+        it runs at once (the user chose the moment: no idle probe)."""
+        try:
+            d = learn.due(planned, usage.UsageRecords())
+        except (OSError, prepare.PrepareError) as exc:
+            log.info("learning from use: not checked: %s", exc)
+            return
+        if d is None:
+            return
+        self.from_use = True
+        self.offer = tr("Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is "
+                        "restarted after.").format(tr_message(d.trigger.reason))
+
     def set_measure_automatically(self, on: bool) -> None:
         self.app.settings.measure_automatically = bool(on)
         self.app.schedule_save()
 
     def dismiss_offer(self) -> None:
-        self.offer = None
+        self.offer, self.from_use = None, False
         self.changed.emit()
 
     def measure_speed(self, all_settings: bool = False) -> bool:
@@ -198,6 +217,7 @@ class DraftingViewModel(QObject):
         if not self.can_measure():
             return False
         self.all_settings = bool(all_settings)
+        self.from_use = self.from_use and not self.all_settings
         self.offer, self.error_text, self.result_text = None, "", ""
         self.progress_text, self.fraction = tr("Starting the measurement…"), 0.0
         if self.app.engine_running():
@@ -219,7 +239,8 @@ class DraftingViewModel(QObject):
             return
         # The launch session plans it again, as Launch would (services/drafting_tasks.py).
         self.runner.start(self._request(), session.Engine(engine.binary, app.engine.caps(), engine.backend),
-                          app.machine, self.settings, all_settings=self.all_settings)
+                          app.machine, self.settings, all_settings=self.all_settings, from_use=self.from_use)
+        self.from_use = False
 
     def cancel(self) -> None:
         if self._pending_start:

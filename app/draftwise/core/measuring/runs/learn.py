@@ -115,6 +115,56 @@ def measured_planned(planned: session.PlannedLaunch) -> session.PlannedLaunch | 
     return again if spec.argv and spec.source in AUTO_SOURCES and again.prepared.plan.fits else None
 
 
+@dataclass(frozen=True)
+class Due:
+    """A measurement on the user's prompts that their requests call for (`due`)."""
+
+    trigger: usage_check.Trigger
+    target: session.PlannedLaunch  # the launch measured (measured_planned)
+    prompts: tuple[str, ...]
+    requests: int  # real requests seen
+
+    def note(self) -> Message:
+        return msg("measuring again on {n} of your prompts, because {why}", n=len(prompts_from(self.prompts)),
+                   why=self.trigger.reason)
+
+
+def due(planned: session.PlannedLaunch, store: usage.UsageRecords, *, now: float | None = None) -> Due | None:
+    """Whether the user's requests call for measuring again (all of usage_check but the idle
+    probe, which the caller asks: it takes seconds)."""
+    records = planned.records.measured
+    now = time.time() if now is None else now
+    if records is None:
+        return None
+    seen = store.usage(usage_key(planned))
+    model = store.model(planned.prepared.model.path)
+    if seen is None or len(seen.requests) < usage_check.MIN_REQUESTS or len(model.prompts) < usage_check.MIN_PROMPTS:
+        return None  # cheap answers first: planning the measured launch again costs a plan
+    target = measured_planned(planned)
+    if target is None:
+        return None
+    prepared = target.prepared
+    m = records.get(prepare.combination(prepared.model.path, prepared.spec, planned.engine.binary, planned.machine))
+    trigger = usage_check.should_remeasure(seen, m, prompts=model.prompts, last=model.remeasured, now=now, idle=True)
+    return Due(trigger, target, model.prompts, seen.count) if trigger is not None else None
+
+
+def run_due(d: Due, store: usage.UsageRecords, *, now: float | None = None,
+            settings: Settings = arms.DEFAULT_SETTINGS, cancel: threading.Event | None = None,
+            report: Callable[[Progress], None] | None = None, runner: Runner | None = None) -> measured.Measurement:
+    """Measure again on the user's prompts and record it (with when, for once a day)."""
+    target = d.target
+    result = remeasure(target.prepared, target.engine.binary, target.machine, d.trigger, d.prompts,
+                       requests=d.requests, settings=settings, backend=target.engine.backend,
+                       gpus=getattr(target.machine, "gpus", ()), cancel=cancel, report=report,
+                       fixes=target.records.fixes, runner=runner)
+    records = target.records.measured
+    assert records is not None  # due() found a measurement there
+    records.record(result)
+    store.remeasured(target.prepared.model.path, time.time() if now is None else now)
+    return result
+
+
 def before_launch(planned: session.PlannedLaunch, store: usage.UsageRecords, *, now: float | None = None,
                   idle: Callable[[], bool], settings: Settings = arms.DEFAULT_SETTINGS,
                   cancel: threading.Event | None = None, report: Callable[[Progress], None] | None = None,
@@ -122,34 +172,13 @@ def before_launch(planned: session.PlannedLaunch, store: usage.UsageRecords, *, 
     """Measure again on the user's prompts when their requests call for it and the machine is
     idle; record the measurement. `idle` is asked last (it takes seconds); `on_start` hears
     why it measures before it does."""
-    records = planned.records.measured
-    now = time.time() if now is None else now
-    if records is None:
-        return Outcome(None)
-    seen = store.usage(usage_key(planned))
-    model = store.model(planned.prepared.model.path)
-    cheap = dict(prompts=model.prompts, last=model.remeasured, now=now)
-    if seen is None or len(seen.requests) < usage_check.MIN_REQUESTS or len(model.prompts) < usage_check.MIN_PROMPTS:
-        return Outcome(None)
-    target = measured_planned(planned)
-    if target is None:
-        return Outcome(None)
-    prepared = target.prepared
-    m = records.get(prepare.combination(prepared.model.path, prepared.spec, planned.engine.binary, planned.machine))
-    trigger = usage_check.should_remeasure(seen, m, idle=True, **cheap)
-    if trigger is None:
+    d = due(planned, store, now=now)
+    if d is None:
         return Outcome(None)
     if not idle():
-        return Outcome(trigger, note=msg("Your requests suggest measuring again ({why}), but the computer is busy; "
-                                         "Draftwise asks again at the next launch.", why=trigger.reason))
-    start = msg("measuring again on {n} of your prompts, because {why}", n=len(prompts_from(model.prompts)),
-                why=trigger.reason)
+        return Outcome(d.trigger, note=msg("Your requests suggest measuring again ({why}), but the computer is busy; "
+                                           "Draftwise asks again at the next launch.", why=d.trigger.reason))
     if on_start is not None:
-        on_start(start)
-    result = remeasure(prepared, planned.engine.binary, planned.machine, trigger, model.prompts,
-                       requests=seen.count, settings=settings, backend=planned.engine.backend,
-                       gpus=getattr(planned.machine, "gpus", ()), cancel=cancel, report=report,
-                       fixes=planned.records.fixes, runner=runner)
-    records.record(result)
-    store.remeasured(planned.prepared.model.path, now)
-    return Outcome(trigger, result, start)
+        on_start(d.note())
+    result = run_due(d, store, now=now, settings=settings, cancel=cancel, report=report, runner=runner)
+    return Outcome(d.trigger, result, d.note())

@@ -1,6 +1,6 @@
 """Learning from use: the usage record, the decision to measure again, and what the next plan
 says. The decision on stated figures (as test_measured.py's); the engine's lines are read from
-recorded logs (tests/data/request-lines/*.log: the real engine, `-lv 4`, chat requests of Gemma 3 270M). The live run is
+recorded logs (tests/data/learn/*.log: the real engine, `-lv 4`, chat requests of Gemma 3 270M). The live run is
 test_learn_engine.py."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from draftwise.core.measuring.records.measurement import Combination, Measuremen
 from draftwise.core.measuring.records.sweep_record import Row, Sweep
 from draftwise.core.speculation.setup import NONE, Setup
 
-LOGS = [Path(__file__).parent / "data" / "request-lines" / f"gemma-3-270m-{kind}.log"
+LOGS = [Path(__file__).parent / "data" / "learn" / f"gemma-3-270m-{kind}.log"
         for kind in ("ngram-simple", "none")]
 COMBO = Combination(model="/m/a.gguf|1|2", drafter="ngram-mod||--spec-type ngram-mod",
                     engine="/e/llama-server|5|6", machine="ram=16384|gpus=|unified=0")

@@ -144,6 +144,16 @@ def test_usage_and_prompts_round_trip_bounded(tmp_path):
     assert store.model(model).prompts == ()
 
 
+def test_the_oldest_entries_go_first(tmp_path):
+    store = usage.UsageRecords(tmp_path / usage.FILE_NAME)
+    keys = [usage.Key(f"m{i}|1|2", "e", "ram=1", MOD) for i in range(usage.KEEP_KEYS + 2)]
+    for key in keys:
+        store.add(key, (usage.Request(10, 100.0),))
+    store.add(keys[1], (usage.Request(10, 100.0),))  # used again: kept
+    kept = [u.key for u in store.record_file.read()]
+    assert len(kept) == usage.KEEP_KEYS and keys[0] not in kept and keys[2] not in kept and kept[-1] == keys[1]
+
+
 def test_remeasured_drops_the_models_requests(tmp_path):
     store = usage.UsageRecords(tmp_path / usage.FILE_NAME)
     model = tmp_path / "m.gguf"

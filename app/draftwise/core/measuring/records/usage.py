@@ -49,6 +49,8 @@ KEEP_REQUESTS = 50
 # (server-context.cpp `release`): a request with no acceptance line is complete there.
 _AFTER_TIMINGS = "stop processing: n_tokens"
 KEEP_PROMPTS = 20
+# Entries (model, build, machine, setup) kept at most: a new engine build or setup starts one.
+KEEP_KEYS = 64
 PROMPT_CHARS = 4000
 
 
@@ -194,7 +196,8 @@ class UsageRecords(Store):
 
         def change(old: list[Usage]) -> list[Usage]:
             before = next((u for u in old if u.key == key), None) or Usage(key)
-            return [*(u for u in old if u.key != key), before.plus(requests, when)]
+            # The latest last: a file of many models, builds and setups drops the oldest first.
+            return [*(u for u in old if u.key != key), before.plus(requests, when)][-KEEP_KEYS:]
 
         self.record_file.update(change)
 

@@ -297,3 +297,43 @@ def test_the_windows_measurement_from_use_says_when_nothing_calls_for_it(tmp_pat
                                                   fa.SETTINGS, report=lambda p: None, cancel=threading.Event(),
                                                   from_use=True)
     assert str(err.value.message) == "Your requests no longer call for measuring again."
+
+
+def test_n_gram_not_faster_on_the_users_prompts_stays_off_and_the_plan_says_so(tmp_path, monkeypatch):
+    """A model with no drafter whose prompts repeat themselves, with n-gram off (within the
+    noise on the built-in prompts): measured again on them, n-gram is still no faster, and
+    the plan says why it stays off."""
+    from tests import fake_arms as fa
+
+    from draftwise.core.launch import session
+    from draftwise.core.measuring.runs import learn, quick
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    fa.write_tiny_model(tmp_path / "alone" / "Tiny-Q8_0.gguf", fa.TARGET)
+    request = fa.prepare.Request(model=tmp_path / "alone" / "Tiny-Q8_0.gguf", prefs=fa._prefs())
+    engine = session.Engine(fa.ENGINE, fa.CAPS)
+    records = session.Records(measured=measured.MeasuredRecords(tmp_path / "data" / measured.FILE_NAME))
+
+    def plan() -> session.PlannedLaunch:
+        return session.plan_launch(request, engine, fa.MACHINE, records)
+
+    # Within the 3 % floor (off), at the speed the recorded requests ran (4.1 tokens/s over all).
+    flat = fa.Fake(lambda s: 4.2 if s.speculates else 4.15)
+    target = learn.measured_planned(plan())
+    records.measured.record(quick.measure(target.prepared, fa.ENGINE, fa.MACHINE, settings=fa.SETTINGS,
+                                          runner=flat, engine_types=fa.NGRAM_MEASURED))
+    before = plan()
+    assert learn.running_setup(before.prepared) == NONE
+    store = usage.UsageRecords()
+    keeper = usage.Keeper(learn.usage_key(before), store)
+    keeper.lines(LOGS[1].read_text(encoding="utf-8").splitlines())  # served without speculation
+    keeper.lines(LOGS[1].read_text(encoding="utf-8").splitlines())
+    keeper.save(final=True)
+    table = "| a | b |\n| 1 | 2 |\n" * 6
+    store.add_prompts(request.model, (f"Copy: {table}", f"Again: {table}"))
+    out = learn.before_launch(before, store, idle=lambda: True, settings=fa.SETTINGS, runner=fa.Fake(flat.speed))
+    assert out.measurement is not None and "your prompts repeat themselves" in str(out.trigger.reason)
+    after = plan()
+    assert learn.running_setup(after.prepared) == NONE
+    assert any(str(n).startswith("n-gram speculation is not faster on your requests (1.01×")
+               for n in after.prepared.spec.notes), after.prepared.spec.notes

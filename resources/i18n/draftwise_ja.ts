@@ -1374,42 +1374,42 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="165" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="166" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="172" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="173" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="241" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="244" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="242" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="245" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="311" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="315" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="337" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="337" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="341" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="349" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="353" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
@@ -1619,6 +1619,11 @@
       <translation>あなたのリクエストでは {setup} のほうが速い: {ratio}×（{before} は {before_ratio}×）</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="55" />
+      <source>n-gram speculation is not faster on your requests ({ratio}×, noise ±{noise} %; measured again on {n} of them), so it stays off</source>
+      <translation>あなたのリクエストでは n-gram 投機は速くなりません（{ratio}×、ノイズ ±{noise} %。そのうち {n} 件で測り直しました）。そのためオフのままです</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
@@ -1704,12 +1709,12 @@
       <translation>投機設定の総当たり測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="171" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="173" />
       <source>record of your requests' speed</source>
       <translation>あなたのリクエストの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="174" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="176" />
       <source>record of your prompts</source>
       <translation>あなたのプロンプトの記録</translation>
     </message>

@@ -47,3 +47,10 @@ def switched_words(setup_label: str, ratio: float, learned: Learned) -> Message:
     return msg("{setup} is faster on your requests: {ratio}× vs {before_ratio}× with {before}",
                setup=setup_label, ratio=f"{ratio:.2f}", before_ratio=f"{learned.before_ratio:.2f}",
                before=learned.before)
+
+
+def stays_off_words(ratio: float, noise: float, learned: Learned) -> Message:
+    """The plan's reason when n-gram drafting (a model with no drafter) was not faster than none
+    beyond the noise on the user's prompts: it stays off."""
+    return msg("n-gram speculation is not faster on your requests ({ratio}×, noise ±{noise} %; measured again on "
+               "{n} of them), so it stays off", ratio=f"{ratio:.2f}", noise=f"{noise * 100:.0f}", n=learned.prompts)

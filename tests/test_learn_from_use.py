@@ -337,3 +337,22 @@ def test_n_gram_not_faster_on_the_users_prompts_stays_off_and_the_plan_says_so(t
     assert learn.running_setup(after.prepared) == NONE
     assert any(str(n).startswith("n-gram speculation is not faster on your requests (1.01×")
                for n in after.prepared.spec.notes), after.prepared.spec.notes
+
+
+def test_idle_is_other_programs_share_of_all_cores_below_a_quarter(monkeypatch):
+    import psutil
+
+    from draftwise.core.machine import idle
+
+    asked: list[float] = []
+
+    def share(percent: float):
+        def cpu_percent(interval: float) -> float:
+            asked.append(interval)
+            return percent
+        return cpu_percent
+
+    monkeypatch.setattr(psutil, "cpu_percent", share(10.0))
+    assert idle.idle() and asked == [idle.PROBE_SECONDS]
+    monkeypatch.setattr(psutil, "cpu_percent", share(40.0))
+    assert not idle.idle(seconds=0.5) and asked[-1] == 0.5

@@ -22,9 +22,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-from draftwise.core.kinds import AUTO_SOURCES
+from draftwise.core.kinds import AUTO_SOURCES, Backend
 from draftwise.core.launch import prepare, session
+from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import measured, usage, usage_check
 from draftwise.core.measuring.records.learned import Learned
 from draftwise.core.measuring.runs import arms, quick
@@ -49,14 +52,15 @@ def running_setup(prepared: prepare.Prepared) -> Setup:
 
 
 def usage_key(planned: session.PlannedLaunch) -> usage.Key:
+    """Where a launch's requests are kept: its model file, engine build, machine and setup."""
     return usage.key_for(planned.prepared.model.path, planned.engine.binary, planned.machine,
                          running_setup(planned.prepared))
 
 
-def remeasure(prepared: prepare.Prepared, binary, machine, trigger: usage_check.Trigger, texts: Sequence[str], *,
-              requests: int = 0, settings: Settings = arms.DEFAULT_SETTINGS, backend: str = "cpu",
-              gpus: Sequence = (), cancel: threading.Event | None = None,
-              report: Callable[[Progress], None] | None = None, fixes=None,
+def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigger: usage_check.Trigger,
+              texts: Sequence[str], *, requests: int = 0, settings: Settings = arms.DEFAULT_SETTINGS,
+              backend: str = Backend.CPU, gpus: Sequence[Gpu] = (), cancel: threading.Event | None = None,
+              report: Callable[[Progress], None] | None = None, fixes: EngineFixes | None = None,
               runner: Runner | None = None) -> measured.Measurement:
     """Measure none, the kept setup and its rivals on the user's prompts; the measurement (not
     recorded: the caller records it), with `learned` saying what ran before."""

@@ -1374,42 +1374,42 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="165" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="166" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="172" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="173" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="241" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="244" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="242" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="245" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="311" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="315" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="337" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="337" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="341" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="349" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="353" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
@@ -1649,89 +1649,129 @@
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="139" />
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="45" />
+      <source>{setup} is still the fastest on your requests: {ratio}× (measured again on {n} of them)</source>
+      <translation>あなたのリクエストでも {setup} が最速です: {ratio}×（そのうち {n} 件で測り直しました）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="47" />
+      <source>{setup} is faster on your requests: {ratio}× vs {before_ratio}× with {before}</source>
+      <translation>あなたのリクエストでは {setup} のほうが速い: {ratio}×（{before} は {before_ratio}×）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="55" />
+      <source>n-gram speculation is not faster on your requests ({ratio}×, noise ±{noise} %; measured again on {n} of them), so it stays off</source>
+      <translation>あなたのリクエストでは n-gram 投機は速くなりません（{ratio}×、ノイズ ±{noise} %。そのうち {n} 件で測り直しました）。そのためオフのままです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="142" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="146" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="147" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="195" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="199" />
       <source>{type} {share} % ({accepted} % accepted)</source>
       <translation>{type} {share} %（採用 {accepted} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="198" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="202" />
       <source>drafted tokens by type: {parts}</source>
       <translation>種類別の下書きトークン: {parts}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="233" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="237" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="94" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="95" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="97" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="100" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="107" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="110" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="110" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="113" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="115" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="172" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="175" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="190" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="193" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="95" />
+      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="101" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="125" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="126" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="126" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="127" />
       <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
       <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="174" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="175" />
       <source>record of speculation sweeps</source>
       <translation>投機設定の総当たり測定の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="173" />
+      <source>record of your requests' speed</source>
+      <translation>あなたのリクエストの速度の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="176" />
+      <source>record of your prompts</source>
+      <translation>あなたのプロンプトの記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="110" />
+      <source>{kept} ran {live} tokens/s on your last {n} requests; {other} reached {tps} when measured</source>
+      <translation>{kept} は直近 {n} 件のリクエストで {live} トークン/秒でした。測定では {other} が {tps} に達しています</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="116" />
+      <source>{kept} accepted {pct} % of its drafts on your last {n} requests, {was} % when measured</source>
+      <translation>{kept} は直近 {n} 件のリクエストでドラフトの {pct} % が採用されました（測定時は {was} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="122" />
+      <source>your prompts repeat themselves ({pct} % of their words follow a phrase seen before), which n-gram drafting predicts, and {kept} drafts none of it</source>
+      <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="251" />
@@ -1797,6 +1837,21 @@
       <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="79" />
+      <source>No setup drafted on your prompts.</source>
+      <translation>あなたのプロンプトではどの設定もドラフトしませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="132" />
+      <source>measuring again on {n} of your prompts, because {why}</source>
+      <translation>あなたのプロンプト {n} 件で測り直します。理由: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="183" />
+      <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
+      <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="105" />
@@ -2472,6 +2527,11 @@
       <location filename="../../app/draftwise/core/speculation/words.py" line="31" />
       <source>{what} with n-gram speculation</source>
       <translation>{what}と n-gram 照合</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/services/drafting_tasks.py" line="133" />
+      <source>Your requests no longer call for measuring again.</source>
+      <translation>あなたのリクエストからは、もう測り直しの必要はありません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
@@ -3897,92 +3957,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="224" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="230" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="237" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="239" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="236" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="241" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="246" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="255" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="256" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="254" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="254" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -3997,42 +4057,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="85" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="88" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="188" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="190" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="203" />
+      <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
+      <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="237" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="251" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="259" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="273" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="278" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>

@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 
+from draftwise.cli import learning
 from draftwise.cli.common import (
     API_KEY_VARIABLE,
     UserError,
@@ -83,6 +84,8 @@ def _prepare(args: argparse.Namespace):
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
     engine, machine, planned = planned_launch(args, full=getattr(args, "full", False))
+    if learning.learn_before_launch(planned):  # measured again on the user's prompts: plan with it
+        engine, machine, planned = planned_launch(args)
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)
     if machine.cpu_variant:
@@ -107,7 +110,9 @@ def _prepare(args: argparse.Namespace):
     records = planned.records
     run = headless.HeadlessLaunch(launch, broken=records.broken, ladder=planned.ladder(launch),
                                   fixes=records.fixes, log_path=log_path)
-    return run, quick.watch_for(prepared)
+    watch = quick.watch_for(prepared)
+    watch.usage = learning.keeper_for(planned)  # the requests' figures, kept per model and setup
+    return run, watch
 
 
 def find_engine(args: argparse.Namespace):
@@ -303,6 +308,8 @@ def _run(run, watch=None, *, verbose: bool) -> int:
     def on_lines(lines: list[str]) -> None:
         if watch is not None:
             watch.lines(lines)  # finished requests, counted exactly (core/measuring/records/live_figures.py)
+            if watch.usage is not None:
+                watch.usage.lines(lines)
         if verbose:
             if not outcome["ready"]:
                 attempt_lines.extend(lines)
@@ -333,9 +340,13 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             if watch is not None and run.flow.is_ready and time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + FIGURES_EVERY_S
                 _poll_figures(run, watch)
+                if watch.usage is not None:
+                    watch.usage.save()
     finally:
         if not run.flow.ended:
             run.stop()
+        if watch is not None and watch.usage is not None:
+            watch.usage.save(final=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if outcome["stopped_by_user"]:

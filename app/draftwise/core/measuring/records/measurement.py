@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.identity import same_file
+from draftwise.core.measuring.records.learned import Learned
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation.setup import Setup
 from draftwise.core.speculation.words import words_of
@@ -66,6 +67,11 @@ class Measurement:
     # in records from before setups, which `n_max`/`n_max_flag` describe.
     setup: Setup | None = None
     swept: bool = False  # the best of a sweep (every setup), not a quick measurement
+    # Every speculating setup it ran, with its tokens/s: what the user's traffic is compared
+    # with (core/measuring/records/usage_check.py). Empty in records from before.
+    others: tuple[tuple[Setup, float], ...] = ()
+    # Measured again on the user's own prompts (core/measuring/runs/learn.py): what it replaced.
+    learned: Learned | None = None
 
     @property
     def ratio(self) -> float:
@@ -104,6 +110,8 @@ class Measurement:
         data["tried"] = [list(t) for t in self.tried]
         data["ratio"] = round(self.ratio, 4)  # for people reading the file; recomputed on load
         data["setup"] = self.setup.to_json() if self.setup is not None else None
+        data["others"] = [[s.to_json(), tps] for s, tps in self.others]
+        data["learned"] = self.learned.to_json() if self.learned is not None else None
         return data
 
     @classmethod
@@ -111,10 +119,12 @@ class Measurement:
         if not isinstance(data, dict):
             raise ValueError("an entry is not an object")
         combo = Combination(*(str(data["combination"][k]) for k in ("model", "drafter", "engine", "machine")))
-        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup"}
+        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup", "others", "learned"}
         kwargs = {k: data[k] for k in known if k in data}
         for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
             kwargs[key] = float(data[key])
         tried = tuple((int(a), float(b)) for a, b in data.get("tried", ()))
         setup = Setup.from_json(data["setup"]) if data.get("setup") is not None else None
-        return cls(combination=combo, tried=tried, setup=setup, **kwargs)
+        others = tuple((Setup.from_json(s), float(tps)) for s, tps in data.get("others") or ())
+        learned = Learned.from_json(data["learned"]) if data.get("learned") is not None else None
+        return cls(combination=combo, tried=tried, setup=setup, others=others, learned=learned, **kwargs)

@@ -22,7 +22,8 @@ it. The engine's buffer lines are compared with the plan per device and componen
 `--record` writes each row's engine lines into tests/data/corpus-engine/ (or DIR):
 app/draftwise/testing/corpus/record.py; tests/test_corpus_recorded.py judges them again
 without the engine. `--record-extra` writes the starts other tests read their engine figures
-from (Gemma 3n's compute at other geometries, the real Gemma 3 270M's AMX copy) into
+from (Gemma 3n's compute at other geometries, the real Gemma 3 270M's AMX copy, the Vulkan
+compute buffer on lavapipe from --vulkan-engine) into
 tests/data/engine-lines/ (or DIR): app/draftwise/testing/corpus/engine_lines.py; `--only`
 picks cases by name there.
 
@@ -112,7 +113,8 @@ def _record_extra(args: argparse.Namespace) -> int:
         figures = "  ".join(_fmt_row(r) for r in run.rows) if run else ""
         print(f"{case.name:44} {note}\n    {figures}", flush=True)
 
-    done = engine_lines.record_cases(args.engine, args.record_extra, cases=cases, on_run=show)
+    vulkan = args.vulkan_engine if args.vulkan_engine.is_file() else None
+    done = engine_lines.record_cases(args.engine, args.record_extra, cases=cases, vulkan_engine=vulkan, on_run=show)
     failed = [case.name for case, run, path in done if run is not None and path is None]
     for name in failed:
         print(f"  FAILED: {name}")

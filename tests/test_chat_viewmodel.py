@@ -77,6 +77,21 @@ def test_tokens_reach_the_view_in_batches_on_a_timer(qtbot):
     assert vm.state == IDLE and f.tokens == 2000 and not f.from_engine  # counted: no timings came
 
 
+def test_the_prompts_sent_are_kept_per_model_on_this_computer(qtbot, tmp_path: Path):
+    """For measuring speculation on the user's own work (core/measuring/runs/learn.py): the
+    chat as the engine gets it, the last few per model, in the data folder."""
+    from draftwise.core.measuring.records import usage
+
+    launch = Ready()
+    launch.spec.model_path = tmp_path / "model.gguf"
+    vm = ChatViewModel(launch, stream_factory=Scripted)
+    vm.usage_path = tmp_path / usage.FILE_NAME
+    assert vm.send("Rewrite this table.")
+    kept = usage.UsageRecords(vm.usage_path).model(launch.spec.model_path).prompts
+    assert kept == ("User: Rewrite this table.\nAssistant:",)
+    assert usage.UsageRecords(vm.usage_path).model(tmp_path / "other.gguf").prompts == ()
+
+
 def test_saved_chats_are_opt_in_and_a_corrupt_file_is_reported(qtbot, tmp_path: Path):
     path = tmp_path / "chats.json"
     vm = ChatViewModel(Ready(), Settings(), store_path=path, stream_factory=Scripted)

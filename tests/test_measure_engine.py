@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from draftwise.cli.main import main
+from draftwise.core import identity
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import prepare
 from draftwise.core.machine import hardware
@@ -272,6 +273,12 @@ def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
         if proc.poll() is None:
             proc.kill()
     assert not any(line.startswith("warning: The engine started without") for line in lines.seen)
+    # The request's own figures, kept per model and setup (docs/learn-from-use.md).
+    from draftwise.core.measuring.records import usage
+
+    [kept] = usage.UsageRecords().record_file.read()
+    assert kept.count == 1 and kept.requests[0].tokens == 24 and kept.requests[0].drafted > 0
+    assert kept.key.setup.drafter == "draft-simple" and identity.same_file(kept.key.model, paying)
 
 
 def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: Path, engine):

@@ -31,7 +31,7 @@ from draftwise.core.speculation.resolver import AUTO_MTP, AUTO_NGRAM, EXPLICIT, 
 from draftwise.testing import geometries as geo
 from draftwise.testing import projectors
 from draftwise.testing import tinyarchs as ta
-from draftwise.testing.corpus import engine_lines
+from draftwise.testing.corpus import engine_lines, record
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 MiB = 1 << 20
@@ -96,18 +96,28 @@ def test_amx_copies_the_tied_head_beside_the_mapped_file():
     assert cpu_buffers.tied_head_extra(weight_table.read_weight_table(info), "haswell") is None
 
 
+def _engine_figure(log: str, component: str) -> tuple[int, int]:
+    """(cells a slot, bytes of `component`) the engine printed in a recorded start: a corpus
+    row (tests/data/corpus-engine/<log>.log) or an engine-lines case (engine-lines/<log>.log)."""
+    row = record.RECORD_DIR / f"{log}.log"
+    rec = record.read(row) if row.is_file() else engine_lines.read(log)
+    argv = rec.header["argv"].split()
+    return int(argv[argv.index("-c") + 1]), logparse.parse_lines(rec.lines).component(component, logparse.TARGET)
+
+
 # ------------------------------------------------------------------ 2. gpt-oss sliding windows
-# gpt-oss-20b (sparse, geometries.gpt_oss_20b), CPU engine, -c 4096 / 8192 -np 1 f16: the
-# iSWA cache of 12 full layers (4096 or 8192 cells) and 12 sliding ones (768 cells, n_swa 128
-# + ubatch 512 padded): 96 + 18 = 114 MiB and 192 + 18 = 210 MiB (measured here). Keyed under
-# "openai-moe" (the enum's name, not the file's "gpt-oss"), every layer got the full cache:
-# 192 and 384 MiB.
-@pytest.mark.parametrize(("ctx", "kv_mib"), [(4096, 114.0), (8192, 210.0)])
-def test_gpt_oss_sliding_window_by_the_files_architecture_name(sparse, ctx, kv_mib):
+# gpt-oss-20b (sparse, geometries.gpt_oss_20b), CPU engine, -np 1 f16: the iSWA cache of 12
+# full layers (4096 or 8192 cells) and 12 sliding ones (768 cells, n_swa 128 + ubatch 512
+# padded): the corpus row at 4096 cells printed 96 + 18 MiB, the engine-lines case at 8192
+# 192 + 18. Keyed under "openai-moe" (the enum's name, not the file's "gpt-oss"), every layer
+# got the full cache: 192 and 384 MiB.
+@pytest.mark.parametrize("log", ["gpt-oss-20b-cpu", "gpt-oss-20b-cpu-c8192-np1"])
+def test_gpt_oss_sliding_window_by_the_files_architecture_name(sparse, log):
+    ctx, kv = _engine_figure(log, "kv")
     info = sparse(geo.gpt_oss_20b())
     assert info.architecture == "gpt-oss"
     p = plan(info, ctx)
-    assert p.bytes.kv == kv_mib * MiB
+    assert p.bytes.kv == kv
     shape = model_shape.read_shape(info)
     assert [ly.swa for ly in shape.layers[:4]] == [True, False, True, False]  # layer 0 slides
 
@@ -142,29 +152,30 @@ def test_sliding_window_patterns_match_the_pinned_source(pinned_source: Path):
 
 # ------------------------------------------------------------------ 3. Qwen3 MoE compute
 # Qwen3-30B-A3B (sparse, geometries.qwen3_30b_a3b), CPU engine, f16, 1 slot: sched_reserve's
-# CPU compute buffer (measured here, 48 blocks: QWEN3_30B_COMPUTE; the 4-block file gives the
-# same to 0.01 MiB). The older fit (3 x expert width x used + 5 x n_embd) planned 60.6 MiB
-# at 4k, -34 %: the down projection holds n_embd per used expert before the sum, and the
-# gate/up rows stay under it.
-QWEN3_30B_COMPUTE = {4096: 92.02, 32768: 120.02}
-# Sparse qwen3moe geometries (2 blocks, 16 heads x 128, 16 experts, vocabulary 4096), 4096
-# cells: (n_embd, expert width, used) -> compute MiB, measured here.
-MOE_GRID = {
-    (1024, 256, 2): 22.02, (1024, 256, 8): 42.02, (1024, 768, 8): 50.02, (1024, 1536, 8): 86.02,
-    (2048, 256, 8): 56.02, (2048, 768, 2): 32.02, (2048, 768, 8): 92.02, (2048, 1536, 8): 96.02,
-    (4096, 256, 8): 108.02, (4096, 768, 8): 144.02, (4096, 1536, 2): 60.02, (4096, 1536, 8): 180.02,
-}  # fmt: skip
+# CPU compute buffer, from the corpus row (48 blocks, 4096 cells: 92.02 MiB) and the
+# engine-lines case at 32768 cells (120.02 MiB on the EPYC, 120.6 on the Xeon); the 4-block
+# file gives the same to 0.01 MiB. The older fit (3 x expert width x used + 5 x n_embd)
+# planned 60.6 MiB at 4k, -34 %: the down projection holds n_embd per used expert before the
+# sum, and the gate/up rows stay under it.
+QWEN3_30B_LOGS = ("Qwen3-30B-A3B-cpu", "Qwen3-30B-A3B-cpu-c32768-np1")
+# Sparse qwen3moe geometries (geometries.moe_grid: 2 blocks, 16 heads x 128, 16 experts,
+# vocabulary 4096), 4096 cells: (n_embd, expert width, used) -> the compute buffer the engine
+# printed (engine_lines.MOE_GRID's cases, tests/data/engine-lines/qwen3moe-grid-*.log).
 
 
-@pytest.mark.parametrize("ctx", sorted(QWEN3_30B_COMPUTE))
-def test_qwen3_30b_a3b_compute(sparse, ctx):
+@pytest.mark.parametrize("log", QWEN3_30B_LOGS)
+def test_qwen3_30b_a3b_compute(sparse, log):
+    ctx, compute = _engine_figure(log, "compute")
     p = plan(sparse(geo.qwen3_30b_a3b(4)), ctx)
-    assert within(p.bytes.compute, QWEN3_30B_COMPUTE[ctx])
+    assert within(p.bytes.compute, compute / MiB)
 
 
 def test_moe_compute_over_geometries():
     base = model_shape.Shape("qwen3moe", 0, 4096, 40960, ())
-    for (e, ff, used), actual in MOE_GRID.items():
+    for e, ff, used in engine_lines.MOE_GRID:
+        cells, compute = _engine_figure(f"{geo.moe_grid(e, ff, used).name}-cpu-c4096-np1", "compute")
+        assert cells == 4096
+        actual = compute / MiB
         layer = model_shape.Layer(k=512, v=512, ff=ff * used, n_used=used, q=16 * 128)
         shape = replace(base, n_embd=e, layers=(layer, layer))
         ctx = context_bytes.target_context(shape, kv_cache.cells(4096, 1, 0), "f16")
@@ -176,10 +187,13 @@ def test_moe_compute_over_geometries():
 # geometries.deepseek32_small), CPU engine, -c 4096 f16: llama_kv_cache_dsa printed the MLA
 # cache (576 per token and block: 18.00 MiB) and the indexer's own cache (128: 4.00 MiB),
 # +22 %; the compute buffer 430.08 MiB (the plan had 18 MiB of KV and 88 MiB of compute).
+# The engine's lines: tests/data/engine-lines/deepseek32-attn-4L-cpu-c4096-np1.log.
 def test_deepseek32_indexer_cache(sparse):
-    p = plan(sparse(geo.deepseek32_small()), 4096)
-    assert p.bytes.kv == 22 * MiB
-    assert within(p.bytes.compute, 430.08)
+    log = f"{geo.deepseek32_small().name}-cpu-c4096-np1"
+    cells, kv = _engine_figure(log, "kv")
+    p = plan(sparse(geo.deepseek32_small()), cells)
+    assert p.bytes.kv == kv
+    assert within(p.bytes.compute, _engine_figure(log, "compute")[1] / MiB)
 
 
 def _described(base: gguf.ModelInfo, arch: str, n: int, kv: dict, **fields) -> model_shape.Shape:

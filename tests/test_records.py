@@ -32,6 +32,9 @@ from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.machine import device_choice, hardware, speed
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
+from draftwise.core.measuring.records.usage import Key as UsageKey
+from draftwise.core.measuring.records.usage import Request as UsageRequest
+from draftwise.core.measuring.records.usage import UsageRecords
 from draftwise.core.messages import Message, from_english, msg
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.setup import Setup
@@ -120,12 +123,26 @@ STORES = [
           lambda p, c: speed.remember(c.engine, speed.Throughput(33e9, "engine", 2, "now"), p),
           lambda p, c: speed.recorded(c.engine, p) is not None,
           speed.record_file, swallows_write_errors=True),
+    Store("your requests", "speculation-usage.json",
+          lambda p, c: UsageRecords(p).add(_usage_key(c), (UsageRequest(64, 900.0, 32, 20),)),
+          lambda p, c: UsageRecords(p).usage(_usage_key(c)) is not None,
+          lambda p: UsageRecords(p).record_file),
+    Store("your prompts", "your-prompts.json",
+          lambda p, c: UsageRecords(p.with_name("speculation-usage.json")).add_prompts(c.model, ("Summarise this.",)),
+          lambda p, c: UsageRecords(p.with_name("speculation-usage.json")).model(c.model).prompts == (
+              "Summarise this.",),
+          lambda p: UsageRecords(p.with_name("speculation-usage.json")).prompts_file),
     Store("helper drafters", "helpers.json",
           lambda p, c: _remember_helper(p, c),
           lambda p, c: helpers.recorded(p) == {str(c.draft): str(c.model)},
           helpers.record_file, swallows_write_errors=True),
 ]
 IDS = [s.name for s in STORES]
+
+
+def _usage_key(c: Ctx) -> UsageKey:
+    return UsageKey(identity.file_key(c.model), identity.engine_build_key(c.engine), identity.machine_key(MACHINE),
+                    Setup(ngram="ngram-mod", ngram_len=32))
 
 
 def _remember_helper(path: Path, c: Ctx) -> None:

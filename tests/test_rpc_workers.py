@@ -8,6 +8,7 @@ the engine's HELLO with another major version (the engine itself is real).
 
 from __future__ import annotations
 
+import signal
 import socket
 import struct
 import subprocess
@@ -403,8 +404,10 @@ def test_share_cli_starts_and_stops_the_worker_without_leftovers(engine, rpc_bin
     assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_cli_launch_names_the_worker_that_went_away_and_offers_the_command_without_it(engine, two_workers,
-                                                                                        tmp_path):
+def test_cli_launch_names_a_worker_killed_mid_reply_and_runs_again_without_it(engine, two_workers, tmp_path):
+    """Issue 29, item 6: a worker killed while the engine streams a reply is named, and the
+    same launch runs again on the worker that is left (the model fits there); Ctrl-C then
+    leaves nothing running."""
     import json
     import os
     import sys
@@ -417,27 +420,45 @@ def test_cli_launch_names_the_worker_that_went_away_and_offers_the_command_witho
     proc = subprocess.Popen([sys.executable, "-m", "draftwise.cli.main", "launch", str(model), "--engine",
                              str(engine.binary), "--port", str(port), "--rpc", eps, "--", "-ngl", "5"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
-    try:
+
+    def until(prefix: str) -> list[str]:
         seen = []
         for line in proc.stdout:
             seen.append(line)
-            if line.startswith("ready"):
-                break
-        assert any(x.startswith("ready") for x in seen), "".join(seen)
+            if line.startswith(prefix):
+                return seen
+        raise AssertionError(f"no {prefix!r} line in:\n{''.join(seen)}")
+
+    def ask(stream: bool):
+        body = {"prompt": "Once upon a time", "n_predict": 4096 if stream else 8, "stream": stream,
+                "ignore_eos": True}
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", json.dumps(body).encode(),
+                                     {"Authorization": "Bearer k1", "Content-Type": "application/json"})
+        return urllib.request.urlopen(req, timeout=30)
+
+    lost, kept = two_workers[1].endpoint, two_workers[0].endpoint
+    try:
+        until("ready")
+        reply = ask(stream=True)
+        assert reply.readline().startswith(b"data: ")  # the reply has begun
         two_workers[1].process.kill()
         two_workers[1].process.wait(5)
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", json.dumps({"prompt": "hi"}).encode(),
-                                     {"Authorization": "Bearer k1", "Content-Type": "application/json"})
         try:
-            urllib.request.urlopen(req, timeout=20).read()
+            while reply.readline():
+                pass
         except OSError:
-            pass
-        out = proc.stdout.read()
-        assert proc.wait(30) == 1
+            pass  # the engine went away under the reply
+        seen = until("ready")  # launched again
+        out = "".join(seen)
+        assert f"crashed: A worker computer went away: {lost} stopped answering" in out, out
+        assert f"relaunch: {lost} went away; running without it on {kept}" in out, out
+        # The new engine answers, with its layers on the worker that is left.
+        assert json.loads(ask(stream=False).read())["content"] is not None
+        engines = [p for p in _llama_children() if p.name() == "llama-server"]
+        assert len(engines) == 1 and f"--rpc {kept}" in " ".join(engines[0].cmdline()), engines
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
-    lost, kept = two_workers[1].endpoint, two_workers[0].endpoint
-    assert f"crashed: A worker computer went away: {lost} stopped answering" in out, out
-    assert f"relaunch without it: draftwise launch {model} --rpc {kept} -- -ngl 5" in out, out
     assert not [p for p in _llama_children() if p.name() == "llama-server"]

@@ -5,6 +5,7 @@ launch session's choice, core/launch/session.py)."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,8 +33,9 @@ def _work(vocab: int = 262144, n_embd: int = 640) -> split_speed.SplitWork:
     return split_speed.SplitWork(work, blocks, head, n_embd, vocab)
 
 
-def _link(mbit: float, rtt_ms: float, endpoint: str = WORKER) -> link.Link:
-    return link.Link(endpoint, rtt_ms, mbit, 4 << 20)
+def _link(mbit: float, rtt_ms: float, endpoint: str = WORKER, ratio: float | None = None) -> link.Link:
+    return link.Link(endpoint, rtt_ms, mbit, 4 << 20, rate_ratio=ratio,
+                     compute_gb_s=None if ratio is None else ratio * TP.cpu / 1e9)
 
 
 def test_without_workers_the_split_estimate_is_the_single_machine_one():
@@ -64,6 +66,20 @@ def test_a_faster_worker_on_a_fast_link_pays_and_on_a_slow_one_does_not():
     alone = split_speed.predict(sw, (), TP).tokens_per_s
     assert split_speed.predict(sw, [fast], TP, links={WORKER: _link(1000, 0.3)}).tokens_per_s > alone * 1.1
     assert split_speed.predict(sw, [fast], TP, links={WORKER: _link(20, 10)}).tokens_per_s < alone
+
+
+def test_a_worker_is_predicted_at_the_rate_its_link_measured():
+    sw = _work(vocab=32000, n_embd=4096)
+    part = split_speed.WorkerPart(WORKER, 18, output=True)
+    same = split_speed.predict(sw, [part], TP, links={WORKER: _link(1000, 0.3)})
+    measured = split_speed.predict(sw, [part], TP, links={WORKER: _link(1000, 0.3, ratio=4.0)})
+    # The ratio's rate is the one a part given it explicitly gets: the same prediction.
+    given = split_speed.predict(sw, [replace(part, rate=4 * TP.cpu)], TP, links={WORKER: _link(1000, 0.3)})
+    assert measured == given
+    assert measured.workers_s < same.workers_s / 3 and measured.link_s == same.link_s
+    # A part's own rate stands before its link's.
+    assert split_speed.predict(sw, [replace(part, rate=TP.cpu)], TP, links={WORKER: _link(1000, 0.3, ratio=4.0)}
+                               ).workers_s == pytest.approx(same.workers_s)
 
 
 def test_hops_from_the_engines_split_count():
@@ -124,7 +140,8 @@ def test_auto_leaves_out_a_worker_on_a_slow_link_and_says_why(tiny):
     said = [str(r) for r in slow.prepared.plan.reasons]
     assert f"{WORKER} would make it slower here (20 Mbit/s, 10.0 ms): not used." in said
     out = json.loads(json.dumps(slow.prepared.to_json(), default=str))["plan"]["speed"]
-    assert out["workers"] == [] and out["link"] == [{"endpoint": WORKER, "rtt_ms": 10.0, "mbit_s": 20.0}]
+    assert out["workers"] == [] and out["link"] == [{"endpoint": WORKER, "rtt_ms": 10.0, "mbit_s": 20.0,
+                                                     "rate_ratio": None, "compute_gb_s": None}]
     by = {tuple(a["workers"]): a for a in out["alternatives"]}
     assert set(by) == {(), (WORKER,)} and by[()]["fits"] and by[(WORKER,)]["fits"]
     assert by[(WORKER,)]["tokens_per_s"] < by[()]["tokens_per_s"] == out["tokens_per_s"]
@@ -132,6 +149,41 @@ def test_auto_leaves_out_a_worker_on_a_slow_link_and_says_why(tiny):
     argv = kept.spec().argv
     assert argv[argv.index("--rpc") + 1] == WORKER
     assert kept.prepared.to_json()["plan"]["speed"]["workers"] == [WORKER]
+
+
+def test_auto_takes_a_worker_measured_faster_on_a_fast_link_though_the_model_fits_here(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    # A recorded link with the worker's rate, as link.link_to keeps it (no live worker).
+    record = link.record_path()
+    link.remember(replace(_link(1000, 0.3, ratio=5.0), measured_at=time.time()), "build", path=record)
+    kept = lambda ep, b: link.link_to(ep, "build", path=record, measure_now=False)  # noqa: E731
+    fast = _plan(tiny, machine, kept)
+    argv = fast.spec().argv
+    assert argv[argv.index("--rpc") + 1] == WORKER and fast.machine.workers
+    out = json.loads(json.dumps(fast.prepared.to_json(), default=str))["plan"]["speed"]
+    assert out["workers"] == [WORKER] and out["link"][0]["rate_ratio"] == 5.0
+    by = {tuple(a["workers"]): a["tokens_per_s"] for a in out["alternatives"]}
+    assert by[(WORKER,)] > by[()] * (1 + split_speed.NOISE)
+    # The same link at this computer's rate only adds the link's time: left out.
+    level = _plan(tiny, machine, lambda ep, b: _link(1000, 0.3, ep))
+    assert "--rpc" not in level.spec().argv
+    assert f"{WORKER} would make it slower here (1000 Mbit/s, 0.3 ms): not used." in [
+        str(r) for r in level.prepared.plan.reasons]
+
+
+def test_a_worker_whose_rate_failed_is_predicted_at_this_computers_rate_with_one_sentence(tiny):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    why = msg("it stopped answering during the test ({error})", error="the worker closed the connection")
+    failed = replace(_link(1000, 0.3), rate_error=why)
+    planned = _plan(tiny, machine, lambda ep, b: failed)
+    said = [str(r) for r in planned.prepared.plan.reasons]
+    assert (f"The speed of {WORKER} could not be measured (it stopped answering during the test (the worker "
+            "closed the connection)); it is predicted at this computer's speed.") in said
+    assert "--rpc" not in planned.spec().argv  # at this computer's rate the link only costs
+    # Kept with the link, the reason reads back as the same sentence.
+    failed = replace(failed, measured_at=time.time())
+    link.remember(failed, "build", path=link.record_path())
+    assert link.recorded(WORKER, "build", path=link.record_path()) == failed
 
 
 @pytest.fixture

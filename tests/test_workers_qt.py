@@ -146,3 +146,103 @@ def test_other_computers_is_inside_advanced(qtbot):
     workers = win.findChild(WorkersCard)
     assert advanced.isAncestorOf(workers), "the Other computers section lives inside Advanced"
     assert not workers.toggle.isChecked(), "folded on first start"
+
+
+def test_the_window_launches_again_without_a_worker_that_went_away(qtbot, engine, rpc_binary, tmp_path):
+    """Issue 29, item 6, in the window: the engine loses a worker during a reply; the launch
+    card names it, and the same model is launched again on the worker that is left."""
+    import json
+    import urllib.request
+    from pathlib import Path
+
+    from draftwise.core.engines import capabilities
+    from draftwise.core.settings import LoadResult, Settings
+    from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+    from draftwise.viewmodels.app import AppViewModel
+    from draftwise.viewmodels.engine import EngineChoice
+    from draftwise.viewmodels.plan import probe_machine
+
+    model = write_tiny_model(tmp_path / "m.gguf", TinyModel(n_layer=6, n_embd=256, n_ff=512))[0]
+    two = [share.start(rpc_binary, "127.0.0.1", launch_spec.any_free_port(), log_path=tmp_path / f"w{i}.log")
+           for i in range(2)]
+    vm = AppViewModel(LoadResult(Settings(port=launch_spec.any_free_port()), Path("/nonexistent/s.json")),
+                      persist=False)
+    try:
+        vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, "cpu", "", "test", "",
+                                            capabilities.capabilities(engine.binary))])
+        vm.set_machine(probe_machine())
+        vm.workers.add(",".join(w.endpoint for w in two))
+        _wait_rows(qtbot, vm.workers)
+        vm.set_extra_args_text("-ngl 5")
+        with qtbot.waitSignal(vm.outcome_changed, timeout=30000):
+            vm.open_model(model)
+        qtbot.waitUntil(lambda: not vm.replanning, timeout=30000)
+        assert vm.do_launch()
+        qtbot.waitUntil(lambda: vm.launch.state in ("ready", "failed"), timeout=60000)
+        assert vm.launch.state == "ready", vm.launch.failure_text()
+        first = vm.launch.process.pid
+        two[1].process.kill()
+        two[1].process.wait(5)
+        body = json.dumps({"prompt": "Once upon a time", "n_predict": 64}).encode()
+        req = urllib.request.Request(f"{vm.launch.base_url()}/completion", body,
+                                     {"Authorization": f"Bearer {vm.launch.api_key()}"})
+        try:
+            urllib.request.urlopen(req, timeout=30).read()
+        except OSError:
+            pass  # the engine went away under the reply
+        qtbot.waitUntil(lambda: vm.launch.state == "ready" and vm.launch.process.pid != first, timeout=60000)
+        lost, kept = two[1].endpoint, two[0].endpoint
+        notes = [str(n) for n in vm.launch.launch_notes]
+        assert f"{lost} went away during the last run; Draftwise launched again without it." in notes, notes
+        argv = vm.launch.spec.argv
+        assert argv[argv.index("--rpc") + 1] == kept
+        assert vm.workers.endpoints() == [kept]
+        with qtbot.waitSignal(vm.launch.ended, timeout=20000):
+            vm.do_stop()
+    finally:
+        vm.shutdown()
+        for w in two:
+            w.stop()
+
+
+def test_saved_workers_are_asked_once_an_engine_is_found(qtbot, engine, rpc_binary, tmp_path):
+    """The window's first machine probe can finish before the engines are found: the saved
+    workers are asked again once there is an engine to ask them with (seen in the real
+    window: both rows stayed "No engine is installed" after the engine was found)."""
+    w = share.start(rpc_binary, "127.0.0.1", launch_spec.any_free_port(), log_path=tmp_path / "w.log")
+    found: list = []
+    vm = WorkersViewModel([w.endpoint], engine_binary=lambda: found[0] if found else None)
+    try:
+        vm.probe_once()
+        assert vm.rows[0].state == FAILED and "No engine is installed" in vm.rows[0].text
+        found.append(engine.binary)
+        vm.probe_once()
+        _wait_rows(qtbot, vm)
+        assert vm.rows[0].state == READY and vm.endpoints() == [w.endpoint]
+    finally:
+        w.stop()
+
+
+def test_use_them_always_is_kept_and_asked_of_the_plan(qtbot):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from draftwise.core.engines import capabilities
+    from draftwise.core.kinds import MtpMode, WorkerUse
+    from draftwise.core.settings import Settings
+    from draftwise.ui.workers_card import WorkersCard
+    from draftwise.viewmodels.replan import Inputs, request_of
+
+    settings = Settings(workers=["127.0.0.1:50052"])
+    vm = WorkersViewModel.from_settings(settings, lambda: None)
+    card = WorkersCard(vm)
+    qtbot.addWidget(card)
+    assert not card.always.isChecked() and card.always.isEnabled()
+    card.always.setChecked(True)
+    assert vm.always and settings.workers_always
+    assert Settings.from_json(settings.to_json()).workers_always
+    # The window's plan asks for every worker, as `--use-workers always` does.
+    inp = Inputs(generation=1, model=SimpleNamespace(path=Path("m.gguf")), mtp=MtpMode.AUTO, draft="",
+                 extra_args=(), engine=None, caps=capabilities.pinned_caps(), context=None, kv_type=None,
+                 machine=None, port=8080, use_workers=WorkerUse.ALWAYS if settings.workers_always else WorkerUse.AUTO)
+    assert request_of(inp).use_workers == WorkerUse.ALWAYS

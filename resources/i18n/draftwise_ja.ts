@@ -1124,47 +1124,47 @@
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="40" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="41" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="43" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="44" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="114" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="116" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="120" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="122" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="125" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="127" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="130" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="132" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="164" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="166" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="183" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="185" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
@@ -1194,22 +1194,22 @@
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="337" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="342" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="345" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="378" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="381" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="437" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="440" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
@@ -1379,62 +1379,67 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="165" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="166" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="172" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="173" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="241" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="244" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="242" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="245" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="330" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="334" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="352" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="356" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="356" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="360" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="368" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="372" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="234" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="248" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="253" />
+      <source>The speed of {worker} could not be measured ({why}); it is predicted at this computer's speed.</source>
+      <translation>ワーカー {worker} の計算速度を測定できませんでした（{why}）。このコンピューターと同じ速度として予測します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="284" />
       <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
       <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="280" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="297" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="282" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="299" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1449,27 +1454,27 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="119" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="101" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="125" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="109" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="135" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="124" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="146" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="144" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="173" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="171" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1489,187 +1494,262 @@
       <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="133" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="138" />
       <source>Port {port} is already in use on {host}; choose another sharing port.</source>
       <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="142" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="147" />
       <source>The worker {program} could not be started: {reason}.</source>
       <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="150" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="155" />
       <source>The worker stopped at once: {line}</source>
       <translation>ワーカーはすぐに停止しました: {line}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="155" />
+      <location filename="../../app/draftwise/core/machine/share.py" line="160" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="361" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="360" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="388" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="387" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="68" />
+      <location filename="../../app/draftwise/core/machine/upload.py" line="157" />
+      <source>Sending up to {total} of weights to {workers}…</source>
+      <translation>{workers} に最大 {total} の重みを送信中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="159" />
+      <source>Sending up to {total} of weights to {workers}: about {left} left at the measured link speed.</source>
+      <translation>{workers} に最大 {total} の重みを送信中：測定した回線速度で残り約 {left}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="162" />
+      <source>Sent {sent} of weights to {workers}; the engine is getting ready.</source>
+      <translation>{workers} に {sent} の重みを送信しました。エンジンの準備中です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="165" />
+      <source>Sending weights to {workers}: {sent} of up to {total}.</source>
+      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/upload.py" line="167" />
+      <source>Sending weights to {workers}: {sent} of up to {total}, {rate}/s, about {left} left.</source>
+      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="122" />
+      <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
+      <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="128" />
+      <source>it has {free} MiB free, and the test needs {need} MiB free</source>
+      <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="136" />
+      <source>it could not lend {size} MiB for the test</source>
+      <translation>テスト用に {size} MiB を確保できませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="145" />
+      <source>it stopped answering during the test ({error})</source>
+      <translation>テスト中に応答しなくなりました（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="187" />
+      <source>it did not answer ({error})</source>
+      <translation>応答しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
+      <source>this computer's own worker did not start ({error})</source>
+      <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="239" />
+      <source>this computer's own figure could not be taken: {why}</source>
+      <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/workers.py" line="69" />
       <source>The worker address {address!r} is not host:port (for example 192.168.1.20:50052).</source>
       <translation>ワーカーのアドレス {address!r} は host:port の形ではありません（例: 192.168.1.20:50052）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="71" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="72" />
       <source>The worker address {address!r} has more than one colon: IPv6 addresses are not supported by the engine; use an IPv4 address or a name.</source>
       <translation>ワーカーのアドレス {address!r} にはコロンが複数あります。エンジンは IPv6 アドレスに対応していません。IPv4 アドレスか名前を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="74" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="75" />
       <source>The worker address {address!r} has an invalid host name {host!r}.</source>
       <translation>ワーカーのアドレス {address!r} のホスト名 {host!r} が正しくありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="77" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="78" />
       <source>The worker address {address!r} needs a port from 1 to 65535 after the colon.</source>
       <translation>ワーカーのアドレス {address!r} には、コロンの後に 1 から 65535 のポートが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="92" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="93" />
       <source>The worker {worker} is listed twice; list each computer once.</source>
       <translation>ワーカー {worker} が二度書かれています。各コンピューターは一度だけ書いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="117" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="118" />
       <source>The worker {worker} runs another version of the RPC protocol ({version}); install the same engine build there as here and start its ggml-rpc-server again.</source>
       <translation>ワーカー {worker} は別のバージョンの RPC プロトコル（{version}）を使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="122" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="123" />
       <source>The worker {worker} runs another version of the RPC protocol; install the same engine build there as here and start its ggml-rpc-server again.</source>
       <translation>ワーカー {worker} は別のバージョンの RPC プロトコルを使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="125" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="126" />
       <source>The engine cannot read the worker address {worker}; write it as host:port.</source>
       <translation>エンジンはワーカーのアドレス {worker} を読めません。host:port の形で書いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="127" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="128" />
       <source>The worker {worker} cannot be reached: nothing answers there. Start ggml-rpc-server on that computer (or check the address and firewall), or remove it from Other computers.</source>
       <translation>ワーカー {worker} に接続できません。そこでは何も応答していません。そのコンピューターで ggml-rpc-server を起動する（またはアドレスとファイアウォールを確認する）か、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="131" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="132" />
       <source>The worker {worker} answered, but not as an RPC worker of this engine; check that the port belongs to ggml-rpc-server.</source>
       <translation>ワーカー {worker} は応答しましたが、このエンジンの RPC ワーカーとしてではありません。そのポートが ggml-rpc-server のものか確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="133" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="134" />
       <source>The worker {worker} could not be used; the engine's log has the details.</source>
       <translation>ワーカー {worker} を使えませんでした。詳しくはエンジンのログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="178" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="175" />
       <source>The worker {worker} did not answer within {seconds} s; check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は {seconds} 秒以内に応答しませんでした。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="182" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="179" />
       <source>The engine could not be started to ask the worker {worker}: {reason}.</source>
       <translation>ワーカー {worker} に問い合わせるためのエンジンを起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="195" />
+      <location filename="../../app/draftwise/core/machine/workers.py" line="192" />
       <source>The worker {worker} has no memory to lend: {free} MiB free of {total} MiB. Close programs there, or remove it from Other computers.</source>
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="139" />
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="45" />
+      <source>{setup} is still the fastest on your requests: {ratio}× (measured again on {n} of them)</source>
+      <translation>あなたのリクエストでも {setup} が最速です: {ratio}×（そのうち {n} 件で測り直しました）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="47" />
+      <source>{setup} is faster on your requests: {ratio}× vs {before_ratio}× with {before}</source>
+      <translation>あなたのリクエストでは {setup} のほうが速い: {ratio}×（{before} は {before_ratio}×）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="55" />
+      <source>n-gram speculation is not faster on your requests ({ratio}×, noise ±{noise} %; measured again on {n} of them), so it stays off</source>
+      <translation>あなたのリクエストでは n-gram 投機は速くなりません（{ratio}×、ノイズ ±{noise} %。そのうち {n} 件で測り直しました）。そのためオフのままです</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="142" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="146" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="147" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="195" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="199" />
       <source>{type} {share} % ({accepted} % accepted)</source>
       <translation>{type} {share} %（採用 {accepted} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="198" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="202" />
       <source>drafted tokens by type: {parts}</source>
       <translation>種類別の下書きトークン: {parts}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="233" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="237" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="96" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="97" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="99" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="102" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="109" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="115" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="114" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="117" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="174" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="177" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="192" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="195" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="111" />
+      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="117" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="128" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="129" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="129" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="130" />
       <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
       <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="177" />
+      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="178" />
       <source>record of speculation sweeps</source>
       <translation>投機設定の総当たり測定の記録</translation>
     </message>
@@ -1734,69 +1814,109 @@
       <translation>エンジン設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="295" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="173" />
+      <source>record of your requests' speed</source>
+      <translation>あなたのリクエストの速度の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="176" />
+      <source>record of your prompts</source>
+      <translation>あなたのプロンプトの記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="110" />
+      <source>{kept} ran {live} tokens/s on your last {n} requests; {other} reached {tps} when measured</source>
+      <translation>{kept} は直近 {n} 件のリクエストで {live} トークン/秒でした。測定では {other} が {tps} に達しています</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="116" />
+      <source>{kept} accepted {pct} % of its drafts on your last {n} requests, {was} % when measured</source>
+      <translation>{kept} は直近 {n} 件のリクエストでドラフトの {pct} % が採用されました（測定時は {was} %）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="122" />
+      <source>your prompts repeat themselves ({pct} % of their words follow a phrase seen before), which n-gram drafting predicts, and {kept} drafts none of it</source>
+      <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="263" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="404" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="372" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="408" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="376" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="451" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="419" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="452" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="420" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="495" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="463" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="469" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="515" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="483" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="519" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="487" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="544" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="512" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="546" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="514" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="579" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="521" />
+      <source>The engine answered {status}: {body}</source>
+      <translation>エンジンの応答は {status} でした: {body}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="548" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="582" />
-      <source>The engine answered {status}: {body}</source>
-      <translation>エンジンの応答は {status} でした: {body}</translation>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="79" />
+      <source>No setup drafted on your prompts.</source>
+      <translation>あなたのプロンプトではどの設定もドラフトしませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="132" />
+      <source>measuring again on {n} of your prompts, because {why}</source>
+      <translation>あなたのプロンプト {n} 件で測り直します。理由: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="183" />
+      <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
+      <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="110" />
@@ -1969,12 +2089,12 @@
       <translation>全レイヤーのアテンションと KV キャッシュは GPU で、{blocks} 層のうち {n} 層のフィードフォワードの重みは CPU で動きます（遅くなります）。最小のコンテキストでもモデルが GPU に収まりません。この配置では 1 トークンごとに RAM から {ffn} を読みます（レイヤーごと CPU に置くと {layers}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/model_shape.py" line="244" />
+      <location filename="../../app/draftwise/core/planning/model_shape.py" line="245" />
       <source>The recurrent state size is not in this file's metadata.</source>
       <translation>再帰状態のサイズがこのファイルのメタデータにありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/model_shape.py" line="337" />
+      <location filename="../../app/draftwise/core/planning/model_shape.py" line="338" />
       <source>The memory of a {arch} model is computed from the engine's source but not yet checked against the engine: {margin} is added to its cache, and the estimate is rough.</source>
       <translation>{arch} モデルのメモリはエンジンのソースから計算したもので、まだエンジンで確かめていません。キャッシュに {margin} を上乗せしており、見積もりはおおよそです。</translation>
     </message>
@@ -2074,27 +2194,27 @@
       <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="292" />
+      <location filename="../../app/draftwise/core/settings.py" line="297" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="300" />
+      <location filename="../../app/draftwise/core/settings.py" line="305" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="309" />
+      <location filename="../../app/draftwise/core/settings.py" line="314" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="316" />
+      <location filename="../../app/draftwise/core/settings.py" line="321" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="319" />
+      <location filename="../../app/draftwise/core/settings.py" line="324" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -2487,6 +2607,11 @@
       <location filename="../../app/draftwise/core/speculation/words.py" line="31" />
       <source>{what} with n-gram speculation</source>
       <translation>{what}と n-gram 照合</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/services/drafting_tasks.py" line="136" />
+      <source>Your requests no longer call for measuring again.</source>
+      <translation>あなたのリクエストからは、もう測り直しの必要はありません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/advanced_card.py" line="121" />
@@ -3802,192 +3927,202 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="114" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="119" />
       <source>Other computers</source>
       <translation>他のコンピューター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="115" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="120" />
       <source>Show other computers</source>
       <translation>他のコンピューターを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="116" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="121" />
       <source>Split a model across other computers, or lend this one to them</source>
       <translation>モデルを他のコンピューターに分けて動かすか、このコンピューターを貸し出します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="117" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
       <source>Use the memory of other computers that run “draftwise share”, or lend this computer to them.</source>
       <translation>「draftwise share」を実行している他のコンピューターのメモリを使うか、このコンピューターを貸し出します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="119" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="124" />
       <source>host:port of a computer running draftwise share</source>
       <translation>draftwise share を実行しているコンピューターの host:port</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="120" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="125" />
       <source>Add</source>
       <translation>追加</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="121" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="126" />
       <source>Remove</source>
       <translation>削除</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="122" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="127" />
       <source>Check again</source>
       <translation>再確認</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="123" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="128" />
+      <source>Use them even when this computer alone would be faster</source>
+      <translation>このコンピューターだけのほうが速い場合でも使う</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="129" />
+      <source>Off: they are used only when the model does not fit here, or when the plan predicts them faster over their link.</source>
+      <translation>オフ：モデルがここに収まらないとき、または回線越しでも速くなると予測されたときだけ使います。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/workers_card.py" line="131" />
       <source>Share this computer</source>
       <translation>このコンピューターを共有</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="124" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="132" />
       <source>Other computer's address (host:port)</source>
       <translation>他のコンピューターのアドレス（host:port）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="125" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="133" />
       <source>Address to share this computer on</source>
       <translation>このコンピューターを共有するアドレス</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="126" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="134" />
       <source>Port to share this computer on</source>
       <translation>このコンピューターを共有するポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="149" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="161" />
       <source>Stop sharing</source>
       <translation>共有を停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="149" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="161" />
       <source>Share</source>
       <translation>共有</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/workers_card.py" line="153" />
+      <location filename="../../app/draftwise/ui/workers_card.py" line="165" />
       <source>Not sharing</source>
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="222" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="221" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="224" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="311" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="316" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="396" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="402" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="470" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="476" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="219" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="224" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="230" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="237" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="234" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="239" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="236" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="241" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="246" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="255" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="256" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="254" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="254" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -4002,42 +4137,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="85" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="88" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="172" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="188" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="190" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="203" />
+      <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
+      <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="237" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="251" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="259" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="273" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="278" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -4367,87 +4507,87 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>下げた設定の記録を消せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="113" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="124" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="114" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="125" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="208" />
       <source>Look at the log for details.</source>
       <translation>詳しくはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="300" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="302" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="304" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="308" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="276" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="311" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="278" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="313" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="280" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="315" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="282" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="317" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="284" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="319" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="285" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="320" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="292" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="327" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="294" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="329" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="301" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="336" />
       <source>Lowered to fit in memory: {0}.</source>
       <translation>メモリに収まるよう下げました: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="323" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="358" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -4882,17 +5022,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="100" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="101" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="228" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="238" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -4987,47 +5127,57 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="168" />
+      <location filename="../../app/draftwise/viewmodels/worker_loss.py" line="65" />
+      <source>The model does not fit on what is left without {workers}: start ggml-rpc-server there again, then Launch.</source>
+      <translation>{workers} なしでは残りの構成にモデルが収まりません。そのコンピューターで ggml-rpc-server を再び起動してから「起動」を押してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/worker_loss.py" line="70" />
+      <source>{workers} went away during the last run; Draftwise launched again without it.</source>
+      <translation>前回の実行中に {workers} が応答しなくなったため、Draftwise はそれを除いて再起動しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="185" />
       <source>No engine is installed to ask this computer.</source>
       <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="171" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="188" />
       <source>Checking…</source>
       <translation>確認中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="214" />
       <source>{free} free</source>
       <translation>空き {free}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="224" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="261" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="255" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="273" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="270" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="288" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="279" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="297" />
       <source>in use by {computers}</source>
       <translation>{computers} が使用中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="285" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="303" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>

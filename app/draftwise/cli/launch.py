@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 
+from draftwise.cli import learning
 from draftwise.cli.common import (
     API_KEY_VARIABLE,
     UserError,
@@ -50,7 +51,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def cmd_launch(args: argparse.Namespace) -> int:
     # A UserError from _prepare reaches the CLI's main(): one line, exit code 2.
     run, watch = _prepare(args)
-    return _run(run, watch, verbose=args.verbose)
+    while True:
+        code = _run(run, watch, verbose=args.verbose)
+        lost = getattr(run, "lost_workers", [])
+        if not lost:
+            return code
+        # A worker went away (mid-reply, or while the weights were sent): the same launch on
+        # the workers that are left, when the model fits on them; each round drops at least
+        # one worker, so this ends.
+        rest = [ep for ep in getattr(run, "used_workers", []) if ep not in lost]
+        args.rpc = ",".join(rest) or None
+        gone = ", ".join(lost)
+        try:
+            run, watch = _prepare(args)
+        except UserError as exc:
+            print(f"  without {gone}: {exc}", flush=True)
+            print(f"  next step: start ggml-rpc-server on {gone} again, then launch again.", flush=True)
+            return code
+        print(f"relaunch: {gone} went away; running without it"
+              f"{' on ' + ', '.join(rest) if rest else ' on this computer alone'} (the model fits there).",
+              flush=True)
 
 
 def _prepare(args: argparse.Namespace):
@@ -64,6 +84,8 @@ def _prepare(args: argparse.Namespace):
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
     engine, machine, planned = planned_launch(args, full=getattr(args, "full", False))
+    if learning.learn_before_launch(planned):  # measured again on the user's prompts: plan with it
+        engine, machine, planned = planned_launch(args)
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)
     if machine.cpu_variant:
@@ -88,8 +110,9 @@ def _prepare(args: argparse.Namespace):
     records = planned.records
     run = headless.HeadlessLaunch(launch, broken=records.broken, ladder=planned.ladder(launch),
                                   fixes=records.fixes, log_path=log_path)
-    run.relaunch = (args.model, tuple(args.engine_args))  # for the offer when a worker goes away
-    return run, quick.watch_for(prepared)
+    watch = quick.watch_for(prepared)
+    watch.usage = learning.keeper_for(planned)  # the requests' figures, kept per model and setup
+    return run, watch
 
 
 def find_engine(args: argparse.Namespace):
@@ -164,17 +187,6 @@ def _poll_figures(run, watch) -> None:
         print("  (`draftwise launch --mtp off MODEL` starts it without speculation)", flush=True)
 
 
-def _without(model: str, used: list[str], lost: list[str], engine_args: tuple[str, ...] = ()) -> str | None:
-    """The command that launches again without the workers that went away."""
-    from draftwise.core.readable import command_line
-
-    if not lost:
-        return None
-    rest = [e for e in used if e not in lost]
-    return command_line(["draftwise", "launch", model, *(["--rpc", ",".join(rest)] if rest else []),
-                         *(["--", *engine_args] if engine_args else [])])
-
-
 def _print_memory(run, lines: list[str]) -> None:
     """The plan of the start that became ready beside the buffers it allocated."""
     from draftwise.core.planning import logparse, planned_vs_actual
@@ -189,6 +201,40 @@ def _print_memory(run, lines: list[str]) -> None:
         if row["planned"] or row["actual"]:
             got = human_bytes(row["actual"]) if row["actual"] else "-"
             print(f"  {row['component']:<8} {human_bytes(row['planned']):>10} / {got}", flush=True)
+
+
+class _UploadLines:
+    """`upload: …` lines while the engine sends the workers their weights (core/machine/
+    upload.py), one every UPLOAD_LINE_EVERY_S at most."""
+
+    def __init__(self, planned) -> None:
+        import time
+
+        from draftwise.core.machine import upload
+
+        now = time.monotonic()
+        self.watch = upload.UploadWatch(planned, now) if planned else None
+        self.next_read = 0.0
+        self.next_line = now + UPLOAD_LINE_EVERY_S  # a load that takes a moment says nothing
+        self.last = ""
+
+    def poll(self, pid: int) -> None:
+        import time
+
+        from draftwise.core.machine import upload
+
+        now = time.monotonic()
+        if self.watch is None or now < self.next_read:
+            return
+        self.next_read = now + upload.SAMPLE_EVERY_S
+        progress = self.watch.update(now, upload.read_sent(pid, self.watch.peers))
+        line = str(progress.text())
+        if line != self.last and (now >= self.next_line or progress.done):
+            self.last, self.next_line = line, now + UPLOAD_LINE_EVERY_S
+            print(f"upload: {line}", flush=True)
+
+
+UPLOAD_LINE_EVERY_S = 3.0
 
 
 def _run(run, watch=None, *, verbose: bool) -> int:
@@ -230,17 +276,15 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             print(f"ladder: {action.reason}", flush=True)
         elif isinstance(action, lf.Crashed):
             cause = action.cause
-            offer = None
+            lost: list[str] = []
             if cause.kind in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
                 used = share.endpoints_of(spec.argv)
                 lost = workers.gone(used)
                 cause = crash.name_gone_workers(cause, lost)
-                model, engine_args = getattr(run, "relaunch", (str(spec.model_path), ()))
-                offer = _without(model, used, lost, engine_args)
+                run.lost_workers, run.used_workers = lost, used  # cmd_launch runs without them
             print(f"crashed: {cause.sentence}", flush=True)
-            print(f"  next step: {cause.next_step}", flush=True)
-            if offer:
-                print(f"  relaunch without it: {offer}", flush=True)
+            if not lost:  # else cmd_launch says what comes next
+                print(f"  next step: {cause.next_step}", flush=True)
             if action.cause.evidence:
                 print(f"  engine said: {action.cause.evidence}", flush=True)
         elif isinstance(action, lf.GpuChecked):
@@ -264,6 +308,8 @@ def _run(run, watch=None, *, verbose: bool) -> int:
     def on_lines(lines: list[str]) -> None:
         if watch is not None:
             watch.lines(lines)  # finished requests, counted exactly (core/measuring/records/live_figures.py)
+            if watch.usage is not None:
+                watch.usage.lines(lines)
         if verbose:
             if not outcome["ready"]:
                 attempt_lines.extend(lines)
@@ -280,6 +326,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
     # SIGHUP too: closing the terminal must stop the engine, which runs in its own session.
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+    sending = _UploadLines(spec.uploads)
     try:
         run.start()
         next_poll = 0.0
@@ -288,12 +335,18 @@ def _run(run, watch=None, *, verbose: bool) -> int:
                 run.stop()
                 break
             run.pump()
+            if not run.flow.is_ready and run.pids:
+                sending.poll(run.pids[-1])
             if watch is not None and run.flow.is_ready and time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + FIGURES_EVERY_S
                 _poll_figures(run, watch)
+                if watch.usage is not None:
+                    watch.usage.save()
     finally:
         if not run.flow.ended:
             run.stop()
+        if watch is not None and watch.usage is not None:
+            watch.usage.save(final=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if outcome["stopped_by_user"]:

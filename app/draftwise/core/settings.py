@@ -123,6 +123,9 @@ class Settings:
     # Other computers (RPC workers, "host:port") the model may be split across; checked when
     # used (core/machine/workers.py), kept as typed so a bad entry can be shown and fixed.
     workers: list[str] = field(default_factory=list)
+    # Use them even when this computer alone is predicted faster (`--use-workers always`);
+    # False: auto, only when the model does not fit without them or they pay.
+    workers_always: bool = False
     # Share this computer (ggml-rpc-server): where it listens. Loopback unless the user picks
     # another address (core/machine/share.py warns); the worker stops with the app.
     share_host: str = LOOPBACK
@@ -199,6 +202,7 @@ class Settings:
                 "api_key": self.api_key,
                 "close_action": self.close_action,
                 "workers": list(self.workers),
+                "workers_always": self.workers_always,
                 "share_host": self.share_host,
                 "share_port": self.share_port,
                 "geometry": self.geometry,
@@ -244,6 +248,7 @@ class Settings:
             s.port = port
         s.api_key = _str_or_none(data.get("api_key"))
         s.workers = _unique(_str_list(data.get("workers")))
+        s.workers_always = data.get("workers_always") is True
         if isinstance(data.get("share_host"), str) and data["share_host"].strip():
             s.share_host = data["share_host"].strip()
         share_port = data.get("share_port")

@@ -18,9 +18,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.launch import headless, prepare, session
 from draftwise.core.machine.hardware import Machine
+from draftwise.core.measuring.records import usage
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.measuring.records.sweep_record import Sweep
-from draftwise.core.measuring.runs import quick, sweep
+from draftwise.core.measuring.runs import learn, quick, sweep
+from draftwise.core.messages import msg
 from draftwise.services.library_scan import Task, TaskRunner
 
 POLL_MS = 2000
@@ -98,13 +100,17 @@ class DraftingMonitor(QObject):
 
 def prepare_measure_and_record(
     request: prepare.Request, engine: session.Engine, machine: Machine, settings: quick.Settings, *,
-    report: Callable, cancel: threading.Event, all_settings: bool = False,
+    report: Callable, cancel: threading.Event, all_settings: bool = False, from_use: bool = False,
 ) -> Measurement | Sweep:
     """The whole measurement on a worker thread, planned by the launch session as Launch plans
     it (remembered fixes, rung, broken drafters) except that an old measurement does not leave
     the drafter out. `all_settings`: the sweep (every setup) instead of the quick measurement.
-    The record is written after the last arm (an engine fix found on the way, at once)."""
+    The record is written after the last arm (an engine fix found on the way, at once).
+    `from_use`: the kept setup and its rivals on the user's own prompts, which their requests
+    called for (core/measuring/runs/learn.py; the user accepted, so no idle probe)."""
     records = session.Records.load(machine)
+    if from_use:
+        return _measure_on_the_users_prompts(request, engine, machine, records, settings, report, cancel)
     planned = session.plan_launch(request, engine, machine, records, ignore_measurements=True)
     ngram = quick.ngram_request(planned.prepared, request)
     if ngram is not None:  # no drafter found: the n-gram types are measured instead
@@ -119,6 +125,16 @@ def prepare_measure_and_record(
         if result.tuned is not None:
             store.tuned().record(result.tuned)
     return result
+
+
+def _measure_on_the_users_prompts(request: prepare.Request, engine: session.Engine, machine: Machine,
+                                  records: session.Records, settings: quick.Settings, report: Callable,
+                                  cancel: threading.Event) -> Measurement:
+    store = usage.UsageRecords()
+    d = learn.due(session.plan_launch(request, engine, machine, records), store)
+    if d is None:
+        raise quick.MeasureError(msg("Your requests no longer call for measuring again."))
+    return learn.run_due(d, store, settings=settings, cancel=cancel, report=report)
 
 
 class MeasureRunner(QObject):

@@ -179,6 +179,46 @@ def qwen3_30b_a3b(n_layer: int = 48) -> Geometry:
                     source="Qwen/Qwen3-30B-A3B config.json")
 
 
+def moe_grid(n_embd: int, ff: int, used: int) -> Geometry:
+    """A small qwen3moe of any expert geometry (2 blocks, 16 heads x 128, 4 KV heads, 16
+    experts of width `ff`, `used` of them, a vocabulary of 4096): the grid the MoE compute
+    buffer's fit is held to (tests/test_planner_real.py)."""
+    return qwen3moe(f"qwen3moe-grid-e{n_embd}-ff{ff}-u{used}", n_embd=n_embd, n_layer=2, n_head=16, n_head_kv=4,
+                    head_dim=128, n_expert=16, n_expert_used=used, n_ff_exp=ff, n_vocab=4096,
+                    source="a grid of expert geometries, not a published model")
+
+
+def dense(arch: str, *, n_embd: int, q: int, kv: int, ff: int, n_layer: int, n_vocab: int = 4096) -> Geometry:
+    """A small dense `qwen3`, `llama` or `gemma3` file of any attention and FFN widths: query
+    `q` wide, K and V `kv` wide each, heads of 128 (gemma3: 256, a 512-token sliding window on
+    the engine's own pattern of five sliding blocks to one full), a vocabulary of `n_vocab`.
+    The tensors are the ones `src/models/<arch>.cpp` loads (qwen3 and gemma3 per-head Q/K
+    norms, gemma3's post-attention and post-FFN norms and tied head); the grid the Vulkan
+    compute buffer's replay is held to (tests/test_vulkan_compute.py)."""
+    gemma = arch == "gemma3"
+    hd = 256 if gemma else 128
+    e = n_embd
+    per = [("attn_norm.weight", (e,), "F32"), ("attn_q.weight", (e, q), "Q4_K"), ("attn_k.weight", (e, kv), "Q4_K"),
+           ("attn_v.weight", (e, kv), "Q6_K"), ("attn_output.weight", (q, e), "Q4_K")]  # fmt: skip
+    if arch != "llama":
+        per += [("attn_q_norm.weight", (hd,), "F32"), ("attn_k_norm.weight", (hd,), "F32")]
+    per += [("ffn_norm.weight", (e,), "F32"), ("ffn_gate.weight", (e, ff), "Q4_K"), ("ffn_up.weight", (e, ff), "Q4_K"),
+            ("ffn_down.weight", (ff, e), "Q6_K")]  # fmt: skip
+    if gemma:
+        per += [("post_attention_norm.weight", (e,), "F32"), ("post_ffw_norm.weight", (e,), "F32")]
+    kvs: dict[str, Any] = {
+        "context_length": 40960, "embedding_length": e, "feed_forward_length": ff, "block_count": n_layer,
+        "attention.head_count": q // hd, "attention.head_count_kv": kv // hd, "attention.key_length": hd,
+        "attention.value_length": hd, "rope.dimension_count": hd, "rope.freq_base": 1000000.0,
+        "attention.layer_norm_rms_epsilon": 1e-6,
+    }  # fmt: skip
+    if gemma:
+        kvs |= {"attention.sliding_window": 512, "rope.freq_base_swa": 10000.0}
+    tensors = _head(e, n_vocab, "Q4_K", None if gemma else "Q6_K") + _blocks(n_layer, per)
+    return Geometry(f"{arch}-e{e}-q{q}-kv{kv}-ff{ff}-{n_layer}L", arch, kvs, tuple(tensors), n_vocab,
+                    source="a grid of attention and FFN widths, not a published model")
+
+
 def gpt_oss_20b(n_layer: int = 24) -> Geometry:
     """gpt-oss-20b (openai/gpt-oss-20b config.json: hidden_size 2880, 24 layers, 64 heads,
     8 KV heads, head_dim 64, 32 experts, 4 used, intermediate_size 2880, sliding_window 128,

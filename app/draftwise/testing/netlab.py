@@ -121,12 +121,23 @@ def wait_for_port(host: str, port: int, timeout: float = 20.0) -> None:
             time.sleep(0.05)
 
 
+# What the relay holds on the way, like a router's small buffer: its queue and its own socket
+# buffers, so a sender's acknowledged bytes follow the shaped link (upload.py reads those)
+# instead of running megabytes ahead of it into the relay's memory.
+RELAY_BUFFER = 256 << 10
+
+
 class Relay:
-    """127.0.0.1:port -> target, each chunk passed on `delay_ms` after it arrived, both ways."""
+    """127.0.0.1:port -> target, each chunk passed on `delay_ms` after it arrived, both ways,
+    holding at most about RELAY_BUFFER bytes in each direction."""
 
     def __init__(self, target: tuple[str, int], delay_ms: float) -> None:
         self.target, self.delay = target, delay_ms / 1000
-        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RELAY_BUFFER)  # accepted ones inherit it
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
         self.port = self.server.getsockname()[1]
         self.endpoint = f"127.0.0.1:{self.port}"
         self._closed = threading.Event()
@@ -137,9 +148,14 @@ class Relay:
         while not self._closed.is_set():
             try:
                 client, _ = self.server.accept()
-                upstream = socket.create_connection(self.target, timeout=10)
+                upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                upstream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, RELAY_BUFFER)
+                upstream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RELAY_BUFFER)
+                upstream.settimeout(10)
+                upstream.connect(self.target)
             except OSError:
                 return
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, RELAY_BUFFER)
             for s in (client, upstream):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 s.settimeout(None)
@@ -150,16 +166,21 @@ class Relay:
     def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
         queue: deque[tuple[float, bytes]] = deque()
         ready = threading.Condition()
+        held = [0]  # bytes in the queue
 
         def read() -> None:
             while True:
+                with ready:
+                    while held[0] >= RELAY_BUFFER and not self._closed.is_set():
+                        ready.wait(0.5)  # full: the sender waits, as behind a real link
                 try:
                     data = src.recv(1 << 16)
                 except OSError:
                     data = b""
                 with ready:
                     queue.append((time.monotonic() + self.delay, data))
-                    ready.notify()
+                    held[0] += len(data)
+                    ready.notify_all()
                 if not data:
                     return
 
@@ -169,6 +190,8 @@ class Relay:
                     while not queue:
                         ready.wait()
                     due, data = queue.popleft()
+                    held[0] -= len(data)
+                    ready.notify_all()
                 pause = due - time.monotonic()
                 if pause > 0:
                     time.sleep(pause)
@@ -212,12 +235,14 @@ class Worker:
 
 
 @contextmanager
-def worker(profile: Profile, rpc_binary: Path, env: dict[str, str], port: int) -> Iterator[Worker]:
-    """A worker behind `profile`'s link, listening on `port` in its namespace; removed after."""
+def worker(profile: Profile, rpc_binary: Path, env: dict[str, str], port: int,
+           threads: int | None = None) -> Iterator[Worker]:
+    """A worker behind `profile`'s link, listening on `port` in its namespace (with `threads`,
+    else the worker's default: half the logical cores); removed after."""
     ns = Namespace(profile)
     relay = None
     try:
-        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port)], env=env,
+        ns.start([str(rpc_binary), "-H", ns.ns_ip, "-p", str(port), *(["-t", str(threads)] if threads else [])], env=env,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         wait_for_port(ns.ns_ip, port)
         relay = Relay((ns.ns_ip, port), profile.delay_ms)

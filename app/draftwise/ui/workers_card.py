@@ -7,6 +7,7 @@ one to ask)."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -65,6 +66,9 @@ class WorkersCard(QWidget):
         buttons.addWidget(self.recheck_button)
         buttons.addStretch(1)
         lay.addLayout(buttons)
+        self.always = QCheckBox()
+        self.always.setObjectName("workersAlways")
+        lay.addWidget(self.always)
         self.error = QLabel()
         self.error.setObjectName("workerError")
         self.error.setWordWrap(True)
@@ -101,6 +105,7 @@ class WorkersCard(QWidget):
         self.list.currentRowChanged.connect(lambda _r: self._refresh_buttons())
         self.remove_button.clicked.connect(self._remove)
         self.recheck_button.clicked.connect(vm.probe_all)
+        self.always.toggled.connect(vm.set_always)
         self.share_host.editingFinished.connect(self._address_changed)
         self.share_port.valueChanged.connect(lambda _v: self._address_changed())
         self.share_button.clicked.connect(self._toggle_share)
@@ -120,6 +125,9 @@ class WorkersCard(QWidget):
         self.add_button.setText(tr("Add"))
         self.remove_button.setText(tr("Remove"))
         self.recheck_button.setText(tr("Check again"))
+        self.always.setText(tr("Use them even when this computer alone would be faster"))
+        self.always.setToolTip(tr("Off: they are used only when the model does not fit here, or when the plan "
+                                  "predicts them faster over their link."))
         self.share_title.setText(tr("Share this computer"))
         self.address.setAccessibleName(tr("Other computer's address (host:port)"))
         self.share_host.setAccessibleName(tr("Address to share this computer on"))
@@ -146,6 +154,10 @@ class WorkersCard(QWidget):
             self._opened_for_use = True  # once: the person may fold it again
             self.toggle.setChecked(True)
         self._refresh_buttons()
+        self.always.blockSignals(True)
+        self.always.setChecked(self.vm.always)
+        self.always.blockSignals(False)
+        self.always.setEnabled(bool(self.vm.rows))
         self.share_button.setText(tr("Stop sharing") if self.vm.sharing else tr("Share"))
         warning = self.vm.share_warning()
         self.share_warning.setText(warning)

@@ -10,6 +10,7 @@ loaded here and saved shortly after each change; profiles are `viewmodels.profil
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -17,10 +18,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core import settings as settings_mod
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.kinds import EngineKind
+from draftwise.core.kinds import EngineKind, WorkerUse
 from draftwise.core.launch import launch_spec
 from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
+from draftwise.core.messages import Text
 from draftwise.core.processes import orphans
 from draftwise.core.readable import command_line
 from draftwise.core.settings import LoadResult, Settings
@@ -44,6 +46,7 @@ from draftwise.viewmodels.profiles import ProfilesViewModel
 from draftwise.viewmodels.replan import Inputs, Outcome, Replanner, split_args
 from draftwise.viewmodels.speculation import SpeculationViewModel
 from draftwise.viewmodels.switch import ModelSwitch
+from draftwise.viewmodels.worker_loss import WorkerLoss
 from draftwise.viewmodels.workers import WorkersViewModel
 
 log = logging.getLogger(__name__)
@@ -132,10 +135,10 @@ class AppViewModel(LadderActions, QObject):
         self.launch.log_lines.connect(self.plan.feed_log)
         self.launch.attempt_started.connect(self.plan.new_attempt)  # each start's buffers, its own plan
         self.launch.changed.connect(self.launch_state_changed)
-        self.launch.ended.connect(lambda _how: self.workers.explain_crash(self.launch))
         self.launch.changed.connect(lambda: self.speculation.set_fell_back_in_this_run(
             self.launch.running and bool(self.launch.fallback_reason)))
         self.switcher = ModelSwitch(self)
+        self.worker_loss = WorkerLoss(self)  # a worker gone mid-run: named, and launched again without it
         # Ready after a fallback: the drafter is now on the broken record, so re-plan and the
         # shown command and the next Launch leave it out instead of crashing the same way.
         self.launch.became_ready.connect(
@@ -281,6 +284,8 @@ class AppViewModel(LadderActions, QObject):
         if chosen is not None and chosen.usable and chosen.kind == EngineKind.LLAMA_CPP:
             # What the engine itself sees (a CPU build sees no GPU): plan for that.
             self.probe_machine(chosen.binary)
+            if self.machine is not None:
+                self.workers.probe_once()  # saved workers asked before an engine was found
         self.settings.engine_binary = self.engine.preferred_binary
         self.check.configured_engine = self.settings.engine_binary
         self.schedule_save()
@@ -362,6 +367,7 @@ class AppViewModel(LadderActions, QObject):
             context=self.plan.context, kv_type=self.plan.kv_type,
             machine=workers_mod.with_workers(self.machine, self.workers.devices()),  # other computers that answered
             port=self.settings.port, network=self.settings.network,
+            use_workers=WorkerUse.ALWAYS if self.settings.workers_always else WorkerUse.AUTO,
         )
 
     def command_text(self) -> str:
@@ -382,7 +388,7 @@ class AppViewModel(LadderActions, QObject):
     def can_stop(self) -> bool:
         return self.launch.state in ("starting", "loading", "ready")
 
-    def do_launch(self) -> bool:
+    def do_launch(self, *, notes: Sequence[Text] = ()) -> bool:
         why = self.launch_block_reason()
         if why is not None:
             self.message.emit(why)
@@ -390,7 +396,7 @@ class AppViewModel(LadderActions, QObject):
         out = self.outcome
         engine = self.engine.selected
         assert out is not None and engine is not None and self.model is not None
-        notes: list[str] = []
+        notes: list[Text] = list(notes)
         try:
             if out.planned is None:
                 raise launch_spec.LaunchError("model", tr("Planning…"))

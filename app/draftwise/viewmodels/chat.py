@@ -14,6 +14,7 @@ follows the state: no model, one chosen, loading, ready (to chat or to write), s
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from draftwise.core import chat, chat_store
 from draftwise.core import pictures as pics
 from draftwise.core.chat import ChatError, Conversation, Options, Turn
+from draftwise.core.measuring.records import usage
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
@@ -40,6 +42,8 @@ from draftwise.viewmodels.launch import (
     LaunchViewModel,
 )
 from draftwise.viewmodels.roles import ChatStreamRole, PropsProbeRole
+
+log = logging.getLogger(__name__)
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"
 
@@ -77,6 +81,7 @@ class ChatViewModel(QObject):
         self.temperature: float | None = None
         self.max_tokens: int | None = None
         self.extra_body: dict[str, Any] = {}  # further engine parameters for each request
+        self.usage_path: Path | None = None  # where the prompts sent are kept (None: the data folder's)
         self.conversations: list[Conversation] = []
         self.current = self._new_conversation()
         self.pending = False  # the last user turn waits for the engine
@@ -321,6 +326,7 @@ class ChatViewModel(QObject):
             body, path = chat.completion_body(self.current.document(), options), chat.COMPLETION_PATH
         else:
             body, path = chat.request_body(self.current.history(), options), chat.CHAT_PATH
+        self._keep_prompt(getattr(spec, "model_path", None), body)
         self._reply = Turn("assistant")
         self._reply_in = self.current  # the user may switch chats while it streams
         self.current.turns.append(self._reply)
@@ -335,6 +341,18 @@ class ChatViewModel(QObject):
         self._set_state(STREAMING)
         self._flush_timer.start()
         self._stream.start(spec.url, spec.api_key, body, path=path)
+
+    def _keep_prompt(self, model: Path | None, body: dict[str, Any]) -> None:
+        """The user's own request, kept on this computer (the last few per model) so that
+        speculation can be measured on their work (core/measuring/runs/learn.py); never sent
+        anywhere. A failed write costs only that."""
+        text = usage.prompt_of(body)
+        if text is None or model is None:
+            return
+        try:
+            usage.UsageRecords(self.usage_path).add_prompts(model, (text,))
+        except OSError as exc:
+            log.info("the prompt was not kept for measuring: %s", exc)
 
     def _on_events(self, events: list) -> None:
         for e in events:

@@ -24,10 +24,11 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import speed
+from draftwise.core.measuring.records import usage
 from draftwise.core.measuring.records.live_figures import Watch
 from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
 from draftwise.core.measuring.records.sweep_record import Sweep
-from draftwise.core.measuring.runs import quick
+from draftwise.core.measuring.runs import learn, quick
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
 from draftwise.services.drafting_tasks import DraftingMonitor, Fetched, MeasureRunner
@@ -58,6 +59,8 @@ class DraftingViewModel(QObject):
         self.error_text = ""
         self._offered: set[Combination] = set()  # each offered "Measure speed?" once
         self._restore = False  # start the user's engine again once the measurement is done
+        # The offer is to measure again on the user's prompts (their requests called for it: learn.py).
+        self.from_use = False
         self._relaunch_after_replan = False
         self._pending_start = False  # waiting for the user's engine to stop
         self._restart_when_stopped = False  # cancelled while waiting for it
@@ -111,17 +114,28 @@ class DraftingViewModel(QObject):
         prepared = self._prepared()
         self.watch = quick.watch_for(prepared) if prepared is not None else Watch(
             speculating=bool(spec.spec.argv), what=quick.what_is_drafting(spec.spec), break_even=None)
+        out = self.app.outcome
+        if out is not None and out.planned is not None:
+            # The user's requests' figures, per model and setup (core/measuring/records/usage.py).
+            self.watch.usage = usage.Keeper(learn.usage_key(out.planned))
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
+        if self.offer is None and out is not None and out.planned is not None:
+            self._maybe_offer_learning(out.planned)
         self.changed.emit()
 
     def _on_lines(self, lines: list) -> None:
         if self.watch is not None:
             self.watch.lines(lines)
+            if self.watch.usage is not None:
+                self.watch.usage.lines(lines)
 
     def _on_launch_ended(self, _state: str) -> None:
         self.monitor.stop()
+        if self.watch is not None and self.watch.usage is not None:
+            self.watch.usage.save(final=True)
+            self.watch.usage = None
         if self._restart_when_stopped:
             self._restart_when_stopped = False
             self._after()
@@ -133,6 +147,8 @@ class DraftingViewModel(QObject):
     def _on_fetched(self, got: Fetched) -> None:
         if self.watch is None:
             return
+        if self.watch.usage is not None:
+            self.watch.usage.save()  # a small write, only when requests finished since
         if got.slots is not None:
             warning = self.watch.slots(got.slots)
             if warning is not None:
@@ -172,12 +188,27 @@ class DraftingViewModel(QObject):
         self.offer = tr("Measure how much faster speculation makes this model? About {0}; the model is "
                         "loaded {1} times and your engine restarted after.").format(eta, arms)
 
+    def _maybe_offer_learning(self, planned: session.PlannedLaunch) -> None:
+        """The user's requests of the last launches call for measuring again on their prompts
+        (core/measuring/runs/learn.py): offered with why, as the first measurement is. Accepted,
+        it runs at once (the user chose the moment: no idle probe)."""
+        try:
+            d = learn.due(planned, usage.UsageRecords())
+        except (OSError, prepare.PrepareError) as exc:
+            log.info("learning from use: not checked: %s", exc)
+            return
+        if d is None:
+            return
+        self.from_use = True
+        self.offer = tr("Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is "
+                        "restarted after.").format(tr_message(d.trigger.reason))
+
     def set_measure_automatically(self, on: bool) -> None:
         self.app.settings.measure_automatically = bool(on)
         self.app.schedule_save()
 
     def dismiss_offer(self) -> None:
-        self.offer = None
+        self.offer, self.from_use = None, False
         self.changed.emit()
 
     def measure_speed(self, all_settings: bool = False) -> bool:
@@ -186,6 +217,7 @@ class DraftingViewModel(QObject):
         if not self.can_measure():
             return False
         self.all_settings = bool(all_settings)
+        self.from_use = self.from_use and not self.all_settings
         self.offer, self.error_text, self.result_text = None, "", ""
         self.progress_text, self.fraction = tr("Starting the measurement…"), 0.0
         if self.app.engine_running():
@@ -207,7 +239,8 @@ class DraftingViewModel(QObject):
             return
         # The launch session plans it again, as Launch would (services/drafting_tasks.py).
         self.runner.start(self._request(), session.Engine(engine.binary, app.engine.caps(), engine.backend),
-                          app.machine, self.settings, all_settings=self.all_settings)
+                          app.machine, self.settings, all_settings=self.all_settings, from_use=self.from_use)
+        self.from_use = False
 
     def cancel(self) -> None:
         if self._pending_start:

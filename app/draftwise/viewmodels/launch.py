@@ -8,6 +8,7 @@ The process itself belongs to `services.engine_process.EngineProcess`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
@@ -15,6 +16,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from draftwise.core.launch import crash
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.machine import upload
 from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_duration
 from draftwise.viewmodels.i18n import tr, tr_message
@@ -76,6 +78,12 @@ class LaunchViewModel(QObject):
         self._tick = QTimer(self)
         self._tick.setInterval(500)
         self._tick.timeout.connect(self.changed.emit)
+        self._tick.timeout.connect(self._sample_upload)
+        # The weights being sent to the workers while the engine loads (core/machine/upload.py).
+        self.upload: upload.Progress | None = None
+        self._upload_watch: upload.UploadWatch | None = None
+        self._upload_reader: QObject | None = None
+        self._upload_next = 0.0
 
     # ---------------------------------------------------------------- commands
     @property
@@ -103,6 +111,9 @@ class LaunchViewModel(QObject):
         self.ready_seconds = None
         self.launch_notes = list(notes or [])
         self.wanted_port = wanted_port
+        self.upload = None
+        self._upload_watch = upload.UploadWatch(spec.uploads, time.monotonic()) if spec.uploads else None
+        self._upload_next = 0.0
         self._clock.start()
         self._set_state(STARTING)
         self._tick.start()
@@ -241,6 +252,28 @@ class LaunchViewModel(QObject):
         self.stalled_seconds = float(seconds)
         self.changed.emit()
 
+    def _sample_upload(self) -> None:
+        """While the engine loads: read its connections to the workers (once a second)."""
+        watch, pid = self._upload_watch, getattr(self.process, "pid", None)
+        now = time.monotonic()
+        if watch is None or pid is None or self.state not in (STARTING, LOADING) or now < self._upload_next:
+            return
+        self._upload_next = now + upload.SAMPLE_EVERY_S
+        if self._upload_reader is None:
+            from draftwise.services.upload_reader import UploadReader
+
+            reader = UploadReader(self)
+            reader.read.connect(self._on_upload_read)
+            self._upload_reader = reader
+        self._upload_reader.request(pid, watch.peers)  # type: ignore[attr-defined]
+
+    def _on_upload_read(self, sent: object) -> None:
+        watch = self._upload_watch
+        if watch is None or self.state not in (STARTING, LOADING):
+            return
+        self.upload = watch.update(time.monotonic(), sent if isinstance(sent, dict) else None)
+        self.changed.emit()
+
     def _on_stopped(self, *args: object) -> None:
         # The engine reports its exit twice (stage "stopped", then `stopped`): one end.
         if self.state in (FAILED, STOPPED):
@@ -269,6 +302,8 @@ class LaunchViewModel(QObject):
             return tr("Starting… {0}").format(human_duration(self.elapsed()))
         if s == LOADING:
             text = tr("Loading model… {0}").format(human_duration(self.elapsed()))
+            if self.upload is not None:
+                text += " — " + tr_message(self.upload.text())
             if self.stalled_seconds:
                 text += " — " + tr("no progress for {0}; you can stop it.").format(human_duration(self.stalled_seconds))
             return text

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
-from draftwise.core.kinds import Backend, EngineKind, MtpMode
+from draftwise.core.kinds import Backend, EngineKind, MtpMode, WorkerUse
 from draftwise.core.launch import prepare, session
 from draftwise.core.launch.ladder import Concessions
 from draftwise.core.machine import hardware
@@ -51,6 +51,7 @@ class Inputs:
     machine: hardware.Machine
     port: int
     network: bool = False
+    use_workers: WorkerUse = WorkerUse.AUTO
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def request_of(inp: Inputs) -> prepare.Request:
         model=inp.model.path, mtp=inp.mtp, draft=draft,
         backend=inp.engine.kind if inp.engine is not None else EngineKind.LLAMA_CPP,
         extra_args=tuple(inp.extra_args), prefs=prefs_for(inp.context, inp.kv_type),
-        port=inp.port, network=inp.network,
+        port=inp.port, network=inp.network, use_workers=inp.use_workers,
     )
 
 

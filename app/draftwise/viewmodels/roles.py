@@ -14,6 +14,7 @@ alone, so no import cycle comes of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
     from draftwise.core.gguf.reader import ModelInfo
     from draftwise.core.machine.hardware import Machine
+    from draftwise.core.messages import Text
     from draftwise.core.settings import Settings
     from draftwise.services.library_scan import TaskRunner
     from draftwise.viewmodels.engine import EngineViewModel
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from draftwise.viewmodels.plan import PlanViewModel
     from draftwise.viewmodels.replan import Outcome
     from draftwise.viewmodels.speculation import SpeculationViewModel
+    from draftwise.viewmodels.workers import WorkersViewModel
 
 
 class EngineProcessRole(Protocol):
@@ -86,6 +89,7 @@ class AppRole(Protocol):
     plan: PlanViewModel
     details: ModelDetailsViewModel
     library: LibraryViewModel
+    workers: WorkersViewModel
     outcome_changed: SignalInstance
     launch_state_changed: SignalInstance
 
@@ -101,7 +105,9 @@ class AppRole(Protocol):
 
     def can_stop(self) -> bool: ...
 
-    def do_launch(self) -> bool: ...
+    def can_launch(self) -> bool: ...
+
+    def do_launch(self, *, notes: Sequence[Text] = ()) -> bool: ...
 
     def do_stop(self) -> None: ...
 

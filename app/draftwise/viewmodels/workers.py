@@ -23,7 +23,7 @@ from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import EngineKind
 from draftwise.core.launch import crash
-from draftwise.core.machine import share, workers
+from draftwise.core.machine import link, share, workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
@@ -76,6 +76,9 @@ class WorkersViewModel(QObject):
         self.share_status = ""
         self._share_failed = False
         self._probed_once = False
+        # Use the workers even where this computer alone is predicted faster (settings.
+        # workers_always; the plan's `--use-workers always`). Off: auto.
+        self.always = False
 
     @classmethod
     def from_settings(cls, settings: Settings, engine: Callable[[], EngineChoice | None], parent: QObject | None = None,
@@ -89,9 +92,11 @@ class WorkersViewModel(QObject):
 
         vm = cls(settings.workers, engine_binary=binary, parent=parent)
         vm.share_host, vm.share_port = settings.share_host, settings.share_port
+        vm.always = settings.workers_always
 
         def store() -> None:
             settings.workers = vm.entries()
+            settings.workers_always = vm.always
             settings.share_host, settings.share_port = vm.share_host, vm.share_port
 
         vm.changed.connect(store)
@@ -99,18 +104,24 @@ class WorkersViewModel(QObject):
         return vm
 
     def probe_once(self) -> None:
-        """Ask the saved workers, the first time the machine is known."""
+        """Ask the saved workers, the first time the machine is known with an engine to ask
+        them: the window's first machine probe can finish before the engines are found, and
+        the rows would stay "No engine is installed" (the next probe, with the engine, asks)."""
         if not self._probed_once:
-            self._probed_once = True
+            self._probed_once = self.engine_binary is not None
             self.probe_all()
 
-    def explain_crash(self, launch: LaunchViewModel) -> None:
+    def explain_crash(self, launch: LaunchViewModel) -> list[str]:
         """After a launch ended: if a worker went away, name it in the failure and leave it
-        out of the next plan (the window's offer to relaunch without it)."""
+        out of the next plan; the workers that went away (viewmodels/worker_loss.py launches
+        again without them when the model fits)."""
         cause = getattr(launch, "cause", None)
-        if cause is not None and cause.kind in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
-            launch.cause = crash.name_gone_workers(cause, self.drop_gone())
-            launch.changed.emit()
+        if cause is None or cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
+            return []
+        lost = self.drop_gone()
+        launch.cause = crash.name_gone_workers(cause, lost)
+        launch.changed.emit()
+        return lost
 
     @property
     def engine_binary(self) -> Path | None:
@@ -136,6 +147,12 @@ class WorkersViewModel(QObject):
                                    free_bytes=d.free_bytes, device=f"RPC{len(out)}", endpoint=d.endpoint,
                                    remote_index=d.remote_index))  # fmt: skip
         return out
+
+    def set_always(self, on: bool) -> None:
+        """Use every computer that answered even when this one alone would be faster."""
+        if on != self.always:
+            self.always = on
+            self.changed.emit()  # stored, and the plan is made again
 
     def add(self, text: str) -> bool:
         try:
@@ -169,6 +186,7 @@ class WorkersViewModel(QObject):
             self.changed.emit()
             return
         row.state, row.text = CHECKING, tr("Checking…")
+        link.forget_failure(endpoint)  # its link is measured again too, at the next plan
         self.changed.emit()
 
         def run() -> None:

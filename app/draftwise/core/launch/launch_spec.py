@@ -24,7 +24,9 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
+from draftwise.core.machine.upload import Upload
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.processes import process_group
 from draftwise.core.speculation.resolver import NO_SPECULATION, SpecDecision
 
 # Environment variables the engine reads as command-line options (common/arg.cpp: every
@@ -199,9 +201,7 @@ def port_is_free(port: int, host: str = LOOPBACK) -> bool:
 
 
 def any_free_port(host: str = LOOPBACK) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    return process_group.free_port(host)
 
 
 def choose_port(wanted: int | None, *, pinned: bool = False, host: str = LOOPBACK) -> tuple[int, Message | None]:
@@ -285,6 +285,9 @@ class LaunchSpec:
     # The devices a per-model engine fix found on this launch is filed under: the machine's
     # selected GPUs (identity.launch_devices), as the launch session reads the fixes.
     fix_devices: tuple[str, ...] = ()
+    # Each worker's share of the weights the engine sends it while it loads (core/machine/
+    # upload.py: the progress the window and `launch` show); () without workers.
+    uploads: tuple[Upload, ...] = ()
 
     @property
     def fallback_eligible(self) -> bool:

@@ -26,7 +26,8 @@ from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
 from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import measured as measured_mod
-from draftwise.core.messages import Text, msg
+from draftwise.core.measuring.records.learned import stays_off_words
+from draftwise.core.messages import Message, Text, msg
 from draftwise.core.planning import cpu_buffers, extra_args, plan_types, planner
 from draftwise.core.speculation import decision_types, field_settings, resolver
 from draftwise.core.speculation import setup as setup_mod
@@ -222,7 +223,9 @@ def prepare(
     if measured is not None and engine is not None and chosen.source == resolver.NONE:
         # No drafter found, and n-gram speculation measured to pay on this machine before:
         # the measurement decides, without --ngram again.
-        chosen = _measured_ngram(model, options, caps, measured, engine, machine) or chosen
+        ngram, stays_off = _measured_ngram(model, options, caps, measured, engine, machine)
+        chosen = ngram or (replace(chosen, notes=(*chosen.notes, stays_off)) if stays_off is not None else chosen)
+        effective = chosen
     if measured is not None and engine is not None and chosen.argv:
         measurement = measured.get(combination(model.path, chosen, engine, machine))
         if measurement is not None:
@@ -311,24 +314,25 @@ def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,
 
 def _measured_ngram(model: gguf.ModelInfo, options: resolver.SpecOptions, caps: EngineCaps,
                     measured: measured_mod.MeasuredRecords, engine: Path,
-                    machine: Machine) -> resolver.SpecDecision | None:
+                    machine: Machine) -> tuple[resolver.SpecDecision | None, Message | None]:
     """The n-gram decision when a measurement of it on this model, engine and machine says it
-    pays (above 1× and not slower beyond the noise: `Measurement.pays`); None otherwise."""
+    pays (above 1× and not slower beyond the noise: `Measurement.pays`); None otherwise, with
+    why when a measurement on the user's own prompts turned it off (learned.py)."""
     if options.ngram_when_no_drafter:
-        return None
+        return None, None
     try:
         ngram = resolver.resolve(model, replace(options, ngram_when_no_drafter=True), caps)
     except resolver.ResolveError:
-        return None
+        return None, None
     if ngram.source != resolver.AUTO_NGRAM:
-        return None
+        return None, None
     m = measured.get(combination(model.path, ngram, engine, machine))
     if m is None or not m.pays:
-        return None
+        return None, (stays_off_words(m.ratio, m.noise, m.learned) if m is not None and m.learned else None)
     # Still an automatic choice (the startup fallback may drop it); `Prepared.measurement` says
     # it was measured, and decide() adds the figure and the tuned draft length.
     return replace(ngram, notes=(*ngram.notes[:-1], msg(
-        "No drafter found; n-gram speculation measured faster on this computer, so it is on.")))
+        "No drafter found; n-gram speculation measured faster on this computer, so it is on."))), None
 
 
 def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measurement,

@@ -14,7 +14,8 @@ machine check — comes here, so what was remembered is applied the same way eve
    (core/measuring/records/tuned.py): passed as engine arguments, less what the user's own
    arguments or a remembered engine fix (1.) already set, which win; the plan reads them
    (no re-laid copies with -nr, the compute buffer of -ub) and says which and why;
-5. the links to the workers listed (core/machine/link.py): with `--use-workers auto` a worker
+5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
+   against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
    its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`).
 
@@ -41,7 +42,15 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import device_choice, hardware, link, speed, split_speed
+from draftwise.core.machine import (
+    device_choice,
+    hardware,
+    link,
+    speed,
+    split_speed,
+    upload,
+    worker_rate,
+)
 from draftwise.core.measuring.records import tuned
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
 from draftwise.core.messages import Message, Text, msg
@@ -56,7 +65,9 @@ LinkSource = Callable[[str, Path], "link.Link | None"]
 
 
 def measured_link(endpoint: str, binary: Path) -> link.Link | None:
-    return link.link_to(endpoint, identity.engine_build_key(binary))
+    """The link with the worker's compute rate against this computer's figure for `binary`
+    (worker_rate.here: kept per engine build, measured with its ggml-rpc-server once)."""
+    return link.link_to(endpoint, identity.engine_build_key(binary), reference=lambda: worker_rate.here(binary))
 
 
 @dataclass
@@ -128,12 +139,15 @@ class PlannedLaunch:
         """The LaunchSpec (argv, environment, key, fallback argv) for this port and key."""
         machine = self.machine if isinstance(self.machine, hardware.Machine) else None
         backend = self.engine.backend
-        return self.prepared.launch(
+        launch = self.prepared.launch(
             self.engine.binary, engine_backend=backend, gpus=getattr(self.machine, "gpus", ()), port=port,
             api_key=api_key, notes=tuple(notes),
             chosen_gpus=device_choice.visible_for(machine, backend) if machine is not None else None,
             requested=machine.requested if machine is not None else (),
         )
+        speed_choice = self.prepared.speed
+        sends = upload.uploads(self.prepared.plan.per_device, speed_choice.links if speed_choice is not None else ())
+        return replace(launch, uploads=sends) if sends else launch
 
     def ladder(self, launch: LaunchSpec,
                on_success: Callable[[Concessions, Message], list[Message]] | None = None) -> Ladder | None:
@@ -235,6 +249,9 @@ def _weigh_workers(prepared: prepare.Prepared, machine: hardware.Machine, reques
                              worker=ep, why=exc.message))
         if lk is not None:
             found[ep] = lk
+            if lk.rate_error is not None:
+                notes.append(msg("The speed of {worker} could not be measured ({why}); it is predicted at this "
+                                 "computer's speed.", worker=ep, why=lk.rate_error))
     unknown = [ep for ep in endpoints if ep not in found]
     # From the fastest link to the slowest: the layouts add the slow ones last.
     ranked = sorted(found, key=lambda ep: (found[ep].mbit_s, -found[ep].rtt_ms), reverse=True)

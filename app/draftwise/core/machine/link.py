@@ -14,35 +14,34 @@ protocol 7.0.0: `| cmd (1 byte) | size (8 bytes, LE) | data |`, answers `| size 
   DEVICE_COUNT: the time is the bytes plus one round trip, and the round trip is taken off.
   The transfer grows until it takes long enough to time (PROBE_SECONDS) or reaches
   MAX_PROBE_BYTES, so a slow link is not kept busy for long and a fast one is not timed on
-  a few packets.
+  a few packets;
+- the worker's compute rate, when the caller gives this computer's figure to compare with
+  (`reference`, core/machine/worker_rate.py): one matrix times a vector on the worker's first
+  device, on the same connection after the bandwidth; `rate_ratio` is the worker's figure
+  over this computer's. A failure there leaves the round trip and the bandwidth standing:
+  the ratio stays unknown and `rate_error` says why.
 
-Nothing here starts a process: the probe is a plain TCP client, and every failure is a
-LinkError naming the worker. A measurement is remembered per worker and engine build
+Nothing here starts a process (this computer's figure does, once per engine build: the
+caller's `reference`): the probe is a plain TCP client, and every failure to reach the worker
+is a LinkError naming it. A measurement is remembered per worker and engine build
 (`worker-links.json`, one records.JsonRecord) and taken again once it is a day old.
 """
 
 from __future__ import annotations
 
-import socket
 import statistics
 import struct
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
-from draftwise.core.messages import Message, msg
+from draftwise.core.machine import rpc_wire as wire
+from draftwise.core.machine import worker_rate
+from draftwise.core.messages import Message, from_data, msg, to_data
 from draftwise.core.records import JsonRecord, keyed_record
-
-# Command numbers (enum rpc_cmd).
-ALLOC_BUFFER, BUFFER_GET_BASE, FREE_BUFFER, SET_TENSOR, HELLO, DEVICE_COUNT = 0, 3, 4, 6, 14, 15
-CONN_CAPS = 24  # RPC_CONN_CAPS_SIZE: zeros ask for no transport upgrade
-GGML_TYPE_I8 = 24
-# struct rpc_tensor, packed: id, type, buffer, ne[4], nb[4], op, op_params[16], flags, src[10],
-# view_src, view_offs, data, name[64], use_count (296 bytes, a multiple of 8 as asserted there).
-_TENSOR = struct.Struct("<QIQ4I4II16ii10QQQQ64si")
-assert _TENSOR.size == 296
 
 ROUND_TRIPS = 7
 PROBE_SECONDS = 0.25
@@ -51,6 +50,8 @@ MAX_PROBE_BYTES = 32 << 20
 TIMEOUT = 10.0
 RECORD, RECORD_VERSION = "worker-links.json", 1
 MAX_AGE_S = 24 * 3600.0  # a link measured longer ago is measured again (Wi-Fi moves)
+# This computer's compute figure (worker_rate.here), asked only when a worker's is measured.
+Reference = Callable[[], float]
 
 
 class LinkError(Exception):
@@ -69,96 +70,93 @@ class Link:
     mbit_s: float  # payload bandwidth towards the worker
     probe_bytes: int  # the largest transfer timed
     measured_at: float = 0.0  # time.time() when measured
+    # The worker's compute rate over this computer's, on the same product (worker_rate.py);
+    # None: not measured (an older record, no reference given) or it failed (`rate_error`).
+    rate_ratio: float | None = None
+    compute_gb_s: float | None = None  # the worker's figure itself, Q4_K GB a second
+    rate_error: Message | None = None  # why the rate is unknown, a clause naming no worker
 
     def to_json(self) -> dict[str, object]:
-        return {"endpoint": self.endpoint, "rtt_ms": round(self.rtt_ms, 3), "mbit_s": round(self.mbit_s, 1)}
+        return {"endpoint": self.endpoint, "rtt_ms": round(self.rtt_ms, 3), "mbit_s": round(self.mbit_s, 1),
+                "rate_ratio": None if self.rate_ratio is None else round(self.rate_ratio, 3),
+                "compute_gb_s": None if self.compute_gb_s is None else round(self.compute_gb_s, 2)}
 
-
-class _Conn:
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def send(self, cmd: int, payload: bytes = b"") -> None:
-        self.sock.sendall(bytes([cmd]) + len(payload).to_bytes(8, "little") + payload)
-
-    def answer(self) -> bytes:
-        size = int.from_bytes(self._recv(8), "little")
-        return self._recv(size)
-
-    def ask(self, cmd: int, payload: bytes = b"") -> bytes:
-        self.send(cmd, payload)
-        return self.answer()
-
-    def _recv(self, n: int) -> bytes:
-        out = bytearray()
-        while len(out) < n:
-            chunk = self.sock.recv(n - len(out))
-            if not chunk:
-                raise ConnectionError("the worker closed the connection")
-            out += chunk
-        return bytes(out)
-
-    def close(self) -> None:
-        self.sock.close()
+    def rate(self, here: float) -> float | None:
+        """The worker's Q4_K bytes a second when this computer's are `here`; None: unknown."""
+        return here * self.rate_ratio if self.rate_ratio else None
 
 
 def _tensor(buffer: int, data: int, nbytes: int) -> bytes:
-    ne = (nbytes, 1, 1, 1)
-    nb = (1, nbytes, nbytes, nbytes)
-    return _TENSOR.pack(1, GGML_TYPE_I8, buffer, *ne, *nb, 0, *([0] * 16), 0, *([0] * 10), 0, 0, data,
-                        b"draftwise-link-probe", 0)
+    return wire.tensor(1, wire.GGML_TYPE_I8, buffer, data, (nbytes,), (1,), name=b"draftwise-link-probe")
 
 
-def measure(endpoint: str, *, timeout: float = TIMEOUT, max_bytes: int = MAX_PROBE_BYTES) -> Link:
-    """Round trip and bandwidth to the worker at `endpoint` (host:port), or a LinkError."""
+def measure(endpoint: str, *, timeout: float = TIMEOUT, max_bytes: int = MAX_PROBE_BYTES,
+            reference: Reference | None = None) -> Link:
+    """Round trip and bandwidth to the worker at `endpoint` (host:port), or a LinkError; with
+    `reference` (this computer's compute figure), the worker's compute rate too."""
     host, _, port = endpoint.rpartition(":")
     try:
-        conn = _Conn(host, int(port), timeout)
+        conn = wire.Conn(host, int(port), timeout)
     except (OSError, ValueError) as exc:
         raise LinkError(endpoint, msg("The worker {worker} did not answer ({error}); check that ggml-rpc-server "
                                       "runs there and the network lets it through.",
                                       worker=endpoint, error=str(exc))) from exc
+    compute: float | None = None
+    failed: Message | None = None
     try:
-        hello = conn.ask(HELLO, bytes(CONN_CAPS))
-        if len(hello) < 3:
+        version = conn.hello()
+        if not version:
             raise LinkError(endpoint, msg("The worker {worker} answered with something that is not the RPC "
                                           "protocol.", worker=endpoint))
         rtts = []
         for _ in range(ROUND_TRIPS):
             t0 = time.perf_counter()
-            conn.ask(DEVICE_COUNT)
+            conn.ask(wire.DEVICE_COUNT)
             rtts.append(time.perf_counter() - t0)
         rtt = statistics.median(rtts[1:])
         mbit_s, probe_bytes = _bandwidth(conn, endpoint, rtt, max_bytes)
+        if reference is not None:
+            try:
+                compute = worker_rate.compute_rate(conn, endpoint, version, rtt)
+            except worker_rate.RateError as exc:
+                failed = exc.message
     except (OSError, ConnectionError) as exc:
         raise LinkError(endpoint, msg("The connection to the worker {worker} broke while it was measured "
                                       "({error}).", worker=endpoint, error=str(exc))) from exc
     finally:
         conn.close()
-    return Link(endpoint, rtt * 1000, mbit_s, probe_bytes, time.time())
+    found = Link(endpoint, rtt * 1000, mbit_s, probe_bytes, time.time())
+    if compute is not None and reference is not None:
+        # Asked after the worker's connection is closed: it starts a worker here, for seconds.
+        try:
+            here = reference()
+        except worker_rate.RateError as exc:
+            failed = exc.message
+        else:
+            return replace(found, rate_ratio=compute / here, compute_gb_s=compute / 1e9)
+    return replace(found, compute_gb_s=None if compute is None else compute / 1e9, rate_error=failed)
 
 
-def _bandwidth(conn: _Conn, endpoint: str, rtt: float, max_bytes: int) -> tuple[float, int]:
-    answer = conn.ask(ALLOC_BUFFER, struct.pack("<IQ", 0, max_bytes))
+def _bandwidth(conn: wire.Conn, endpoint: str, rtt: float, max_bytes: int) -> tuple[float, int]:
+    answer = conn.ask(wire.ALLOC_BUFFER, struct.pack("<IQ", 0, max_bytes))
     buffer, size = struct.unpack("<QQ", answer[:16])
     if not buffer or size < max_bytes:
         raise LinkError(endpoint, msg("The worker {worker} could not lend {size} MiB to measure its link.",
                                       worker=endpoint, size=max_bytes >> 20))
     try:
-        (base,) = struct.unpack("<Q", conn.ask(BUFFER_GET_BASE, struct.pack("<Q", buffer))[:8])
+        (base,) = struct.unpack("<Q", conn.ask(wire.BUFFER_GET_BASE, struct.pack("<Q", buffer))[:8])
         n = min(FIRST_PROBE_BYTES, max_bytes)
         while True:
             payload = _tensor(buffer, base, n) + b"\0" + (0).to_bytes(8, "little") + bytes(n)
             t0 = time.perf_counter()
-            conn.send(SET_TENSOR, payload)
-            conn.ask(DEVICE_COUNT)  # the worker answers once the tensor is in
+            conn.send(wire.SET_TENSOR, payload)
+            conn.ask(wire.DEVICE_COUNT)  # the worker answers once the tensor is in
             took = time.perf_counter() - t0
             if took >= PROBE_SECONDS or n >= max_bytes:
                 break
             n = min(max_bytes, n * 4 if took < PROBE_SECONDS / 8 else n * 2)
     finally:
-        conn.send(FREE_BUFFER, struct.pack("<Q", buffer))
+        conn.send(wire.FREE_BUFFER, struct.pack("<Q", buffer))
     sending = max(took - rtt, 1e-6)
     return len(payload) * 8 / sending / 1e6, n
 
@@ -181,24 +179,57 @@ def recorded(endpoint: str, build: str, *, path: Path | None = None, now: float 
     """The kept Link to `endpoint` for this engine build, if it is younger than MAX_AGE_S."""
     entry = record_file(path).read().get(_key(endpoint, build))
     try:
-        found = Link(**entry) if isinstance(entry, dict) else None
-    except TypeError:
+        found = _from_json(entry) if isinstance(entry, dict) else None
+    except (TypeError, ValueError):
         return None  # an entry of another shape: measured again, not a damaged file
     if found is None or (now if now is not None else time.time()) - found.measured_at > MAX_AGE_S:
         return None
     return found
 
 
+def _from_json(entry: dict[str, Any]) -> Link:
+    # An entry from before the compute rate has no rate fields: it reads with none.
+    error = entry.get("rate_error")
+    return Link(**{**entry, "rate_error": from_data(error) if error is not None else None})
+
+
 def remember(found: Link, build: str, *, path: Path | None = None) -> None:
-    record_file(path).update(lambda entries: {**entries, _key(found.endpoint, build): asdict(found)})
+    entry = {**asdict(found), "rate_error": None if found.rate_error is None else to_data(found.rate_error)}
+    record_file(path).update(lambda entries: {**entries, _key(found.endpoint, build): entry})
 
 
-def link_to(endpoint: str, build: str, *, path: Path | None = None, measure_now: bool = True) -> Link | None:
+def link_to(endpoint: str, build: str, *, path: Path | None = None, measure_now: bool = True,
+            reference: Reference | None = None) -> Link | None:
     """The link to `endpoint`: kept (a day at most), else measured and kept; None when there
-    is none kept and `measure_now` is False. A LinkError when the measurement fails."""
+    is none kept and `measure_now` is False. With `reference`, a kept link whose compute rate
+    was never tried (an older record) is measured again. A LinkError when it fails."""
     kept = recorded(endpoint, build, path=path)
-    if kept is not None or not measure_now:
+    tried = kept is not None and (reference is None or kept.rate_ratio is not None or kept.rate_error is not None)
+    if tried or not measure_now:
         return kept
-    found = measure(endpoint)
+    failed = _FAILED.get(endpoint)
+    if failed is not None and time.monotonic() - failed[0] < FAILED_KEPT_S:
+        raise failed[1]  # asked again within minutes (every re-plan): the same answer, no new wait
+    try:
+        found = measure(endpoint, reference=reference)
+    except LinkError as exc:
+        _FAILED[endpoint] = (time.monotonic(), exc)
+        raise
+    _FAILED.pop(endpoint, None)
     remember(found, build, path=path)
     return found
+
+
+# A link that could not be measured, by worker, for this process: the window plans again at
+# every change of its inputs, and a worker that drops the probe can make each try wait for
+# the timeout. "Check again" (forget_failure) asks at once.
+FAILED_KEPT_S = 120.0
+_FAILED: dict[str, tuple[float, LinkError]] = {}
+
+
+def forget_failure(endpoint: str | None = None) -> None:
+    """Measure `endpoint` (every worker: None) at the next ask, though it failed minutes ago."""
+    if endpoint is None:
+        _FAILED.clear()
+    else:
+        _FAILED.pop(endpoint, None)

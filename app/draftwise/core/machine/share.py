@@ -64,10 +64,13 @@ def check_host(host: str, port: int) -> Message | None:
     return None
 
 
-def worker_argv(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, threads: int | None = None) -> list[str]:
+def worker_argv(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, threads: int | None = None,
+                devices: Sequence[str] = ()) -> list[str]:
     argv = [str(binary), "--host", host, "--port", str(port), "--cache"]
     if threads:
         argv += ["--threads", str(threads)]
+    if devices:
+        argv += ["--device", ",".join(devices)]
     return argv
 
 
@@ -125,14 +128,16 @@ class SharedWorker:
 
 
 def start(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, log_path: Path,
-          threads: int | None = None, timeout: float = READY_TIMEOUT_S) -> SharedWorker:  # fmt: skip
+          threads: int | None = None, devices: Sequence[str] = (),
+          timeout: float = READY_TIMEOUT_S) -> SharedWorker:  # fmt: skip
     """Start the worker and wait until it accepts connections; FieldError when the address is
-    bad, the port is taken, or it exits first (nothing is left running then)."""
+    bad, the port is taken, or it exits first (nothing is left running then). `devices`: the
+    engine's device names it lends (default: its accelerators, else the processor)."""
     check_host(host, port)
     if listening(host, port):
         raise FieldError("share_port", msg("Port {port} is already in use on {host}; choose another sharing port.",
                                            port=port, host=host))
-    argv = worker_argv(binary, host, port, threads)
+    argv = worker_argv(binary, host, port, threads, devices)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         try:

@@ -43,7 +43,6 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.error
@@ -291,7 +290,7 @@ def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90
     model = model or paths.cache_dir() / "speed-probe" / PROBE_FILE
     if not model.is_file() or model.stat().st_size < probe_model_bytes():
         write_probe_model(model)
-    port = _free_port()
+    port = process_group.free_port()
     argv = [str(binary), "-m", str(model), "--host", LOOPBACK, "--port", str(port), "-c", "256", "-np", "1",
             "-dev", "none", "-ngl", "0", "-nr"]  # fmt: skip
     env = {**os.environ, **provision.library_env(binary.parent)}
@@ -572,12 +571,6 @@ def estimate(work: Workload, machine: Machine, tp: Throughput) -> Estimate:
     seconds += work.vocab * VOCAB_SECONDS + TOKEN_SECONDS
     device = "cpu" if not used_gpu else ("gpu" if on_cpu <= 0 else "split")
     return Estimate(1.0 / max(seconds, 1e-9), device, tp.certain)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return int(s.getsockname()[1])
 
 
 def _now() -> str:

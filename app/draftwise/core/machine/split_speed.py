@@ -16,8 +16,11 @@ without waiting, and the next reader's GET_TENSOR waits for the worker's answer)
                         device, or the logits, n_vocab x 4, when the worker holds the output
                         head (llama-context reads them back every token)
 
-A worker's rate is this computer's measured one unless known otherwise: on the bench both run
-on the same processor, and for another computer it is the best guess without measuring there.
+A worker's rate is its part's own when given, else this computer's measured rate times the
+ratio its link measured (link.Link.rate_ratio: the same matrix-times-vector product on the
+worker's first device and on this processor, core/machine/worker_rate.py), else this
+computer's rate: on the bench both run on the same processor, and without a figure from there
+it is the best guess.
 Hops: one per run of layers on a worker, which in the engine's token graph is one split on
 the worker's backend (`sched_reserve: graph: nodes = N, splits = S`: this computer's split,
 then the worker's, in turn: S = 2 x runs, or 2 x runs + 1 when the head comes back here).
@@ -88,7 +91,7 @@ class WorkerPart:
     endpoint: str
     layers: int
     output: bool = False
-    rate: float | None = None  # Q4_K bytes a second there; None: this computer's
+    rate: float | None = None  # Q4_K bytes a second there; None: from its link's ratio, else this computer's
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,8 @@ def predict(sw: SplitWork, parts: Sequence[WorkerPart], tp: speed.Throughput, *,
         share = p.layers / sw.n_blocks
         # What the layers would have cost on this processor, taken off this computer's part.
         taken += _seconds(sw.blocks, tp.cpu, share) + p.layers * speed.BLOCK_SECONDS
-        rate = p.rate or tp.cpu
+        lk = links.get(p.endpoint)
+        rate = p.rate or (lk.rate(tp.cpu) if lk is not None else None) or tp.cpu
         workers += _seconds(sw.blocks, rate, share) + p.layers * speed.BLOCK_SECONDS
         if p.output:
             taken += _seconds(sw.head, tp.cpu)
@@ -134,7 +138,6 @@ def predict(sw: SplitWork, parts: Sequence[WorkerPart], tp: speed.Throughput, *,
         back = (sw.vocab if p.output else sw.n_embd) * ACTIVATION_BYTES
         hops += 1
         crossing += sent + back
-        lk = links.get(p.endpoint)
         if lk is not None:
             link_s += lk.rtt_ms / 1000 + (sent + back) * 8 / (max(lk.mbit_s, 1e-3) * 1e6)
     # Sampling and the server's own work stay here whatever the workers take.

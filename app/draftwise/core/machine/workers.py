@@ -24,6 +24,7 @@ from pathlib import Path
 from draftwise.core.address import RPC_PORT
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
+from draftwise.core.machine import rpc_wire as wire
 from draftwise.core.machine.machine_types import RPC, Gpu, Machine, MiB
 from draftwise.core.messages import Message, msg
 
@@ -133,17 +134,13 @@ def failure_sentence(endpoint: str, text: str) -> Message:
     return msg("The worker {worker} could not be used; the engine's log has the details.", worker=endpoint)
 
 
-_HELLO = 14  # RPC_CMD_HELLO ("must be always 14")
-_CAPS = 24  # RPC_CONN_CAPS_SIZE (ggml-rpc/transport.h)
-
-
 def hello_version(endpoint: str, timeout: float = 2.0) -> str | None:
     """The protocol version a worker answers HELLO with (`major.minor.patch`), or None. The
     engine does not print it at the verbosity a probe runs with, only that the handshake failed."""
     try:
         ep = parse_endpoint(endpoint)
         with socket.create_connection((ep.host, ep.port), timeout=timeout) as sock:
-            sock.sendall(bytes([_HELLO]) + _CAPS.to_bytes(8, "little") + bytes(_CAPS))
+            sock.sendall(bytes([wire.HELLO]) + wire.CONN_CAPS.to_bytes(8, "little") + bytes(wire.CONN_CAPS))
             head = _recv(sock, 8)
             body = _recv(sock, min(int.from_bytes(head, "little"), 64))
     except (OSError, WorkerError, ValueError):

@@ -75,6 +75,14 @@ def signal_group(pid: int, sig: int) -> bool:
     return True
 
 
+def free_port(host: str = LOOPBACK) -> int:
+    """A port nothing listens on now at `host` (the system's pick): the one way Draftwise
+    picks a port for a process it starts."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
 def port_taken(host: str, port: int) -> bool:
     """Whether something already accepts connections on `host:port` (all interfaces: asked
     on loopback). Checked before a start: the engine's /health or the worker's port would

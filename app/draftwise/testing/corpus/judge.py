@@ -175,11 +175,17 @@ def described_cpu(binary: Path) -> Machine:
                    cpu_variant=cpu_variant(binary))  # fmt: skip
 
 
-def described_vulkan(binary: Path, limits: dict[str, hardware.DeviceLimit] | None = None) -> Machine:
+def described_vulkan(binary: Path, limits: dict[str, hardware.DeviceLimit] | None = None,
+                     capacity: int | None = None) -> Machine:  # fmt: skip
     """This machine's Vulkan device as the engine lists it (lavapipe here), chosen by name,
     with plenty of RAM beside it; `limits`: the user's memory limit per device key (how the
-    GPU tier makes a model overflow lavapipe)."""
+    GPU tier makes a model overflow lavapipe). `capacity`: the device described with that
+    many bytes instead of what it reports. lavapipe reports a 2048 MiB heap, but its memory
+    is host RAM and the engine allocates past that figure without complaint, so a model
+    larger than 2 GiB can still be planned and started with every block on it."""
     probed = hardware.inventory(binary, max_age=0)
+    if capacity is not None:
+        probed = replace(probed, gpus=[replace(g, total_bytes=capacity, free_bytes=capacity) for g in probed.gpus])
     machine = replace(probed, ram_total=BIG_RAM, ram_available=BIG_RAM, described=True)
     return device_choice.select(machine, ["Vulkan0"], limits)
 
@@ -311,14 +317,15 @@ def _head_device(plan: planner.Plan) -> str:
 def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulkan_engine: Path | None = None,
               work: Path | None = None, ready_timeout: float = READY_TIMEOUT,
               companion: Path | None = None, limits: dict[str, hardware.DeviceLimit] | None = None,
-              prefs: planner.PlanPrefs | None = None) -> Run:  # fmt: skip
+              prefs: planner.PlanPrefs | None = None, vulkan_capacity: int | None = None) -> Run:  # fmt: skip
     """One launch of `path` (the corpus file of `spec`) in `mode`, judged.
 
     `companion`: a drafter file to launch beside it (a Gemma 4 assistant) as the app's
     Draft model. When the app refuses it, the target is planned alone and started with the
     drafter anyway (`--spec-type draft-mtp --spec-draft-model`), so the drafter's own
     buffers are measured against a plan that has none for them. `limits` (vulkan): a memory
-    limit on the device; `prefs`: the plan's preferences (default: the spec's context)."""
+    limit on the device, `vulkan_capacity` (vulkan): its described size (`described_vulkan`);
+    `prefs`: the plan's preferences (default: the spec's context)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     started = time.monotonic()
@@ -328,7 +335,7 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
         if vulkan_engine is None:
             return Run(spec.name, mode, False, problem="no Vulkan engine")
         binary, backend = vulkan_engine, Backend.VULKAN
-        machine = described_vulkan(binary, limits)
+        machine = described_vulkan(binary, limits, vulkan_capacity)
     else:
         binary = cpu_engine
         if mode == REPACK:

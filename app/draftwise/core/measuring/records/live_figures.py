@@ -26,11 +26,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DEFAULT_LENGTHS
 from draftwise.core.measuring.records import measured
 from draftwise.core.messages import Message, Text, msg
+
+if TYPE_CHECKING:
+    from draftwise.core.measuring.records.usage import Keeper
 
 # Counter names as the pinned engine writes them (server-task.cpp).
 DRAFTED = "llamacpp:spec_decode_num_draft_tokens_total"
@@ -288,6 +292,8 @@ class Watch:
         self.requests = 0
         self._requests_at_metrics = 0
         self._said: set[str] = set()
+        # The launch's requests kept per model and setup (usage.Keeper), where the driver keeps them.
+        self.usage: Keeper | None = None
 
     def slots(self, body: bytes | str) -> Message | None:
         self.speculative = slots_speculative(body)

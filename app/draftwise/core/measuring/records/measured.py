@@ -32,6 +32,7 @@ from typing import Any
 from draftwise.core import paths
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS
+from draftwise.core.measuring.records.learned import switched_words
 from draftwise.core.measuring.records.measurement import Combination, Measurement
 from draftwise.core.measuring.records.sweep_record import FILE_NAME as SWEEPS
 from draftwise.core.measuring.records.sweep_record import SweepRecords
@@ -96,6 +97,8 @@ def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) 
         return Use(False, note=msg("measured slower: {ratio}× — started without {what}", ratio=ratio, what=words_of(m.what)))
     if m.setup is not None and automatic and not m.slower:
         setup = _without_user_settings(m.setup, user_args)
+        if m.learned is not None:  # measured again on the user's own prompts: say why it runs
+            return Use(True, setup=setup, note=switched_words(m.setup.label(), m.ratio, m.learned))
         return Use(True, setup=setup, note=msg("measured {ratio}× with {what} ({setup}, the fastest tried)",
                                                ratio=ratio, what=words_of(m.what), setup=setup.label()))
     extra: tuple[str, ...] = ()
@@ -208,12 +211,11 @@ class MeasuredRecords(Store):
         """A sweep's best of this combination (it tried every setup), else the quick measurement."""
         swept = self.sweeps().get(combination)
         best = swept.measurement() if swept is not None else None
-        if best is not None:
-            return best
-        for m in self.entries():
-            if combination.covers(m.combination):
-                return m
-        return None
+        quick = next((m for m in self.entries() if combination.covers(m.combination)), None)
+        # A measurement on the user's own prompts made after the sweep outranks it (learn.py).
+        if quick is not None and quick.learned is not None and (best is None or quick.when >= best.when):
+            return quick
+        return best if best is not None else quick
 
     def sweeps(self) -> SweepRecords:
         """The sweeps' record beside this file."""

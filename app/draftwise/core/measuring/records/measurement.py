@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.identity import same_file
+from draftwise.core.measuring.records.learned import Learned
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation.setup import Setup
 from draftwise.core.speculation.words import words_of
@@ -79,6 +80,11 @@ class Measurement:
     # in records from before setups, which `n_max`/`n_max_flag` describe.
     setup: Setup | None = None
     swept: bool = False  # the best of a sweep (every setup), not a quick measurement
+    # Every speculating setup it ran, with its tokens/s: what the user's traffic is compared
+    # with (core/measuring/records/usage_check.py). Empty in records from before.
+    others: tuple[tuple[Setup, float], ...] = ()
+    # Measured again on the user's own prompts (core/measuring/runs/learn.py): what it replaced.
+    learned: Learned | None = None
     # The engine's speed settings the run kept (tuned.Tuned, whose module builds on this one):
     # recorded in their own store (engine-settings.json), not in this entry; None when read back.
     tuned: Any = field(default=None, compare=False)
@@ -121,6 +127,8 @@ class Measurement:
         data["tried"] = [list(t) for t in self.tried]
         data["ratio"] = round(self.ratio, 4)  # for people reading the file; recomputed on load
         data["setup"] = self.setup.to_json() if self.setup is not None else None
+        data["others"] = [[s.to_json(), tps] for s, tps in self.others]
+        data["learned"] = self.learned.to_json() if self.learned is not None else None
         return data
 
     @classmethod
@@ -128,10 +136,12 @@ class Measurement:
         if not isinstance(data, dict):
             raise ValueError("an entry is not an object")
         combo = Combination(*(str(data["combination"][k]) for k in ("model", "drafter", "engine", "machine")))
-        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup", "tuned"}
+        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup", "others", "learned", "tuned"}
         kwargs = {k: data[k] for k in known if k in data}
         for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
             kwargs[key] = float(data[key])
         tried = tuple((int(a), float(b)) for a, b in data.get("tried", ()))
         setup = Setup.from_json(data["setup"]) if data.get("setup") is not None else None
-        return cls(combination=combo, tried=tried, setup=setup, **kwargs)
+        others = tuple((Setup.from_json(s), float(tps)) for s, tps in data.get("others") or ())
+        learned = Learned.from_json(data["learned"]) if data.get("learned") is not None else None
+        return cls(combination=combo, tried=tried, setup=setup, others=others, learned=learned, **kwargs)

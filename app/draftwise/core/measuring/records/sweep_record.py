@@ -120,6 +120,7 @@ class Sweep:
             noise=math.sqrt((self.base_noise ** 2 + best.noise ** 2) / max(best.rounds, 1)), acceptance=best.acceptance,
             mean_length=best.mean_length, n_max=length, n_max_flag=length_flag,
             tokens=self.tokens, prompts=self.prompts, seconds=self.seconds, when=self.when, setup=s, swept=True,
+            others=tuple((r.setup, self.speed(r)) for r in self.rows),
         )
 
     def summary(self) -> Message:

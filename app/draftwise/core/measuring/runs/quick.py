@@ -329,6 +329,7 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
         n_max=best.n_max if flag else None, n_max_flag=flag,
         tried=tried, tokens=settings.tokens, prompts=len(settings.prompts),
         seconds=seconds, when=time.strftime("%Y-%m-%dT%H:%M:%S"), setup=s,
+        others=tuple((a.setup, a.tokens_per_s) for a in results.full() if a.setup.speculates),
     )
 
 

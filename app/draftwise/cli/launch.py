@@ -63,7 +63,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
         args.rpc = ",".join(rest) or None
         gone = ", ".join(lost)
         try:
-            run, watch = _prepare(args)
+            run, watch = _prepare(args, learn=False)  # at once: no measuring before this relaunch
         except UserError as exc:
             print(f"  without {gone}: {exc}", flush=True)
             print(f"  next step: start ggml-rpc-server on {gone} again, then launch again.", flush=True)
@@ -73,7 +73,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
               flush=True)
 
 
-def _prepare(args: argparse.Namespace):
+def _prepare(args: argparse.Namespace, *, learn: bool = True):
     """The headless run and its figures watch for `args`, planned by the launch session
     (core/launch/session.py) like every other path; nothing is started."""
     from draftwise.core import paths
@@ -84,7 +84,7 @@ def _prepare(args: argparse.Namespace):
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
     engine, machine, planned = planned_launch(args, full=getattr(args, "full", False))
-    if learning.learn_before_launch(planned):  # measured again on the user's prompts: plan with it
+    if learn and learning.learn_before_launch(planned):  # measured again on the user's prompts: plan with it
         engine, machine, planned = planned_launch(args)
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)

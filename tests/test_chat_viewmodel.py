@@ -92,6 +92,32 @@ def test_the_prompts_sent_are_kept_per_model_on_this_computer(qtbot, tmp_path: P
     assert usage.UsageRecords(vm.usage_path).model(tmp_path / "other.gguf").prompts == ()
 
 
+def test_turning_kept_prompts_off_keeps_none_and_deletes_those_kept(qtbot, tmp_path: Path):
+    """The chat's box "Keep my last prompts…" (settings.keep_prompts): unchecked, the prompts
+    sent are not kept and the ones kept before are deleted, every model's."""
+    from draftwise.core.measuring.records import usage
+
+    launch = Ready()
+    launch.spec.model_path = tmp_path / "model.gguf"
+    settings = Settings()
+    vm = ChatViewModel(launch, settings, stream_factory=Scripted)
+    vm.usage_path = tmp_path / usage.FILE_NAME
+    usage.UsageRecords(vm.usage_path).add_prompts(tmp_path / "other.gguf", ("User: old\nAssistant:",))
+    assert vm.send("Rewrite this table.")
+    assert usage.UsageRecords(vm.usage_path).model(launch.spec.model_path).prompts
+    saved: list[int] = []
+    vm.settings_changed.connect(lambda: saved.append(1))
+    vm.set_keep_prompts(False)
+    assert not settings.keep_prompts and saved and vm.store_problem is None
+    assert usage.UsageRecords(vm.usage_path).models() == []
+    Scripted.last.play(_sse("ok") + b"data: [DONE]\n\n")
+    Scripted.last.end()
+    assert vm.send("Another one.")
+    assert usage.UsageRecords(vm.usage_path).models() == []
+    assert Settings.from_json(settings.to_json()).keep_prompts is False
+    assert Settings.from_json({}).keep_prompts is True
+
+
 def test_saved_chats_are_opt_in_and_a_corrupt_file_is_reported(qtbot, tmp_path: Path):
     path = tmp_path / "chats.json"
     vm = ChatViewModel(Ready(), Settings(), store_path=path, stream_factory=Scripted)

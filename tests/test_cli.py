@@ -163,3 +163,23 @@ def test_broken_list_and_clear(tmp_path, monkeypatch):
     cleared = run("broken", "clear", str(draft))
     assert cleared.returncode == 0 and "Removed 1" in cleared.stdout
     assert BrokenDrafters().entries() == []
+
+
+def test_prompts_lists_and_deletes_the_kept_prompts(tmp_path, monkeypatch):
+    """`draftwise prompts`: what the chat kept for measuring on the user's work, and a way to
+    delete it (one model's or all) that leaves the speed figures."""
+    from draftwise.core.measuring.records import usage
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
+    usage.UsageRecords().add_prompts(a, ("User: one\nAssistant:", "User: two\nAssistant:"))
+    usage.UsageRecords().add_prompts(b, ("User: three\nAssistant:",))
+    listed = run("prompts")
+    assert listed.returncode == 0, listed.stderr
+    assert "  2  " in listed.stdout and str(a) in listed.stdout and str(b) in listed.stdout
+    assert "one" not in listed.stdout  # counts and files, never the user's text
+    cleared = run("prompts", "--clear", str(a))
+    assert cleared.returncode == 0 and "Deleted 2 kept prompts of a.gguf." in cleared.stdout
+    assert usage.UsageRecords().model(a).prompts == () and len(usage.UsageRecords().model(b).prompts) == 1
+    assert "Deleted 1 kept prompt." in run("prompts", "--clear").stdout
+    assert "No prompts are kept." in run("prompts").stdout

@@ -1824,6 +1824,11 @@
       <translation>あなたのプロンプトの記録</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="268" />
+      <source>Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.</source>
+      <translation>保存したプロンプトを {path} から削除できませんでした: {error}。このファイルを手動で削除してください。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="110" />
       <source>{kept} ran {live} tokens/s on your last {n} requests; {other} reached {tps} when measured</source>
       <translation>{kept} は直近 {n} 件のリクエストで {live} トークン/秒でした。測定では {other} が {tps} に達しています</translation>
@@ -2194,27 +2199,27 @@
       <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="297" />
+      <location filename="../../app/draftwise/core/settings.py" line="303" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="305" />
+      <location filename="../../app/draftwise/core/settings.py" line="311" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="314" />
+      <location filename="../../app/draftwise/core/settings.py" line="320" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="321" />
+      <location filename="../../app/draftwise/core/settings.py" line="327" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="324" />
+      <location filename="../../app/draftwise/core/settings.py" line="330" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -2809,102 +2814,112 @@
       <translation>プロファイル名:</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="227" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="233" />
       <source>New chat</source>
       <translation>新しいチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="228" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="234" />
       <source>Start a new chat</source>
       <translation>新しいチャットを始める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="229" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="235" />
       <source>More</source>
       <translation>詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="230" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="236" />
       <source>Show more chat settings</source>
       <translation>チャットの詳細設定を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="231" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="237" />
       <source>Chats of this session</source>
       <translation>このセッションのチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="232" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="238" />
       <source>System prompt</source>
       <translation>システムプロンプト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="233" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="239" />
       <source>e.g. Answer briefly.</source>
       <translation>例: 簡潔に答えてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="235" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="241" />
       <source>Temperature</source>
       <translation>温度</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="236" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="242" />
       <source>engine default</source>
       <translation>エンジンの既定値</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="238" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="244" />
       <source>Max tokens</source>
       <translation>最大トークン数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="239" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="245" />
       <source>no limit</source>
       <translation>制限なし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="240" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="246" />
       <source>Max tokens per reply</source>
       <translation>1 回の返答の最大トークン数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="241" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="247" />
       <source>Keep chats on this computer (in the data folder)</source>
       <translation>チャットをこのコンピューターに保存する（データフォルダー）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="242" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="248" />
+      <source>Keep my last prompts on this computer to measure speed on them</source>
+      <translation>直近のプロンプトをこのコンピューターに保存し、速度の測定に使う</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="249" />
+      <source>The last {0} prompts per model, never sent anywhere: Draftwise measures speculation again on them when your requests suggest another setting is faster. Unchecking deletes the ones kept.</source>
+      <translation>モデルごとに直近 {0} 件のプロンプト（どこにも送信されません）。あなたのリクエストから別の設定の方が速いと見られるとき、Draftwise はこれらで投機的デコードを測定し直します。チェックを外すと保存済みのものは削除されます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="252" />
       <source>Message to the model</source>
       <translation>モデルへのメッセージ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="243" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="253" />
       <source>Send the message</source>
       <translation>メッセージを送信</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="244" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="254" />
       <source>Stop</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="245" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="255" />
       <source>Stop the reply</source>
       <translation>返答を止める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="246" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="256" />
       <source>Stop the reply and keep what came (Esc)</source>
       <translation>返答を止め、届いた分は残します (Esc)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="247" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="257" />
       <source>Launch</source>
       <translation>起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="248" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="258" />
       <source>Launch the model</source>
       <translation>モデルを起動</translation>
     </message>

@@ -1,4 +1,5 @@
-"""`draftwise launch`'s part in learning from use (core/measuring/runs/learn.py).
+"""`draftwise launch`'s part in learning from use (core/measuring/runs/learn.py), and
+`draftwise prompts`: the kept prompts listed or deleted.
 
 Before the engine starts: when the user's requests of the last launches call for it and the
 computer is idle, measure the kept setup again on their prompts, print why and what it found,
@@ -56,3 +57,41 @@ def keeper_for(planned):
     from draftwise.core.measuring.runs import learn
 
     return usage.Keeper(learn.usage_key(planned))
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "prompts", help="the chat prompts kept on this computer to measure speed on them: list or delete",
+        description="The window's chat keeps each model's last prompts on this computer (never sent anywhere) "
+                    "so that speculation can be measured again on your own work. List them, or delete them.",
+    )
+    p.add_argument("model", nargs="?", default=None, help="only this model's (default: every model's)")
+    p.add_argument("--clear", action="store_true", help="delete them")
+    p.set_defaults(func=cmd_prompts)
+
+
+def cmd_prompts(args) -> int:
+    from pathlib import Path
+
+    from draftwise.core import identity
+    from draftwise.core.measuring.records import usage
+
+    records = usage.UsageRecords()
+    model = Path(args.model).expanduser() if args.model else None
+    if args.clear:
+        gone = records.forget_prompts(model)
+        if records.problem:
+            print(f"warning: {records.problem}", flush=True)
+        print(f"Deleted {gone} kept prompt{'s' if gone != 1 else ''}"
+              + (f" of {model.name}." if model else "."), flush=True)
+        return 0
+    kept = [m for m in records.models() if model is None or m.path == identity.path_key(model)]
+    if records.problem:
+        print(f"warning: {records.problem}", flush=True)
+    if not kept:
+        print("No prompts are kept" + (f" for {model.name}." if model else "."), flush=True)
+    for m in kept:
+        print(f"{len(m.prompts):3d}  {m.path}", flush=True)
+    print(f"Kept in {records.prompts_file.path} (the last {usage.KEEP_PROMPTS} per model); "
+          "delete them with `draftwise prompts --clear [MODEL]`.", flush=True)
+    return 0

@@ -280,12 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
-    from draftwise.cli import get, launch, measure, share
+    from draftwise.cli import get, launch, learning, measure, share
 
     launch.add_parser(sub)
     share.add_parser(sub)
     get.add_parser(sub)
     measure.add_parser(sub)
+    learning.add_parser(sub)
 
     brk = sub.add_parser("broken", help="drafters that made the engine fail, which auto leaves out")
     bsub = brk.add_subparsers(dest="broken_command", required=True)

@@ -137,6 +137,10 @@ class Settings:
     logs_visible: bool = False
     advanced_visible: bool = False
     chat_save: bool = False  # keep chats in the data folder (opt-in: they may be private)
+    # Keep the chat's last prompts per model (core/measuring/records/usage.py) so speed can be
+    # measured again on the user's own work. On by default, shown beside the box above, and
+    # turning it off deletes them: only the last 20 per model, and nothing ever sends them.
+    keep_prompts: bool = True
     # Measure the speed-up after the first launch of a new (model, drafter, engine, machine)
     # without asking first.
     measure_automatically: bool = False
@@ -211,6 +215,7 @@ class Settings:
                 "logs_visible": self.logs_visible,
                 "advanced_visible": self.advanced_visible,
                 "chat_save": self.chat_save,
+                "keep_prompts": self.keep_prompts,
                 "measure_automatically": self.measure_automatically,
                 "device": self.device,
                 "device_limits": {k: dict(v) for k, v in sorted(self.device_limits.items())},
@@ -265,7 +270,8 @@ class Settings:
                 limit = _limit(v)
                 if isinstance(k, str) and limit is not None:
                     s.device_limits[k] = limit
-        for name in ("logs_visible", "advanced_visible", "network", "chat_save", "measure_automatically"):
+        for name in ("logs_visible", "advanced_visible", "network", "chat_save", "keep_prompts",
+                     "measure_automatically"):
             if isinstance(data.get(name), bool):
                 setattr(s, name, data[name])
         return s

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from draftwise.core.measuring.records.usage import KEEP_PROMPTS
 from draftwise.ui.chat_pictures import PictureStrip, take_mime
 from draftwise.ui.chat_turns import TurnView
 from draftwise.ui.theme import ERROR_COLOR, WARN_COLOR, is_dark, text_color, tinted
@@ -112,6 +113,9 @@ class ChatPanel(QWidget):
         self.save_check = QCheckBox()
         self.save_check.setObjectName("saveChats")
         self.save_check.setChecked(vm.settings.chat_save)
+        self.prompts_check = QCheckBox()
+        self.prompts_check.setObjectName("keepPrompts")
+        self.prompts_check.setChecked(vm.settings.keep_prompts)
         self.system_label, self.temp_label, self.max_label = QLabel(), QLabel(), QLabel()
         form.addRow(self.system_label, self.system_prompt)
         row = QHBoxLayout()
@@ -122,6 +126,7 @@ class ChatPanel(QWidget):
         row.addStretch(1)
         form.addRow(self.temp_label, row)
         form.addRow("", self.save_check)
+        form.addRow("", self.prompts_check)
         outer.addWidget(self.more)
 
         self.scroll = QScrollArea()
@@ -207,6 +212,7 @@ class ChatPanel(QWidget):
             lambda v: vm.set_temperature(None if v <= NO_TEMPERATURE + 1e-9 else round(v, 2)))
         self.max_tokens.valueChanged.connect(lambda v: vm.set_max_tokens(v or None))
         self.save_check.toggled.connect(vm.set_save)
+        self.prompts_check.toggled.connect(vm.set_keep_prompts)
         vm.changed.connect(self.refresh)
         vm.turn_added.connect(self._add_turn)
         vm.turn_updated.connect(self._update_turn)
@@ -239,6 +245,10 @@ class ChatPanel(QWidget):
         self.max_tokens.setSpecialValueText(tr("no limit"))
         self.max_tokens.setAccessibleName(tr("Max tokens per reply"))
         self.save_check.setText(tr("Keep chats on this computer (in the data folder)"))
+        self.prompts_check.setText(tr("Keep my last prompts on this computer to measure speed on them"))
+        self.prompts_check.setToolTip(tr("The last {0} prompts per model, never sent anywhere: Draftwise measures "
+                                         "speculation again on them when your requests suggest another setting "
+                                         "is faster. Unchecking deletes the ones kept.").format(KEEP_PROMPTS))
         self.input.setAccessibleName(tr("Message to the model"))
         self.send_button.setAccessibleName(tr("Send the message"))
         self.stop_button.setText(tr("Stop"))

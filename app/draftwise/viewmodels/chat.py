@@ -345,14 +345,17 @@ class ChatViewModel(QObject):
     def _keep_prompt(self, model: Path | None, body: dict[str, Any]) -> None:
         """The user's own request, kept on this computer (the last few per model) so that
         speculation can be measured on their work (core/measuring/runs/learn.py); never sent
-        anywhere. A failed write costs only that."""
-        text = usage.prompt_of(body)
-        if text is None or model is None:
-            return
-        try:
-            usage.UsageRecords(self.usage_path).add_prompts(model, (text,))
-        except OSError as exc:
-            log.info("the prompt was not kept for measuring: %s", exc)
+        anywhere, and not at all when the user turned that off."""
+        if self.settings.keep_prompts:
+            usage.keep_prompt(model, body, self.usage_path)
+
+    def set_keep_prompts(self, on: bool) -> None:
+        """Off deletes every prompt kept so far: the box says none are kept."""
+        self.settings.keep_prompts = on
+        self.settings_changed.emit()
+        if not on:
+            self.store_problem = usage.forget_all_prompts(self.usage_path)
+        self.changed.emit()
 
     def _on_events(self, events: list) -> None:
         for e in events:

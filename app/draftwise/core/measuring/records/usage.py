@@ -229,8 +229,45 @@ class UsageRecords(Store):
         self.prompts_file.update(lambda old: [m for m in old if m.path != path])
         self._drop_usage(model)
 
+    def models(self) -> list[Model]:
+        """Every model with prompts kept, the latest kept last."""
+        return [m for m in self.prompts_file.read() if m.prompts]
+
+    def forget_prompts(self, model: Path | str | None = None) -> int:
+        """Delete the kept prompts of one model, or of every model (None); the figures and
+        when each was last measured again stay. Returns how many prompts were deleted."""
+        path = identity.path_key(model) if model is not None else None
+        gone = sum(len(m.prompts) for m in self.prompts_file.read() if path is None or m.path == path)
+        if gone:
+            self.prompts_file.update(lambda old: [
+                m if path is not None and m.path != path else replace(m, prompts=()) for m in old])
+        return gone
+
     def _drop_usage(self, model: Path | str) -> None:
         self.record_file.update(lambda old: [u for u in old if not identity.same_file(u.key.model, model)])
+
+
+def keep_prompt(model: Path | str | None, body: dict[str, Any], path: Path | None = None) -> None:
+    """The window chat's request, kept for measuring on the user's own work; a failed write
+    costs only that (logged)."""
+    text = prompt_of(body)
+    if text is None or model is None:
+        return
+    try:
+        UsageRecords(path).add_prompts(model, (text,))
+    except OSError as exc:
+        log.info("the prompt was not kept for measuring: %s", exc)
+
+
+def forget_all_prompts(path: Path | None = None) -> Message | None:
+    """Delete every kept prompt; a sentence naming the file when that failed."""
+    records = UsageRecords(path)
+    try:
+        records.forget_prompts()
+    except OSError as exc:
+        return msg("Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.",
+                   path=str(records.prompts_file.path), error=exc.strerror or str(exc))
+    return None
 
 
 # ------------------------------------------------------------------ reading the engine's lines

@@ -19,7 +19,11 @@ set it (theirs win), nor a fault recorded on this machine ruled it out:
   it on there (the engine's log: "Flash Attention enabled"), so off is the one other choice;
 - the sweep also tries *threads for prompts* (`-tb` at the logical cores, where there are more
   than physical ones: prompt processing is compute-bound and may use them) and *the prompt
-  batch* (`-ub` 256 and 1024 beside the engine's 512), judged on prompt speed alone.
+  batch* (`-ub` 256 and 1024 beside the engine's 512), judged on prompt speed alone. The
+  logical batch (`-b`, 2048) is not a dimension: the engine computes a prompt in `-ub`-sized
+  pieces and takes `-ub` as min(`-b`, `-ub`) (llama-context.cpp), so `-b` changes the work only
+  below `-ub`, which is the `-ub` line's own setting; above it, it only bounds how many of a
+  prompt's tokens one server step hands over, for one request at a time the same pieces.
 
 One stage runs every dimension as a line from the defaults (the lines interleaved round by
 round, so the defaults and every setting meet the same machine; a line stops widening once a

@@ -54,13 +54,8 @@ MAX_AGE_S = 24 * 3600.0  # a link measured longer ago is measured again (Wi-Fi m
 Reference = Callable[[], float]
 
 
-class LinkError(Exception):
+class LinkError(wire.WorkerError):
     """The worker could not be measured; `message` says which and why."""
-
-    def __init__(self, endpoint: str, message: Message) -> None:
-        super().__init__(str(message))
-        self.endpoint = endpoint
-        self.message = message
 
 
 @dataclass(frozen=True)

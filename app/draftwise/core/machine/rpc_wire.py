@@ -20,6 +20,8 @@ import socket
 import struct
 from collections.abc import Sequence
 
+from draftwise.core.messages import Message
+
 PROTOCOL = (7, 0, 0)  # RPC_PROTO_{MAJOR,MINOR,PATCH}_VERSION of the pinned engine
 
 # Command numbers (enum rpc_cmd).
@@ -51,6 +53,16 @@ Q4_K_BLOCK, Q4_K_BYTES = 256, 144  # values and bytes of one Q4_K block (ggml-co
 TENSOR = struct.Struct("<QIQ4I4II16ii10QQQQ64si")
 assert TENSOR.size == 296
 MAX_SRC = 10
+
+
+class WorkerError(Exception):
+    """A worker could not be measured (link.LinkError, worker_rate.RateError); `message`
+    says which and why."""
+
+    def __init__(self, endpoint: str, message: Message) -> None:
+        super().__init__(str(message))
+        self.endpoint = endpoint
+        self.message = message
 
 
 def tensor(tid: int, ggml_type: int, buffer: int, data: int, ne: Sequence[int], nb: Sequence[int], *,

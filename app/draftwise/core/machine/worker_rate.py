@@ -45,7 +45,7 @@ from draftwise.core.address import LOOPBACK
 from draftwise.core.errors import FieldError
 from draftwise.core.machine import rpc_wire as wire
 from draftwise.core.machine import share, speed
-from draftwise.core.messages import Message, msg
+from draftwise.core.messages import msg
 from draftwise.core.processes import process_group
 
 log = logging.getLogger(__name__)
@@ -65,13 +65,8 @@ HERE_DEVICE = "CPU"  # the name ggml gives the processor: this computer's figure
 HERE_KIND = "rpc-mul-mat"  # the figure's source in speed-probe.json (beside the engine probe's)
 
 
-class RateError(Exception):
+class RateError(wire.WorkerError):
     """The compute rate could not be measured; `message` says why, in a clause."""
-
-    def __init__(self, endpoint: str, message: Message) -> None:
-        super().__init__(str(message))
-        self.endpoint = endpoint
-        self.message = message
 
 
 @dataclass(frozen=True)

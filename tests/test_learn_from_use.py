@@ -209,6 +209,21 @@ def test_prompts_of_request_bodies():
 
 
 # ------------------------------------------------------------------ the whole loop, fake arms
+def _alone_model(tmp_path, monkeypatch):
+    """A tiny model with no drafter, its data folder in tmp_path: the request, the records the
+    launch session reads, and the session's plan of it (fresh on each call)."""
+    from tests import fake_arms as fa
+
+    from draftwise.core.launch import session
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    fa.write_tiny_model(tmp_path / "alone" / "Tiny-Q8_0.gguf", fa.TARGET)
+    request = fa.prepare.Request(model=tmp_path / "alone" / "Tiny-Q8_0.gguf", prefs=fa._prefs())
+    engine = session.Engine(fa.ENGINE, fa.CAPS)
+    records = session.Records(measured=measured.MeasuredRecords(tmp_path / "data" / measured.FILE_NAME))
+    return request, records, lambda: session.plan_launch(request, engine, fa.MACHINE, records)
+
+
 def test_a_switch_after_use(tmp_path, monkeypatch):
     """A model with no drafter: measured on the built-in prompts, ngram-simple 32 is kept; the
     user's requests (the real engine's lines of ngram-simple 32 serving chat requests) run far
@@ -218,17 +233,9 @@ def test_a_switch_after_use(tmp_path, monkeypatch):
     from tests import fake_arms as fa
 
     from draftwise.core import chat
-    from draftwise.core.launch import session
     from draftwise.core.measuring.runs import learn, quick
 
-    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
-    fa.write_tiny_model(tmp_path / "alone" / "Tiny-Q8_0.gguf", fa.TARGET)
-    request = fa.prepare.Request(model=tmp_path / "alone" / "Tiny-Q8_0.gguf", prefs=fa._prefs())
-    engine = session.Engine(fa.ENGINE, fa.CAPS)
-    records = session.Records(measured=measured.MeasuredRecords(tmp_path / "data" / measured.FILE_NAME))
-
-    def plan() -> session.PlannedLaunch:
-        return session.plan_launch(request, engine, fa.MACHINE, records)
+    request, records, plan = _alone_model(tmp_path, monkeypatch)
 
     # The built-in prompts: ngram-simple fastest.
     builtin = fa.Fake(lambda s: {MOD: 115.0, SIMPLE: 130.0}.get(s, 110.0 if s.speculates else 100.0))
@@ -305,17 +312,9 @@ def test_n_gram_not_faster_on_the_users_prompts_stays_off_and_the_plan_says_so(t
     the plan says why it stays off."""
     from tests import fake_arms as fa
 
-    from draftwise.core.launch import session
     from draftwise.core.measuring.runs import learn, quick
 
-    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
-    fa.write_tiny_model(tmp_path / "alone" / "Tiny-Q8_0.gguf", fa.TARGET)
-    request = fa.prepare.Request(model=tmp_path / "alone" / "Tiny-Q8_0.gguf", prefs=fa._prefs())
-    engine = session.Engine(fa.ENGINE, fa.CAPS)
-    records = session.Records(measured=measured.MeasuredRecords(tmp_path / "data" / measured.FILE_NAME))
-
-    def plan() -> session.PlannedLaunch:
-        return session.plan_launch(request, engine, fa.MACHINE, records)
+    request, records, plan = _alone_model(tmp_path, monkeypatch)
 
     # Within the 3 % floor (off), at the speed the recorded requests ran (4.1 tokens/s over all).
     flat = fa.Fake(lambda s: 4.2 if s.speculates else 4.15)

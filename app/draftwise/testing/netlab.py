@@ -238,7 +238,9 @@ class Worker:
 def worker(profile: Profile, rpc_binary: Path, env: dict[str, str], port: int,
            threads: int | None = None) -> Iterator[Worker]:
     """A worker behind `profile`'s link, listening on `port` in its namespace (with `threads`,
-    else the worker's default: half the logical cores); removed after."""
+    else the worker's default: half the logical cores); removed after. Without `--cache`,
+    unlike `share.worker_argv`: every worker here starts as on a first launch, so a test of
+    the first upload or a bench's timing never meets tensors an earlier run left cached."""
     ns = Namespace(profile)
     relay = None
     try:

@@ -158,6 +158,28 @@ def test_a_drafter_is_measured_at_its_lengths_beside_ngram_and_combined_when_bot
     assert again.plan.bytes.drafter == with_drafter.plan.bytes.drafter > 0
 
 
+def test_the_lengths_shown_beside_the_kept_one_are_its_own_kinds(with_drafter):
+    """`draftwise measure` prints "draft length kept: N (tokens/s per length tried: …)": where
+    n-gram beats the drafter, the drafter's 2/4/8 must not stand beside ngram-mod's 32 (the
+    corpus SmolLM2-360M beside its 135M printed exactly that); where the drafter is kept, with
+    n-gram beside it or not, its own lengths are the ones that chose it."""
+    from draftwise.cli.measure import render
+
+    ngram_wins = fa.Fake(lambda s: 150.0 if s.ngram and not s.drafter else 110.0 if s.speculates else 100.0,
+                         acceptance=1.0)
+    m = fa.run_measure(with_drafter, ngram_wins)
+    assert m.setup == Setup(ngram=NGRAM_MOD, ngram_len=32) and [n for n, _ in m.tried] == [32]
+    assert "draft length kept: 32 (tokens/s per length tried: 32: 15" in render(m)
+
+    def drafter_wins(s: Setup) -> float:
+        if s.combined:
+            return 190.0
+        return {2: 120.0, 4: 160.0, 8: 140.0}[s.n_max] if s.drafter else 130.0 if s.ngram else 100.0
+
+    m = fa.run_measure(with_drafter, fa.Fake(drafter_wins, acceptance=1.0))
+    assert m.setup.combined and [n for n, _ in m.tried] == [2, 4, 8]
+
+
 def test_p_min_is_tried_only_when_drafts_are_rejected_and_kept_only_when_faster(with_drafter):
     def speed(s: Setup) -> float:
         if s.drafter:

@@ -308,7 +308,7 @@ def _resolve(run: Runner, results: Results, settings: Settings, steps: Steps) ->
 
 def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: Settings,
                  seconds: float) -> measured.Measurement:
-    spec, own = prepared.spec, own_setup(prepared.spec)
+    spec = prepared.spec
     base, best = results.arms[setup_mod.NONE], results.best()
     assert best is not None  # the first stage always has a speculating setup
     figures = best.figures
@@ -316,10 +316,12 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
     flag = (LENGTH_FLAGS[s.drafter] if s.drafter is not None and s.n_max is not None
             else LENGTH_FLAGS[s.ngram] if s.drafter is None and s.ngram is not None and s.ngram_len is not None
             else None)
-    # The draft lengths of the decision's own type (no p-min, nothing beside it), as before setups.
+    # The line that chose the kept length: the kept drafter alone at each length, or, where
+    # n-gram alone is kept, its type alone (no p-min, nothing beside it). Never another
+    # kind's lengths: the drafter's 2/4/8 beside a kept ngram-mod 32 read as if 32 had lost.
     tried = tuple((a.n_max, a.tokens_per_s) for a in results.full()
-                  if a.n_max is not None and a.setup.drafter == own.drafter and a.setup.ngram == (
-                      own.ngram if own.drafter is None else None) and not a.setup.p_min)
+                  if a.n_max is not None and not a.setup.p_min and not a.setup.ngram2
+                  and a.setup.drafter == s.drafter and a.setup.ngram == (None if s.drafter else s.ngram))
     return measured.Measurement(
         combination=combination(prepared.model.path, spec, binary, machine),
         spec_type=",".join(s.types), what=str(what_is_drafting(decision_for(spec, s))),

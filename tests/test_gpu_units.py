@@ -23,6 +23,10 @@ from draftwise.core.speculation.resolver import NONE, SpecDecision
 MiB = 1 << 20
 NO_SPEC = SpecDecision(None, None, NONE, False, ())
 
+# Parser inputs in the formats of `vulkaninfo --summary` and the engine's `--list-devices`
+# (llvmpipe's lines as lavapipe prints them here; the Radeon beside it is typed to give the
+# parser a second, physical device). The tests read back what the text says; the live
+# inventory and the GPU verdict on lavapipe are tests/test_gpu_vulkan.py's.
 VULKANINFO = """Devices:
 ========
 GPU0:

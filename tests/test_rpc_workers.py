@@ -27,6 +27,10 @@ from draftwise.core.planning import logparse, planned_vs_actual
 from draftwise.core.processes import orphans
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
+# Parser inputs in the pinned engine's formats (`--list-devices` with two `--rpc` workers, and
+# the buffer lines of a model split over them: ggml-rpc names each buffer `RPC0[host:port]`).
+# The tests read back what the text says; no planning figure is taken from them (the planned
+# vs actual check against live workers is below: test_a_model_split_across_this_computer_and_two_workers).
 LIST_TWO = """load_backend: loaded RPC backend from /x/libggml-rpc.so
 Available devices:
   RPC0: 127.0.0.1:50311 (24105 MiB, 24105 MiB free)

@@ -206,3 +206,55 @@ def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_be
         assert "fastest of 2 setups" in card.result.text()
     finally:
         vm.shutdown()
+
+
+def test_the_window_offers_measuring_again_on_the_users_prompts_and_the_plan_says_why(qtbot, engine,
+                                                                                         tmp_path: Path):
+    """Learning from use in the window, on the real engine: a model with no drafter measured
+    once (its n-gram types); the user's requests under the setup it runs went far slower than
+    a measured setup (their figures: the recorded engine lines of Gemma 3 270M serving chat
+    requests, tests/data/learn/, beside this tiny model's hundreds of tokens/s) and the chat
+    kept two prompts. At the next launch the card offers measuring again with why; accepted, it
+    measures on those prompts, records it as learned, and the plan says what it found."""
+    from draftwise.core.measuring.records import usage, usage_check
+    from draftwise.core.measuring.runs import learn
+
+    model = tm.write_tiny_model(tmp_path / "alone" / "plain.gguf", td.paying_target(**SMALL))[0]
+    vm = _vm(engine)
+    card = DraftingCard(vm.drafting)
+    qtbot.addWidget(card)
+    try:
+        _open(qtbot, vm, model)
+        with qtbot.waitSignal(vm.drafting.runner.ended, timeout=120000):
+            assert vm.drafting.measure_speed()
+        assert vm.drafting.error_text == "" and len(MeasuredRecords().entries()) == 1
+        qtbot.waitUntil(lambda: not vm.replanning and vm.outcome.prepared.measurement is not None, timeout=20000)
+
+        keeper = usage.Keeper(learn.usage_key(vm.outcome.planned))
+        log = Path(__file__).parent / "data" / "learn" / "gemma-3-270m-ngram-simple.log"
+        keeper.lines(log.read_text(encoding="utf-8").splitlines())
+        keeper.save(final=True)
+        assert keeper.saved >= usage_check.MIN_REQUESTS
+        usage.UsageRecords().add_prompts(model, ("User: Copy the table.\nAssistant:", "User: Again.\nAssistant:"))
+
+        assert vm.do_launch()
+        qtbot.waitUntil(lambda: vm.launch.state == "ready", timeout=60000)
+        qtbot.waitUntil(lambda: vm.drafting.offer is not None, timeout=5000)
+        assert vm.drafting.from_use and vm.drafting.offer.startswith("Your requests suggest measuring again: ")
+        assert "on your last" in vm.drafting.offer and "Measure on your prompts?" in vm.drafting.offer
+        card.refresh()
+        assert card.offer.isVisibleTo(card) and card.not_now_btn.isVisibleTo(card)
+
+        with qtbot.waitSignal(vm.drafting.runner.ended, timeout=120000):
+            assert vm.drafting.measure_speed()
+        assert vm.drafting.error_text == ""
+        learned = MeasuredRecords().get(vm.outcome.prepared.measurement.combination)
+        assert learned is not None and learned.learned is not None and learned.prompts == 2
+        assert usage.UsageRecords().model(model).remeasured is not None
+        qtbot.waitUntil(lambda: vm.launch.state == "ready", timeout=60000)  # the user's engine is back
+        qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
+        notes = " ".join(str(n) for n in vm.outcome.prepared.spec.notes)
+        assert "on your requests" in notes, notes
+    finally:
+        vm.shutdown()
+        qtbot.waitUntil(lambda: not vm.engine_running(), timeout=20000)

@@ -354,7 +354,7 @@ class ChatViewModel(QObject):
         self.settings.keep_prompts = on
         self.settings_changed.emit()
         if not on:
-            self.store_problem = usage.forget_all_prompts(self.usage_path)
+            self.store_problem = usage.forget_all_prompts(self.usage_path) or self.store_problem
         self.changed.emit()
 
     def _on_events(self, events: list) -> None:

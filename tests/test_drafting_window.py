@@ -228,7 +228,9 @@ def test_the_window_offers_measuring_again_on_the_users_prompts_and_the_plan_say
         with qtbot.waitSignal(vm.drafting.runner.ended, timeout=120000):
             assert vm.drafting.measure_speed()
         assert vm.drafting.error_text == "" and len(MeasuredRecords().entries()) == 1
-        qtbot.waitUntil(lambda: not vm.replanning and vm.outcome.prepared.measurement is not None, timeout=20000)
+        # Whether n-gram was kept or left off is this machine's (1 round of 8 tokens); the
+        # record exists either way, and the trigger reads it.
+        qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)
 
         keeper = usage.Keeper(learn.usage_key(vm.outcome.planned))
         log = Path(__file__).parent / "data" / "learn" / "gemma-3-270m-ngram-simple.log"
@@ -248,8 +250,8 @@ def test_the_window_offers_measuring_again_on_the_users_prompts_and_the_plan_say
         with qtbot.waitSignal(vm.drafting.runner.ended, timeout=120000):
             assert vm.drafting.measure_speed()
         assert vm.drafting.error_text == ""
-        learned = MeasuredRecords().get(vm.outcome.prepared.measurement.combination)
-        assert learned is not None and learned.learned is not None and learned.prompts == 2
+        learned = [m for m in MeasuredRecords().entries() if m.learned is not None]
+        assert len(learned) == 1 and learned[0].prompts == 2
         assert usage.UsageRecords().model(model).remeasured is not None
         qtbot.waitUntil(lambda: vm.launch.state == "ready", timeout=60000)  # the user's engine is back
         qtbot.waitUntil(lambda: not vm.replanning, timeout=20000)

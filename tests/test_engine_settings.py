@@ -171,7 +171,7 @@ def test_the_quick_measurement_keeps_what_measured_faster_and_the_launch_passes_
     planned = session.plan_launch(p.request, engine, HASWELL, session.Records(measured=store))
     argv = planned.spec().argv
     assert planned.settings == ("-t", "1") and argv[argv.index("-t") + 1] == "1"
-    why = [str(r) for r in planned.prepared.plan.reasons]
+    why = [str(r) for r in planned.prepared.plan.settings_notes]
     # Writing 15 % faster for reading 10 % slower: the reference request 9 % shorter.
     assert any(r.startswith("engine threads 1 (-t): 9 % faster here, measured") for r in why), why
     # `measure` measures afresh: nothing kept is passed.

@@ -74,7 +74,7 @@ def test_the_settings_stage_runs_every_setting_and_the_kept_layout_is_the_planne
     assert o.actual.by_buffer().get("CPU_REPACK", 0) == 0
     row = o.row("CPU", "weights")
     assert row is not None and abs(row["planned"] - row["actual"]) <= 0.02 * row["actual"], o.rows
-    assert any(str(r).startswith("weights not repacked (-nr):") for r in o.prepared.plan.reasons)
+    assert any(str(r).startswith("weights not repacked (-nr):") for r in o.prepared.plan.settings_notes)
     # Flash attention off as well: the compute buffer then holds the KQ scores
     # (compute_buffer.scores_bytes), planned as the engine allocates them.
     both = EngineSettings(repack=False, flash_attn=Switch.OFF)

@@ -894,3 +894,20 @@ def test_damaged_files_engine_problems_and_check_steps_read_in_japanese(japanese
     step = CheckStep(msg("Stopping it"), "ok", msg("stopped (exit code {code}); nothing is left running", code=0))
     text = vm.step_text(step)
     assert _JA.search(text) and "0" in text and "stopped" not in text
+
+
+def test_the_memory_why_keeps_its_summary_beside_the_engine_settings_chosen(qtbot, models) -> None:
+    """A measured choice of engine settings ("the engine's own were the fastest of 3 measured
+    here") is said after the memory card's why, never in its place: the real window showed
+    only that sentence once Gemma 3 270M had been measured."""
+    from dataclasses import replace as replaced
+
+    from draftwise.core.messages import msg
+
+    vm = make_vm()
+    open_and_wait(qtbot, vm, models["llama"])
+    before = vm.plan.reasons()
+    assert before and before[0].startswith("Everything fits")
+    note = msg("Engine settings: the engine's own were the fastest of {n} measured here.", n=3)
+    vm.plan.result = replaced(vm.plan.result, settings_notes=(note,))
+    assert vm.plan.reasons() == [*before, str(note)]

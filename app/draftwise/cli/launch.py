@@ -103,7 +103,8 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
             request.port, pinned=request.pinned_port,
             host=launch_spec.ALL_INTERFACES if request.network else LOOPBACK,
         )
-        launch = planned.spec(port, notes=(*prepared.plan.reasons, *((port_note,) if port_note else ())))
+        launch = planned.spec(port, notes=(*prepared.plan.reasons, *prepared.plan.settings_notes,
+                                           *((port_note,) if port_note else ())))
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"

@@ -148,7 +148,7 @@ def render_plan(prepared, argv: list[str], cpu_variant: str | None = None) -> st
                          f"  (weights {human_bytes(dev.weights)}, context {human_bytes(dev.kv)}"
                          + (f", drafter {human_bytes(dev.drafter)}" if dev.drafter else "")
                          + f", work {human_bytes(dev.compute + dev.output)})")
-    lines += [f"  - {reason}" for reason in plan.reasons]
+    lines += [f"  - {reason}" for reason in (*plan.reasons, *plan.settings_notes)]
     lines += [f"  ! {warning}" for warning in plan.warnings]
     if cpu_variant:
         # A build with one CPU module per x86-64 level loads the best this CPU runs.

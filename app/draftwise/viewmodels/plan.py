@@ -83,6 +83,7 @@ class PlanView:
     max_context: int = 0
     estimate_only: bool = False
     warnings: tuple[Text, ...] = ()
+    settings_notes: tuple[Text, ...] = ()  # the engine settings measured and chosen (after the why)
     raw: planner.Plan | None = field(default=None, compare=False, repr=False)  # what this view shows
 
     @property
@@ -103,7 +104,7 @@ def view_of(p: planner.Plan) -> PlanView:
         reasons=tuple(p.reasons), plan_args=tuple(p.plan_args),
         fallback_plan_args=tuple(p.fallback_plan_args) if p.fallback_plan_args else None,
         drop_drafter=p.drop_drafter, drop_reason=p.drop_reason, max_context=p.max_context,
-        estimate_only=p.estimated_weights, warnings=tuple(p.warnings), raw=p,
+        estimate_only=p.estimated_weights, warnings=tuple(p.warnings), settings_notes=tuple(p.settings_notes), raw=p,
     )
 
 
@@ -268,7 +269,7 @@ class PlanViewModel(QObject):
         r = self.result
         if r is None:
             return [self.error] if self.error else []
-        out = [tr_message(t) for t in (*r.reasons, *r.warnings)]
+        out = [tr_message(t) for t in (*r.reasons, *r.warnings, *r.settings_notes)]
         if not r.reasons and r.fit != NO_FIT:
             out.insert(0, self._summary(r))
         return out

@@ -220,7 +220,7 @@ def plan_launch(
     if applies and isinstance(machine, hardware.Machine) and machine.workers and records.links is not None:
         prepared, machine = _weigh_workers(prepared, machine, request, binary, records.links, plan_on)
     if settings_notes:
-        prepared = replace(prepared, plan=replace(prepared.plan, reasons=[*settings_notes, *prepared.plan.reasons]))
+        prepared = replace(prepared, plan=replace(prepared.plan, settings_notes=list(settings_notes)))
     return PlannedLaunch(prepared, request, engine, machine, records, start, fixes, measured is not None, settings)
 
 

@@ -182,6 +182,9 @@ class Plan:
     # A dense model's partial offload planned both ways (whole layers / FFN weights on the
     # CPU), the chosen one marked; empty where there was no such choice.
     layouts: list[ffn_offload.Layout] = field(default_factory=list)
+    # The engine settings a measurement chose and why (core/measuring/records/tuned.py): beside
+    # the reasons, not among them, so "why it fits this way" is never crowded out by them.
+    settings_notes: list[Message] = field(default_factory=list)
 
     @property
     def fit_state(self) -> str:
@@ -199,6 +202,7 @@ class Plan:
             "bytes": self.bytes.to_json(),
             "per_device": [d.to_json() for d in self.per_device],
             "reasons": [str(r) for r in self.reasons], "warnings": [str(w) for w in self.warnings],
+            "settings_notes": [str(n) for n in self.settings_notes],
             "plan_args": list(self.plan_args),
             "fallback_plan_args": list(self.fallback_plan_args),
             "max_context": self.max_context, "ctx_checkpoints": self.ctx_checkpoints,

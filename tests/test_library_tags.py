@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.speculation import tags
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
@@ -79,3 +81,34 @@ def test_model_count_is_singular_for_one(qtbot):
     assert vm.status_text() == "1 model"
     vm.model.replace_all([LibraryRow(Path("/nowhere/a.gguf"), None), LibraryRow(Path("/nowhere/b.gguf"), None)])
     assert vm.status_text() == "2 models"
+
+
+def test_the_speed_up_measured_here_shows_beside_the_tag(tmp_path, qtbot, monkeypatch):
+    """The "Speed-up" column says what this computer measured once a measurement pays (the
+    real Gemma 3 270M's recorded `draftwise measure`: ngram-simple 32, 2.76×, filed under a
+    tiny model's path); a newer measurement that does not pay takes it away, and a refresh
+    reads the record again."""
+    import json
+    from dataclasses import replace
+
+    from draftwise.core.measuring.records import measured
+
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
+    target = TinyModel(name="qwen2.5-1.5b-instruct", n_embd=128, n_layer=4)
+    rows = _rows(tmp_path, {"big-q4_k_m.gguf": target, "big-draft.gguf": draft_model(target)})
+    recorded = measured.Measurement.from_json(json.loads(
+        (Path(__file__).parent / "data" / "learn" / "gemma-3-270m-measured.json").read_text(encoding="utf-8")))
+    combo = measured.Combination(f"{tmp_path / 'big-q4_k_m.gguf'}|1|2", "ngram-simple", "engine|1|2", "m")
+    records = measured.MeasuredRecords()
+    records.record(replace(recorded, combination=combo))
+    model = LibraryModel()
+    model.replace_all(rows)
+    shown = {r.path.name: model.data(model.index(i, COL["mtp"])) for i, r in enumerate(model.rows)}
+    assert recorded.pays and f"{recorded.ratio:.2f}" == "2.76"
+    assert shown == {"big-q4_k_m.gguf": "+ drafter · 2.76×", "big-draft.gguf": DRAFT_TAG}
+    tip = model.data(model.index(0, COL["mtp"]), Qt.ItemDataRole.ToolTipRole)
+    assert tip.endswith("Measured on this computer: 2.76× as fast with speculation")
+    # Measured again later, within the noise: nothing to show.
+    records.record(replace(recorded, combination=combo, noise=0.9, when="9999-01-01T00:00:00"))
+    model.refresh_speedups()
+    assert model.data(model.index(0, COL["mtp"])) == "+ drafter"

@@ -1454,27 +1454,27 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="101" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="96" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="109" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="104" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="124" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="119" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="144" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="139" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="171" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="166" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1549,37 +1549,37 @@
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="122" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="117" />
       <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
       <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="128" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="123" />
       <source>it has {free} MiB free, and the test needs {need} MiB free</source>
       <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="136" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="131" />
       <source>it could not lend {size} MiB for the test</source>
       <translation>テスト用に {size} MiB を確保できませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="145" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="140" />
       <source>it stopped answering during the test ({error})</source>
       <translation>テスト中に応答しなくなりました（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="187" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="182" />
       <source>it did not answer ({error})</source>
       <translation>応答しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="229" />
       <source>this computer's own worker did not start ({error})</source>
       <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="239" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
       <source>this computer's own figure could not be taken: {why}</source>
       <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
     </message>
@@ -4027,27 +4027,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="224" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="226" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="316" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="318" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="402" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="404" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="476" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="478" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -4632,162 +4632,167 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>このモデルはこのマシンのメモリに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="41" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
       <source>Name</source>
       <translation>名前</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="42" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
       <source>Use</source>
       <translation>用途</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="43" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="46" />
       <source>Arch</source>
       <translation>アーキ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="44" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="47" />
       <source>Params</source>
       <translation>パラメータ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="45" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
       <source>Quant</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="48" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="51" />
       <source>Speed-up</source>
       <translation>高速化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="52" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="53" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
       <source>Parameters</source>
       <translation>パラメータ数</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="54" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="57" />
       <source>Quantization</source>
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
       <source>Size on disk</source>
       <translation>ディスク上のサイズ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="56" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="59" />
       <source>Trained context length</source>
       <translation>学習時のコンテキスト長</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="57" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="60" />
       <source>What makes answers faster: a built-in MTP head, or a small draft model beside it</source>
       <translation>答えを速くするもの: 内蔵の MTP ヘッド、または隣にある小さなドラフトモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="58" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="61" />
       <source>Whether it fits in this machine's memory</source>
       <translation>このマシンのメモリに収まるかどうか</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
       <source>✓ fits</source>
       <translation>✓ 収まる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
       <source>◐ partly</source>
       <translation>◐ 一部</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
       <source>✗ too big</source>
       <translation>✗ 大きすぎ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="72" />
       <source>draft</source>
       <translation>ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="72" />
       <source>+ drafter</source>
       <translation>＋ドラフト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="70" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="74" />
       <source>Has a built-in MTP head: it guesses several words at once, so answers come faster</source>
       <translation>MTP ヘッドを内蔵しています。一度に複数の言葉を予想するので、答えが速く出ます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="71" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="75" />
       <source>A small draft model of the same family sits beside it: it guesses the next words and this model checks them — same answers, faster</source>
       <translation>同じ系列の小さなドラフトモデルが隣にあります。次の言葉を予想し、このモデルが確かめます — 答えは同じで、より速くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="73" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="77" />
       <source>A draft model: it helps a bigger model of its family answer faster; it is not meant to be launched on its own</source>
       <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="208" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="209" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="210" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="215" />
+      <source>Measured on this computer: {0}× as fast with speculation</source>
+      <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/library.py" line="231" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="405" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="433" />
       <source>Scanning… {0} model</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="405" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="433" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="407" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="435" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="409" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="412" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="440" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="413" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
       <source>{0} model</source>
       <translation>{0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="413" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>
@@ -4987,52 +4992,52 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンが処理中に使う作業用メモリ（計算バッファと出力バッファ）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="111" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="112" />
       <source>RAM</source>
       <translation>RAM</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="260" />
       <source>{0} (auto)</source>
       <translation>{0}（自動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="266" />
       <source>Partly on the GPU</source>
       <translation>一部 GPU</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="266" />
       <source>Does not fit</source>
       <translation>収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="282" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="283" />
       <source>Everything runs on {0} with {1} to spare.</source>
       <translation>すべて {0} で動き、{1} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="284" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="285" />
       <source>The model is split between the GPU and RAM, with {0} to spare.</source>
       <translation>モデルは GPU と RAM に分けて置かれ、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="286" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="287" />
       <source>Everything fits in RAM with {0} to spare.</source>
       <translation>すべて RAM に収まり、{0} の余裕があります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="287" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="288" />
       <source>Room for a {0}-token conversation ({1} KV cache).</source>
       <translation>{0} トークンの会話を保持できます（KV キャッシュ {1}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="290" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="291" />
       <source>The {0} fits as well.</source>
       <translation>{0} も収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/plan.py" line="298" />
+      <location filename="../../app/draftwise/viewmodels/plan.py" line="299" />
       <source>total</source>
       <translation>合計</translation>
     </message>

@@ -145,6 +145,8 @@ class AppViewModel(LadderActions, QObject):
             lambda _url: self.schedule_replan() if self.launch.fallback_reason or self.launch.ladder_reason else None)
         self.replanner.outcome_changed.connect(self._show_record_problem)
         self.replanner.outcome_changed.connect(self.outcome_changed)
+        # A measurement recorded or forgotten re-plans: the library's measured speed-ups follow.
+        self.replanner.outcome_changed.connect(self.library.model.refresh_speedups)
         self.replanner.outcome_changed.connect(self.launch_state_changed)
         self.language.language_changed.connect(self._on_language_changed)
         self.devices.changed.connect(self._on_devices_changed)

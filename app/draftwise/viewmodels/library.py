@@ -6,6 +6,7 @@ planner's verdict for this machine, computed on the scan thread.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,9 +20,11 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from draftwise.core import identity
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import helpers
 from draftwise.core.machine import hardware
+from draftwise.core.measuring.records.measured import MeasuredRecords
 from draftwise.core.messages import Text
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.core.speculation import tags
@@ -57,6 +60,7 @@ HEADER_TIPS = {
     "mtp": N_("What makes answers faster: a built-in MTP head, or a small draft model beside it"),
     "fit": N_("Whether it fits in this machine's memory"),
 }
+log = logging.getLogger(__name__)
 COL = {key: i for i, (key, _) in enumerate(COLUMNS)}
 PathRole = Qt.ItemDataRole.UserRole
 SortRole = Qt.ItemDataRole.UserRole + 1
@@ -92,6 +96,7 @@ class LibraryModel(QAbstractTableModel):
         self._index: dict[str, int] = {}
         self._tags: dict[str, str] = {}  # path -> speculation tag, rebuilt when rows change
         self._helpers: set[str] | None = None  # paths that are some model's helper, likewise
+        self._speedups: dict[str, float] | None = None  # path_key -> measured speed-up (read lazily)
 
     def tag(self, row: LibraryRow) -> str:
         """"MTP", "+ drafter" (a drafter beside it), "draft" (the file is one), or ""."""
@@ -99,6 +104,23 @@ class LibraryModel(QAbstractTableModel):
         if key not in self._tags:
             self._tags[key] = self._compute_tag(row)
         return self._tags[key]
+
+    def speedup(self, row: LibraryRow) -> float | None:
+        """The speed-up measured on this computer where speculation pays (measured.speedups)."""
+        if self._speedups is None:
+            try:
+                self._speedups = MeasuredRecords().speedups()
+            except OSError as exc:  # the records unreadable: the column shows the tags alone
+                log.info("measured speed-ups not read: %s", exc)
+                self._speedups = {}
+        return self._speedups.get(identity.path_key(row.path))
+
+    def refresh_speedups(self) -> None:
+        """A measurement was recorded or forgotten: read the figures again on the next paint."""
+        self._speedups = None
+        if self.rows:
+            col = COL["mtp"]
+            self.dataChanged.emit(self.index(0, col), self.index(len(self.rows) - 1, col))
 
     def kind(self, row: LibraryRow) -> str:
         i = row.info
@@ -186,8 +208,12 @@ class LibraryModel(QAbstractTableModel):
                 return {FITS: tr("Fits in this machine's memory"),
                         PARTIAL: tr("Fits only partly on the GPU: slower"),
                         NO_FIT: tr("Too big for this machine's memory")}[row.fit]
-            if key == "mtp" and self.tag(row):
-                return tr(TAG_TIPS[self.tag(row)])
+            if key == "mtp" and (self.tag(row) or self.speedup(row)):
+                ratio = self.speedup(row)
+                return "\n".join(filter(None, [
+                    tr(TAG_TIPS[self.tag(row)]) if self.tag(row) else "",
+                    tr("Measured on this computer: {0}× as fast with speculation").format(f"{ratio:.2f}")
+                    if ratio else ""]))
             if key == "kind" and row.info is not None:
                 return tr(KIND_TIPS[self.kind(row)])
             return str(row.path)
@@ -214,7 +240,9 @@ class LibraryModel(QAbstractTableModel):
         if key == "ctx":
             return human_ctx(i.context_length)
         if key == "mtp":
-            return tr(self.tag(row)) if self.tag(row) else ""
+            ratio = self.speedup(row)
+            return " · ".join(filter(None, [tr(self.tag(row)) if self.tag(row) else "",
+                                            f"{ratio:.2f}×" if ratio else ""]))
         if key == "fit":
             return tr(FIT_WORDS[row.fit]) if row.fit else ""
         return ""

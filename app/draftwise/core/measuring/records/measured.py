@@ -217,6 +217,20 @@ class MeasuredRecords(Store):
             return quick
         return best if best is not None else quick
 
+    def speedups(self) -> dict[str, float]:
+        """Per model (its `identity.path_key`), the speed-up its newest measurement here found
+        where speculation pays (`Measurement.pays`), whatever the engine or drafter: what the
+        library shows beside each model."""
+        found = [*self.entries(), *(m for s in self.sweeps().entries() if (m := s.measurement()) is not None)]
+        out: dict[str, float] = {}
+        for m in sorted(found, key=lambda m: m.when):
+            path = m.combination.model.split("|", 1)[0]
+            if m.pays:
+                out[path] = m.ratio
+            else:
+                out.pop(path, None)
+        return out
+
     def sweeps(self) -> SweepRecords:
         """The sweeps' record beside this file."""
         if self._sweeps is None:

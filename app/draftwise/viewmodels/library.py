@@ -96,7 +96,7 @@ class LibraryModel(QAbstractTableModel):
         self._index: dict[str, int] = {}
         self._tags: dict[str, str] = {}  # path -> speculation tag, rebuilt when rows change
         self._helpers: set[str] | None = None  # paths that are some model's helper, likewise
-        self._speedups: dict[str, float] | None = None  # path_key -> measured speed-up (read lazily)
+        self._speedups: dict[str, float | None] | None = None  # path -> measured speed-up (read lazily)
 
     def tag(self, row: LibraryRow) -> str:
         """"MTP", "+ drafter" (a drafter beside it), "draft" (the file is one), or ""."""
@@ -106,14 +106,16 @@ class LibraryModel(QAbstractTableModel):
         return self._tags[key]
 
     def speedup(self, row: LibraryRow) -> float | None:
-        """The speed-up measured on this computer where speculation pays (measured.speedups)."""
+        """The speed-up measured on this computer where speculation pays (measured.speedups),
+        per row path: asked on every paint, so neither the record nor the path is read twice."""
         if self._speedups is None:
             try:
-                self._speedups = MeasuredRecords().speedups()
+                by_key = MeasuredRecords().speedups()
             except OSError as exc:  # the records unreadable: the column shows the tags alone
                 log.info("measured speed-ups not read: %s", exc)
-                self._speedups = {}
-        return self._speedups.get(identity.path_key(row.path))
+                by_key = {}
+            self._speedups = {str(r.path): by_key.get(identity.path_key(r.path)) for r in self.rows} if by_key else {}
+        return self._speedups.get(str(row.path))
 
     def refresh_speedups(self) -> None:
         """A measurement was recorded or forgotten: read the figures again on the next paint."""
@@ -263,6 +265,7 @@ class LibraryModel(QAbstractTableModel):
     # ---------------------------------------------------------------- rows
     def upsert(self, rows: list[LibraryRow]) -> None:
         self._tags.clear()
+        self._speedups = None
         self._helpers = None
         new = []
         for r in rows:
@@ -283,6 +286,7 @@ class LibraryModel(QAbstractTableModel):
 
     def replace_all(self, rows: list[LibraryRow]) -> None:
         self._tags.clear()
+        self._speedups = None
         self._helpers = None
         self.beginResetModel()
         self.rows = list(rows)

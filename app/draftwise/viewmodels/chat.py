@@ -14,7 +14,6 @@ follows the state: no model, one chosen, loading, ready (to chat or to write), s
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -42,8 +41,6 @@ from draftwise.viewmodels.launch import (
     LaunchViewModel,
 )
 from draftwise.viewmodels.roles import ChatStreamRole, PropsProbeRole
-
-log = logging.getLogger(__name__)
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"
 

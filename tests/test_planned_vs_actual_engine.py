@@ -87,7 +87,11 @@ def test_the_window_compares_the_plan_with_the_start_that_became_ready(qtbot, en
         assert faults.faults(faulty) == 1 and "-nr" in vm.launch.process.flow.current_argv
         # What the window shows is the ready start's, never the two added up.
         assert vm.plan.actual.summary() == logparse.parse_lines(ready).summary()
-        assert vm.plan.actual.summary()["weights"] < _weights(first) + _weights(ready)
+        # The faulting start's own buffer lines reach us only when the engine's log was flushed
+        # before it died (killed mid-start, what it had not written yet is gone, as after a
+        # real SIGILL); where they did, the two added up would read more.
+        if _weights(first):
+            assert vm.plan.actual.summary()["weights"] < _weights(first) + _weights(ready)
         # Compared with the plan the ready start runs (-nr: no re-laid copy of the weights).
         launched = vm.plan.launched.raw
         assert launched.bytes.cpu_extra == {}

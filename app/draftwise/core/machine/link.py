@@ -29,7 +29,6 @@ is a LinkError naming it. A measurement is remembered per worker and engine buil
 
 from __future__ import annotations
 
-import statistics
 import struct
 import time
 from collections.abc import Callable
@@ -103,12 +102,7 @@ def measure(endpoint: str, *, timeout: float = TIMEOUT, max_bytes: int = MAX_PRO
         if not version:
             raise LinkError(endpoint, msg("The worker {worker} answered with something that is not the RPC "
                                           "protocol.", worker=endpoint))
-        rtts = []
-        for _ in range(ROUND_TRIPS):
-            t0 = time.perf_counter()
-            conn.ask(wire.DEVICE_COUNT)
-            rtts.append(time.perf_counter() - t0)
-        rtt = statistics.median(rtts[1:])
+        rtt = conn.round_trip(ROUND_TRIPS - 1)  # ROUND_TRIPS asks, the first left out
         mbit_s, probe_bytes = _bandwidth(conn, endpoint, rtt, max_bytes)
         if reference is not None:
             try:

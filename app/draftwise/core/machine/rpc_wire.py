@@ -17,7 +17,9 @@ tests/test_worker_rate.py reads them from the pinned source.
 from __future__ import annotations
 
 import socket
+import statistics
 import struct
+import time
 from collections.abc import Sequence
 
 from draftwise.core.messages import Message
@@ -102,6 +104,16 @@ class Conn:
     def ask(self, cmd: int, payload: bytes = b"") -> bytes:
         self.send(cmd, payload)
         return self.answer()
+
+    def round_trip(self, samples: int) -> float:
+        """The median round trip of DEVICE_COUNT over `samples` timings, seconds; one ask
+        before them is left out (the worker's thread for the connection starting)."""
+        took = []
+        for _ in range(samples + 1):
+            t0 = time.perf_counter()
+            self.ask(DEVICE_COUNT)
+            took.append(time.perf_counter() - t0)
+        return statistics.median(took[1:])
 
     def hello(self) -> tuple[int, ...]:
         """The worker's protocol version; () for an answer that is not the protocol's."""

@@ -33,7 +33,6 @@ model runs this product.
 from __future__ import annotations
 
 import logging
-import statistics
 import struct
 import tempfile
 import time
@@ -163,16 +162,6 @@ def _products(conn: wire.Conn, graph: bytes, rtt: float) -> float:
     return best
 
 
-def round_trip(conn: wire.Conn, times: int = ROUND_TRIPS) -> float:
-    """The median round trip of DEVICE_COUNT, seconds (the first, the thread's start, left out)."""
-    took = []
-    for _ in range(times + 1):
-        t0 = time.perf_counter()
-        conn.ask(wire.DEVICE_COUNT)
-        took.append(time.perf_counter() - t0)
-    return statistics.median(took[1:])
-
-
 def measure(endpoint: str, *, timeout: float = TIMEOUT, max_bytes: int = MATRIX_BYTES) -> float:
     """The compute rate of the worker at `endpoint` on its own connection (Q4_K bytes a second)."""
     host, _, port = endpoint.rpartition(":")
@@ -182,7 +171,7 @@ def measure(endpoint: str, *, timeout: float = TIMEOUT, max_bytes: int = MATRIX_
         raise RateError(endpoint, msg("it did not answer ({error})", error=str(exc))) from exc
     try:
         version = conn.hello()
-        rtt = round_trip(conn)
+        rtt = conn.round_trip(ROUND_TRIPS)
         return compute_rate(conn, endpoint, version, rtt, max_bytes=max_bytes)
     except (OSError, ConnectionError) as exc:
         raise RateError(endpoint, msg("it stopped answering during the test ({error})", error=str(exc))) from exc

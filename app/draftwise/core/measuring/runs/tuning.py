@@ -177,14 +177,16 @@ def tune(run: Runner, carrier: Setup, dims: Sequence[Dimension], rounds: int, st
     run_stage(guarded, lines, rounds, results, steps)
     ran = {s: a for s, a in results.arms.items() if s not in faulted}
     winners: list[tuple[float, EngineSettings]] = []
+    base_speed = _speed(ran[base])
     for d in dims:
         best, best_gain = None, 0.0
         for v in d.values:
             arm = ran.get(at(EngineSettings(**{d.name: v})))
             if v is None or arm is None:
                 continue
-            g = tuned.gain(_speed(arm), _speed(ran[base]), prompt_only=d.prompt_only)
-            if tuned.faster(_speed(arm), _speed(ran[base]), prompt_only=d.prompt_only) and g > best_gain:
+            speed = _speed(arm)
+            g = tuned.gain(speed, base_speed, prompt_only=d.prompt_only)
+            if tuned.faster(speed, base_speed, prompt_only=d.prompt_only) and g > best_gain:
                 best, best_gain = arm.setup.engine, g
         if best is not None:
             winners.append((best_gain, best))

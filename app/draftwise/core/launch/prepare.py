@@ -195,18 +195,15 @@ def prepare(
     extra, prefs = tuple(request.extra_args), request.prefs
     if request.backend == resolver.LLAMA_CPP:
         try:
-            # Host, port and key have their own fields; the planner's options become its inputs.
+            # Host, port and key have their own fields.
             launch_spec.check_owned_flags(extra)
-            inputs = owned_args.read(extra, prefs, n_ctx_train=model.context_length)
         except FieldError as exc:
             raise PrepareError(exc.field, exc.message) from exc
-        extra, prefs = inputs.rest, inputs.prefs
+        extra, prefs = _planner_inputs(extra, prefs, model)
         # What the rest still changes in the plan (RoPE scaling, draft lengths, caches) and
         # the projector that belongs to the model (planned, passed with --mmproj).
         prefs, extra = extra_args.engine_inputs(prefs, model, extra)
-        if engine_args.sets(extra, *cpu_buffers.NO_REPACK_FLAGS) and not prefs.no_repack:
-            # -nr keeps every CPU weight in the mapped file: no re-laid copies to plan.
-            prefs = replace(prefs, no_repack=True)
+        prefs = _repack_read(extra, prefs)
     options = resolver.SpecOptions(
         mtp=request.mtp,
         draft=request.draft,
@@ -286,17 +283,30 @@ def with_engine_args(prepared: Prepared, args: Sequence[str], machine: Machine) 
     the plan, -nr into its CPU buffers (no re-laid copies), the rest passed as given. The
     settings stage runs each setting so, and the plan then shows the layout that runs.
     PrepareError where the plan cannot take them."""
-    try:
-        inputs = owned_args.read(list(args), prepared.prefs, n_ctx_train=prepared.model.context_length)
-    except FieldError as exc:
-        raise PrepareError(exc.field, exc.message) from exc
-    prefs = inputs.prefs
-    if engine_args.sets(inputs.rest, *cpu_buffers.NO_REPACK_FLAGS):
-        prefs = replace(prefs, no_repack=True)
+    rest, prefs = _planner_inputs(tuple(args), prepared.prefs, prepared.model)
+    prefs = _repack_read(rest, prefs)
     backend = prepared.request.backend if prepared.request is not None else EngineKind.LLAMA_CPP
     result, spec, draft = _plan(prepared.model, prepared.spec, machine, prefs, backend)
     return replace(prepared, spec=spec, plan=result, draft=draft, prefs=prefs,
-                   extra_args=(*prepared.extra_args, *inputs.rest))
+                   extra_args=(*prepared.extra_args, *rest))
+
+
+def _planner_inputs(args: Sequence[str], prefs: planner.PlanPrefs,
+                    model: gguf.ModelInfo) -> tuple[tuple[str, ...], planner.PlanPrefs]:
+    """The planner's options among engine arguments (-c, -ctk, -fa, -b, -ub...) read into its
+    inputs; the rest as given. PrepareError naming the field where one cannot be read."""
+    try:
+        inputs = owned_args.read(args, prefs, n_ctx_train=model.context_length)
+    except FieldError as exc:
+        raise PrepareError(exc.field, exc.message) from exc
+    return tuple(inputs.rest), inputs.prefs
+
+
+def _repack_read(args: Sequence[str], prefs: planner.PlanPrefs) -> planner.PlanPrefs:
+    """-nr among the arguments keeps every CPU weight in the mapped file: no re-laid copies to plan."""
+    if engine_args.sets(args, *cpu_buffers.NO_REPACK_FLAGS) and not prefs.no_repack:
+        return replace(prefs, no_repack=True)
+    return prefs
 
 
 def combination(model_path: Path, spec: resolver.SpecDecision, engine: Path,

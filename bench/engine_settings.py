@@ -116,7 +116,8 @@ def _duel_child(argv: list[str]) -> int:
     # Auto: the launch session with the quick measurement's records, as `launch` runs it.
     auto = session.plan_launch(prepare.Request(model=model_p), engine, machine,
                                session.Records(measured=measured, fixes=fixes))  # fmt: skip
-    print("  auto's plan:", *[f"\n    - {r}" for r in auto.prepared.plan.reasons], flush=True)
+    plan = auto.prepared.plan
+    print("  auto's plan:", *[f"\n    - {r}" for r in (*plan.reasons, *plan.settings_notes)], flush=True)
     auto_setup = of_decision(auto.prepared.spec.spec_type, auto.prepared.spec.argv)
     kept = measured.tuned().get(tuned.key_for(model_p, binary_p, machine))
     user_args = auto.request.extra_args[:len(auto.request.extra_args) - len(auto.settings)]

@@ -136,9 +136,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
     store = records.sweeps() if args.sweep else records
     try:
-        store.record(result)
-        if result.tuned is not None:
-            records.tuned().record(result.tuned)
+        records.keep(result)
     except OSError as exc:
         print(f"warning: could not record the measurement ({exc.strerror or exc}).", flush=True)
     for problem in dict.fromkeys((records.problem, store.problem)):

@@ -121,9 +121,7 @@ def prepare_measure_and_record(
                  settings=settings, cancel=cancel, report=report, fixes=records.fixes, caps=engine.caps,
                  tuned=store.tuned())
     if not cancel.is_set():
-        (store.sweeps() if all_settings else store).record(result)
-        if result.tuned is not None:
-            store.tuned().record(result.tuned)
+        store.keep(result)
     return result
 
 

@@ -35,7 +35,7 @@ from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_F
 from draftwise.core.measuring.records.learned import switched_words
 from draftwise.core.measuring.records.measurement import Combination, Measurement
 from draftwise.core.measuring.records.sweep_record import FILE_NAME as SWEEPS
-from draftwise.core.measuring.records.sweep_record import SweepRecords
+from draftwise.core.measuring.records.sweep_record import Sweep, SweepRecords
 from draftwise.core.measuring.records.tuned import FILE_NAME as TUNED
 from draftwise.core.measuring.records.tuned import TunedRecords
 from draftwise.core.messages import Message, msg
@@ -246,6 +246,13 @@ class MeasuredRecords(Store):
     def record(self, m: Measurement) -> None:
         """Keep `m`, in place of an earlier measurement of its combination (under any key form)."""
         self.record_file.update(lambda old: [*(e for e in old if not m.combination.covers(e.combination)), m])
+
+    def keep(self, result: Measurement | Sweep) -> None:
+        """Record what `measure` (a measurement) or `measure --sweep` (a sweep) found, each in
+        its file, and the engine settings its settings stage kept."""
+        (self.sweeps() if isinstance(result, Sweep) else self).record(result)
+        if result.tuned is not None:
+            self.tuned().record(result.tuned)
 
     def forget(self, *, model: Path | str | None = None, combination: Combination | None = None) -> int:
         """Drop the records of one combination, of every combination of a model, or all."""

@@ -25,14 +25,19 @@ from draftwise.core.speculation.words import words_of
 NOISE_FLOOR = 0.03
 
 
-def relative_error(values: Sequence[float]) -> float:
-    """The relative standard error of the mean of `values` (one per round): their spread
-    over √n, over the mean; 0 with fewer than two."""
+def relative_spread(values: Sequence[float]) -> float:
+    """How far one of `values` strays: their sample standard deviation over their mean; 0
+    with fewer than two (or any not above 0)."""
     if len(values) < 2 or min(values) <= 0:
         return 0.0
     mean = sum(values) / len(values)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-    return sd / mean / math.sqrt(len(values))
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) / mean
+
+
+def relative_error(values: Sequence[float]) -> float:
+    """The relative standard error of the mean of `values` (one per round): their spread
+    over √n; 0 with fewer than two."""
+    return relative_spread(values) / math.sqrt(len(values)) if len(values) >= 2 else 0.0
 
 
 @dataclass(frozen=True)

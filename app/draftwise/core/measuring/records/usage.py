@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from draftwise.core import identity, paths
-from draftwise.core.measuring.records import live_figures
+from draftwise.core.measuring.records import live_figures, measurement
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.setup import Setup
@@ -111,11 +110,7 @@ class Usage:
         """The relative standard error of the mean per-request speed: requests of different
         lengths and kinds vary far more than one prompt between measurement rounds."""
         speeds = [r.tokens_per_s for r in self.requests if r.tokens_per_s > 0]
-        if len(speeds) < 2:
-            return 1.0
-        mean = sum(speeds) / len(speeds)
-        sd = math.sqrt(sum((v - mean) ** 2 for v in speeds) / (len(speeds) - 1))
-        return sd / mean / math.sqrt(len(speeds))
+        return measurement.relative_error(speeds) if len(speeds) >= 2 else 1.0
 
     def plus(self, new: tuple[Request, ...], when: str) -> Usage:
         return replace(self, requests=(*self.requests, *new)[-KEEP_REQUESTS:], count=self.count + len(new), last=when)

@@ -154,13 +154,8 @@ class Arm:
         by_prompt: dict[int, list[float]] = {}
         for i, _, tps in self.per_request:
             by_prompt.setdefault(i, []).append(tps)
-        spreads = []
-        for values in by_prompt.values():
-            if len(values) < 2 or min(values) <= 0:
-                continue
-            mean = sum(values) / len(values)
-            sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-            spreads.append(sd / mean)
+        spreads = [measurement.relative_spread(values) for values in by_prompt.values()
+                   if len(values) >= 2 and min(values) > 0]
         if not spreads:
             return 0.0
         return math.sqrt(sum(s * s for s in spreads) / len(spreads))

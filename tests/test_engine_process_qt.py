@@ -10,7 +10,6 @@ import signal
 import sys
 from pathlib import Path
 
-import psutil
 import pytest
 
 from draftwise.core.engines import capabilities
@@ -22,6 +21,7 @@ from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 from draftwise.services.engine_process import EngineProcess
 from draftwise.testing import tinymodels as tm
+from process_checks import gone as _gone  # the shared helper, under the name the call sites use
 
 
 @pytest.fixture(autouse=True)
@@ -36,13 +36,6 @@ def _spec(binary: Path, model_path: Path, **options) -> launch_spec.LaunchSpec:
     decision = resolver.resolve(model, resolver.SpecOptions(broken=broken, **options), capabilities.capabilities(binary))
     return launch_spec.llamacpp_launch(binary, model, decision, port=launch_spec.any_free_port(),
                                        plan_args=("-c", "512"))
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 @pytest.fixture

@@ -200,7 +200,7 @@ def test_last_time_only_for_an_earlier_run(qtbot, window, engine, tmp_path: Path
 
 @pytest.mark.engine
 def test_switch_models_in_one_click(qtbot, window, engine) -> None:
-    import psutil
+    from process_checks import gone
 
     win = window(engine=engine)
     card = win.launch_card
@@ -220,7 +220,7 @@ def test_switch_models_in_one_click(qtbot, window, engine) -> None:
     # It stopped, waited for the exit, then launched the chosen model.
     assert states[:2] == ["stopping", "stopped"] and "starting" in states[2:]
     assert win.vm.launch.spec.model_path.name == "tiny-glm4moe-mtp-F32.gguf"
-    assert not psutil.pid_exists(first) or psutil.Process(first).status() == psutil.STATUS_ZOMBIE
+    assert gone(first)
     assert win.vm.launch.process.pid != first
     assert not card.switch_button.isVisible() and card.stop_button.isVisible()
 

@@ -28,6 +28,7 @@ from draftwise.core.machine import share
 from draftwise.core.processes import lifeline, orphans, process_group
 from draftwise.services.group_process import GroupProcess
 from draftwise.testing import tinymodels as tm
+from process_checks import gone
 
 ROOT = Path(__file__).resolve().parents[1]
 GONE_WITHIN_S = 2.0  # the promise is "within a second"; the rest is slack for a busy 2-core machine
@@ -35,18 +36,11 @@ GONE_WITHIN_S = 2.0  # the promise is "within a second"; the rest is slack for a
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the Job Object covers Windows")
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def _seconds_until_gone(pids: list[int], since: float | None = None, limit: float = 10.0) -> float:
     """Seconds from `since` (default: now) until every pid has exited."""
     start = time.monotonic() if since is None else since
     while time.monotonic() - start < limit:
-        if all(_gone(p) for p in pids):
+        if all(gone(p) for p in pids):
             return time.monotonic() - start
         time.sleep(0.005)
     return float("inf")
@@ -114,7 +108,7 @@ def test_a_killed_holder_takes_the_groups_it_holds_and_only_those():
         proc.wait(10)
         took = _seconds_until_gone([held], killed)
         assert took <= GONE_WITHIN_S, took
-        assert not _gone(freed), "a group that was let go is not the watcher's to stop"
+        assert not gone(freed), "a group that was let go is not the watcher's to stop"
         assert _seconds_until_gone([watcher.pid]) < 5
     finally:
         if proc.poll() is None:
@@ -162,7 +156,7 @@ def test_a_stop_escalates_to_sigkill_for_a_group_that_ignores_sigterm(qtbot, tmp
         group.stop()
     assert exited.args[0] == crash.ExitStatus(None, signal.SIGKILL)
     assert 0.25 <= time.monotonic() - start < 5
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_a_taken_port_is_refused_before_anything_starts(qtbot):

@@ -304,6 +304,8 @@ def test_closing_waits_for_the_engine_to_stop(qtbot, window) -> None:
 def test_closing_the_window_stops_the_real_engine(qtbot, window, engine) -> None:
     import psutil
 
+    from process_checks import gone
+
     win = window(engine=engine)
     choose(qtbot, win, "tiny-llama-F32")
     qtbot.waitUntil(win.launch_card.launch_button.isEnabled, timeout=10000)
@@ -313,7 +315,7 @@ def test_closing_the_window_stops_the_real_engine(qtbot, window, engine) -> None
     assert pid and psutil.pid_exists(pid)
     win.close()
     assert not win.isVisible() and not win.vm.engine_running()
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert gone(pid)
 
 
 def test_screenshot_command_writes_a_png(tmp_path: Path, folder: Path) -> None:

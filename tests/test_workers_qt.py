@@ -53,6 +53,8 @@ def test_worker_list_probes_each_and_names_the_bad_ones(qtbot, engine, rpc_binar
 
 
 def test_sharing_stays_on_loopback_unless_confirmed_and_stops_with_the_app(qtbot, engine, rpc_binary):
+    from process_checks import gone
+
     vm = WorkersViewModel(engine_binary=engine.binary)
     vm.set_share_address("192.168.1.20", 50052)
     assert "no password" in vm.share_warning()
@@ -74,7 +76,7 @@ def test_sharing_stays_on_loopback_unless_confirmed_and_stops_with_the_app(qtbot
     qtbot.waitUntil(lambda: vm.share_status == f"Sharing on 127.0.0.1:{port}", timeout=10000)
     assert list(orphans.run_dir().glob("engine-*.json")), "the worker has a run file while it runs"
     vm.shutdown()
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert gone(pid)
     assert not workers.reachable(f"127.0.0.1:{port}")
     assert not list(orphans.run_dir().glob("engine-*.json"))
 

@@ -31,6 +31,8 @@ from draftwise.core.processes import lifeline, orphans
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
+from process_checks import gone as _gone  # the shared helper, under the name the call sites use
+from process_checks import until_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,13 +85,6 @@ def _run(spec: launch_spec.LaunchSpec, broken: BrokenDrafters | None = None) -> 
     run = headless.HeadlessLaunch(spec, broken=broken, on_action=rec)
     run.start()
     return run, rec
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def _group_empty(pid: int) -> bool:
@@ -359,15 +354,17 @@ def test_app_killed_with_its_lifeline_leaves_an_orphan_that_the_next_start_stops
         [watcher] = [p for p in psutil.Process(proc.pid).children()
                      if lifeline.WATCHER_NAME in " ".join(p.cmdline())]
         watcher.kill()
-        psutil.wait_procs([watcher], timeout=0.2)  # a zombie of the app's until the app dies too
+        assert until_gone([watcher.pid], 10)  # a zombie of the app's until the app dies too
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
         if proc.poll() is None:
             proc.kill()
     engine_pid = record["pid"]
-    time.sleep(0.5)  # what the lifeline would have needed
+    # No lifeline is left to stop the engine: the app is reaped and the one watcher it had was
+    # gone before it died. The engine still serves (a stopping server stops answering /health).
     assert not _gone(engine_pid), "the engine should outlive the killed app and watcher (own session)"
+    assert headless.health_status(f"http://127.0.0.1:{record['port']}/health", timeout=10) == 200
     reports = orphans.stop_orphans()
     assert [(r.pid, r.stopped) for r in reports] == [(engine_pid, True)]
     assert _gone(engine_pid) and _group_empty(engine_pid)

@@ -13,7 +13,6 @@ import socket
 import struct
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -26,6 +25,7 @@ from draftwise.core.machine.hardware import GB, RPC, Gpu, Machine, MiB
 from draftwise.core.planning import logparse, planned_vs_actual
 from draftwise.core.processes import orphans
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+from process_checks import gone, until_gone
 
 # Parser inputs in the pinned engine's formats (`--list-devices` with two `--rpc` workers, and
 # the buffer lines of a model split over them: ggml-rpc names each buffer `RPC0[host:port]`).
@@ -403,9 +403,10 @@ def test_share_cli_starts_and_stops_the_worker_without_leftovers(engine, rpc_bin
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0
-    time.sleep(0.2)
-    assert not workers.reachable(f"127.0.0.1:{port}")
-    assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+    # Share stopped and reaped its worker before it exited: the port is closed at once. Its
+    # lifeline watcher reads the pipe's end only once share has exited, so it gets a deadline.
+    assert gone(worker.pid) and not workers.reachable(f"127.0.0.1:{port}")
+    assert until_gone([k.pid for k in kids], 10), [k.pid for k in kids if not gone(k.pid)]
 
 
 def test_cli_launch_names_a_worker_killed_mid_reply_and_runs_again_without_it(engine, two_workers, tmp_path):

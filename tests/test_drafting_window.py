@@ -129,10 +129,14 @@ def test_closing_the_app_mid_measurement_leaves_no_engine_and_no_record(qtbot, e
     _open(qtbot, vm, paying)
     assert vm.drafting.measure_speed()
     qtbot.waitUntil(lambda: vm.drafting.fraction > 0, timeout=60000)
+    task = vm.drafting.runner._task  # the measurement on its pool thread
+    assert task is not None
     started = time.monotonic()
     vm.shutdown()
     assert time.monotonic() - started < 20
-    assert not vm.drafting.runner.running or vm.drafting.runner.wait(1000)
+    # Shutdown returned after the measurement had stopped: cancelled, and its function ended.
+    assert task.cancelled and task.finished_ok is not None
+    qtbot.waitUntil(lambda: not vm.drafting.runner.running, timeout=5000)  # its end reaches the window
     qtbot.waitUntil(lambda: _engines_for(paying) == [], timeout=15000)
     assert MeasuredRecords().entries() == []
 

@@ -153,15 +153,21 @@ def test_discovery_lists_every_source(monkeypatch, data_dir, tmp_path):
     assert all(e.usable for e in found)
 
 
-def test_discovery_explains_broken_engines(data_dir, tmp_path):
+def test_discovery_explains_broken_engines(data_dir, tmp_path, monkeypatch):
+    # What else is installed is this test's choice, never this machine's: first nothing (an
+    # empty PATH; data_dir has no provisioned engine), then one working engine on PATH.
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     missing = discovery.find_engines(tmp_path / "nope" / "llama-server")
     assert "does not exist" in missing[0].problem
     not_exec = tmp_path / "llama-server"
     not_exec.write_text("#!/bin/sh\n")
     found = discovery.find_engines(not_exec)
-    assert "not executable" in found[0].problem
+    assert [e.source for e in found] == ["configured"] and "not executable" in found[0].problem
+    assert discovery.best_engine(not_exec) is None  # the broken file is never the best
+    on_path = _fake_engine(tmp_path / "bin")
+    monkeypatch.setenv("PATH", str(on_path.parent))
     best = discovery.best_engine(not_exec)
-    assert best is None or best.source != "configured"
+    assert best is not None and (best.source, best.binary) == ("path", on_path)
 
 
 @pytest.mark.engine

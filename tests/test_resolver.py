@@ -222,7 +222,10 @@ def test_an_embedded_mtp_head_carries_the_suitable_companions_as_alternatives(tm
     (alt,) = d.alternatives
     assert (alt.source, alt.spec_type, alt.draft) == ("auto-companion", "draft-simple", draft)
     assert alt.argv == ("--spec-type", "draft-simple", "--spec-draft-model", str(draft))
-    assert alt.drafter_key == resolver.drafter_key(draft, "draft-simple") and alt.draft_info is not None
+    # The drafter's identity as the records keep it: how it is used, its file, size and mtime.
+    st = draft.stat()
+    assert alt.drafter_key == f"draft-simple|{draft.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    assert alt.draft_info is not None
     assert d.drafter_for(alt.drafter_key) is alt and d.drafter_for(None) is d and d.drafter_for("x|y") is None
     # A broken companion is no alternative either.
     assert resolve(_read(model), SpecOptions(broken=frozenset({alt.drafter_key})), CAPS).alternatives == ()

@@ -6,6 +6,7 @@ are tiny real GGUF files (testing/tinymodels.py), so the verdicts are the planne
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -135,13 +136,23 @@ MTP_STARTER = catalog.Starter("Tiny MTP", "tiny-mtp", "Q8_0", msg("A tiny one.")
                               size=1 << 20, publishers=("first", "second"))
 
 
+def sized_as(starter: catalog.Starter, path: Path) -> catalog.Starter:
+    """`starter` titled for the model at `path`: its architecture, parameter count and blocks
+    (without an MTP head's), so a tiny stand-in file is of the starter's size."""
+    from draftwise.core.gguf import reader as gguf
+
+    info = gguf.read_model(path)
+    return dataclasses.replace(starter, arch=info.architecture, params=info.parameters,
+                               blocks=(info.block_count or 0) - (info.nextn_predict_layers or 0))
+
+
 def test_a_starter_without_its_head_is_passed_over_for_one_with_it(hub, files):
     hub.add_sparse("first/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["trunk"])  # the head stripped
     hub.add_sparse("second/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["mtp"])
     hub.add_sparse("stranger/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["mtp"])  # not a publisher
     hub.repos["first/tiny-mtp-GGUF"].downloads = 100
     machine = hardware.cpu_only(16 << 30, 12 << 30)
-    found = starters.starters_for(machine, RATE, _judge(machine), starters=(MTP_STARTER,))
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(sized_as(MTP_STARTER, files["mtp"]),))
     (offer,) = found.offers
     assert offer.repo == "second/tiny-mtp-GGUF" and offer.verdict.speculation == Drafting.MTP
     assert found.offline is None and offer.to_json()["repo"] == "second/tiny-mtp-GGUF"
@@ -150,7 +161,7 @@ def test_a_starter_without_its_head_is_passed_over_for_one_with_it(hub, files):
 def test_a_starter_only_published_without_its_head_is_left_out(hub, files):
     hub.add_sparse("first/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["trunk"])
     machine = hardware.cpu_only(16 << 30, 12 << 30)
-    found = starters.starters_for(machine, RATE, _judge(machine), starters=(MTP_STARTER,))
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(sized_as(MTP_STARTER, files["mtp"]),))
     assert found.offers == []
     assert "no file of first/tiny-mtp-GGUF runs here as promised" in str(found.left_out[0][1])
 

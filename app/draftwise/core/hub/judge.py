@@ -106,12 +106,13 @@ def speculation_kind(spec: resolver.SpecDecision) -> Drafting:
 def family_drafters(listing: Sequence[RemoteModel],
                     family: Callable[[catalog.Drafter], RemoteModel | None]) -> list[RemoteModel]:  # fmt: skip
     """The family draft models from other repositories that a download may put beside a model
-    of `listing` (`family` looks each up on the hub), each once and none the listing holds."""
+    of `listing` (`family` looks each up on the hub), each once, and none by the name of a file
+    the listing holds (a download puts both in one folder: the repository's own file is there)."""
     out: list[RemoteModel] = []
     for m in listing:
         known = None if m.drafter else catalog.drafter_for(m.repo, m.name)
         found = family(known) if known is not None else None
-        if found is not None and all((f.repo, f.name) != (found.repo, found.name) for f in (*listing, *out)):
+        if found is not None and all(f.name != found.name for f in (*listing, *out)):
             out.append(found)
     return out
 
@@ -149,10 +150,9 @@ class Judge:
         for owner in beside:
             for f in owner.files:
                 wanted[(owner.repo, f.path)] = (owner.repo, f)
-        projectors = {m.projector.path: m.projector for m in judged if m.projector is not None}
-        if self.with_projector:
-            for p in projectors.values():
-                wanted[(judged[0].repo, p.path)] = (judged[0].repo, p)
+        for m in judged if self.with_projector else ():
+            if m.projector is not None:
+                wanted[(m.repo, m.projector.path)] = (m.repo, m.projector)
         copies = self._fetch(wanted.values())
         return [self._judge(m, beside, copies) for m in judged]
 

@@ -17,10 +17,11 @@ by side in one run:
   vocabulary) is listed as what it is, with its header's own size;
 - the time to judge the 10-file repository over loopback (listing, headers, family drafter,
   ten plans): cold (empty header cache, parsed headers forgotten) and warm (a second run);
-- that each verdict is the local plan of the same file: the corpus file alone in a folder
-  laid out as the download lays it out (with the drafter or projector the verdict chose
-  beside it), planned by `session.plan_launch`; `Prepared.to_json()` compared after the
-  folders are normalised, and planned bytes, context, fit and speculation kind.
+- that each verdict is the local plan of the same file: the corpus files of its repository
+  in one folder, with the family's draft model (catalog.drafter_for) and the projector the
+  verdict chose beside them, planned by `session.plan_launch`; `Prepared.to_json()` compared
+  after the folders are normalised, and planned bytes, context, fit, speculation kind and
+  drafter.
 
 The measured header sizes are in docs/get-models.md ("Judged before download: header sizes").
 The machine is described (64 GB of RAM, no GPU) and the data, config and cache folders are
@@ -183,20 +184,25 @@ def _diff(a: Any, b: Any, where: str = "") -> list[str]:
 
 
 def local_check(verdict, by_hub: dict[tuple[str, str], Served], layout: Path, engine, machine) -> list[str]:
-    """The verdict against the local plan of the same corpus file, laid out as the download
-    lays it out; the differences (none when they agree)."""
+    """The verdict against the local plan of the same corpus file in a folder holding its
+    repository's files and the family's draft model (what a download may put beside it); the
+    differences (none when they agree)."""
     from draftwise.core.errors import FieldError
-    from draftwise.core.hub import judge
+    from draftwise.core.hub import catalog, judge
     from draftwise.core.launch import prepare, session
 
     m = verdict.model
     folder = layout.joinpath(*m.repo.split("/"), m.name.removesuffix(".gguf"))
     shutil.rmtree(folder, ignore_errors=True)
     model_path = folder / m.name
-    _place(by_hub[(m.repo, m.first.path)].source, model_path)
-    if verdict.drafter_model is not None:
-        d = verdict.drafter_model
-        _place(by_hub[(d.repo, d.first.path)].source, folder / d.first.path.rsplit("/", 1)[-1])
+    own = [(repo, path) for repo, path in by_hub if repo == m.repo]
+    families = {d.repo for d in (catalog.drafter_for(m.repo, path) for _, path in own) if d is not None}
+    laid = [*own, *((r, p) for r, p in by_hub if r in families)]
+    for repo, path in laid:
+        _place(by_hub[(repo, path)].source, folder / path.rsplit("/", 1)[-1])
+    d = verdict.drafter_model
+    if d is not None and (d.repo, d.first.path) not in laid:
+        return [f"the drafter {d.repo}:{d.first.path} is not in the repository's folder"]
     if verdict.projector is not None:
         p = verdict.projector
         _place(by_hub[(m.repo, p.path)].source, folder / p.path.rsplit("/", 1)[-1])

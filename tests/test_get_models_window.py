@@ -40,6 +40,19 @@ def _home(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
 
 
+def _titled_for(monkeypatch, files: dict[str, Path]) -> None:
+    """The curated starters, those whose hint is a key of `files` titled for the stand-in file
+    published under their names (its architecture, parameter count and blocks): a starter is
+    offered only for a file of its title's size, and these files are tiny (tests/test_hub_judge.py
+    checks the real geometries)."""
+    from tests.test_hub_judge import sized_as
+
+    from draftwise.core.hub import catalog
+
+    monkeypatch.setattr(catalog, "STARTERS", tuple(sized_as(s, files[s.hint]) if s.hint in files else s
+                                                   for s in catalog.STARTERS))
+
+
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     files = tmp_path / "hubfiles"
@@ -47,6 +60,7 @@ def hub(tmp_path, monkeypatch):
     tm.write_tiny_model(files / MODEL_FILE, target)
     tm.write_tiny_model(files / DRAFT_FILE, tm.draft_model(target))
     tm.write_tiny_model(files / MTP_FILE, tm.mtp_model())
+    _titled_for(monkeypatch, {"gemma-3-4b-it": files / MODEL_FILE, "Qwen3.5-0.8B": files / MTP_FILE})
     with HubStub() as stub:
         stub.add_sparse(MODEL_REPO, MODEL_FILE, files / MODEL_FILE)
         stub.add_sparse(DRAFT_REPO, DRAFT_FILE, files / DRAFT_FILE)
@@ -334,6 +348,7 @@ def gemma_hub(tmp_path, monkeypatch):
         target, draft = realvocab.gemma3_4b_standin(), realmodels.gemma3_270m()
     except RuntimeError as exc:
         pytest.skip(f"the real Gemma 3 270M is not at hand: {exc}")
+    _titled_for(monkeypatch, {"gemma-3-4b-it": target})  # the 270M's blocks with the 4B's vocabulary
     with HubStub() as stub:
         stub.add_sparse(GEMMA_REPO, GEMMA_FILE, target)
         stub.add_sparse(GEMMA_DRAFT_REPO, GEMMA_DRAFT_FILE, draft)

@@ -6,7 +6,9 @@ are tiny real GGUF files (testing/tinymodels.py), so the verdicts are the planne
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +110,53 @@ def test_the_verdict_is_the_plan_of_the_downloaded_file(hub, files, tmp_path, ki
     assert _normal(verdict.plan_json, verdict.local.parent) == _normal(planned.prepared.to_json(), got.model.parent)
 
 
+def _in_a_folder(folder: Path, files: dict[str, Path]) -> Path:
+    """The repository's files laid in a folder under their hub names (hard links: no bytes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, source in files.items():
+        os.link(source, folder / name)
+    return folder
+
+
+def _local_plan(judge: Judge, model: Path):
+    return session.plan_launch(prepare.Request(model=model), judge.engine, judge.machine, judge.records).prepared
+
+
+def _same_as_local(verdict, local) -> None:
+    """A verdict against the local plan of the same file: the same JSON but for the folder,
+    the same drafter, kind, total, context and fit."""
+    from draftwise.core.hub.judge import speculation_kind
+
+    assert verdict.error is None, verdict.error
+    drafter = verdict.drafter_model.first.path if verdict.drafter_model else None
+    assert drafter == (Path(local.spec.draft).name if local.spec.draft else None)
+    assert verdict.speculation == speculation_kind(local.spec)
+    assert (verdict.planned_bytes, verdict.context, verdict.fit_state) == (
+        local.plan.bytes.total, local.plan.ctx, local.plan.fit_state)
+    assert _normal(verdict.plan_json, verdict.local.parent) == _normal(local.to_json(), local.model.path.parent)
+
+
+def test_a_small_model_of_the_family_beside_the_big_one_drafts_for_it_as_in_a_folder(hub, files, tmp_path):
+    """No name says "draft": the resolver's companion search finds the small model of the
+    family beside the big one, on the hub as in a folder (the hub judge has no rule of its own)."""
+    laid = {"tiny-4b-it-Q8_0.gguf": files["target"], "tiny-270m-it-Q8_0.gguf": files["draft"]}
+    for name, source in laid.items():
+        hub.add_sparse(REPO, name, source)
+    listing = client.list_models(REPO)
+    assert not any(m.drafter for m in listing)  # by name, both are models
+    judge = _judge()
+    verdicts = {v.model.name: v for v in judge.judge_listing(listing)}
+    assert set(verdicts) == set(laid)  # the small one is a model too
+    big = verdicts["tiny-4b-it-Q8_0.gguf"]
+    assert big.speculation == Drafting.DRAFT and big.drafter_name == "tiny-270m-it-Q8_0.gguf"
+    folder = _in_a_folder(tmp_path / "folder", laid)
+    for name, verdict in verdicts.items():
+        _same_as_local(verdict, _local_plan(judge, folder / name))
+    # `get REPO:FILE` judges the one file beside the same repository: the same verdict.
+    one = judge.judge(next(m for m in listing if m.name == "tiny-4b-it-Q8_0.gguf"), listing)
+    assert one.to_json() == big.to_json()
+
+
 def test_get_list_json_and_plan_json_agree(hub, files, tmp_path):
     """The CLI's own words: `get REPO --list --json` before, `plan --json` after download."""
     hub.add_sparse(REPO, "tiny-mtp-Q8_0.gguf", files["mtp"])
@@ -135,13 +184,23 @@ MTP_STARTER = catalog.Starter("Tiny MTP", "tiny-mtp", "Q8_0", msg("A tiny one.")
                               size=1 << 20, publishers=("first", "second"))
 
 
+def sized_as(starter: catalog.Starter, path: Path) -> catalog.Starter:
+    """`starter` titled for the model at `path`: its architecture, parameter count and blocks
+    (without an MTP head's), so a tiny stand-in file is of the starter's size."""
+    from draftwise.core.gguf import reader as gguf
+
+    info = gguf.read_model(path)
+    return dataclasses.replace(starter, arch=info.architecture, params=info.parameters,
+                               blocks=(info.block_count or 0) - (info.nextn_predict_layers or 0))
+
+
 def test_a_starter_without_its_head_is_passed_over_for_one_with_it(hub, files):
     hub.add_sparse("first/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["trunk"])  # the head stripped
     hub.add_sparse("second/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["mtp"])
     hub.add_sparse("stranger/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["mtp"])  # not a publisher
     hub.repos["first/tiny-mtp-GGUF"].downloads = 100
     machine = hardware.cpu_only(16 << 30, 12 << 30)
-    found = starters.starters_for(machine, RATE, _judge(machine), starters=(MTP_STARTER,))
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(sized_as(MTP_STARTER, files["mtp"]),))
     (offer,) = found.offers
     assert offer.repo == "second/tiny-mtp-GGUF" and offer.verdict.speculation == Drafting.MTP
     assert found.offline is None and offer.to_json()["repo"] == "second/tiny-mtp-GGUF"
@@ -150,9 +209,35 @@ def test_a_starter_without_its_head_is_passed_over_for_one_with_it(hub, files):
 def test_a_starter_only_published_without_its_head_is_left_out(hub, files):
     hub.add_sparse("first/tiny-mtp-GGUF", "tiny-mtp-Q8_0.gguf", files["trunk"])
     machine = hardware.cpu_only(16 << 30, 12 << 30)
-    found = starters.starters_for(machine, RATE, _judge(machine), starters=(MTP_STARTER,))
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(sized_as(MTP_STARTER, files["mtp"]),))
     assert found.offers == []
     assert "no file of first/tiny-mtp-GGUF runs here as promised" in str(found.left_out[0][1])
+
+
+TINY_4B = catalog.Starter("Tiny 4B", "tiny-4b-it", "Q8_0", msg("A tiny one with its small drafter."),
+                          Drafting.DRAFT, size=1 << 20, publishers=("first", "second"))
+
+
+def test_a_starter_never_offers_a_file_of_another_size_than_its_title(hub, files):
+    """The small model comes first in the listing (smaller) with the starter's quant: the
+    starter's file is still the one its header says is of the title's size, the small one its
+    drafter; a repository holding only the small one is passed over."""
+    hub.add_sparse("first/tiny-4b-it-GGUF", "tiny-270m-it-Q8_0.gguf", files["draft"])
+    hub.add_sparse("first/tiny-4b-it-GGUF", "tiny-4b-it-Q8_0.gguf", files["target"])
+    hub.add_sparse("second/tiny-4b-it-GGUF", "tiny-270m-it-Q8_0.gguf", files["draft"])
+    hub.repos["second/tiny-4b-it-GGUF"].downloads = 100
+    assert client.list_models("first/tiny-4b-it-GGUF")[0].name == "tiny-270m-it-Q8_0.gguf"
+    machine = hardware.cpu_only(16 << 30, 12 << 30)
+    starter = sized_as(TINY_4B, files["target"])
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(starter,))
+    (offer,) = found.offers
+    assert (offer.repo, offer.model.name) == ("first/tiny-4b-it-GGUF", "tiny-4b-it-Q8_0.gguf")
+    assert offer.size == files["target"].stat().st_size
+    assert offer.verdict.speculation == Drafting.DRAFT and offer.verdict.drafter_name == "tiny-270m-it-Q8_0.gguf"
+    alone = starters.starters_for(machine, RATE, _judge(machine), starters=(dataclasses.replace(
+        starter, publishers=("second",)),))
+    assert alone.offers == []
+    assert str(alone.left_out[0][1]) == "Tiny 4B: no file of second/tiny-4b-it-GGUF runs here as promised."
 
 
 def test_offline_the_curated_list_is_offered_and_says_so(monkeypatch):
@@ -168,6 +253,88 @@ def test_the_curated_starters_that_draft_themselves_come_first_in_the_data():
     kinds = [s.drafts for s in catalog.STARTERS]
     assert kinds[:7] == [Drafting.MTP] * 6 + [Drafting.MTP_ASSISTANT]
     assert {s.hint for s in catalog.STARTERS} >= {"Qwen3.5-0.8B", "Qwen3.5-9B", "Qwen3.6-35B-A3B", "gpt-oss-20b"}
+
+
+# ------------------------------------------------------------------ a tester's repository, real geometries
+# Gemma 3 4B with Gemma 3 270M beside it in one repository, as the corpus writes them (the
+# published headers, a hole for the data): judged "none" by a drafter rule of the hub's own,
+# and its "Gemma 3 4B" starter offered the 270M (the first file of the quant, the smaller).
+GEMMA_REPO = "unsloth/gemma-3-4b-it-GGUF"
+GEMMA_4B, GEMMA_270M = "gemma-3-4b-it-Q4_K_M.gguf", "gemma-3-270m-it-Q4_K_M.gguf"
+GEMMA_STARTER = next(s for s in catalog.STARTERS if s.title == "Gemma 3 4B")
+
+
+@pytest.fixture(scope="module")
+def gemma3(pinned_source: Path) -> dict[str, Path]:
+    from draftwise.testing.corpus import build, registry
+
+    try:
+        return {GEMMA_4B: build.generate(registry.get("gemma-3-4b-it"), pinned=pinned_source),
+                GEMMA_270M: build.generate(registry.get("gemma-3-270m-it"), pinned=pinned_source)}
+    except RuntimeError as exc:
+        pytest.skip(f"the corpus files could not be written: {exc}")
+
+
+def _publish(hub, repo: str, files: dict[str, Path]) -> None:
+    for name, source in files.items():
+        # A stand-in sha256: hashing gigabytes of hole would only slow the test.
+        hub.add_sparse(repo, name, source, sha256=f"{name}:{source.stat().st_size}".encode().hex()[:64].ljust(64, "0"))
+
+
+def test_the_gemma_3_4b_beside_its_270m_is_judged_as_the_folder_plans_it(hub, gemma3, tmp_path):
+    _publish(hub, GEMMA_REPO, gemma3)
+    judge = _judge()
+    verdicts = {v.model.name: v for v in judge.judge_listing(client.list_models(GEMMA_REPO))}
+    big = verdicts[GEMMA_4B]
+    assert big.speculation == Drafting.DRAFT and big.drafter_name == GEMMA_270M
+    folder = _in_a_folder(tmp_path / "folder", gemma3)
+    for name, verdict in verdicts.items():
+        _same_as_local(verdict, _local_plan(judge, folder / name))
+
+
+def test_the_gemma_3_4b_starter_offers_the_4b_and_never_the_270m(hub, gemma3):
+    _publish(hub, GEMMA_REPO, gemma3)
+    machine = hardware.cpu_only(16 << 30, 12 << 30)
+    judge = _judge(machine)
+    (offer,) = starters.starters_for(machine, RATE, judge, starters=(GEMMA_STARTER,)).offers
+    assert (offer.repo, offer.model.name, offer.size) == (GEMMA_REPO, GEMMA_4B, gemma3[GEMMA_4B].stat().st_size)
+    assert offer.verdict.speculation == Drafting.DRAFT and offer.verdict.drafter_name == GEMMA_270M
+    # The speed is the 4B's own, not the 270M's.
+    listed = {v.model.name: v for v in judge.judge_listing(client.list_models(GEMMA_REPO))}
+    assert offer.estimate.tokens_per_s == listed[GEMMA_4B].estimate.tokens_per_s
+    assert offer.estimate.tokens_per_s < listed[GEMMA_270M].estimate.tokens_per_s / 5
+
+
+def test_a_repository_holding_only_the_270m_offers_no_gemma_3_4b(hub, gemma3):
+    _publish(hub, GEMMA_REPO, {GEMMA_270M: gemma3[GEMMA_270M]})
+    machine = hardware.cpu_only(16 << 30, 12 << 30)
+    found = starters.starters_for(machine, RATE, _judge(machine), starters=(GEMMA_STARTER,))
+    assert found.offers == []
+    assert str(found.left_out[0][1]) == f"Gemma 3 4B: no file of {GEMMA_REPO} runs here as promised."
+
+
+def test_the_curated_starters_name_the_corpus_geometries_of_their_titles():
+    """Each starter whose published config the corpus holds: its architecture and blocks are
+    the corpus's, and its header's parameter count is within the spread of the title's."""
+    import math
+
+    from draftwise.testing.corpus import registry
+
+    corpus = {"Qwen3.5-0.8B": "Qwen3.5-0.8B", "Qwen3.6-35B-A3B": "Qwen3.6-35B-A3B",
+              "gemma-4-26B-A4B-it": "gemma-4-26B-A4B-it", "gpt-oss-20b": "gpt-oss-20b", "gemma-3-4b-it": "gemma-3-4b-it"}
+    for s in catalog.STARTERS:
+        if s.hint not in corpus:
+            assert s.blocks is None and s.arch.startswith("qwen35"), s.title
+            continue
+        spec = registry.get(corpus[s.hint])
+        kv = {k.rsplit(".", 1)[-1]: getattr(v, "value", v) for k, v in spec.kv if k.startswith(f"{spec.arch}.")}
+        params = sum(math.prod(t.ne) for t in spec.tensors)
+        assert (s.arch, s.blocks) == (spec.arch, kv["block_count"] - kv.get("nextn_predict_layers", 0)), s.title
+        assert abs(params - s.params) <= starters.PARAMS_SPREAD * s.params, (s.title, params)
+    # The 270M is not of the 4B's size, nor the 12B (the family's sizes on either side).
+    for other in ("gemma-3-270m-it", "gemma-3-12b-it", "gemma-3-1b-it"):
+        assert abs(sum(math.prod(t.ne) for t in registry.get(other).tensors) - GEMMA_STARTER.params) > (
+            starters.PARAMS_SPREAD * GEMMA_STARTER.params)
 
 
 # ------------------------------------------------------------------ bad input

@@ -68,15 +68,16 @@ def cmd_get(args: argparse.Namespace) -> int:
             names = ", ".join(m.name for m in models[:6])
             raise UserError(f"get: {wanted} is not a model in {repo}; it has {names}")
         folder = _folder(args)
-        # Judged first (its header only), so the drafter that lands is the one the engine's
-        # pairing rule took for it, and the plan after download is the one shown before.
-        verdict = _judge(args, [model, *(m for m in models if m.drafter)])[0]
-        if verdict.error is not None:
+        # Judged first (headers only, beside the repository's other files), so the drafter that
+        # lands is the one the resolver's search and the engine's pairing rule took for it.
+        # A drafter asked for by name (its header says it runs beside a model) comes alone.
+        verdict = next(iter(_judge(args, models, model.name)), None)
+        if verdict is not None and verdict.error is not None:
             print(f"Note: {verdict.error}", file=sys.stderr)
-        elif verdict.drafter_model is not None:
+        elif verdict is not None and verdict.drafter_model is not None:
             print(f"With its drafter {verdict.drafter_name} ({_SPECULATION[verdict.speculation]})")
-        got = fetch.fetch(model, folder, drafter=verdict.drafter_model, projector=not args.no_projector,
-                          progress=_printer())
+        got = fetch.fetch(model, folder, drafter=verdict.drafter_model if verdict is not None else None,
+                          projector=not args.no_projector, progress=_printer())
         print(f"\nDownloaded {model.name} ({human_bytes(model.size)}) to {got.model}")
         if got.projector is not None:  # beside the model: the planner finds it and passes --mmproj
             print(f"Downloaded its vision projector {got.projector.name} to {got.projector}")
@@ -96,9 +97,10 @@ _SPECULATION = {"mtp": "drafts itself (MTP head)", "mtp-assistant": "drafts with
                 "draft": "faster with its helper", "ngram": "n-gram drafting", "none": "no drafter"}
 
 
-def _judge(args: argparse.Namespace, models):
-    """Each model of the listing judged from its own header (core/hub/judge.py): the plan
-    `draftwise plan` makes of the same file once it is downloaded."""
+def _judge(args: argparse.Namespace, models, only: str | None = None):
+    """Each model of the listing (or the one named `only`) judged from its own header beside
+    the repository's other files (core/hub/judge.py): the plan `draftwise plan` makes of the
+    same file in a folder holding the repository."""
     from draftwise.cli.common import engine_caps
     from draftwise.core.hub import judge
     from draftwise.core.launch.session import Engine
@@ -106,7 +108,7 @@ def _judge(args: argparse.Namespace, models):
     binary, caps, backend = engine_caps(None)
     machine = _machine(args)
     return judge.Judge(machine, Engine(Path(binary), caps, backend), _rate(args),
-                       with_projector=not args.no_projector).judge_listing(models)
+                       with_projector=not args.no_projector).judge_listing(models, only)
 
 
 def _verdict_line(v) -> str:

@@ -219,6 +219,7 @@ def _handler(hub: HubStub) -> type[BaseHTTPRequestHandler]:
             if f.drop_after is not None and length > f.drop_after:
                 cut, f.drop_after = f.drop_after, None
             pos, end = start, stop if cut is None else start + cut
+            chunk = b""
             try:
                 while pos < end:
                     chunk = f.read(pos, min(end, pos + (1 << 20)))
@@ -226,12 +227,16 @@ def _handler(hub: HubStub) -> type[BaseHTTPRequestHandler]:
                         break  # a file cut short: less than Content-Length, then the line closes
                     if f.corrupt:
                         chunk = bytes(b ^ 0xFF for b in chunk)
-                    self.wfile.write(chunk)
+                    # Counted before it is sent: the client may read it (and a test compare the
+                    # count) before this thread runs again.
                     f.served += len(chunk)
+                    self.wfile.write(chunk)
                     pos += len(chunk)
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the client had what it wanted (a header read) and hung up
+                # The client had what it wanted (a header read) and hung up: the chunk that
+                # failed was not sent.
+                f.served -= len(chunk) if pos < end else 0
             if pos < stop:
                 self.close_connection = True
 

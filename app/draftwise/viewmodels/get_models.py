@@ -27,6 +27,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.engines import capabilities
+from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import catalog, client, download, fetch, starters
 from draftwise.core.hub.files import HubFile, RemoteModel
 from draftwise.core.hub.judge import Judge, Verdict
@@ -56,20 +57,24 @@ def text(m: Message | str) -> str:
 # ---------------------------------------------------------------- background operations
 class OneAtATime(Judge):
     """The dialog's judge, one judging at a time: the starters and a listing may ask for the
-    same file at once, and two judgings of one model share its header copy and its judged
-    folder (which each judging lays out afresh)."""
+    same file at once, and two judgings of one repository share its header copies and its
+    judged folder."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._lock = threading.RLock()
 
-    def judge_listing(self, listing: Sequence[RemoteModel]) -> list[Verdict]:
+    def judge_listing(self, listing: Sequence[RemoteModel], only: str | None = None) -> list[Verdict]:
         with self._lock:
-            return super().judge_listing(listing)
+            return super().judge_listing(listing, only)
 
     def classified(self, listing: Sequence[RemoteModel]) -> list[RemoteModel]:
         with self._lock:
             return super().classified(listing)
+
+    def header(self, model: RemoteModel) -> gguf.ModelInfo | None:
+        with self._lock:
+            return super().header(model)
 
 
 def op_search(query: str) -> list[client.RepoHit]:

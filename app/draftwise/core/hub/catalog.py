@@ -45,6 +45,13 @@ class Starter:
     vocab: int = 0
     drafter: Drafter | None = None  # a family draft model from another repository
     publishers: tuple[str, ...] = ()  # whose repositories, in order of trust
+    # What its file's header must say to be offered under its title (core/hub/starters.py
+    # `of_its_size`): the architecture, the parameter count the title names, and the blocks of
+    # the model proper (without an MTP head's) where the published config is at hand (the
+    # corpus's geometries: app/draftwise/testing/corpus); None: the count alone decides.
+    arch: str = ""
+    params: int = 0
+    blocks: int | None = None
 
     @property
     def name(self) -> str:
@@ -63,6 +70,7 @@ class Starter:
 QWEN25_DRAFT = Drafter("Qwen/Qwen2.5-0.5B-Instruct-GGUF", "Q8_0")
 GEMMA3_DRAFT = Drafter("unsloth/gemma-3-270m-it-GGUF", "Q8_0")
 _MB = 1_000_000
+_B = 1_000_000_000
 QWEN35_VOCAB, GEMMA_VOCAB, GPT_OSS_VOCAB = 248_320, 262_144, 201_088
 # Who publishes GGUF conversions people trust, in the order a repository is taken.
 PUBLISHERS = ("unsloth", "Qwen", "ggml-org", "google", "bartowski", "lmstudio-community", "openai")
@@ -70,34 +78,42 @@ PUBLISHERS = ("unsloth", "Qwen", "ggml-org", "google", "bartowski", "lmstudio-co
 # Sizes: Q4_K_M (MXFP4 for gpt-oss) as published, rounded; the corpus's real geometries
 # (app/draftwise/testing/corpus) give the exact ones for 0.8B, 27B, 35B-A3B, Gemma 4 and gpt-oss.
 # Active: a mixture of experts reads only its used experts (Qwen3.6-35B-A3B: 3B of 35B).
+# Blocks: the published config.json's num_hidden_layers (text_config), as the corpus family
+# modules cite them: Qwen3.5-0.8B 24, Qwen3.5/3.6-35B-A3B 40, gemma-4-26B-A4B-it 30,
+# gpt-oss-20b 24, gemma-3-4b-it 34. Qwen3.5 2B, 4B, 9B and Qwen3.6 27B (whose config the corpus
+# does not hold) are checked by their architecture and parameter count only.
 STARTERS: tuple[Starter, ...] = (
     Starter("Qwen3.5 0.8B", "Qwen3.5-0.8B", "Q4_K_M",
             msg("Tiny and quick, and drafts its own next words (MTP): fine on any computer."), Drafting.MTP,
-            size=560 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+            size=560 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS, arch="qwen35", params=800 * _MB, blocks=24),
     Starter("Qwen3.5 2B", "Qwen3.5-2B", "Q4_K_M",
             msg("Small and quick, drafts its own next words (MTP): everyday questions."), Drafting.MTP,
-            size=1_350 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+            size=1_350 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS, arch="qwen35", params=2 * _B),
     Starter("Qwen3.5 4B", "Qwen3.5-4B", "Q4_K_M",
             msg("A good all-rounder that drafts its own next words (MTP)."), Drafting.MTP,
-            size=2_750 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+            size=2_750 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS, arch="qwen35", params=4 * _B),
     Starter("Qwen3.5 9B", "Qwen3.5-9B", "Q4_K_M",
             msg("Stronger answers for 16 GB computers; drafts its own next words (MTP)."), Drafting.MTP,
-            size=5_700 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+            size=5_700 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS, arch="qwen35", params=9 * _B),
     Starter("Qwen3.6 27B", "Qwen3.6-27B", "Q4_K_M",
             msg("Strong answers; wants 24 GB or a big GPU; drafts its own next words (MTP)."), Drafting.MTP,
-            size=16_800 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+            size=16_800 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS, arch="qwen35", params=27 * _B),
     Starter("Qwen3.6 35B-A3B", "Qwen3.6-35B-A3B", "Q4_K_M",
             msg("A large mixture of experts that reads only 3B a word: quick for its size (MTP)."), Drafting.MTP,
-            size=21_200 * _MB, active=1_900 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS),
+            size=21_200 * _MB, active=1_900 * _MB, vocab=QWEN35_VOCAB, publishers=PUBLISHERS, arch="qwen35moe",
+            params=35 * _B, blocks=40),
     Starter("Gemma 4 26B-A4B", "gemma-4-26B-A4B-it", "Q4_K_M",
             msg("Google's Gemma 4 with its MTP assistant: good writing, many languages."), Drafting.MTP_ASSISTANT,
-            size=16_900 * _MB, active=2_600 * _MB, vocab=GEMMA_VOCAB, publishers=PUBLISHERS),
+            size=16_900 * _MB, active=2_600 * _MB, vocab=GEMMA_VOCAB, publishers=PUBLISHERS, arch="gemma4",
+            params=26 * _B, blocks=30),
     Starter("gpt-oss 20B", "gpt-oss-20b", "MXFP4",
             msg("OpenAI's open model: reasons step by step; a mixture of experts."), Drafting.NONE,
-            size=12_100 * _MB, active=2_100 * _MB, vocab=GPT_OSS_VOCAB, publishers=PUBLISHERS),
+            size=12_100 * _MB, active=2_100 * _MB, vocab=GPT_OSS_VOCAB, publishers=PUBLISHERS, arch="gpt-oss",
+            params=20 * _B, blocks=24),
     Starter("Gemma 3 4B", "gemma-3-4b-it", "Q4_K_M",
             msg("Google's Gemma 3 with its small draft model: good writing, many languages."), Drafting.DRAFT,
-            size=2_489 * _MB, vocab=GEMMA_VOCAB, drafter=GEMMA3_DRAFT, publishers=PUBLISHERS),
+            size=2_489 * _MB, vocab=GEMMA_VOCAB, drafter=GEMMA3_DRAFT, publishers=PUBLISHERS, arch="gemma3",
+            params=4 * _B, blocks=34),
 )
 
 # Repositories whose models pair with a drafter of the same family (same tokenizer).

@@ -1,14 +1,15 @@
 """A hub file judged before download, by the same launch session as a file on disk.
 
-For each model of a repository listing, its header (every part of a split model), its
-drafter candidates' headers and its projector's header are read over HTTP ranges as sparse
-local copies (core/hub/remote.py) and laid out in one folder as a download lays the files
-out: the model, the vision projector beside it, and the drafters Get models would fetch
-beside it (the repository's own drafter file: a Gemma 4 MTP assistant, an MTP or draft file;
-and the family's draft model from its own repository). Then `session.plan_launch` plans that
-folder's model exactly as `draftwise plan` plans a downloaded one: the resolver applies the
-engine's own pairing rule to each drafter's real token list, the planner sizes context, KV,
-drafter and projector. Nothing here re-words a verdict for remote files; one path.
+A repository is judged as the folder it would be on disk: every model of its listing (each
+part of a split model), the drafter files beside them, its vision projector and the family's
+draft model from its own repository (the drafters Get models would fetch beside a model) have
+their headers read over HTTP ranges as sparse local copies (core/hub/remote.py), and those
+copies are laid out in one folder. Then `session.plan_launch` plans each model of that folder
+exactly as `draftwise plan` plans a downloaded one: the resolver's own companion search looks
+for drafters beside it (core/speculation/companions.py: a small model of the family, a draft,
+MTP or assistant file, whatever its name says about drafting) and applies the engine's pairing
+rule to each one's real token list, and the planner sizes context, KV, drafter and projector.
+There is no drafter rule here: one search, the resolver's.
 
 The verdict names the drafter the resolver chose, and that is the drafter a download then
 fetches (`Verdict.drafter_model`), so what was judged is what lands.
@@ -102,22 +103,16 @@ def speculation_kind(spec: resolver.SpecDecision) -> Drafting:
     return Drafting.NONE
 
 
-def drafter_candidates(model: RemoteModel, listing: Sequence[RemoteModel],
-                       family: Callable[[catalog.Drafter], RemoteModel | None]) -> list[RemoteModel]:  # fmt: skip
-    """The drafters a download could put beside `model`: the repository's own drafter file
-    (the model's quant where there is one, else the smallest), then the family's draft model
-    (`family` looks it up on the hub). The resolver decides which, if any, pairs."""
-    if model.drafter:
-        return []
+def family_drafters(listing: Sequence[RemoteModel],
+                    family: Callable[[catalog.Drafter], RemoteModel | None]) -> list[RemoteModel]:  # fmt: skip
+    """The family draft models from other repositories that a download may put beside a model
+    of `listing` (`family` looks each up on the hub), each once, and none by the name of a file
+    the listing holds (a download puts both in one folder: the repository's own file is there)."""
     out: list[RemoteModel] = []
-    own = [m for m in listing if m.drafter]
-    if own:
-        same = [m for m in own if m.quant and m.quant == model.quant]
-        out.append(same[0] if same else min(own, key=lambda m: m.size))
-    known = catalog.drafter_for(model.repo, model.name)
-    if known is not None:
-        found = family(known)
-        if found is not None and all(f.name != found.name for f in out):
+    for m in listing:
+        known = None if m.drafter else catalog.drafter_for(m.repo, m.name)
+        found = family(known) if known is not None else None
+        if found is not None and all(f.name != found.name for f in (*listing, *out)):
             out.append(found)
     return out
 
@@ -144,21 +139,22 @@ class Judge:
                 self._families[drafter.repo] = None  # judged without it; the listing said why elsewhere
         return self._families[drafter.repo]
 
-    def judge_listing(self, listing: Sequence[RemoteModel]) -> list[Verdict]:
-        """Every model of one repository's listing (drafters themselves are not judged as
-        models: they run beside one). Headers are fetched a few at a time."""
+    def judge_listing(self, listing: Sequence[RemoteModel], only: str | None = None) -> list[Verdict]:
+        """Every model of one repository's listing (or the one named `only`), planned in the
+        folder the repository would be on disk (drafters themselves are not judged as models:
+        they run beside one). Headers are fetched a few at a time."""
         listing = self.classified(listing)
-        runnable = [m for m in listing if not m.drafter]
-        plans = [(m, drafter_candidates(m, listing, self.family_drafter)) for m in runnable]
+        judged = [m for m in listing if not m.drafter and (only is None or m.name == only)]
+        beside = [*listing, *family_drafters(listing, self.family_drafter)]
         wanted: dict[tuple[str, str], tuple[str, HubFile]] = {}
-        for m, drafters in plans:
-            for owner in (m, *drafters):
-                for f in owner.files:
-                    wanted[(owner.repo, f.path)] = (owner.repo, f)
-            if self.with_projector and m.projector is not None:
+        for owner in beside:
+            for f in owner.files:
+                wanted[(owner.repo, f.path)] = (owner.repo, f)
+        for m in judged if self.with_projector else ():
+            if m.projector is not None:
                 wanted[(m.repo, m.projector.path)] = (m.repo, m.projector)
         copies = self._fetch(wanted.values())
-        return [self._judge(m, drafters, copies) for m, drafters in plans]
+        return [self._judge(m, beside, copies) for m in judged]
 
     def classified(self, listing: Sequence[RemoteModel]) -> list[RemoteModel]:
         """The listing with each file called a drafter or a model by its header, not its name
@@ -186,13 +182,26 @@ class Judge:
         return out
 
     def judge(self, model: RemoteModel, listing: Sequence[RemoteModel]) -> Verdict:
+        """`model` in its repository (`listing`): planned beside the repository's other files,
+        as `judge_listing` plans each."""
         others = [m for m in listing if m is not model and m.name != model.name]
-        drafters = [m for m in self.classified(others) if m.drafter]
-        verdicts = self.judge_listing([model, *drafters])
+        verdicts = self.judge_listing([model, *others], only=model.name)
         if not verdicts:  # the header says it is a drafter: it runs beside a model
             return Verdict(model, error=msg(
                 "{name} is a drafter, not a model to run: it runs beside its model.", name=model.name))
         return verdicts[0]
+
+    def header(self, model: RemoteModel) -> gguf.ModelInfo | None:
+        """What `model`'s own header says (every part of it read), or None when it cannot be
+        read (its verdict says why)."""
+        copies = self._fetch((model.repo, f) for f in model.files)
+        first = copies[(model.repo, model.first.path)]
+        if any(isinstance(c, HubError) for c in copies.values()) or not isinstance(first, remote.HeaderCopy):
+            return None
+        try:
+            return gguf.read_model(first.path)
+        except gguf.GGUFError:
+            return None
 
     def _fetch(self, files: Iterable[tuple[str, HubFile]]) -> dict[tuple[str, str], remote.HeaderCopy | HubError]:
         def one(item: tuple[str, HubFile]) -> remote.HeaderCopy | HubError:
@@ -207,7 +216,7 @@ class Judge:
             results = list(pool.map(one, items))
         return {(repo, f.path): r for (repo, f), r in zip(items, results, strict=True)}
 
-    def _judge(self, model: RemoteModel, drafters: list[RemoteModel],
+    def _judge(self, model: RemoteModel, beside: Sequence[RemoteModel],
                copies: dict[tuple[str, str], remote.HeaderCopy | HubError]) -> Verdict:  # fmt: skip
         own = [copies[(model.repo, f.path)] for f in model.files]
         failed = next((c for c in own if isinstance(c, HubError)), None)
@@ -218,12 +227,14 @@ class Judge:
         pc = copies.get((model.repo, projector.path)) if projector is not None else None
         if not isinstance(pc, remote.HeaderCopy):
             projector, pc = None, None
-        ready = [(d, [copies.get((d.repo, f.path)) for f in d.files]) for d in drafters]
-        ready = [(d, dc) for d, dc in ready if all(isinstance(c, remote.HeaderCopy) for c in dc)]
-        links = [*own, *([pc] if pc is not None else []), *(c for _d, dc in ready for c in dc)]
-        folder = _laid_out(model, self.revision, links)  # type: ignore[arg-type]
+        # The repository's other files whose headers were read (a file that cannot be read is
+        # not laid out: its own verdict says why), every part of each.
+        ready = [(m, [copies.get((m.repo, f.path)) for f in m.files]) for m in beside if m is not model]
+        ready = [(m, mc) for m, mc in ready if all(isinstance(c, remote.HeaderCopy) for c in mc)]
+        links = [*own, *([pc] if pc is not None else []), *(c for _m, mc in ready for c in mc)]
+        folder = _laid_out(model.repo, self.revision, links)  # type: ignore[arg-type]
         first = folder / own[0].path.name  # type: ignore[union-attr]
-        by_path = {folder / dc[0].path.name: d for d, dc in ready}  # type: ignore[union-attr]
+        by_path = {folder / mc[0].path.name: m for m, mc in ready}  # type: ignore[union-attr]
         try:
             planned = session.plan_launch(prepare.Request(model=first), self.engine, self.machine, self.records)
         except FieldError as exc:
@@ -242,19 +253,20 @@ class Judge:
         )  # fmt: skip
 
 
-def _laid_out(model: RemoteModel, revision: str, copies: Sequence[remote.HeaderCopy]) -> Path:
-    """A folder laid out as the download lays out this model, holding `copies` and nothing
-    else. Named by what it holds (each copy's name and bytes on the hub), so one layout is made
-    once and shared: it is built under a name of its own and moved into place whole, and a
-    judging running at the same time finds either no folder or the finished one."""
-    key = hashlib.sha256("\n".join(f"{c.path.name} {c.size} {c.path.stat().st_mtime_ns}"
-                                   for c in copies).encode()).hexdigest()[:12]
-    stem = model.name.removesuffix(".gguf")
-    folder = judged_dir().joinpath(*model.repo.split("/"), revision, f"{stem}-{key}")
+def _laid_out(repo: str, revision: str, copies: Sequence[remote.HeaderCopy]) -> Path:
+    """A folder holding `copies` and nothing else: the repository as it would be on disk.
+    Named by what it holds (each copy's name and bytes on the hub, in any order), so one layout
+    is made once and shared by every model of the repository (the reader keeps each parsed
+    header by its path: the repository's headers are parsed once for all its models). It is
+    built under a name of its own and moved into place whole, and a judging running at the
+    same time finds either no folder or the finished one."""
+    key = hashlib.sha256("\n".join(sorted(f"{c.path.name} {c.size} {c.path.stat().st_mtime_ns}"
+                                          for c in copies)).encode()).hexdigest()[:12]
+    folder = judged_dir().joinpath(*repo.split("/"), revision, key)
     if folder.is_dir():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{stem}-", dir=folder.parent))
+    building = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
     for c in copies:
         _link(c, building)
     try:

@@ -3,7 +3,10 @@ the hub, its file judged from its own header (core/hub/judge.py), ranked by spee
 
 For each starter the hub's search is asked its hint; the repositories of its publishers are
 tried in the publishers' order (then by downloads), and in each the file of the starter's
-quant is judged exactly as a downloaded file would be planned. A starter that must draft
+family and size, by its own header (architecture, parameter count, blocks: `of_its_size`), in
+the starter's quant is judged exactly as a downloaded file would be planned. A file of another
+size is never offered under the starter's title, whatever its name or quant (a Gemma 3 270M
+published beside the 4B is the 4B's drafter, not the "Gemma 3 4B" starter). A starter that must draft
 itself (MTP, Gemma 4's assistant) is offered only from a file whose verdict says so: a
 repository that publishes the model without its head is passed over for the next. What does
 not fit this machine is not offered.
@@ -21,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import catalog, client
 from draftwise.core.hub.client import HubError, RepoHit
 from draftwise.core.hub.files import Drafting, RemoteModel
@@ -32,6 +36,11 @@ from draftwise.core.messages import Message, msg
 # Repositories tried per starter before it is left out (each costs a listing and a header).
 TRIED_PER_STARTER = 3
 THREADS = 3
+# How far a file's parameter count may be from the count its title names: one family's sizes
+# are 1.5x apart or more (Gemma 3: 270M, 1B, 4B, 12B, 27B; Qwen3.5: 0.8B, 2B, 4B, 9B), and a
+# published file counts within a few percent of its title (the corpus headers: Gemma 3 4B
+# 3.88B, Qwen3.5 0.8B 0.77B with its MTP head, Gemma 4 26B-A4B 25.2B, gpt-oss 20B 20.9B).
+PARAMS_SPREAD = 0.2
 
 
 @dataclass(frozen=True)
@@ -91,12 +100,25 @@ def rank(offers: Sequence[Offer]) -> list[Offer]:
 
 
 def offline_offers(machine: Machine, rate: speed.Throughput,
-                   starters: Sequence[catalog.Starter] = catalog.STARTERS) -> list[Offer]:  # fmt: skip
-    """The curated list from its own sizes, the ones this machine's memory holds (the first
-    starter when none does)."""
+                   starters: Sequence[catalog.Starter] | None = None) -> list[Offer]:  # fmt: skip
+    """The curated list (`catalog.STARTERS` unless given) from its own sizes, the ones this
+    machine's memory holds (the first starter when none does)."""
+    starters = catalog.STARTERS if starters is None else starters
     memory = machine.ram_total + sum(g.total_bytes for g in machine.discrete_gpus)
     fitting = [s for s in starters if s.min_memory <= memory] or list(starters[:1])
     return rank([Offer(s, speed.estimate(s.workload(), machine, rate)) for s in fitting])
+
+
+def of_its_size(starter: catalog.Starter, info: gguf.ModelInfo | None) -> bool:
+    """Whether a file's header (`info`; None: unreadable) is the family and size the starter's
+    title names: its architecture, its parameter count within `PARAMS_SPREAD` of the title's,
+    and (where the starter knows them) the blocks of the model proper, an MTP head's left out."""
+    if info is None or info.architecture != starter.arch or starter.params <= 0:
+        return False
+    if abs(info.parameters - starter.params) > PARAMS_SPREAD * starter.params:
+        return False
+    blocks = (info.block_count or 0) - (info.nextn_predict_layers or 0)
+    return starter.blocks is None or blocks == starter.blocks
 
 
 def candidates(starter: catalog.Starter, hits: Sequence[RepoHit]) -> list[str]:
@@ -113,9 +135,9 @@ def candidates(starter: catalog.Starter, hits: Sequence[RepoHit]) -> list[str]:
 def find(starter: catalog.Starter, judge: Judge, *,
          search: Callable[[str], list[RepoHit]] = client.search,
          listing: Callable[[str], list[RemoteModel]] = client.list_models) -> Offer | Message:  # fmt: skip
-    """The starter's offer from the first repository whose file of its quant is judged to run
-    here as the starter promises; else why it is left out. HubError when the hub cannot be
-    reached at all."""
+    """The starter's offer from the first repository whose file of its family and size (by
+    header) and quant is judged to run here as the starter promises; else why it is left out.
+    HubError when the hub cannot be reached at all."""
     tried: list[str] = []
     for repo in candidates(starter, search(starter.hint))[:TRIED_PER_STARTER]:
         try:
@@ -125,10 +147,15 @@ def find(starter: catalog.Starter, judge: Judge, *,
                 raise
             continue
         models = judge.classified(models)
-        model = next((m for m in models if not m.drafter and (m.quant or "").upper() == starter.quant.upper()), None)
-        if model is None:
+        # The family and size from the header, in the starter's quant (the name's quant is
+        # looked at first only because it costs no header read: both must hold).
+        quanted = [m for m in models if not m.drafter and (m.quant or "").upper() == starter.quant.upper()]
+        if not quanted:
             continue
         tried.append(repo)
+        model = next((m for m in quanted if of_its_size(starter, judge.header(m))), None)
+        if model is None:
+            continue  # files of its quant, none of its size
         verdict = judge.judge(model, models)
         if verdict.error is not None:
             continue
@@ -144,11 +171,13 @@ def find(starter: catalog.Starter, judge: Judge, *,
 
 
 def starters_for(machine: Machine, rate: speed.Throughput, judge: Judge | None, *,
-                 starters: Sequence[catalog.Starter] = catalog.STARTERS,
+                 starters: Sequence[catalog.Starter] | None = None,
                  search: Callable[[str], list[RepoHit]] = client.search,
                  listing: Callable[[str], list[RemoteModel]] = client.list_models) -> Starters:  # fmt: skip
     """The starters for this machine: found and judged on the hub (`judge`), or the curated
-    list when `judge` is None or the hub cannot be reached."""
+    list when `judge` is None or the hub cannot be reached. `starters`: catalog.STARTERS
+    unless given (read when called)."""
+    starters = catalog.STARTERS if starters is None else starters
     if judge is None:
         return Starters(offline_offers(machine, rate, starters))
     memory = machine.ram_total + sum(g.total_bytes for g in machine.discrete_gpus)

@@ -315,6 +315,20 @@ def test_companion_too_big_or_unreadable_or_projector_is_skipped(target, tmp_pat
     assert any("Skipped Tiny-draft.gguf" in n for n in d.notes)
 
 
+def test_the_model_at_another_quantization_is_no_drafter(target, tmp_path):
+    # The target's own geometry in Q4_0 (4.5 bits a weight against F32's 32): well under half
+    # its size, the same architecture, blocks, width and parameters. A hub repository of
+    # quantizations holds such files beside each other; none drafts for another.
+    other = _write(tmp_path / "Tiny-7B-Q4_0.gguf", TinyModel(n_layer=6, n_embd=128, n_ff=256, dtype="Q4_0"))
+    assert other.stat().st_size < target.stat().st_size / 2
+    d = resolve(_read(target), SpecOptions(), CAPS)
+    assert (d.source, d.draft) == ("none", None)
+    # A smaller model of the family beside it still drafts: only the model's own copy is out.
+    small = _write(tmp_path / "Tiny-1B-Q8_0.gguf", _small())
+    d = resolve(_read(target), SpecOptions(), CAPS)
+    assert (d.source, d.draft) == ("auto-companion", small)
+
+
 def test_shards_of_the_model_are_never_companions(tmp_path):
     files = write_tiny_model(tmp_path / "Tiny-draft.gguf", TinyModel(n_layer=6, n_embd=128), split_max_tensors=8)
     assert len(files) >= 3

@@ -139,8 +139,8 @@ def find_companions(
                              reason=msg("it is not a readable GGUF file")))
             continue
         spec_type = draft_type(info)
-        if spec_type == DRAFT_SIMPLE and info.size_bytes >= half:
-            continue  # not a drafter: as big as the model, e.g. another quant of it
+        if spec_type == DRAFT_SIMPLE and (info.size_bytes >= half or same_weights(model, info)):
+            continue  # not a drafter: as big as the model, or another quant of it
         # Sidecars (MTP head, EAGLE-3, DFlash) are drafters by their tensors, whatever their
         # size: a tiny head file can hold a full embedding table.
         reason = _unsuitable(model, info, spec_type, caps)
@@ -161,6 +161,17 @@ def find_companions(
         rank = (not is_mtp_name, not is_draft_name, not has_prefix, info.size_bytes, path.name)
         found.append(Candidate(path, info, spec_type, rank, verdict))
     return found
+
+
+def same_weights(model: gguf.ModelInfo, other: gguf.ModelInfo) -> bool:
+    """`other` is the model itself at another quantization (a Q2_K beside its Q8_0, both in
+    one hub repository): the same architecture, blocks, width and parameter count. Under half
+    the size it would pass the size rule, but it is no drafter: each drafted token still
+    reads a third or more of the target's bytes, and keeping it means downloading and holding
+    the model twice."""
+    return (other.architecture == model.architecture and other.parameters == model.parameters
+            and other.block_count == model.block_count
+            and other.embedding_length == model.embedding_length)
 
 
 def _unsuitable(model: gguf.ModelInfo, draft: gguf.ModelInfo, spec_type: str, caps: EngineCaps) -> Message | None:

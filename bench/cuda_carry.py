@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         assert len(call["command"]) <= 2000
         print(f"run call {i} ({'build' if i == 1 else 'judge, right after the build'}):")
         print(json.dumps(call))
-    print("then give_back; the rows are in the returned cuda-check.tar.gz under .cuda-check/work/cuda-<gpu>/ "
+    print("then give_back; the rows are in the returned cuda-check.tar.gz under work/cuda-<gpu>/ "
           "(copy that folder to tests/data/engine-lines/)")
     return 0
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.planning import context_bytes
-from draftwise.testing.corpus import engine_lines, gate, judge, record, registry
+from draftwise.testing.corpus import engine_lines, gate, gpu_rows, judge, record, registry
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +67,35 @@ def test_the_planner_against_every_recorded_row(rejudged):
     surprises = [s for row, run in rejudged for s in gate.surprises(row.key, run, errors)]
     details = "\n".join(gate.describe(run) for row, run in rejudged if gate.surprises(row.key, run, errors))
     assert not surprises, "\n".join(surprises) + "\n" + details
+
+
+@pytest.mark.parametrize("folder", gpu_rows.folders(), ids=lambda p: p.name)
+def test_the_rows_recorded_on_a_real_gpu(folder, pinned_source):
+    """tests/data/engine-lines/cuda-<gpu>/ (bench/cuda_check.py on a machine with an NVIDIA
+    GPU): every row planned again for the machine it was recorded on, at its context, and
+    judged against the CUDA engine's own lines with no miss. (No such folder yet: skipped.)"""
+    done = gpu_rows.rejudge_folder(folder, pinned=pinned_source)
+    assert done, f"{folder} holds no recorded row"
+    for rec, _run in done:
+        assert "llama.cpp-" in rec.build and rec.header.get("ctx") and rec.header.get("gpu"), rec.path
+        assert any(g.device == "CUDA0" for g in rec.machine.gpus), rec.path
+        assert rec.path.stat().st_size < 8192, f"{rec.path} keeps more than the judged lines"
+    bad = [gate.describe(run) for _rec, run in done if not run.ok]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_gpu_rows_folder_is_judged_again(pinned_source, tmp_path):
+    """The replay of those folders, on lines recorded already: a corpus-engine row in a folder
+    of its own with its engine.json is planned again as the corpus replay plans it."""
+    name = "SmolLM2-135M-Instruct"
+    (tmp_path / record.ENGINE_FILE).write_bytes((record.RECORD_DIR / record.ENGINE_FILE).read_bytes())
+    (tmp_path / f"{name}-cpu-c4096-np1.log").write_bytes((record.RECORD_DIR / f"{name}-cpu.log").read_bytes())
+    [(rec, run)] = gpu_rows.rejudge_folder(tmp_path, pinned=pinned_source)
+    [(_row, again)] = [x for x in gate.rejudge_recorded(pinned=pinned_source, specs=[registry.get(name)])
+                       if x[0].mode == judge.CPU]  # fmt: skip
+    assert rec.spec == name and run.ok, gate.describe(run)
+    assert [(r.device, r.component, r.planned, r.actual) for r in run.rows] == \
+        [(r.device, r.component, r.planned, r.actual) for r in again.rows]  # fmt: skip
 
 
 def test_a_planted_compute_error_fails(pinned_source, monkeypatch):

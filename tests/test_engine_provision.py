@@ -128,6 +128,22 @@ def test_old_vulkan_headers_get_a_sentence_with_the_fix(monkeypatch, data_dir):
         provision._vulkan_flags()
 
 
+def test_the_cuda_build_is_for_the_named_architectures_only(monkeypatch):
+    """bench/cuda_check.py names the GPU's own architecture (90 on an H100); unnamed, ggml's
+    own list of every architecture stands."""
+    monkeypatch.delenv(provision.CUDA_ARCHITECTURES_ENV, raising=False)
+    assert "-DCMAKE_CUDA_ARCHITECTURES" not in " ".join(provision._flags_for(["cuda"], modules=True))
+    monkeypatch.setenv(provision.CUDA_ARCHITECTURES_ENV, "90")
+    flags = provision._flags_for(["cuda"], modules=True)
+    assert "-DGGML_CUDA=ON" in flags and flags[-1] == "-DCMAKE_CUDA_ARCHITECTURES=90"
+    assert not any("CUDA_ARCH" in f for f in provision._flags_for([], modules=True))  # the CPU engine
+    monkeypatch.setenv(provision.CUDA_ARCHITECTURES_ENV, "86,89")
+    assert provision.cuda_flags() == ["-DCMAKE_CUDA_ARCHITECTURES=86;89"]
+    monkeypatch.setenv(provision.CUDA_ARCHITECTURES_ENV, "90 -DX=1")
+    with pytest.raises(provision.ProvisionError, match="not a list of CUDA architectures"):
+        provision.cuda_flags()
+
+
 def test_half_written_install_is_not_taken_for_an_engine(data_dir):
     folder = provision.install_folder("cpu")
     _fake_engine(folder)

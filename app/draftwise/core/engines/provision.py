@@ -79,6 +79,11 @@ TARGETS = ("llama-server", "ggml-rpc-server")
 # Vulkan headers new enough for this ggml (VK_EXT_layer_settings); Debian 12's are not:
 # packaging/vulkan-headers.sh puts Debian 13's here, or DRAFTWISE_VULKAN_INCLUDE_DIR names one.
 VULKAN_HEADER_MARK = "LayerSettingEXT"
+# The CUDA architectures to build kernels for ("90", "86;89"): CMAKE_CUDA_ARCHITECTURES. Unset,
+# ggml builds its own list of every architecture it supports, several times the build time;
+# one machine's GPU needs only its own (bench/cuda_check.py sets it from nvidia-smi's compute
+# capability).
+CUDA_ARCHITECTURES_ENV = "DRAFTWISE_CUDA_ARCHITECTURES"
 
 
 def uses_backend_modules() -> bool:
@@ -252,7 +257,19 @@ def _flags_for(gpu: Sequence[str], *, modules: bool) -> list[str]:
     flags = [*BASE_FLAGS, *(DL_FLAGS if modules else ()), *(f for b in gpu for f in BACKEND_FLAGS[b])]
     if Backend.VULKAN in gpu:
         flags += _vulkan_flags()
+    if Backend.CUDA in gpu:
+        flags += cuda_flags()
     return flags
+
+
+def cuda_flags() -> list[str]:
+    """-DCMAKE_CUDA_ARCHITECTURES from CUDA_ARCHITECTURES_ENV, when it names some."""
+    archs = os.environ.get(CUDA_ARCHITECTURES_ENV, "").replace(",", ";").strip("; ")
+    if not archs:
+        return []
+    if not re.fullmatch(r"[0-9a-z\-]+(;[0-9a-z\-]+)*", archs):
+        raise ProvisionError(f"{CUDA_ARCHITECTURES_ENV}={archs!r} is not a list of CUDA architectures (e.g. 90 or 86;89).")
+    return [f"-DCMAKE_CUDA_ARCHITECTURES={archs}"]
 
 
 def _build_and_install(

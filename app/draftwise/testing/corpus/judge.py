@@ -30,7 +30,8 @@ engine (`replan`, tests/test_corpus_recorded.py).
 Modes: `cpu` (the engine's own CPU module, `-nr`: every weight in the mapped file), `amx`
 (the own module without `-nr`, on a CPU whose module is sapphirerapids: the AMX buffer),
 `repack` (a copy of the engine whose only CPU module is haswell, without `-nr`:
-CPU_REPACK), `vulkan` (the Vulkan engine on Vulkan0, every layer on the device). The
+CPU_REPACK), `vulkan` (the Vulkan engine on Vulkan0, every layer on the device), `cuda` (the
+CUDA engine on CUDA0, bench/cuda_check.py on a machine with an NVIDIA GPU). The
 re-laying modes read the weights they copy (the hole reads as zeros) and allocate that much
 RAM, so the corpus runs them on small models only.
 """
@@ -65,8 +66,12 @@ TOL_COMPUTE = 0.05
 FLOOR_COMPUTE = 1 * MiB  # only where the engine's figure is below SMALL_COMPUTE
 SMALL_COMPUTE = 20 * MiB
 TOL_UNDER = 0.02  # no component the fit depends on planned more than 2 % below the engine's
-CPU, AMX, REPACK, VULKAN = "cpu", "amx", "repack", "vulkan"
-MODES = (CPU, AMX, REPACK, VULKAN)
+CPU, AMX, REPACK, VULKAN, CUDA = "cpu", "amx", "repack", "vulkan", "cuda"
+MODES = (CPU, AMX, REPACK, VULKAN, CUDA)
+# The GPU modes: the engine's backend and the device every block is planned on. `cuda` is
+# not a corpus row of its own (default_modes); bench/cuda_check.py starts it on a CUDA GPU
+# and records it in tests/data/engine-lines/cuda-<gpu>/ (corpus/gpu_rows.py).
+GPU_MODES: dict[str, tuple[Backend, str]] = {VULKAN: (Backend.VULKAN, "Vulkan0"), CUDA: (Backend.CUDA, "CUDA0")}
 READY_TIMEOUT = 600.0
 RELAY_CAP = 1536 * MiB  # the re-laying modes copy the weights into RAM: small files only
 _SPEC_IMPL = re.compile(r"adding speculative implementation '([\w-]+)'")
@@ -183,11 +188,18 @@ def described_vulkan(binary: Path, limits: dict[str, hardware.DeviceLimit] | Non
     many bytes instead of what it reports. lavapipe reports a 2048 MiB heap, but its memory
     is host RAM and the engine allocates past that figure without complaint, so a model
     larger than 2 GiB can still be planned and started with every block on it."""
+    return described_gpu(binary, "Vulkan0", limits, capacity)
+
+
+def described_gpu(binary: Path, device: str, limits: dict[str, hardware.DeviceLimit] | None = None,
+                  capacity: int | None = None) -> Machine:  # fmt: skip
+    """This machine's GPU `device` (Vulkan0, CUDA0) as the engine lists it, chosen by name,
+    with plenty of RAM beside it (described_vulkan says what `limits` and `capacity` do)."""
     probed = hardware.inventory(binary, max_age=0)
     if capacity is not None:
         probed = replace(probed, gpus=[replace(g, total_bytes=capacity, free_bytes=capacity) for g in probed.gpus])
     machine = replace(probed, ram_total=BIG_RAM, ram_available=BIG_RAM, described=True)
-    return device_choice.select(machine, ["Vulkan0"], limits)
+    return device_choice.select(machine, [device], limits)
 
 
 def _solo(model: Path, folder: Path) -> Path:
@@ -317,7 +329,8 @@ def _head_device(plan: planner.Plan) -> str:
 def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulkan_engine: Path | None = None,
               work: Path | None = None, ready_timeout: float = READY_TIMEOUT,
               companion: Path | None = None, limits: dict[str, hardware.DeviceLimit] | None = None,
-              prefs: planner.PlanPrefs | None = None, vulkan_capacity: int | None = None) -> Run:  # fmt: skip
+              prefs: planner.PlanPrefs | None = None, vulkan_capacity: int | None = None,
+              cuda_engine: Path | None = None) -> Run:  # fmt: skip
     """One launch of `path` (the corpus file of `spec`) in `mode`, judged.
 
     `companion`: a drafter file to launch beside it (a Gemma 4 assistant) as the app's
@@ -325,7 +338,8 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
     drafter anyway (`--spec-type draft-mtp --spec-draft-model`), so the drafter's own
     buffers are measured against a plan that has none for them. `limits` (vulkan): a memory
     limit on the device, `vulkan_capacity` (vulkan): its described size (`described_vulkan`);
-    `prefs`: the plan's preferences (default: the spec's context)."""
+    `prefs`: the plan's preferences (default: the spec's context). `cuda`: every block on
+    CUDA0 of `cuda_engine` (limits apply there too)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     started = time.monotonic()
@@ -336,6 +350,11 @@ def judge_run(spec: ModelSpec, path: Path, mode: str, *, cpu_engine: Path, vulka
             return Run(spec.name, mode, False, problem="no Vulkan engine")
         binary, backend = vulkan_engine, Backend.VULKAN
         machine = described_vulkan(binary, limits, vulkan_capacity)
+    elif mode == CUDA:
+        if cuda_engine is None:
+            return Run(spec.name, mode, False, problem="no CUDA engine")
+        binary, backend = cuda_engine, Backend.CUDA
+        machine = described_gpu(binary, GPU_MODES[CUDA][1], limits)
     else:
         binary = cpu_engine
         if mode == REPACK:
@@ -397,7 +416,7 @@ def allocated_then_faulted(mode: str, returncode: int | None, text: str) -> str:
 
 def mode_args(mode: str) -> tuple[str, ...]:
     """The engine arguments the judge adds in `mode`: no warm-up, and `-nr` where mapped."""
-    return ("--no-warmup", "-nr") if mode in (CPU, VULKAN) else ("--no-warmup",)
+    return ("--no-warmup", "-nr") if mode in (CPU, *GPU_MODES) else ("--no-warmup",)
 
 
 def _prepare(run: Run, spec: ModelSpec, path: Path, mode: str, engine: session.Engine, machine: Machine,
@@ -441,19 +460,23 @@ def judge_lines(run: Run, spec: ModelSpec, prepared: prepare.Prepared, lines: Se
     actual = logparse.parse_lines(lines)
     run.rows = compare(spec, prepared.plan, actual, [ln for ln in lines if _BUFFER_LINE.search(ln)],
                        output_growth(lines, actual))  # fmt: skip
-    if run.mode == VULKAN and "Vulkan0" not in actual.by_device():
-        run.problem = "the engine put nothing on Vulkan0"
+    device = GPU_MODES[run.mode][1] if run.mode in GPU_MODES else None
+    if device is not None and device not in actual.by_device():
+        run.problem = f"the engine put nothing on {device}"
     return run
 
 
 def replan(spec: ModelSpec, path: Path, mode: str, *, caps: capabilities.EngineCaps, machine: Machine,
-           lines: Sequence[str], work: Path, companion: Path | None = None) -> Run:  # fmt: skip
+           lines: Sequence[str], work: Path, companion: Path | None = None,
+           prefs: planner.PlanPrefs | None = None) -> Run:  # fmt: skip
     """A recorded start judged again without the engine: the plan made now for the machine
-    it was recorded on, against the engine's recorded lines."""
+    it was recorded on, against the engine's recorded lines; `prefs` as the start had them
+    (default: the spec's context)."""
     run = Run(spec.name, mode, True, cpu_variant=machine.cpu_variant, machine=machine, engine_lines=list(lines))
     # No engine here: the session plans for a binary that is not there (no record names it).
-    engine = session.Engine(work / "recorded" / "llama-server", caps, Backend.VULKAN if mode == VULKAN else Backend.CPU)
-    planned, draft_argv = _prepare(run, spec, path, mode, engine, machine, work, companion, None)
+    backend = GPU_MODES[mode][0] if mode in GPU_MODES else Backend.CPU
+    engine = session.Engine(work / "recorded" / "llama-server", caps, backend)
+    planned, draft_argv = _prepare(run, spec, path, mode, engine, machine, work, companion, prefs)
     prepared = planned.prepared
     run.plan = prepared.plan
     if not prepared.plan.fits:

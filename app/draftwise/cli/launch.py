@@ -49,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
-    from draftwise.core.launch.launch_flow import worker_relaunch
+    from draftwise.core.launch.lost_worker import worker_relaunch
 
     # A UserError from _prepare reaches the CLI's main(): one line, exit code 2.
     run, watch = _prepare(args)

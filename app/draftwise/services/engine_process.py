@@ -154,7 +154,7 @@ class EngineProcess(QObject):
         self._do(self.flow.stop())
 
     def relaunch_refused(self) -> None:
-        """After a lost worker: the plan on the workers left does not fit (launch_flow.worker_relaunch)."""
+        """After a lost worker: the plan on the workers left does not fit (core/launch/lost_worker.py)."""
         self._do(self.flow.relaunch_refused())
 
     def shutdown(self, timeout_ms: int = 5000) -> None:

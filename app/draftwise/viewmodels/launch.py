@@ -176,7 +176,7 @@ class LaunchViewModel(QObject):
 
     def relaunch_refused(self) -> None:
         """After a lost worker, the plan on the workers left does not fit: the engine's
-        outcome says what to do (launch_flow.worker_relaunch)."""
+        outcome says what to do (core/launch/lost_worker.py)."""
         if self.process is not None:
             self.process.relaunch_refused()
 

@@ -1,6 +1,6 @@
 """A worker that went away during a run is survived (issue 29, item 6).
 
-The rule is the launch flow's (core/launch/launch_flow.py `worker_relaunch`), the same as
+The rule is the launch flow's (core/launch/lost_worker.py), the same as
 the CLI's `launch`: when the engine ends because a worker stopped answering (mid-reply, or
 while the weights were sent), its outcome names the workers that went away; the workers card
 leaves them out (`WorkersViewModel.leave_out`) and the re-plan that follows is on the workers
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
-from draftwise.core.launch.launch_flow import WorkerRelaunch, worker_relaunch
+from draftwise.core.launch.lost_worker import WorkerRelaunch, worker_relaunch
 from draftwise.viewmodels.roles import AppRole
 
 

@@ -206,7 +206,7 @@ class HeadlessLaunch:
         return "\n".join(self.log)
 
     def relaunch_refused(self) -> None:
-        """After a lost worker: the plan on the workers left does not fit (launch_flow.worker_relaunch)."""
+        """After a lost worker: the plan on the workers left does not fit (core/launch/lost_worker.py)."""
         self._do(self.flow.relaunch_refused())
 
     # ------------------------------------------------------------ actions

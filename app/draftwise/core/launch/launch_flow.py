@@ -22,8 +22,8 @@ out the actions returned. So the rules live once:
 - warnings while serving: speculation silently off, GPU build running on the CPU;
 - a stall watchdog: no output and not ready for a long time;
 - a worker lost (core/launch/crash.py WORKER_GONE, WORKER_UNREACHABLE): the workers that no
-  longer answer are named in the cause and kept in the outcome, and `worker_relaunch` is the
-  one rule for launching again without them (the CLI's `launch` and the window both ask it).
+  longer answer are named in the cause and kept in the outcome; core/launch/lost_worker.py
+  is the one rule for launching again without them (the CLI's `launch` and the window).
 
 The state of the launch is one `EngineOutcome` (core/launch/outcome.py), and this module is
 the only one that writes it: each event replaces `LaunchFlow.outcome`, and the drivers hand
@@ -42,6 +42,7 @@ from draftwise.core.launch import crash, gpu_check
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.launch.lost_worker import worker_relaunch
 from draftwise.core.launch.outcome import (
     FAILED,
     IDLE,
@@ -425,7 +426,7 @@ class LaunchFlow:
     def _name_lost_workers(self, cause: crash.Cause) -> crash.Cause:
         """A worker went away (or never answered): ask each worker the engine used, keep the
         ones that no longer answer in the outcome and name them in the cause (the engine's
-        line does not say which). `worker_relaunch` decides what follows."""
+        line does not say which). core/launch/lost_worker.py decides what follows."""
         if cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
             return cause
         used = share.endpoints_of(self.current_argv)
@@ -434,7 +435,8 @@ class LaunchFlow:
         return crash.name_gone_workers(cause, lost)
 
     def relaunch_refused(self) -> list[Action]:
-        """The plan without the lost workers does not fit: the failure's next step says so."""
+        """The plan without the lost workers does not fit (lost_worker.worker_relaunch): the
+        failure's next step says so."""
         relaunch = worker_relaunch(self.outcome)
         cause = self.cause
         if relaunch is None or cause is None:
@@ -567,40 +569,3 @@ def not_started(spec: LaunchSpec, cause: crash.Cause) -> EngineOutcome:
     flow = LaunchFlow(spec)
     flow.refused(cause)
     return flow.outcome
-
-
-# ------------------------------------------------------------------ a worker lost
-@dataclass(frozen=True)
-class WorkerRelaunch:
-    """The one rule after an engine lost a worker (mid-reply, or while the weights were sent):
-    launch again at once on the workers that are left (`rest`; none: this computer alone),
-    planned again without `lost`, when the model fits there; otherwise launch nothing and
-    say what to do. Each round drops at least one worker, so it ends. The CLI's `launch` and
-    the window (viewmodels/worker_loss.py) both follow it."""
-
-    lost: tuple[str, ...]
-    rest: tuple[str, ...]
-
-    @property
-    def gone(self) -> str:
-        return ", ".join(self.lost)
-
-    def note(self) -> Message:
-        """Said with the launch that runs without them."""
-        return msg("{workers} went away during the last run; Draftwise launched again without it.",
-                   workers=self.gone)
-
-    def refused_step(self) -> Message:
-        """The failure's next step when the model does not fit without them."""
-        return msg("The model does not fit on what is left without {workers}: start ggml-rpc-server there "
-                   "again, then Launch.", workers=self.gone)
-
-
-def worker_relaunch(outcome: EngineOutcome) -> WorkerRelaunch | None:
-    """What the rule says for an engine's outcome: a relaunch without the workers that went
-    away, or None (it did not fail, or every worker still answers). A user's Stop ends
-    STOPPED, never here."""
-    if outcome.stage != FAILED or not outcome.workers_lost:
-        return None
-    rest = tuple(ep for ep in outcome.workers_used if ep not in outcome.workers_lost)
-    return WorkerRelaunch(outcome.workers_lost, rest)

@@ -89,11 +89,11 @@ def _env(spec) -> dict[str, str]:
 
 def _window_vm(qtbot, model: Path, binary: Path, made: list):
     """The window's AppViewModel over `model`, re-planned; its engines are `made`'s (nothing starts)."""
+    from PySide6.QtCore import QObject, Signal
+
     from draftwise.core.settings import LoadResult, Settings
     from draftwise.viewmodels.app import AppViewModel
     from draftwise.viewmodels.engine import EngineChoice
-
-    from PySide6.QtCore import QObject, Signal
 
     class Captured(QObject):
         changed = Signal(object)  # the engine's outcome (nothing starts: never sent)

@@ -56,6 +56,7 @@ from draftwise.core.launch.outcome import (
 )
 from draftwise.core.machine import share, workers
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.planning.plan_types import Plan
 from draftwise.core.processes import process_group
 from draftwise.core.records import write_error
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -278,7 +279,7 @@ class LaunchFlow:
             return (*self.spec.argv, *self._fixed_args)
         return (*self.spec.fallback_argv, *self._fixed_args)
 
-    def _planned(self) -> Any:
+    def _planned(self) -> Plan | None:
         """The plan the running attempt starts with (the ladder's, re-planned per rung and fix)."""
         prepared = self.ladder.prepared if self.ladder is not None else None
         return prepared.plan if prepared is not None else None

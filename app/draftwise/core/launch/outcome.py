@@ -14,6 +14,10 @@ piecing it together from a dozen signals. Here:
 One outcome belongs to one engine for one model: serving many models keeps one per model
 (`model` says whose it is), none shared.
 
+Not in it: the live figures (tokens a second, acceptance), measured per request from the
+engine's /metrics and log lines by their own owner (core/measuring/records/live_figures.py),
+and the output lines themselves, a stream the drivers hand on beside it.
+
 Frozen: a reader cannot change what it was given, and an old outcome stays what it was
 (the drivers compare by identity to know whether anything changed).
 """
@@ -30,7 +34,7 @@ from draftwise.core.launch.ladder import Concessions
 from draftwise.core.messages import Message
 
 if TYPE_CHECKING:
-    from draftwise.core.planning.planner import Plan
+    from draftwise.core.planning.plan_types import Plan
 
 
 class Stage(StrEnum):

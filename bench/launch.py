@@ -186,15 +186,13 @@ def _run_qt(proc) -> float:
     from PySide6.QtCore import QEventLoop
 
     loop = QEventLoop()
-    became_ready: list[str] = []
-    proc.ready.connect(became_ready.append)
-    proc.ready.connect(loop.quit)
-    proc.crashed.connect(loop.quit)
+    proc.changed.connect(lambda outcome: loop.quit() if outcome.ready or outcome.ended else None)
     proc.start()
     loop.exec()
     ready = time.monotonic()
+    became_ready = proc.outcome.ready
     stop_loop = QEventLoop()
-    proc.stopped.connect(stop_loop.quit)
+    proc.changed.connect(lambda outcome: stop_loop.quit() if outcome.ended else None)
     proc.stop()
     if not proc.flow.ended:
         stop_loop.exec()
@@ -362,7 +360,7 @@ def log_flood(app, lines: int = 300_000) -> dict[str, float]:
     beat.stop()
     rss_peak = me.memory_info().rss
     stop_loop = QEventLoop()
-    proc.stopped.connect(stop_loop.quit)
+    proc.changed.connect(lambda outcome: stop_loop.quit() if outcome.ended else None)
     proc.stop()
     if not proc.flow.ended:
         stop_loop.exec()

@@ -302,3 +302,53 @@ def test_only_the_launch_session_calls_prepare():
             if "prepare.prepare(" in path.read_text(encoding="utf-8"):
                 callers.append(str(path.relative_to(ROOT)))
     assert callers == [], callers
+
+
+def test_only_the_launch_flow_writes_an_engines_outcome():
+    """core/launch/launch_flow.py is the one writer of a running engine's EngineOutcome (issue
+    36): the drivers pass it on, the view-models, the CLI and the UI read it. The outcome is
+    frozen, so a writer has to make a new one: EngineOutcome(...) or dataclasses.replace."""
+    import ast
+
+    writers = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            replaced = ast.unparse(node.args[0]) if name == "replace" and node.args else ""
+            if name == "EngineOutcome" or "outcome" in replaced:
+                writers.append(str(path.relative_to(ROOT / "app")))
+    # outcome.py makes the one empty outcome (NOTHING: no engine launched).
+    assert sorted(set(writers)) == ["draftwise/core/launch/launch_flow.py", "draftwise/core/launch/outcome.py"], writers
+
+
+def test_the_engine_stage_has_one_definition():
+    """The launch stages are core/launch/outcome.py's `Stage`: no other app module compares
+    with, or names, a stage by its word (issue 36: the view-model, the status bar, the tray
+    and the theme each spelt them)."""
+    import ast
+
+    words = {"idle", "starting", "loading", "ready", "stopping", "stopped", "failed"}
+    found = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        if path.name == "outcome.py" and path.parent.name == "launch":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            said: list[ast.expr] = []
+            if isinstance(node, ast.Compare):  # x == "ready", x in ("starting", "loading")
+                for op, side in zip(node.ops, node.comparators, strict=True):
+                    if isinstance(op, (ast.Eq, ast.NotEq)):
+                        said += [node.left, side]
+                    elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(side, (ast.Tuple, ast.Set, ast.List)):
+                        said += side.elts
+            elif isinstance(node, ast.Dict):  # a map keyed by the stages (the theme's colours were)
+                keys = [k for k in node.keys if isinstance(k, ast.Constant) and k.value in words]
+                said += keys if len(keys) >= 3 else []
+            elif isinstance(node, ast.Tuple):  # IDLE, STARTING, ... = ("idle", "starting", ...)
+                elts = [e for e in node.elts if isinstance(e, ast.Constant) and e.value in words]
+                said += elts if len(elts) >= 3 else []
+            found += [f"{path.relative_to(ROOT / 'app')}:{n.lineno} {n.value!r}" for n in said
+                      if isinstance(n, ast.Constant) and n.value in words]
+    assert found == [], found

@@ -1,6 +1,6 @@
 """The QProcess owner: ready and stop on the real engine, fallback, crashes, bounded logs.
 
-Waits on signals (qtbot.waitSignal), never sleeps.
+Waits on signals (qtbot.waitSignal on `changed` until the outcome says so), never sleeps.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, launch_spec
+from draftwise.core.launch.outcome import FAILED, READY, STOPPED, EngineOutcome
 from draftwise.core.processes import orphans
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
@@ -38,6 +39,24 @@ def _spec(binary: Path, model_path: Path, **options) -> launch_spec.LaunchSpec:
                                        plan_args=("-c", "512"))
 
 
+def _at(stage, attempt: int | None = None):
+    """For waitSignal(proc.changed, check_params_cb=...): the outcome reached `stage`."""
+    return lambda outcome: outcome.stage == stage and (attempt is None or outcome.attempt == attempt)
+
+
+def _seen(proc: EngineProcess, field: str) -> list:
+    """Each new value of the outcome's `field`, in order, as `changed` tells them."""
+    values: list = []
+
+    def take(outcome: EngineOutcome) -> None:
+        value = getattr(outcome, field)
+        if not values or value != values[-1]:
+            values.append(value)
+
+    proc.changed.connect(take)
+    return values
+
+
 @pytest.fixture
 def lone_model(tmp_path: Path) -> Path:
     return tm.write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", tm.TinyModel())[0]
@@ -46,17 +65,16 @@ def lone_model(tmp_path: Path) -> Path:
 @pytest.mark.engine
 def test_reaches_ready_and_stops_leaving_nothing(qtbot, engine, lone_model):
     proc = EngineProcess(_spec(engine.binary, lone_model))
-    stages: list[str] = []
-    proc.stage_changed.connect(stages.append)
-    with qtbot.waitSignal(proc.ready, timeout=30_000) as ready:
+    stages = _seen(proc, "stage")
+    with qtbot.waitSignal(proc.changed, timeout=30_000, check_params_cb=_at(READY)) as ready:
         proc.start()
-    assert ready.args == [proc.spec.url] and proc.url == proc.spec.url and proc.stage == "ready"
+    assert ready.args[0].url == proc.spec.url and proc.url == proc.spec.url and proc.stage == "ready"
     pid = proc.pid
     assert pid and Path(f"/proc/{pid}/cmdline").read_bytes().find(proc.api_key.encode()) < 0
     assert len(list(orphans.run_dir().glob("engine-*.json"))) == 1
     # /health says 200 before the engine's log thread writes "model loaded".
     qtbot.waitUntil(lambda: any("model loaded" in x for x in proc.log_lines()), timeout=10_000)
-    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+    with qtbot.waitSignal(proc.changed, timeout=15_000, check_params_cb=_at(STOPPED)):
         proc.stop()
     assert stages[0] == "starting" and stages[-2:] == ["stopping", "stopped"]
     assert _gone(pid) and not proc.running
@@ -69,33 +87,29 @@ def test_startup_fallback_in_the_window(qtbot, engine, tmp_path):
     model = tm.write_tiny_model(tmp_path / "m" / "fam-F32.gguf", target)[0]
     tm.broken_draft(tmp_path / "m" / "fam-draft.gguf", target)
     proc = EngineProcess(_spec(engine.binary, model), broken=BrokenDrafters())
-    reasons: list[str] = []
-    causes: list[object] = []
-    proc.fell_back.connect(lambda reason, cause: (reasons.append(str(reason)), causes.append(cause)))
-    notes: list[str] = []
-    proc.fallback_note.connect(lambda text: notes.append(str(text)))
-    news: list[str] = []
-    proc.notice.connect(lambda text: news.append(str(text)))
-    with qtbot.waitSignal(proc.ready, timeout=30_000):
+    reasons = _seen(proc, "fallback_reason")
+    with qtbot.waitSignal(proc.changed, timeout=30_000, check_params_cb=_at(READY)):
         proc.start()
+    reasons = [str(r) for r in reasons if r is not None]
     assert len(reasons) == 1 and "fam-draft.gguf" in reasons[0] and len(proc.pids) == 2
     # The reason is one short sentence; the cause travels beside it for the details.
-    assert "(" not in reasons[0] and causes[0].kind
+    assert "(" not in reasons[0] and proc.outcome.fallback_cause.kind
     # "left out from now on" is more about the fallback, not a separate piece of news.
+    notes, news = [str(n) for n in proc.outcome.fallback_notes], [str(n) for n in proc.outcome.notices]
     assert notes and "left out from now on" in notes[0] and not any("left out" in n for n in news)
     assert BrokenDrafters().broken_for(engine.binary) == {proc.spec.drafter_key}
-    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+    with qtbot.waitSignal(proc.changed, timeout=15_000, check_params_cb=_at(STOPPED)):
         proc.stop()
 
 
 @pytest.mark.engine
 def test_crash_after_ready_is_reported_without_relaunch(qtbot, engine, lone_model):
     proc = EngineProcess(_spec(engine.binary, lone_model))
-    with qtbot.waitSignal(proc.ready, timeout=30_000):
+    with qtbot.waitSignal(proc.changed, timeout=30_000, check_params_cb=_at(READY)):
         proc.start()
-    with qtbot.waitSignal(proc.crashed, timeout=15_000) as crashed:
+    with qtbot.waitSignal(proc.changed, timeout=15_000, check_params_cb=_at(FAILED)) as crashed:
         os.kill(proc.pid, signal.SIGKILL)
-    assert crashed.args[0].kind == crash.KILLED and proc.stage == "failed" and len(proc.pids) == 1
+    assert crashed.args[0].cause.kind == crash.KILLED and proc.stage == "failed" and len(proc.pids) == 1
 
 
 @pytest.mark.engine
@@ -114,24 +128,23 @@ def test_drafter_that_kills_the_serving_engine_relaunches_in_the_window(qtbot, e
     spec = launch_spec.llamacpp_launch(engine.binary, gguf.read_model(model_path), decision,
                                        port=launch_spec.any_free_port(), plan_args=("-c", "512"))
     proc = EngineProcess(spec, broken=BrokenDrafters())
-    reasons: list[str] = []
-    causes: list[crash.Cause] = []
-    proc.fell_back.connect(lambda reason, cause: (reasons.append(str(reason)), causes.append(cause)))
+    reasons = _seen(proc, "fallback_reason")
     try:
-        with qtbot.waitSignal(proc.ready, timeout=30_000):
+        with qtbot.waitSignal(proc.changed, timeout=30_000, check_params_cb=_at(READY)):
             proc.start()
         prompt = {"prompt": [1, 850, 300, 400], "n_predict": 8, "temperature": 0}
-        with qtbot.waitSignal(proc.ready, timeout=60_000):
+        with qtbot.waitSignal(proc.changed, timeout=60_000, check_params_cb=_at(READY, attempt=1)):
             with pytest.raises(OSError):
                 headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
+        reasons = [str(r) for r in reasons if r is not None]
         assert len(reasons) == 1 and "extra-draft.gguf made the engine stop while it was serving" in reasons[0]
-        assert causes[0].kind == crash.DRAFTER_CRASH
+        assert proc.outcome.fallback_cause.kind == crash.DRAFTER_CRASH
         assert len(proc.pids) == 2 and BrokenDrafters().broken_for(engine.binary) == {key}
         status, _ = headless.request(spec.url, spec.api_key, "/completion", prompt, 30)
         assert status == 200
     finally:
         if proc.running:
-            with qtbot.waitSignal(proc.stopped, timeout=15_000):
+            with qtbot.waitSignal(proc.changed, timeout=15_000, check_params_cb=_at(STOPPED)):
                 proc.stop()
 
 
@@ -143,9 +156,9 @@ def test_missing_binary_is_a_failure_not_a_hang(qtbot, tmp_path):
         env={}, host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
     )
     proc = EngineProcess(spec, record_run=False)
-    with qtbot.waitSignal(proc.crashed, timeout=10_000) as crashed:
+    with qtbot.waitSignal(proc.changed, timeout=10_000, check_params_cb=_at(FAILED)) as crashed:
         proc.start()
-    cause = crashed.args[0]
+    cause = crashed.args[0].cause
     assert cause.kind == crash.FAILED_TO_START and "engine install" in cause.next_step
 
 
@@ -171,7 +184,7 @@ def test_log_flood_arrives_in_bounded_batches(qtbot, tmp_path):
     assert len(proc.log_lines()) == 3000 and proc.log_lines()[-1] == "done"
     assert any(b[0].startswith("[") and "lines not shown" in b[0] for b in batches)
     pid = proc.pid
-    with qtbot.waitSignal(proc.stopped, timeout=15_000):
+    with qtbot.waitSignal(proc.changed, timeout=15_000, check_params_cb=_at(STOPPED)):
         proc.stop()
     assert _gone(pid)
 
@@ -214,10 +227,10 @@ def test_ready_said_while_a_health_answer_is_on_its_way_is_asked_again_at_once(q
         api_key="k", spec=SpecDecision(None, None, NONE, False, ()),
     )
     proc = EngineProcess(spec, record_run=False)
-    with qtbot.waitSignal(proc.ready, timeout=10_000):
+    with qtbot.waitSignal(proc.changed, timeout=10_000, check_params_cb=_at(READY)):
         proc.start()
     assert proc.stage == "ready"
-    with qtbot.waitSignal(proc.stopped, timeout=10_000):
+    with qtbot.waitSignal(proc.changed, timeout=10_000, check_params_cb=_at(STOPPED)):
         proc.stop()
 
 
@@ -232,7 +245,7 @@ def test_shutdown_stops_synchronously(qtbot, tmp_path):
     with qtbot.waitSignal(proc.log_batch, timeout=10_000):
         proc.start()
     pid = proc.pid
-    with qtbot.waitSignal(proc.stopped, timeout=10_000):
+    with qtbot.waitSignal(proc.changed, timeout=10_000, check_params_cb=_at(STOPPED)):
         proc.shutdown()  # what aboutToQuit calls
     assert _gone(pid) and proc.stage == "stopped"
 
@@ -245,7 +258,7 @@ def test_stop_right_after_start_never_signals_our_own_group(qtbot, tmp_path):
         host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
     )
     proc = EngineProcess(spec, record_run=False)
-    with qtbot.waitSignal(proc.stopped, timeout=10_000):
+    with qtbot.waitSignal(proc.changed, timeout=10_000, check_params_cb=_at(STOPPED)):
         proc.start()
         proc.stop()  # this test process surviving is the assertion
     assert proc.stage == "stopped" and all(_gone(p) for p in proc.pids)

@@ -360,19 +360,22 @@ def test_cli_launch_starts_at_the_remembered_rung_and_full_goes_back(engine, fil
 
 # ------------------------------------------------------------------ the window's line
 class _Process(QObject):
-    stage_changed = Signal(str)
-    ready = Signal(str)
-    crashed = Signal(object)
-    climbed = Signal(object, object)
-    notice = Signal(object)
-    stopped = Signal()
+    """The engine process without an engine: its outcome in `changed`, as EngineProcess sends it."""
+
+    changed = Signal(object)
+    log_batch = Signal(list)
 
     def __init__(self, spec, parent=None):
         super().__init__(parent)
         self.spec = spec
+        self.outcome = launch_flow.LaunchFlow(spec, ladder=getattr(parent, "ladder", None)).outcome
+
+    def report(self, **changes):
+        self.outcome = replace(self.outcome, **changes)
+        self.changed.emit(self.outcome)
 
     def start(self):
-        pass
+        self.report(stage=launch_flow.STARTING)
 
 
 def test_the_launch_view_model_shows_what_was_given_up(qtbot, files):
@@ -384,8 +387,8 @@ def test_the_launch_view_model_shows_what_was_given_up(qtbot, files):
     vm.start(first.launch(BINARY, port=18080), ladder=lad)
     assert vm.lowered_text() == ""
     c = Concessions(rung=ladder.CTX_HALF, kv_type="q8_0", ctx=4096)
-    made[0].climbed.emit(ladder.started_lower(c), c)
-    made[0].ready.emit("http://127.0.0.1:18080")
+    made[0].report(ladder_reason=ladder.started_lower(c), concessions=c, attempt=1)  # climbed
+    made[0].report(stage=launch_flow.READY, url="http://127.0.0.1:18080")
     assert vm.lowered_text().startswith("Lowered to fit in memory: a q8_0 KV cache, a 4k context.")
     assert "Lowered" not in vm.banner_text()  # the launch card shows it, not the warning strip
 

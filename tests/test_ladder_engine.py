@@ -177,7 +177,7 @@ def test_a_rung_that_crashes_for_another_reason_stops_the_ladder(engine, kv_heav
 
 
 def test_the_window_service_climbs_the_same_ladder(qtbot, engine, kv_heavy, cap, tmp_path):
-    """services/engine_process.py drives the same LaunchFlow: `climbed` per rung, then ready."""
+    """services/engine_process.py drives the same LaunchFlow: a rung climbed per start, then ready."""
     from draftwise.services.engine_process import EngineProcess
 
     caps = capabilities.capabilities(engine.binary)
@@ -188,14 +188,16 @@ def test_the_window_service_climbs_the_same_ladder(qtbot, engine, kv_heavy, cap,
     climber = ladder.for_launch(request, prepared, spec, caps=caps, machine=MACHINE)
     proc = EngineProcess(spec, ladder=climber, record_run=False)
     rungs: list[str] = []
-    proc.climbed.connect(lambda _reason, c: rungs.append(c.rung))
-    with qtbot.waitSignal(proc.ready, timeout=120_000):
+    # A rung climbed: the outcome's concessions change (one per rung, the new rung's name).
+    proc.changed.connect(lambda o: rungs.append(o.concessions.rung)
+                         if o.concessions.rung and (not rungs or rungs[-1] != o.concessions.rung) else None)
+    with qtbot.waitSignal(proc.changed, timeout=120_000, check_params_cb=lambda o: o.stage == launch_flow.READY):
         proc.start()
     try:
         assert rungs == [ladder.KV_Q8, ladder.CTX_HALF] and len(proc.pids) == 3
         assert proc.spec.argv[proc.spec.argv.index("-c") + 1] == "16384" and proc.url == spec.url
     finally:
-        with qtbot.waitSignal(proc.stopped, timeout=15_000):
+        with qtbot.waitSignal(proc.changed, timeout=15_000, check_params_cb=lambda o: o.stage == launch_flow.STOPPED):
             proc.stop()
 
 

@@ -89,13 +89,20 @@ def _env(spec) -> dict[str, str]:
 
 def _window_vm(qtbot, model: Path, binary: Path, made: list):
     """The window's AppViewModel over `model`, re-planned; its engines are `made`'s (nothing starts)."""
+    from PySide6.QtCore import QObject, Signal
+
     from draftwise.core.settings import LoadResult, Settings
     from draftwise.viewmodels.app import AppViewModel
     from draftwise.viewmodels.engine import EngineChoice
 
-    class Captured:
+    class Captured(QObject):
+        changed = Signal(object)  # the engine's outcome (nothing starts: never sent)
+        log_batch = Signal(list)
+
         def __init__(self, spec, parent):
-            made.append((spec, parent.ladder))  # LaunchViewModel.start set the ladder it climbs
+            super().__init__(parent)
+            # LaunchViewModel.start set the ladder it climbs and the records the plan was made from.
+            made.append((spec, parent.ladder, parent.records))
 
         def start(self):
             pass
@@ -191,8 +198,15 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, t
     made: list = []
     vm = _window_vm(qtbot, model, binary, made)
     assert vm.do_launch(), vm.launch_error
-    (window, climber), = made
+    (window, climber, engine_records), = made
     assert list(window.argv) == list(vm.outcome.argv) == argv
+    # The engine records what it learns in the stores its plan was made from, not fresh ones.
+    from draftwise.viewmodels.launch import default_engine_factory
+
+    assert engine_records is vm.outcome.planned.records
+    engine = default_engine_factory(window, vm.launch)
+    assert engine.flow.broken is engine_records.broken and engine.flow.fixes is engine_records.fixes
+    engine.deleteLater()
     assert _env(window) == _env(launched) and sorted(window.env) == sorted(launched.env)
     # The ladder re-plans with the same records: the running rung again is the same launch, and
     # a feature fix adds only itself (the rung, the fix, the drafter and its length stay).

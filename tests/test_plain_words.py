@@ -104,7 +104,7 @@ def test_status_text_elides_and_keeps_the_url_at_1024x640(qtbot, window) -> None
     choose(qtbot, win, "tiny-llama-F32")
     assert win.vm.do_launch()
     win.vm.launch.model_name = "a-model-with-a-very-long-name-that-does-not-fit-beside-the-url-q4_k_m" * 2
-    made[0].ready.emit(win.vm.launch.base_url())
+    made[0].ready(win.vm.launch.base_url())
     qtbot.wait(50)
     st = win.status
     full = st.status_text.text()
@@ -131,7 +131,7 @@ def test_a_moved_port_is_told_in_the_status_bar_and_the_launch_card(qtbot, windo
         choose(qtbot, win, "tiny-llama-F32")
         assert win.vm.do_launch()
         assert win.vm.launch.spec.port != port
-        made[0].ready.emit(win.vm.launch.base_url())
+        made[0].ready(win.vm.launch.base_url())
         qtbot.wait(50)
         moved = str(win.vm.launch.spec.port)
         assert win.status.port_flag.isVisible() and str(port) in win.status.port_flag.text()
@@ -158,10 +158,10 @@ def test_fallback_banner_is_one_sentence_with_details_and_goes_with_the_engine(q
 
     reason = msg("The engine could not start with {what}, so it was started again without speculation.",
                  what="x-draft.gguf")
-    made[0].fell_back.emit(reason, cause)
-    made[0].fallback_note.emit(msg("The engine started without {what}, so it will be left out from now on.",
+    made[0].fall_back(reason, cause)
+    made[0].fallback_note(msg("The engine started without {what}, so it will be left out from now on.",
                                    what="x-draft.gguf"))
-    made[0].ready.emit(win.vm.launch.base_url())
+    made[0].ready(win.vm.launch.base_url())
     qtbot.wait(50)
     b = win.banner
     assert b.isVisible()

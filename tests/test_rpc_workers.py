@@ -125,6 +125,44 @@ def test_a_worker_that_went_away_is_classified_and_named():
     assert start.kind == crash.WORKER_UNREACHABLE and "127.0.0.1:9" in str(start.sentence)
 
 
+def test_the_launch_flow_keeps_the_lost_worker_in_the_outcome_and_the_one_rule_relaunches_without_it():
+    """The flow asks the workers the engine used (here a stand-in probe: the second is gone),
+    names it in the cause and keeps it in the outcome; the rule the CLI and the window share
+    relaunches on the first alone, or, when that plan does not fit, says what to do."""
+    from draftwise.core.launch import launch_flow, lost_worker
+    from draftwise.core.launch.outcome import FAILED
+    from draftwise.core.speculation.resolver import NONE, SpecDecision
+
+    used, gone = "127.0.0.1:50311", "127.0.0.1:50312"
+    spec = launch_spec.LaunchSpec(
+        kind="llama.cpp", binary=Path("/x/llama-server"), model_path=Path("/m/t.gguf"),
+        argv=("/x/llama-server", "-m", "/m/t.gguf", "--rpc", f"{used},{gone}"), env={}, host="127.0.0.1",
+        port=8080, api_key="k", spec=SpecDecision(None, None, NONE, False, ()))
+    asked: list[list[str]] = []
+    flow = launch_flow.LaunchFlow(spec, workers_gone=lambda eps: asked.append(list(eps)) or [gone])
+    flow.start(0.0)
+    flow.health(200, 1.0)
+    flow.output(GONE_LOG, 2.0)
+    actions = flow.exited(crash.ExitStatus(signal=6), 3.0)
+    assert asked == [[used, gone]]
+    crashed = [a for a in actions if isinstance(a, launch_flow.Crashed)]
+    assert len(crashed) == 1 and crashed[0].cause == flow.outcome.cause
+    assert str(flow.outcome.cause.sentence) == (
+        f"A worker computer went away: {gone} stopped answering while the engine used it.")
+    assert flow.outcome.stage == FAILED and flow.outcome.workers_lost == (gone,)
+    relaunch = lost_worker.worker_relaunch(flow.outcome)
+    assert relaunch == lost_worker.WorkerRelaunch((gone,), (used,))
+    assert str(relaunch.note()) == f"{gone} went away during the last run; Draftwise launched again without it."
+    flow.relaunch_refused()
+    assert str(flow.outcome.cause.next_step) == (
+        f"The model does not fit on what is left without {gone}: start ggml-rpc-server there again, then Launch.")
+    # A crash of another kind asks no worker and relaunches nothing.
+    other = launch_flow.LaunchFlow(spec, workers_gone=lambda eps: asked.append(list(eps)) or [gone])
+    other.start(0.0)
+    other.exited(crash.ExitStatus(1), 1.0)
+    assert len(asked) == 1 and lost_worker.worker_relaunch(other.outcome) is None
+
+
 # ------------------------------------------------------------------ planning
 def _worker(i: int, port: int, free_gb: float, remote: int = 0) -> Gpu:
     ep = f"127.0.0.1:{port}"

@@ -3,6 +3,7 @@ logs, machine check, language. Background work is awaited with signals, never wi
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from draftwise.core.check.machine_check import CheckStep
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import crash
+from draftwise.core.launch.outcome import Stage
 from draftwise.core.settings import LoadResult, ModelOverrides, Settings
 from draftwise.testing.tinymodels import TinyModel, draft_model, mtp_model, write_tiny_model
 from draftwise.viewmodels.app import AppViewModel
@@ -443,39 +445,61 @@ def test_install_without_build_tools_says_what_to_install(qtbot, monkeypatch) ->
 
 # ------------------------------------------------------------------ launch (a fake engine process)
 class FakeProcess(QObject):
-    """The engine process's signals without an engine. Like QProcess, a stop only asks:
-    `stopped` arrives later from the event loop (after `stop_ms`), never inside stop()."""
+    """The engine process's signals without an engine: its outcome, whole, in `changed`, as
+    EngineProcess sends it (the first one is the launch flow's own). `report` stands for what
+    the flow would decide. Like QProcess, a stop only asks: stopped arrives later from the
+    event loop (after `stop_ms`), never inside stop()."""
 
-    stage_changed = Signal(str)
+    changed = Signal(object)
     log_batch = Signal(list)
-    ready = Signal(str)
-    crashed = Signal(object)
-    fell_back = Signal(object, object)  # reason, cause (as EngineProcess)
-    fallback_note = Signal(object)
-    notice = Signal(object)
-    stalled = Signal(float)
-    stopped = Signal()
 
     def __init__(self, spec, parent=None, stop_ms: int = 150) -> None:
+        from draftwise.core.launch import launch_flow
+
         super().__init__(parent)
         self.spec = spec
         self.stop_ms = stop_ms
-        self.started = self.stop_asked = self.ended = False
+        self.started = self.stop_asked = self.ended = self.refused = False
+        self.outcome = launch_flow.LaunchFlow(spec).outcome
+
+    def report(self, **changes) -> None:
+        self.outcome = dataclasses.replace(self.outcome, **changes)
+        self.changed.emit(self.outcome)
 
     def start(self) -> None:
         self.started = True
+        self.report(stage=Stage.STARTING)
 
     def stop(self) -> None:
         if self.stop_asked:
             return
         self.stop_asked = True
-        self.stage_changed.emit("stopping")
+        self.report(stage=Stage.STOPPING)
         QTimer.singleShot(self.stop_ms, self, self._exit)
+
+    def relaunch_refused(self) -> None:
+        self.refused = True
 
     def _exit(self) -> None:
         self.ended = True
-        self.stage_changed.emit("stopped")
-        self.stopped.emit()
+        self.report(stage=Stage.STOPPED)
+
+    # What EngineProcess used to say in signals of their own, as the outcome says it now.
+    def fall_back(self, reason, cause) -> None:
+        self.report(fallback_reason=reason, fallback_cause=cause, stage=Stage.STARTING,
+                    attempt=self.outcome.attempt + 1)
+
+    def ready(self, url: str) -> None:
+        self.report(stage=Stage.READY, url=url, ready_seconds=0.5)
+
+    def notice(self, text) -> None:
+        self.report(notices=(*self.outcome.notices, text))
+
+    def fallback_note(self, text) -> None:
+        self.report(fallback_notes=(*self.outcome.fallback_notes, text))
+
+    def crash(self, cause) -> None:
+        self.report(cause=cause, stage=Stage.FAILED)
 
 
 def _spec(tmp_path: Path):
@@ -492,10 +516,10 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     vm.start(_spec(tmp_path))
     p = made[0]
     assert p.started and vm.state == "starting" and vm.status_text().startswith("Starting…")
-    p.stage_changed.emit("loading")
+    p.report(stage=Stage.LOADING)
     assert vm.status_text().startswith("Loading model…")
     segv = crash.classify(crash.ExitStatus.from_returncode(-11), ["0.1 E check_tensor_dims: tensor 'blk.0.attn_q.weight'"])
-    p.fell_back.emit(_fallback_reason(segv), segv)
+    p.fall_back(_fallback_reason(segv), segv)
     # One short sentence, said once; the cause and the engine's words only in the details.
     banner = vm.banner_text()
     assert banner == "The engine could not start with Tiny-draft.gguf, so it was started again without speculation."
@@ -503,12 +527,12 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     details = vm.fallback_details()
     assert "segmentation fault" in details and "blk.0.attn_q.weight" in details
     with qtbot.waitSignal(vm.became_ready, timeout=1000) as ready:
-        p.ready.emit("http://127.0.0.1:8123")
+        p.ready("http://127.0.0.1:8123")
     assert ready.args[0] == "http://127.0.0.1:8123/v1"
     assert vm.status_text().startswith("Ready") and vm.api_key()
-    p.fallback_note.emit("The engine started without Tiny-draft.gguf, so it will be left out from now on.")
+    p.fallback_note("The engine started without Tiny-draft.gguf, so it will be left out from now on.")
     assert "left out from now on" in vm.fallback_details() and "left out" not in vm.banner_text()
-    p.notice.emit(crash.SPECULATION_OFF_WARNING)
+    p.notice(crash.SPECULATION_OFF_WARNING)
     assert str(crash.SPECULATION_OFF_WARNING) in vm.banner_text()
     ended: list[str] = []
     vm.ended.connect(ended.append)
@@ -518,7 +542,7 @@ def test_launch_stages_ready_fallback_banner_and_stop(qtbot, tmp_path: Path) -> 
     qtbot.waitUntil(lambda: p.ended, timeout=2000)
     qtbot.wait(50)
     assert vm.state == "stopped" and not vm.running
-    assert ended == ["stopped"], "the engine reports its exit twice (stage, then stopped): one end"
+    assert ended == ["stopped"], "one end"
     # The banner described the running engine: gone once it stopped.
     assert vm.banner_text() == "" and vm.fallback_details() == ""
 
@@ -533,7 +557,7 @@ def test_port_move_is_told_while_the_engine_runs(qtbot, tmp_path: Path) -> None:
     vm.start(spec, [note], wanted_port=8080)
     assert vm.port_moved() == (8080, 8123)
     assert vm.port_note() == "Port 8080 is in use; the engine listens on 8123 instead."
-    made[0].ready.emit(spec.url)
+    made[0].ready(spec.url)
     assert vm.port_moved() == (8080, 8123)
     vm.stop()
     qtbot.waitUntil(lambda: not vm.running, timeout=2000)
@@ -548,8 +572,7 @@ def test_crash_message_has_a_next_step(qtbot, tmp_path: Path) -> None:
     vm.start(_spec(tmp_path))
     cause = crash.classify(crash.ExitStatus(1), ["0.00.1 E llama_model_load: error loading model: bad tensor"])
     with qtbot.waitSignal(vm.ended, timeout=1000):
-        made[0].crashed.emit(cause)
-        made[0].stage_changed.emit("failed")
+        made[0].crash(cause)
     assert vm.state == "failed"
     text = vm.failure_text()
     assert str(cause.sentence) in text and "Next step:" in text and str(cause.next_step) in text
@@ -699,7 +722,7 @@ def test_running_model_is_named_and_blocks_launching_another(qtbot, models) -> N
     vm = make_vm(engine_factory=lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
     open_and_wait(qtbot, vm, models["llama"])
     assert vm.do_launch()
-    made[0].ready.emit("http://127.0.0.1:8080")
+    made[0].ready("http://127.0.0.1:8080")
     assert vm.launch.status_text().startswith("Ready — tiny-llama")
     assert vm.launch_block_reason() == "The engine is running."
     open_and_wait(qtbot, vm, models["mtp"])
@@ -714,8 +737,7 @@ def test_changing_inputs_after_a_failure_clears_the_failure(qtbot, models) -> No
     open_and_wait(qtbot, vm, models["llama"])
     assert vm.do_launch()
     cause = crash.classify(crash.ExitStatus(1), ["0.00.1 E llama_model_load: error loading model: bad tensor"])
-    made[0].crashed.emit(cause)
-    made[0].stage_changed.emit("failed")
+    made[0].crash(cause)
     assert vm.launch.failure_text()
     vm.speculation.set_mtp("off")
     assert vm.launch.state == "idle" and not vm.launch.failure_text()
@@ -832,14 +854,13 @@ def test_launch_failure_and_banner_in_japanese(qtbot, japanese, tmp_path: Path) 
     vm = LaunchViewModel(lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1])
     vm.start(_spec(tmp_path))
     segv = crash.classify(crash.ExitStatus.from_returncode(-11), [])
-    made[0].fell_back.emit(_fallback_reason(segv), segv)
-    made[0].notice.emit(crash.SPECULATION_OFF_WARNING)
+    made[0].fall_back(_fallback_reason(segv), segv)
+    made[0].notice(crash.SPECULATION_OFF_WARNING)
     banner = vm.banner_text()
     assert "Tiny-draft.gguf" in banner and "segmentation" not in banner and "vocabulary" not in banner
     cause = crash.classify(crash.ExitStatus.from_returncode(-11), ["I srv load_model: loading model 'm.gguf'"])
     with qtbot.waitSignal(vm.ended, timeout=1000):
-        made[0].crashed.emit(cause)
-        made[0].stage_changed.emit("failed")
+        made[0].crash(cause)
     text = vm.failure_text()
     assert "segmentation fault" not in text and _JA.search(text.splitlines()[0])
     assert "m.gguf" in text  # the log line stays as it is

@@ -293,7 +293,7 @@ def test_closing_waits_for_the_engine_to_stop(qtbot, window) -> None:
     win.vm.launch.factory = lambda spec, parent: made.append(FakeProcess(spec, parent, stop_ms=300)) or made[-1]
     choose(qtbot, win, "tiny-llama-F32")
     assert win.vm.do_launch()
-    made[0].ready.emit(win.vm.launch.base_url())
+    made[0].ready(win.vm.launch.base_url())
     assert win.vm.engine_running()
     win.close()
     assert made[0].stop_asked and made[0].ended, "close returned before the engine had stopped"

@@ -182,6 +182,7 @@ def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, 
                 chat: str | None = None, picture: str | None = None) -> int:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 
+    from draftwise.core.launch.outcome import Stage
     from draftwise.core.settings import LoadResult, Settings
 
     s = Settings()
@@ -225,12 +226,13 @@ def _screenshot(app, out: Path, model: str | None, size: str, lang: str | None, 
         clock.restart()
         wait = QEventLoop()
         poll.timeout.disconnect()
-        poll.timeout.connect(lambda: wait.quit() if (vm.launch.state in ("ready", "failed") and vm.plan.actual is not None)
-                             or vm.launch.state == "failed" or clock.elapsed() > 90000 else None)
+        poll.timeout.connect(lambda: wait.quit() if (vm.launch.state in (Stage.READY, Stage.FAILED)
+                                                     and vm.plan.actual is not None)
+                             or vm.launch.state == Stage.FAILED or clock.elapsed() > 90000 else None)
         poll.start()
         wait.exec()
         poll.stop()
-        if chat and vm.launch.state == "ready":
+        if chat and vm.launch.state == Stage.READY:
             win.act_logs.setChecked(False)
             win.open_chat_page()
             clock.restart()

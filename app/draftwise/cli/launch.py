@@ -49,19 +49,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
+    from draftwise.core.launch.lost_worker import worker_relaunch
+
     # A UserError from _prepare reaches the CLI's main(): one line, exit code 2.
     run, watch = _prepare(args)
     while True:
         code = _run(run, watch, verbose=args.verbose)
-        lost = getattr(run, "lost_workers", [])
-        if not lost:
+        # A worker went away: the launch flow's one rule, as in the window (the same launch
+        # on the workers that are left, when the model fits on them).
+        relaunch = worker_relaunch(run.outcome)
+        if relaunch is None:
             return code
-        # A worker went away (mid-reply, or while the weights were sent): the same launch on
-        # the workers that are left, when the model fits on them; each round drops at least
-        # one worker, so this ends.
-        rest = [ep for ep in getattr(run, "used_workers", []) if ep not in lost]
-        args.rpc = ",".join(rest) or None
-        gone = ", ".join(lost)
+        args.rpc = ",".join(relaunch.rest) or None
+        gone = relaunch.gone
         try:
             run, watch = _prepare(args, learn=False)  # at once: no measuring before this relaunch
         except UserError as exc:
@@ -69,8 +69,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
             print(f"  next step: start ggml-rpc-server on {gone} again, then launch again.", flush=True)
             return code
         print(f"relaunch: {gone} went away; running without it"
-              f"{' on ' + ', '.join(rest) if rest else ' on this computer alone'} (the model fits there).",
-              flush=True)
+              f"{' on ' + ', '.join(relaunch.rest) if relaunch.rest else ' on this computer alone'} "
+              "(the model fits there).", flush=True)
 
 
 def _prepare(args: argparse.Namespace, *, learn: bool = True):
@@ -241,9 +241,7 @@ UPLOAD_LINE_EVERY_S = 3.0
 def _run(run, watch=None, *, verbose: bool) -> int:
     import time
 
-    from draftwise.core.launch import crash
     from draftwise.core.launch import launch_flow as lf
-    from draftwise.core.machine import share, workers
 
     spec = run.spec
     print(f"model: {spec.model_path}", flush=True)
@@ -255,7 +253,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
         print(f"API key: {spec.api_key}  (send `Authorization: Bearer <key>`; set DRAFTWISE_API_KEY to choose it)",
               flush=True)
 
-    outcome = {"ready": False, "stopped_by_user": False}
+    seen = {"became_ready": False, "stopped_by_user": False}
     attempt_lines: list[str] = []  # the running start's lines until it is ready (--verbose)
 
     def show(action: lf.Action) -> None:
@@ -264,7 +262,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
         if isinstance(action, lf.StageChanged) and action.stage not in (lf.READY,):
             print(f"stage: {action.stage}", flush=True)
         elif isinstance(action, lf.Ready):
-            outcome["ready"] = True
+            seen["became_ready"] = True
             print(f"ready {action.url}  ({action.seconds:.2f} s)", flush=True)
             if verbose:
                 _print_memory(run, attempt_lines)
@@ -276,15 +274,9 @@ def _run(run, watch=None, *, verbose: bool) -> int:
         elif isinstance(action, lf.Climbed):
             print(f"ladder: {action.reason}", flush=True)
         elif isinstance(action, lf.Crashed):
-            cause = action.cause
-            lost: list[str] = []
-            if cause.kind in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
-                used = share.endpoints_of(spec.argv)
-                lost = workers.gone(used)
-                cause = crash.name_gone_workers(cause, lost)
-                run.lost_workers, run.used_workers = lost, used  # cmd_launch runs without them
+            cause = action.cause  # a lost worker is named in it (launch_flow)
             print(f"crashed: {cause.sentence}", flush=True)
-            if not lost:  # else cmd_launch says what comes next
+            if not run.outcome.workers_lost:  # else cmd_launch says what comes next
                 print(f"  next step: {cause.next_step}", flush=True)
             if action.cause.evidence:
                 print(f"  engine said: {action.cause.evidence}", flush=True)
@@ -312,7 +304,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             if watch.usage is not None:
                 watch.usage.lines(lines)
         if verbose:
-            if not outcome["ready"]:
+            if not seen["became_ready"]:
                 attempt_lines.extend(lines)
             print("\n".join(f"  | {x}" for x in lines), flush=True)
 
@@ -321,7 +313,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
     stop = threading.Event()
 
     def on_signal(signum, _frame) -> None:
-        outcome["stopped_by_user"] = True
+        seen["stopped_by_user"] = True
         stop.set()
 
     # SIGHUP too: closing the terminal must stop the engine, which runs in its own session.
@@ -350,9 +342,9 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             watch.usage.save(final=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if outcome["stopped_by_user"]:
+    if seen["stopped_by_user"]:
         return 0
     if run.flow.cause is not None and run.log_path is not None:
         print(f"engine log: {run.log_path}", flush=True)
-    return 0 if outcome["ready"] and run.flow.cause is None else EXIT_NOT_READY
+    return 0 if seen["became_ready"] and run.flow.cause is None else EXIT_NOT_READY
 

@@ -12,6 +12,10 @@ What lives here is the Qt side of it:
   "Measured facts about Qt");
 - readiness is asked of /health with QNetworkAccessManager on a backoff timer;
 - quitting the application stops the engine (and waits for it, briefly).
+
+What it tells: the engine's whole state, `outcome` (core/launch/outcome.py, written by the
+flow alone), in one `changed` signal each time the flow replaces it; and the output lines in
+`log_batch`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import time
 from collections import deque
 
 from PySide6.QtCore import (
-    Property,
     QByteArray,
     QCoreApplication,
     QObject,
@@ -36,7 +39,7 @@ from draftwise.core.launch import crash, launch_flow
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.messages import Message
+from draftwise.core.launch.outcome import EngineOutcome, Stage
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.group_process import GroupProcess
 
@@ -49,17 +52,11 @@ HEALTH_TIMEOUT_MS = 1000
 class EngineProcess(QObject):
     """One engine launch. Create, connect the signals, `start()`; `stop()` when done."""
 
-    stage_changed = Signal(str)
-    log_batch = Signal(list)  # list[str], at most one per batch interval
-    ready = Signal(str)  # the base URL
-    crashed = Signal(object)  # crash.Cause
-    fell_back = Signal(object, object)  # why speculation was dropped (a core Message), the crash.Cause
-    fallback_note = Signal(object)  # more about this run's fallback (a core Message): for its details
-    climbed = Signal(object, object)  # out of memory: the ladder's sentence (Message) and Concessions
-    notice = Signal(object)  # running, but the user should know (a core Message: speculation off, GPU unused)
-    stalled = Signal(float)  # seconds without output and not ready: offer to stop
-    attempt_started = Signal(int)  # a start (0) or relaunch (fallback, fix, ladder rung) begins; its lines follow
-    stopped = Signal()
+    changed = Signal(object)  # the new EngineOutcome, whole: stage, cause, fallback, ladder, attempt, ...
+    # The output is a stream, not state: at most one batch per interval, many thousand lines
+    # (docs/architecture.md, "Measured facts about Qt"); an outcome carrying them would be
+    # copied per batch. A relaunch's lines follow the `changed` that carries its attempt.
+    log_batch = Signal(list)  # list[str]
 
     def __init__(
         self,
@@ -89,6 +86,7 @@ class EngineProcess(QObject):
         self._stop_timeout_ms = int(stop_timeout * 1000)
         self.pids: list[int] = []
         self.lines_read = 0
+        self._told = self.flow.outcome  # the outcome last emitted
 
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(batch_ms)
@@ -116,30 +114,22 @@ class EngineProcess(QObject):
         """The running start's spec (a ladder rung replaces the first one)."""
         return self.flow.spec
 
-    def _get_stage(self) -> str:
+    @property
+    def outcome(self) -> EngineOutcome:
+        """The engine's whole state (read only; the launch flow writes it)."""
+        return self.flow.outcome
+
+    @property
+    def stage(self) -> Stage:
         return self.flow.stage
 
-    def _get_url(self) -> str:
-        return self.spec.url if self.flow.is_ready else ""
-
-    stage = Property(str, _get_stage, notify=stage_changed)
-    url = Property(str, _get_url, notify=ready)
+    @property
+    def url(self) -> str:
+        return self.outcome.url if self.flow.is_ready else ""
 
     @property
     def api_key(self) -> str:
         return self.spec.api_key
-
-    @property
-    def cause(self) -> crash.Cause | None:
-        return self.flow.cause
-
-    @property
-    def fallback_reason(self) -> Message | None:
-        return self.flow.fallback_reason
-
-    @property
-    def notices(self) -> list[Message]:
-        return list(self.flow.notices)
 
     @property
     def running(self) -> bool:
@@ -160,8 +150,12 @@ class EngineProcess(QObject):
         self._do(self.flow.start(time.monotonic()))
 
     def stop(self) -> None:
-        """Terminate the group, kill it after the timeout; `stopped` follows."""
+        """Terminate the group, kill it after the timeout; a `changed` to stopped follows."""
         self._do(self.flow.stop())
+
+    def relaunch_refused(self) -> None:
+        """After a lost worker: the plan on the workers left does not fit (core/launch/lost_worker.py)."""
+        self._do(self.flow.relaunch_refused())
 
     def shutdown(self, timeout_ms: int = 5000) -> None:
         """Stop and wait (the application is quitting: there is no later)."""
@@ -176,25 +170,10 @@ class EngineProcess(QObject):
         for action in actions:
             if isinstance(action, launch_flow.Spawn):
                 self._spawn(action.argv, action.attempt)
-            elif isinstance(action, launch_flow.StageChanged):
-                self.stage_changed.emit(action.stage)
             elif isinstance(action, launch_flow.Ready):
                 self._poll_timer.stop()
-                self.ready.emit(action.url)
-            elif isinstance(action, launch_flow.FellBack):
-                self.fell_back.emit(action.reason, action.cause)
-            elif isinstance(action, launch_flow.Climbed):
-                self.climbed.emit(action.reason, action.concessions)
             elif isinstance(action, launch_flow.Crashed):
                 self._finish_timers()
-                self.crashed.emit(action.cause)
-            elif isinstance(action, launch_flow.Notice):
-                (self.fallback_note if action.about_fallback else self.notice).emit(action.text)
-            elif isinstance(action, launch_flow.GpuChecked) and action.verdict.used:
-                # "18 of 18 layers on Vulkan0 (llvmpipe)": shown beside the other notices.
-                self.notice.emit(action.verdict.message)
-            elif isinstance(action, launch_flow.Stalled):
-                self.stalled.emit(action.seconds)
             elif isinstance(action, launch_flow.PollHealth):
                 if self._reply is None:
                     self._poll_timer.start(0)
@@ -208,14 +187,20 @@ class EngineProcess(QObject):
                     self._proc.stop()
             elif isinstance(action, launch_flow.Stopped):
                 self._finish_timers()
-                self.stopped.emit()
+        self._tell()
+
+    def _tell(self) -> None:
+        """Emit the outcome when the flow replaced it (it is frozen: a new one is a change)."""
+        if self.flow.outcome is not self._told:
+            self._told = self.flow.outcome
+            self.changed.emit(self._told)
 
     def _spawn(self, argv: tuple[str, ...], attempt: int = 0) -> None:
         if attempt:
-            # The lines so far were the previous start's: hand them over before saying that a
-            # new start begins, so a reader of attempt_started never mixes two starts' lines.
+            # The lines so far were the previous start's: hand them over, then say that a new
+            # start begins, before it can print: a reader never mixes two starts' lines.
             self._flush()
-            self.attempt_started.emit(attempt)
+            self._tell()
         proc = GroupProcess(stop_timeout_ms=self._stop_timeout_ms, record_run=self._record_run, parent=self)
         proc.output.connect(self._read)
         proc.started.connect(self._started)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from draftwise.core.launch.outcome import Stage
 from draftwise.ui.cards import card_qss
 from draftwise.ui.chat_panel import ChatPanel
 from draftwise.ui.check_dialog import CheckDialog
@@ -167,7 +168,7 @@ class MainWindow(QMainWindow):
         self.tray: QSystemTrayIcon | None = None
         if not QSystemTrayIcon.isSystemTrayAvailable():
             return
-        self.tray = QSystemTrayIcon(state_icon("idle"), self)
+        self.tray = QSystemTrayIcon(state_icon(Stage.IDLE), self)
         menu = QMenu(self)
         self.tray_show = menu.addAction("")
         self.tray_show.triggered.connect(self._show_from_tray)
@@ -285,7 +286,7 @@ class MainWindow(QMainWindow):
             self.tray.setToolTip(f"Draftwise — {self.vm.launch.status_text()}")
 
     def _on_state(self, state: str) -> None:
-        if state == "failed" and self.tray is not None and not self.isVisible():
+        if state == Stage.FAILED and self.tray is not None and not self.isVisible():
             self.tray.showMessage("Draftwise", self.vm.launch.status_text(), QSystemTrayIcon.MessageIcon.Warning)
 
     # ================================================================ actions

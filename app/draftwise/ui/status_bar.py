@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from draftwise.core.launch.outcome import Stage
 from draftwise.ui.cards import Disclosure, ElidedLabel, muted, set_tone
-from draftwise.ui.theme import ERROR_COLOR, STATE_COLORS, WARN_COLOR, tinted, title_font
+from draftwise.ui.theme import ERROR_COLOR, WARN_COLOR, state_color, tinted, title_font
 from draftwise.viewmodels.app import AppViewModel
 from draftwise.viewmodels.i18n import tr
 from draftwise.viewmodels.launch import LaunchViewModel
@@ -31,10 +32,10 @@ from draftwise.viewmodels.launch import LaunchViewModel
 class StatusDot(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.state = "idle"
+        self.state = Stage.IDLE
         self.setFixedSize(12, 12)
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: Stage) -> None:
         self.state = state
         self.update()
 
@@ -42,7 +43,7 @@ class StatusDot(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(STATE_COLORS.get(self.state, STATE_COLORS["idle"]))
+        p.setBrush(state_color(self.state))
         p.drawEllipse(1, 1, 10, 10)
         p.end()
 
@@ -125,7 +126,7 @@ class StatusStrip(QWidget):
         launch = self.vm
         self.dot.set_state(launch.state)
         self.status_text.setText(launch.status_text())
-        ready = launch.state == "ready"
+        ready = launch.state == Stage.READY
         for w in (self.url_label, self.copy_url, self.open_chat, self.key_label, self.copy_key):
             w.setVisible(ready)
         if ready:

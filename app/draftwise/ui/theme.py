@@ -9,6 +9,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QLinearGradient, QPainte
 from PySide6.QtWidgets import QApplication, QWidget
 
 from draftwise import resources
+from draftwise.core.launch.outcome import Stage
 
 SEGMENT_COLORS = {
     "weights": QColor("#4f7cff"),
@@ -16,14 +17,16 @@ SEGMENT_COLORS = {
     "drafter": QColor("#ff9f1c"),
     "compute": QColor("#2ec4b6"),
 }
+# The engine's stage as a colour (the status dot, the tray icon); its words are
+# LaunchViewModel.status_text's.
 STATE_COLORS = {
-    "idle": QColor("#9aa0a6"),
-    "starting": QColor("#f4b400"),
-    "loading": QColor("#f4b400"),
-    "ready": QColor("#34a853"),
-    "stopping": QColor("#f4b400"),
-    "stopped": QColor("#9aa0a6"),
-    "failed": QColor("#ea4335"),
+    Stage.IDLE: QColor("#9aa0a6"),
+    Stage.STARTING: QColor("#f4b400"),
+    Stage.LOADING: QColor("#f4b400"),
+    Stage.READY: QColor("#34a853"),
+    Stage.STOPPING: QColor("#f4b400"),
+    Stage.STOPPED: QColor("#9aa0a6"),
+    Stage.FAILED: QColor("#ea4335"),
 }
 OK_COLOR = QColor("#34a853")
 WARN_COLOR = QColor("#f4b400")
@@ -61,7 +64,11 @@ def app_icon() -> QIcon:
     return icon
 
 
-def state_icon(state: str, size: int = 64) -> QIcon:
+def state_color(stage: Stage) -> QColor:
+    return STATE_COLORS.get(stage, STATE_COLORS[Stage.IDLE])
+
+
+def state_icon(state: Stage, size: int = 64) -> QIcon:
     """The app icon with a state dot (tray)."""
     base = app_icon().pixmap(size, size)
     if base.isNull():
@@ -72,7 +79,7 @@ def state_icon(state: str, size: int = 64) -> QIcon:
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(QColor("white"))
     p.drawEllipse(QRectF(size - r - 1, size - r - 1, r, r))
-    p.setBrush(STATE_COLORS.get(state, STATE_COLORS["idle"]))
+    p.setBrush(state_color(state))
     inset = r * 0.16
     p.drawEllipse(QRectF(size - r - 1 + inset, size - r - 1 + inset, r - 2 * inset, r - 2 * inset))
     p.end()

@@ -20,6 +20,7 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import EngineKind, WorkerUse
 from draftwise.core.launch import launch_spec
+from draftwise.core.launch.outcome import IDLE, LOADING, READY, RUNNING, STARTING
 from draftwise.core.machine import hardware
 from draftwise.core.machine import workers as workers_mod
 from draftwise.core.messages import Text
@@ -36,7 +37,7 @@ from draftwise.viewmodels.engine import EngineViewModel
 from draftwise.viewmodels.i18n import LanguageManager, tr, tr_error, tr_message
 from draftwise.viewmodels.ladder import LadderActions, ladder_for
 from draftwise.viewmodels.latest import Latest
-from draftwise.viewmodels.launch import RUNNING, EngineFactory, LaunchViewModel
+from draftwise.viewmodels.launch import EngineFactory, LaunchViewModel
 from draftwise.viewmodels.library import LibraryViewModel
 from draftwise.viewmodels.logs import LogsViewModel
 from draftwise.viewmodels.machine_check import MachineCheckViewModel
@@ -303,7 +304,7 @@ class AppViewModel(LadderActions, QObject):
     def _clear_finished_run(self) -> None:
         """The user changed what Launch would run: a failure or fallback panel about the
         last run no longer applies."""
-        if not self.launch.running and self.launch.state != "idle":
+        if not self.launch.running and self.launch.state != IDLE:
             self.launch.reset()
             self.plan.clear_actual()
 
@@ -388,7 +389,7 @@ class AppViewModel(LadderActions, QObject):
         return self.launch_block_reason() is None
 
     def can_stop(self) -> bool:
-        return self.launch.state in ("starting", "loading", "ready")
+        return self.launch.state in (STARTING, LOADING, READY)
 
     def do_launch(self, *, notes: Sequence[Text] = ()) -> bool:
         why = self.launch_block_reason()
@@ -424,8 +425,10 @@ class AppViewModel(LadderActions, QObject):
         self.plan.set_launched(out.plan)
         self.logs.append([f"$ {command_line(spec.argv)}"])
         climber = ladder_for(out, spec)
+        # The engine records what it learns (a broken drafter, a fix) in the stores the plan
+        # was made from: the launch session's.
         self.launch.start(spec, notes, model_name=self.details.title() or self.model.path.stem,
-                          wanted_port=self.settings.port, ladder=climber)
+                          wanted_port=self.settings.port, ladder=climber, records=out.planned.records)
         return True
 
 

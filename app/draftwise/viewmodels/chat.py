@@ -25,21 +25,14 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from draftwise.core import chat, chat_store
 from draftwise.core import pictures as pics
 from draftwise.core.chat import ChatError, Conversation, Options, Turn
+from draftwise.core.launch.outcome import FAILED, LOADING, READY, STARTING, STOPPED, STOPPING
 from draftwise.core.measuring.records import usage
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
 from draftwise.viewmodels.chat_pictures import PictureTray
 from draftwise.viewmodels.i18n import tr, tr_message
-from draftwise.viewmodels.launch import (
-    FAILED,
-    LOADING,
-    READY,
-    STARTING,
-    STOPPED,
-    STOPPING,
-    LaunchViewModel,
-)
+from draftwise.viewmodels.launch import LaunchViewModel
 from draftwise.viewmodels.roles import ChatStreamRole, PropsProbeRole
 
 IDLE, WAITING, STREAMING = "idle", "waiting", "streaming"

@@ -17,9 +17,10 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, Signal
 from PySide6.QtGui import QImage, QImageReader
 
 from draftwise.core import pictures as pics
+from draftwise.core.launch.outcome import READY
 from draftwise.core.messages import Message
 from draftwise.viewmodels.i18n import tr_message
-from draftwise.viewmodels.launch import READY, LaunchViewModel
+from draftwise.viewmodels.launch import LaunchViewModel
 from draftwise.viewmodels.roles import PropsProbeRole
 
 

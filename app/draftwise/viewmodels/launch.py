@@ -3,45 +3,58 @@
 Idle → Starting… → Loading model… (elapsed time) → Ready (URL, key) → Stopped, or Failed
 with a sentence and a next step. A banner says when speculation was turned off on the way
 (startup fallback, the engine refusing the drafter, a vocabulary mismatch) and why.
-The process itself belongs to `services.engine_process.EngineProcess`.
+The process itself belongs to `services.engine_process.EngineProcess`, and the engine's
+state is its `EngineOutcome` (core/launch/outcome.py), written by the launch flow alone:
+this view-model keeps the last one it was given, reads it, and turns it into words.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
-from draftwise.core.launch import crash
+from draftwise.core.launch import crash, launch_flow
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.launch.outcome import (
+    FAILED,
+    IDLE,
+    LOADING,
+    NOTHING,
+    READY,
+    RUNNING,
+    STARTED,
+    STARTING,
+    STOPPED,
+    STOPPING,
+    EngineOutcome,
+    Stage,
+)
+from draftwise.core.launch.session import Records
 from draftwise.core.machine import upload
 from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_duration
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.roles import EngineProcessRole
 
-IDLE, STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
-    "idle", "starting", "loading", "ready", "stopping", "stopped", "failed",
-)
-RUNNING = frozenset({STARTING, LOADING, READY, STOPPING})
+log = logging.getLogger(__name__)
 
 EngineFactory = Callable[[LaunchSpec, QObject], EngineProcessRole]
 
 
 def default_engine_factory(spec: LaunchSpec, parent: QObject) -> EngineProcessRole:
-    from draftwise.core.launch.fixes import EngineFixes
-    from draftwise.core.speculation.broken import BrokenDrafters
     from draftwise.services.engine_process import EngineProcess
 
-    # The records make the next launch leave out a drafter that killed this one's start, and
-    # a feature that crashed (flash attention for this model on this device, the AMX kernels on
-    # this machine); the ladder (set by LaunchViewModel.start) climbs after an out-of-memory
-    # start, and knows the machine the fixes are filed under.
+    # The records the launch was planned with (LaunchViewModel.start: the launch session's):
+    # they make the next launch leave out a drafter that killed this one's start, and a feature
+    # that crashed (flash attention for this model on this device, the AMX kernels on this
+    # machine); the ladder climbs after an out-of-memory start.
     ladder = getattr(parent, "ladder", None)
-    return EngineProcess(spec, broken=BrokenDrafters(), fixes=EngineFixes(machine=getattr(ladder, "machine", None)),
-                         ladder=ladder, parent=parent)
+    records = getattr(parent, "records", None) or Records.load(getattr(ladder, "machine", None))
+    return EngineProcess(spec, broken=records.broken, fixes=records.fixes, ladder=ladder, parent=parent)
 
 
 class LaunchViewModel(QObject):
@@ -58,19 +71,12 @@ class LaunchViewModel(QObject):
     def __init__(self, factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.factory = factory or default_engine_factory
-        self.state = IDLE
+        # The running engine's state as its process last told it (read here, never written).
+        self.outcome: EngineOutcome = NOTHING
         self.spec: LaunchSpec | None = None
         self.process: EngineProcessRole | None = None
-        self.cause: crash.Cause | None = None
-        self.fallback_reason: Text | None = None
-        self.fallback_cause: crash.Cause | None = None  # why the first start failed (for "Details")
-        self.fallback_notes: list[Text] = []  # what was remembered about it
         self.ladder: Ladder | None = None  # the out-of-memory ladder of the running launch
-        self.lowered: Concessions = Concessions()  # what the running start gave up (docs/ladder.md)
-        self.ladder_reason: Text | None = None  # the last rung's sentence
-        self.notices: list[Text] = []
-        self.stalled_seconds: float | None = None
-        self.ready_seconds: float | None = None
+        self.records: Records | None = None  # the stores the launch was planned with, for its engine
         self.launch_notes: list[Text] = []
         self.wanted_port: int | None = None  # the port the user chose (the engine may get another)
         self.model_name = ""  # the running model, as the window names it
@@ -79,11 +85,57 @@ class LaunchViewModel(QObject):
         self._tick.setInterval(500)
         self._tick.timeout.connect(self.changed.emit)
         self._tick.timeout.connect(self._sample_upload)
-        # The weights being sent to the workers while the engine loads (core/machine/upload.py).
+        # The weights being sent to the workers while the engine loads (core/machine/upload.py):
+        # read from the engine's connections by this side's reader, not part of the outcome,
+        # which holds what the launch flow decides from the engine's lines and exits.
         self.upload: upload.Progress | None = None
         self._upload_watch: upload.UploadWatch | None = None
         self._upload_reader: QObject | None = None
         self._upload_next = 0.0
+
+    # ---------------------------------------------------------------- the outcome, read
+    @property
+    def state(self) -> Stage:
+        return self.outcome.stage
+
+    @property
+    def cause(self) -> crash.Cause | None:
+        return self.outcome.cause
+
+    @property
+    def fallback_reason(self) -> Text | None:
+        return self.outcome.fallback_reason
+
+    @property
+    def fallback_cause(self) -> crash.Cause | None:
+        """Why the first start failed (for "Details")."""
+        return self.outcome.fallback_cause
+
+    @property
+    def fallback_notes(self) -> list[Text]:
+        """What was remembered about the fallback."""
+        return list(self.outcome.fallback_notes)
+
+    @property
+    def lowered(self) -> Concessions:
+        """What the running start gave up (docs/ladder.md)."""
+        return self.outcome.concessions
+
+    @property
+    def ladder_reason(self) -> Text | None:
+        return self.outcome.ladder_reason
+
+    @property
+    def notices(self) -> list[Text]:
+        return list(self.outcome.notices)
+
+    @property
+    def stalled_seconds(self) -> float | None:
+        return self.outcome.stalled_seconds
+
+    @property
+    def ready_seconds(self) -> float | None:
+        return self.outcome.ready_seconds
 
     # ---------------------------------------------------------------- commands
     @property
@@ -91,166 +143,86 @@ class LaunchViewModel(QObject):
         return self.state in RUNNING
 
     def start(self, spec: LaunchSpec, notes: list[Text] | None = None, model_name: str = "",
-              wanted_port: int | None = None, ladder: Ladder | None = None) -> None:
+              wanted_port: int | None = None, ladder: Ladder | None = None, records: Records | None = None) -> None:
         if self.running:
             raise RuntimeError("an engine is already running")
         self._drop_process()
         self.spec = spec
         self.ladder = ladder
-        self.lowered = ladder.start if ladder is not None else Concessions()
-        self.ladder_reason = None
+        self.records = records
         self.model_name = model_name or getattr(getattr(spec, "model_path", None), "stem", "")
-        self.cause = None
-        self.fallback_reason = None
-        self.fallback_cause = None
-        self.fallback_notes = []
-        # Launch warnings that are not about speculation (those show with the decision),
-        # e.g. "other computers can connect".
-        self.notices = [w for w in spec.warnings if w not in spec.spec.warnings]
-        self.stalled_seconds = None
-        self.ready_seconds = None
+        self.outcome = NOTHING
         self.launch_notes = list(notes or [])
         self.wanted_port = wanted_port
         self.upload = None
         self._upload_watch = upload.UploadWatch(spec.uploads, time.monotonic()) if spec.uploads else None
         self._upload_next = 0.0
         self._clock.start()
-        self._set_state(STARTING)
-        self._tick.start()
         try:
             proc = self.factory(spec, self)
         except ImportError as exc:
-            self._fail(crash.Cause("failed-to-start",
-                                   msg("This build of Draftwise cannot start engines ({error}).", error=str(exc)),
-                                   msg("Reinstall Draftwise.")))
+            self._on_changed(launch_flow.not_started(spec, crash.Cause(
+                "failed-to-start", msg("This build of Draftwise cannot start engines ({error}).", error=str(exc)),
+                msg("Reinstall Draftwise."))))
             return
         self.process = proc
-        for name, slot in (
-            ("stage_changed", self._on_stage),
-            ("log_batch", self._on_logs),
-            ("ready", self._on_ready),
-            ("crashed", self._on_crashed),
-            ("fell_back", self._on_fell_back),
-            ("climbed", self._on_climbed),
-            ("notice", self._on_notice),
-            ("fallback_note", self._on_fallback_note),
-            ("stalled", self._on_stalled),
-            ("attempt_started", self._on_attempt),
-            ("stopped", self._on_stopped),
-        ):
-            sig = getattr(proc, name, None)
-            if sig is not None:
-                sig.connect(slot)
+        proc.changed.connect(self._on_changed)
+        proc.log_batch.connect(self._on_logs)
         proc.start()
 
     def stop(self) -> None:
         if self.process is not None and self.state in (STARTING, LOADING, READY):
-            self._set_state(STOPPING)
-            self.process.stop()
+            self.process.stop()  # its outcome says stopping, then stopped
+
+    def relaunch_refused(self) -> None:
+        """After a lost worker, the plan on the workers left does not fit: the engine's
+        outcome says what to do (core/launch/lost_worker.py)."""
+        if self.process is not None:
+            self.process.relaunch_refused()
 
     def reset(self) -> None:
         """Back to idle after a stop or a failure (a new model was chosen)."""
         if not self.running:
             self._drop_process()
-            self.cause = None
-            self.fallback_reason = None
-            self.fallback_cause = None
-            self.fallback_notes = []
-            self.notices = []
             self.launch_notes = []
-            self._set_state(IDLE)
+            self._on_changed(NOTHING)
 
     def _drop_process(self) -> None:
         if self.process is not None:
+            # A process that is let go says nothing more: its late outcomes would be taken for
+            # the next launch's.
+            try:
+                self.process.changed.disconnect(self._on_changed)
+            except (RuntimeError, TypeError):
+                log.debug("the old engine process was not connected")
             try:
                 self.process.deleteLater()
             except (AttributeError, RuntimeError):
-                pass
+                log.debug("the old engine process is already gone")
         self.process = None
 
     # ---------------------------------------------------------------- events
-    def _set_state(self, state: str) -> None:
-        if state != self.state:
-            self.state = state
-            if state not in (STARTING, LOADING):
+    def _on_changed(self, outcome: EngineOutcome) -> None:
+        """The engine's new outcome: say what changed, in the order the window needs it."""
+        was, self.outcome = self.outcome, outcome
+        if outcome.stage != was.stage:
+            if outcome.stage in STARTED:
+                self._tick.start()
+            else:
                 self._tick.stop()
-            self.state_changed.emit(state)
+            self.state_changed.emit(outcome.stage)
+        if outcome.attempt > was.attempt:
+            self.attempt_started.emit(outcome.plan)
         self.changed.emit()
-
-    def _on_stage(self, stage: str) -> None:
-        mapping = {"starting": STARTING, "loading": LOADING, "ready": READY, "stopping": STOPPING,
-                   "stopped": STOPPED, "failed": FAILED}
-        state = mapping.get(stage)
-        if state is None or state == READY:
-            return  # ready comes with its URL through _on_ready
-        if state == STOPPED:
-            self._on_stopped()
-            return
-        if state == FAILED:
-            if self.state != FAILED:
-                self._set_state(FAILED)
-                self._tick.stop()
-                self.ended.emit(FAILED)
-            return
-        if state in (STARTING, LOADING) and self.state in (STARTING, LOADING):
-            self._set_state(state)
-            self._tick.start()
+        if outcome.fallback_reason is not None and outcome.fallback_reason != was.fallback_reason:
+            self.fell_back.emit(outcome.fallback_reason)
+        if outcome.stage == READY and was.stage != READY:
+            self.became_ready.emit(self.api_url())
+        if outcome.ended and not was.ended:
+            self.ended.emit(outcome.stage)
 
     def _on_logs(self, lines: list[str]) -> None:
         self.log_lines.emit(list(lines))
-
-    def _on_ready(self, url: str = "", *args: object) -> None:
-        self.ready_seconds = self._clock.elapsed() / 1000.0
-        self._set_state(READY)
-        self.became_ready.emit(self.api_url())
-
-    def _on_crashed(self, cause: object) -> None:
-        self._fail(cause if isinstance(cause, crash.Cause) else crash.Cause("unknown", str(cause), tr("Look at the log for details.")))
-
-    def _fail(self, cause: crash.Cause) -> None:
-        self.cause = cause
-        was = self.state
-        self._set_state(FAILED)
-        self._tick.stop()
-        if was != FAILED:
-            self.ended.emit(FAILED)
-
-    def _on_fell_back(self, reason: Text, cause: object = None) -> None:
-        self.fallback_reason = reason
-        self.fallback_cause = cause if isinstance(cause, crash.Cause) else None
-        if self.state not in (STARTING, LOADING):
-            self._set_state(STARTING)
-            self._tick.start()
-        self.changed.emit()
-        self.fell_back.emit(self.fallback_reason)
-
-    def _on_climbed(self, reason: Text, concessions: object) -> None:
-        self.ladder_reason = reason
-        if isinstance(concessions, Concessions):
-            self.lowered = concessions
-        if self.state not in (STARTING, LOADING):
-            self._set_state(STARTING)
-            self._tick.start()
-        self.changed.emit()
-
-    def _on_attempt(self, _attempt: int) -> None:
-        # A feature fix or a rung re-planned the ladder's Prepared (Ladder.with_fix, climb).
-        prepared = self.ladder.prepared if self.ladder is not None else None
-        self.attempt_started.emit(prepared.plan if prepared is not None else None)
-
-    def _on_notice(self, text: Text) -> None:
-        if text not in self.notices:
-            self.notices.append(text)
-            self.changed.emit()
-
-    def _on_fallback_note(self, text: Text) -> None:
-        if text not in self.fallback_notes:
-            self.fallback_notes.append(text)
-            self.changed.emit()
-
-    def _on_stalled(self, seconds: float) -> None:
-        self.stalled_seconds = float(seconds)
-        self.changed.emit()
 
     def _sample_upload(self) -> None:
         """While the engine loads: read its connections to the workers (once a second)."""
@@ -273,13 +245,6 @@ class LaunchViewModel(QObject):
             return
         self.upload = watch.update(time.monotonic(), sent if isinstance(sent, dict) else None)
         self.changed.emit()
-
-    def _on_stopped(self, *args: object) -> None:
-        # The engine reports its exit twice (stage "stopped", then `stopped`): one end.
-        if self.state in (FAILED, STOPPED):
-            return
-        self._set_state(STOPPED)
-        self.ended.emit(STOPPED)
 
     # ---------------------------------------------------------------- texts
     def elapsed(self) -> float:

@@ -37,12 +37,18 @@ if TYPE_CHECKING:
 
 
 class EngineProcessRole(Protocol):
-    """What `LaunchViewModel` needs of the process it starts. Its signals (stage_changed,
-    ready, crashed, fell_back, ...) are connected by name where the object has them."""
+    """What `LaunchViewModel` needs of the process it starts: the engine's whole state in
+    `changed` (a core EngineOutcome, written by the launch flow alone) and its output lines
+    in `log_batch`."""
+
+    changed: SignalInstance  # EngineOutcome
+    log_batch: SignalInstance  # list[str]
 
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
+
+    def relaunch_refused(self) -> None: ...
 
     def deleteLater(self) -> None: ...
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
+from draftwise.core.launch.outcome import STOPPED
 from draftwise.viewmodels.roles import AppRole
 
 
@@ -45,7 +46,7 @@ class ModelSwitch(QObject):
         return True
 
     def _on_ended(self, how: str) -> None:
-        if how != "stopped":
+        if how != STOPPED:
             self.pending = None  # the failure strip says why; launch nothing
             return
         self.exited = True

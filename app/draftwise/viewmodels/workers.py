@@ -22,7 +22,6 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import EngineKind
-from draftwise.core.launch import crash
 from draftwise.core.machine import link, share, workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
@@ -33,7 +32,6 @@ from draftwise.viewmodels.i18n import tr, tr_error, tr_message
 
 if TYPE_CHECKING:
     from draftwise.viewmodels.engine import EngineChoice
-    from draftwise.viewmodels.launch import LaunchViewModel
 
 CHECKING, READY, FAILED = "checking", "ready", "failed"
 
@@ -111,17 +109,16 @@ class WorkersViewModel(QObject):
             self._probed_once = self.engine_binary is not None
             self.probe_all()
 
-    def explain_crash(self, launch: LaunchViewModel) -> list[str]:
-        """After a launch ended: if a worker went away, name it in the failure and leave it
-        out of the next plan; the workers that went away (viewmodels/worker_loss.py launches
-        again without them when the model fits)."""
-        cause = getattr(launch, "cause", None)
-        if cause is None or cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
-            return []
-        lost = self.drop_gone()
-        launch.cause = crash.name_gone_workers(cause, lost)
-        launch.changed.emit()
-        return lost
+    def leave_out(self, lost: Sequence[str]) -> None:
+        """After the engine lost workers (its outcome names them: core/launch/launch_flow.py):
+        they are marked so the next plan (and Launch) leaves them out; viewmodels/worker_loss.py
+        launches again without them when the model fits."""
+        for r in self.rows:
+            if r.endpoint in lost:
+                r.state, r.devices = FAILED, ()
+                r.text = tr("Went away during the last run; Launch runs without it. Check again when it is back.")
+        if lost:
+            self.changed.emit()
 
     @property
     def engine_binary(self) -> Path | None:
@@ -215,15 +212,9 @@ class WorkersViewModel(QObject):
         self.changed.emit()
 
     def drop_gone(self) -> list[str]:
-        """After the engine lost a worker: the ones that no longer answer are marked so the
-        next plan (and Launch) leaves them out — the offer to relaunch without them."""
+        """Ask the listed workers now; the ones that no longer answer are left out."""
         lost = workers.gone(self.endpoints())
-        for r in self.rows:
-            if r.endpoint in lost:
-                r.state, r.devices = FAILED, ()
-                r.text = tr("Went away during the last run; Launch runs without it. Check again when it is back.")
-        if lost:
-            self.changed.emit()
+        self.leave_out(lost)
         return lost
 
     # ------------------------------------------------------------ share this computer

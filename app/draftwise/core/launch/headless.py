@@ -38,6 +38,7 @@ from draftwise.core.launch import crash, launch_flow, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.launch.outcome import EngineOutcome, Stage
 from draftwise.core.processes import process_group
 from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -76,13 +77,16 @@ def health_status(url: str, api_key: str = "", timeout: float = 1.0) -> int | No
 
 
 ActionSink = Callable[[launch_flow.Action], None]
+OutcomeSink = Callable[[EngineOutcome], None]
 
 
 class HeadlessLaunch:
     """One launch driven by LaunchFlow with subprocess, a reader thread and urllib.
 
     Call `start()`, then `pump()` in a loop (or `wait_ready()` / `run()`), `stop()` at
-    the end. Every action the flow decides is passed to `on_action` after it is done.
+    the end. Every action the flow decides is passed to `on_action` after it is done; the
+    engine's whole state, `outcome` (core/launch/outcome.py), is passed to `on_changed` each
+    time it changes. The output lines go to `on_lines` as read: a stream, not state.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class HeadlessLaunch:
         fixes: EngineFixes | None = None,
         on_action: ActionSink | None = None,
         on_lines: Callable[[list[str]], None] | None = None,
+        on_changed: OutcomeSink | None = None,
         log_path: Path | None = None,
         log_lines: int = 2000,
         startup_window: float = launch_flow.STARTUP_WINDOW_S,
@@ -105,6 +110,8 @@ class HeadlessLaunch:
                                            stall_after=stall_after)
         self.on_action = on_action
         self.on_lines = on_lines
+        self.on_changed = on_changed
+        self._told = self.flow.outcome  # the outcome last handed to on_changed
         self.log: deque[str] = deque(maxlen=log_lines)
         self.log_path = log_path
         self.stop_timeout = stop_timeout
@@ -131,7 +138,12 @@ class HeadlessLaunch:
         return self.flow.spec
 
     @property
-    def stage(self) -> str:
+    def outcome(self) -> EngineOutcome:
+        """The engine's whole state, as the launch flow last left it (read only)."""
+        return self.flow.outcome
+
+    @property
+    def stage(self) -> Stage:
         return self.flow.stage
 
     @property
@@ -193,6 +205,10 @@ class HeadlessLaunch:
     def log_text(self) -> str:
         return "\n".join(self.log)
 
+    def relaunch_refused(self) -> None:
+        """After a lost worker: the plan on the workers left does not fit (core/launch/lost_worker.py)."""
+        self._do(self.flow.relaunch_refused())
+
     # ------------------------------------------------------------ actions
     def _do(self, actions: list[launch_flow.Action]) -> None:
         for action in actions:
@@ -206,6 +222,14 @@ class HeadlessLaunch:
                 self._close()
             if self.on_action is not None:
                 self.on_action(action)
+        self._tell()
+
+    def _tell(self) -> None:
+        """Hand the outcome on when the flow replaced it (it is frozen: a new one is a change)."""
+        if self.flow.outcome is not self._told:
+            self._told = self.flow.outcome
+            if self.on_changed is not None:
+                self.on_changed(self._told)
 
     def _spawn(self, argv: Sequence[str]) -> None:
         self._generation += 1

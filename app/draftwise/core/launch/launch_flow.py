@@ -20,43 +20,51 @@ out the actions returned. So the rules live once:
   before ready, within the startup window, relaunches with the ladder's next rung (a spec
   re-planned from scratch), once per rung; a rung that fails for another reason ends it;
 - warnings while serving: speculation silently off, GPU build running on the CPU;
-- a stall watchdog: no output and not ready for a long time.
+- a stall watchdog: no output and not ready for a long time;
+- a worker lost (core/launch/crash.py WORKER_GONE, WORKER_UNREACHABLE): the workers that no
+  longer answer are named in the cause and kept in the outcome; core/launch/lost_worker.py
+  is the one rule for launching again without them (the CLI's `launch` and the window).
+
+The state of the launch is one `EngineOutcome` (core/launch/outcome.py), and this module is
+the only one that writes it: each event replaces `LaunchFlow.outcome`, and the drivers hand
+the new one on whole.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from draftwise.core.launch import crash, gpu_check
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Climb, Concessions, Halt, Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
+from draftwise.core.launch.lost_worker import worker_relaunch
+from draftwise.core.launch.outcome import (
+    FAILED,
+    IDLE,
+    LOADING,
+    READY,
+    STARTING,
+    STOPPED,
+    STOPPING,
+    EngineOutcome,
+    Stage,
+)
+from draftwise.core.machine import share, workers
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.planning.plan_types import Plan
 from draftwise.core.processes import process_group
 from draftwise.core.records import write_error
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
 
-class Stage(StrEnum):
-    """Where one launch is; the window, the CLI and the tests compare against these."""
-
-    STARTING = "starting"
-    LOADING = "loading"
-    READY = "ready"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-    FAILED = "failed"
-
-
-STARTING, LOADING, READY, STOPPING, STOPPED, FAILED = (
-    Stage.STARTING, Stage.LOADING, Stage.READY, Stage.STOPPING, Stage.STOPPED, Stage.FAILED,
-)
-ENDED = frozenset({STOPPED, FAILED})
+# The stages are core/launch/outcome.py's `Stage` (one definition), imported above: the
+# drivers and tests may keep saying `launch_flow.READY`.
 
 STARTUP_WINDOW_S = 180.0  # docs/rules.md: a crash later than this is not the drafter's startup
 STALL_AFTER_S = 120.0  # silent and not ready this long: say so, offer to stop
@@ -83,7 +91,7 @@ class Spawn:
 
 @dataclass(frozen=True)
 class StageChanged:
-    stage: str
+    stage: Stage
 
 
 @dataclass(frozen=True)
@@ -173,24 +181,23 @@ class LaunchFlow:
         fixes: EngineFixes | None = None,
         startup_window: float = STARTUP_WINDOW_S,
         stall_after: float = STALL_AFTER_S,
+        workers_gone: Callable[[Sequence[str]], list[str]] = workers.gone,
     ) -> None:
         self.spec = spec
         self.broken = broken
         self.ladder = ladder
-        self.ladder_reason: Message | None = None  # the last rung's sentence
         self._argv: tuple[str, ...] | None = None  # a ladder rung's command
         self.fixes = fixes
-        self.gpu_verdict: gpu_check.Verdict | None = None
-        self.fix: crash.FeatureFix | None = None  # the feature switched off after a crash
+        self.workers_gone = workers_gone  # which of these workers no longer answer (a network probe)
         self._fixed_args: tuple[str, ...] = ()
         self._fix_pending = False
         self.startup_window = startup_window
         self.stall_after = stall_after
-        self.stage = ""
-        self.attempt = 0
-        self.cause: crash.Cause | None = None
-        self.fallback_reason: Message | None = None
-        self.notices: list[Message] = []
+        # Launch warnings that are not about speculation (those show with the decision), e.g.
+        # "other computers can connect".
+        self.outcome = EngineOutcome(
+            model=spec.model_path, concessions=self.concessions,
+            notices=tuple(w for w in spec.warnings if w not in spec.spec.warnings))
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._gpu_lines: list[str] = []
         self._first_start = 0.0
@@ -203,10 +210,47 @@ class LaunchFlow:
         self._blame_recorded = False
         self._fell_back = False  # the fallback start (without speculation) happened
 
-    # ------------------------------------------------------------ state
+    # ------------------------------------------------------------ state (read from the outcome)
+    def _set(self, **changes: Any) -> None:
+        """The one place an engine's outcome changes: a new, whole outcome each time."""
+        self.outcome = replace(self.outcome, **changes)
+
+    @property
+    def stage(self) -> Stage:
+        return self.outcome.stage
+
+    @property
+    def attempt(self) -> int:
+        return self.outcome.attempt
+
+    @property
+    def cause(self) -> crash.Cause | None:
+        return self.outcome.cause
+
+    @property
+    def fallback_reason(self) -> Message | None:
+        return self.outcome.fallback_reason
+
+    @property
+    def ladder_reason(self) -> Message | None:
+        return self.outcome.ladder_reason
+
+    @property
+    def gpu_verdict(self) -> gpu_check.Verdict | None:
+        return self.outcome.gpu_verdict
+
+    @property
+    def fix(self) -> crash.FeatureFix | None:
+        return self.outcome.fix
+
+    @property
+    def notices(self) -> list[Message]:
+        """Every notice said in this launch: about the fallback, then the others."""
+        return [*self.outcome.fallback_notes, *self.outcome.notices]
+
     @property
     def ended(self) -> bool:
-        return self.stage in ENDED
+        return self.outcome.ended
 
     @property
     def is_ready(self) -> bool:
@@ -235,15 +279,30 @@ class LaunchFlow:
             return (*self.spec.argv, *self._fixed_args)
         return (*self.spec.fallback_argv, *self._fixed_args)
 
-    def _stage(self, stage: str) -> list[Action]:
+    def _planned(self) -> Plan | None:
+        """The plan the running attempt starts with (the ladder's, re-planned per rung and fix)."""
+        prepared = self.ladder.prepared if self.ladder is not None else None
+        return prepared.plan if prepared is not None else None
+
+    def _stage(self, stage: Stage) -> list[Action]:
         if stage == self.stage:
             return []
-        self.stage = stage
+        self._set(stage=stage)
         return [StageChanged(stage)]
+
+    def _new_attempt(self, now: float) -> list[Action]:
+        """A relaunch (fallback, feature fix, ladder rung) begins: its own lines, clock and plan."""
+        self.tail.clear()
+        self._gpu_lines.clear()
+        self._attempt_start = self._last_activity = now
+        self._stall_reported = False
+        self._set(attempt=self.attempt + 1, stage=STARTING, concessions=self.concessions, plan=self._planned())
+        return [StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
 
     # ------------------------------------------------------------ events
     def start(self, now: float) -> list[Action]:
         self._first_start = self._attempt_start = self._last_activity = now
+        self._set(plan=self._planned(), workers_used=tuple(share.endpoints_of(self.spec.argv)))
         return [*self._stage(STARTING), Spawn(self.spec.argv, 0)]
 
     def spawned(self, now: float) -> None:
@@ -290,6 +349,7 @@ class LaunchFlow:
         if status != 200:
             return []
         actions = self._stage(READY)
+        self._set(url=self.spec.url, ready_seconds=now - self._first_start)
         actions.append(Ready(self.spec.url, now - self._first_start))
         if self._blame is not None and self.attempt >= 1 and not self._blame_recorded:
             self._blame_recorded = True
@@ -300,10 +360,13 @@ class LaunchFlow:
             self._fix_pending = False
             actions += self._record_fix()
         verdict = gpu_check.check(self.spec.backend, self.spec.fix_devices, self._gpu_lines)
-        self.gpu_verdict = verdict
+        self._set(gpu_verdict=verdict)
         if verdict is not None:
             actions.append(GpuChecked(verdict))
-            if not verdict.used:
+            if verdict.used:
+                # "18 of 18 layers on Vulkan0 (llvmpipe)": shown beside the other notices.
+                self._tell(verdict.message)
+            else:
                 actions.append(self._notice(verdict.message))
         return actions
 
@@ -325,42 +388,69 @@ class LaunchFlow:
                 return self._climb(step, cause, now)
             # A rung that died of a feature (AMX, a GPU driver fault) still gets its one fix.
             if isinstance(step, Halt) and fix is None:
-                self.cause = cause
-                return [self._notice(step.reason), Crashed(cause), *self._stage(FAILED)]
+                return [self._notice(step.reason), *self._failed(cause)]
         if fix is not None:
             return self._relaunch(fix, cause, now)
         if not after_ready and self._may_fall_back(status, now):
             return self._fall_back(cause, now)
         if after_ready and cause.kind == crash.DRAFTER_CRASH and self.spec.fallback_eligible and not self._fell_back:
             return self._fall_back(cause, now, while_serving=True)
-        self.cause = cause
-        return [Crashed(cause), *self._stage(FAILED)]
+        return self._failed(self._name_lost_workers(cause))
 
     def spawn_failed(self, reason: str, now: float) -> list[Action]:
         """The program could not be started at all (missing, not executable)."""
         if self.ended:
             return []
-        self.cause = crash.failed_to_start(str(self.spec.binary), reason)
-        if self._stop_requested:
-            return [*self._stage(STOPPED), Stopped()]
-        return [Crashed(self.cause), *self._stage(FAILED)]
+        return self.refused(crash.failed_to_start(str(self.spec.binary), reason))
 
     def port_taken(self, now: float) -> list[Action]:
         """The driver found another program listening on the spec's port before a start: not
         started (that program would answer /health for the engine)."""
         if self.ended:
             return []
-        self.cause = crash.port_taken(self.spec.port)
+        return self.refused(crash.port_taken(self.spec.port))
+
+    def refused(self, cause: crash.Cause) -> list[Action]:
+        """The engine could not be started for `cause` (the program, the port, a build of
+        Draftwise without the driver): failed, or stopped when a stop was asked meanwhile."""
+        if self.ended:
+            return []
+        self._set(cause=cause)
         if self._stop_requested:
             return [*self._stage(STOPPED), Stopped()]
-        return [Crashed(self.cause), *self._stage(FAILED)]
+        return [Crashed(cause), *self._stage(FAILED)]
+
+    def _failed(self, cause: crash.Cause) -> list[Action]:
+        self._set(cause=cause)
+        return [Crashed(cause), *self._stage(FAILED)]
+
+    def _name_lost_workers(self, cause: crash.Cause) -> crash.Cause:
+        """A worker went away (or never answered): ask each worker the engine used, keep the
+        ones that no longer answer in the outcome and name them in the cause (the engine's
+        line does not say which). core/launch/lost_worker.py decides what follows."""
+        if cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
+            return cause
+        used = share.endpoints_of(self.current_argv)
+        lost = tuple(self.workers_gone(used)) if used else ()
+        self._set(workers_used=tuple(used), workers_lost=lost)
+        return crash.name_gone_workers(cause, lost)
+
+    def relaunch_refused(self) -> list[Action]:
+        """The plan without the lost workers does not fit (lost_worker.worker_relaunch): the
+        failure's next step says so."""
+        relaunch = worker_relaunch(self.outcome)
+        cause = self.cause
+        if relaunch is None or cause is None:
+            return []
+        self._set(cause=crash.Cause(cause.kind, cause.sentence, relaunch.refused_step(), cause.status, cause.evidence))
+        return []
 
     def stop(self) -> list[Action]:
         """The user (or the app quitting) asks to stop. Never followed by a relaunch."""
         if self.ended or self._stop_requested:
             return []
         self._stop_requested = True
-        if not self.stage:  # never started
+        if self.stage == IDLE:  # never started
             return [*self._stage(STOPPED), Stopped()]
         return [*self._stage(STOPPING), Terminate()]
 
@@ -370,6 +460,7 @@ class LaunchFlow:
         silent = now - self._last_activity
         if silent >= self.stall_after:
             self._stall_reported = True
+            self._set(stalled_seconds=silent)
             return [Stalled(silent)]
         return []
 
@@ -387,18 +478,12 @@ class LaunchFlow:
 
     def _climb(self, step: Climb, cause: crash.Cause, now: float) -> list[Action]:
         """Relaunch on the ladder's next rung: a spec planned from scratch, never an edit."""
-        self.ladder_reason = step.reason
+        self._set(ladder_reason=step.reason)
         log.warning("%s", step.reason)
         self.spec = step.spec
         self._argv = tuple(step.spec.argv)
         self._blame = None  # a drafter is blamed only by the fallback's own proof
-        self.attempt += 1
-        self.tail.clear()
-        self._gpu_lines.clear()
-        self._attempt_start = self._last_activity = now
-        self._stall_reported = False
-        self.stage = STARTING
-        return [Climbed(step.reason, cause, step.concessions), StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
+        return [Climbed(step.reason, cause, step.concessions), *self._new_attempt(now)]
 
     def _fall_back(self, cause: crash.Cause, now: float, *, while_serving: bool = False) -> list[Action]:
         what: Text = self.spec.spec.draft.name if self.spec.spec.draft else msg("the model's MTP head")
@@ -412,7 +497,7 @@ class LaunchFlow:
         else:
             reason = msg("The engine could not start with {what}, so it was started again without speculation.",
                          what=what)
-        self.fallback_reason = reason
+        self._set(fallback_reason=reason, fallback_cause=cause)
         actions: list[Action] = [FellBack(reason, cause)]
         # Blame the drafter only once the engine starts without it: when the second start
         # fails too, the cause was something else (an argument, memory, a library). A crash
@@ -422,14 +507,7 @@ class LaunchFlow:
         if while_serving:
             actions += self._record_broken()
             self._blame = None
-        self.attempt += 1
-        self.tail.clear()
-        self._gpu_lines.clear()
-        self._attempt_start = self._last_activity = now
-        self._stall_reported = False
-        self.stage = STARTING
-        actions += [StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
-        return actions
+        return [*actions, *self._new_attempt(now)]
 
     def _relaunch(self, fix: crash.FeatureFix, cause: crash.Cause, now: float) -> list[Action]:
         """Start again, once, without the feature that crashed; the same port and flags.
@@ -437,22 +515,14 @@ class LaunchFlow:
         With a ladder the running rung is planned again with the fix (Ladder.with_fix): the
         plan then matches what runs, and the later rungs keep the fix. Otherwise the fix
         rides on the command as it is."""
-        self.fix = fix
+        self._set(fix=fix)
         self._fix_pending = True
         refit = self.ladder.with_fix(fix.args) if self.ladder is not None else None
         if refit is not None:
             self.spec, self._fixed_args = refit, ()
         else:
             self._fixed_args = fix.args
-        self.attempt += 1
-        self.tail.clear()
-        self._gpu_lines.clear()
-        self._attempt_start = self._last_activity = now
-        self._stall_reported = False
-        self.stage = STARTING
-        actions: list[Action] = [Relaunched(fix, cause), self._notice(fix.message),
-                                 StageChanged(STARTING), Spawn(self.current_argv, self.attempt)]
-        return actions
+        return [Relaunched(fix, cause), self._notice(fix.message), *self._new_attempt(now)]
 
     def _record_fix(self) -> list[Action]:
         if self.fixes is None or self.fix is None:
@@ -481,6 +551,22 @@ class LaunchFlow:
                              about_fallback=True)]
 
     def _notice(self, text: Message, *, about_fallback: bool = False) -> Notice:
-        self.notices.append(text)
+        self._tell(text, about_fallback=about_fallback)
         log.warning("%s", text)
         return Notice(text, about_fallback)
+
+    def _tell(self, text: Message, *, about_fallback: bool = False) -> None:
+        """Keep a notice in the outcome, once: with the fallback's details, or with the others."""
+        if about_fallback:
+            if text not in self.outcome.fallback_notes:
+                self._set(fallback_notes=(*self.outcome.fallback_notes, text))
+        elif text not in self.outcome.notices:
+            self._set(notices=(*self.outcome.notices, text))
+
+
+def not_started(spec: LaunchSpec, cause: crash.Cause) -> EngineOutcome:
+    """The outcome of a launch that could not even be handed to a driver (a build of
+    Draftwise without one): failed, for `cause`."""
+    flow = LaunchFlow(spec)
+    flow.refused(cause)
+    return flow.outcome

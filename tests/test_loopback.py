@@ -40,7 +40,7 @@ def test_the_launch_path_reaches_its_engine_behind_a_dead_proxy(engine, tmp_path
     """HeadlessLaunch polls /health and Draftwise asks the engine through the loopback client;
     the same request through urllib's default opener goes to the dead proxy and fails (what
     the environment does to a client that does not keep loopback away from it)."""
-    model, _ = write_tiny_model(tmp_path / "m.gguf")
+    model = write_tiny_model(tmp_path / "m.gguf")[0]
     spec = launch_spec.llamacpp_launch(engine.binary, model, launch_spec.NO_SPECULATION,
                                        port=launch_spec.any_free_port(), plan_args=("-c", "256"))
     run = headless.HeadlessLaunch(spec)

@@ -32,8 +32,10 @@ log = logging.getLogger(__name__)
 # The probe's settings: a small context and one slot (the probe asks one short request at a
 # time), on the CPU only (`-dev none`: a Vulkan build would pick its device; `-ngl 0`), without
 # the CPU's extra buffers (`-nr`: AMX faults on some machines, and a probe that crashes
-# measures nothing; on AVX2 the repacked Q4_K decodes no faster, bench/speed_estimate.py).
-PROBE_ARGS = ("-c", "256", "-np", "1", "-dev", "none", "-ngl", "0", "-nr")
+# measures nothing; on AVX2 the repacked Q4_K decodes no faster, bench/speed_estimate.py), at
+# the engine's own default verbosity (`-lv 3`, info: the launch's trace level, llamacpp.VERBOSITY,
+# is for the memory lines a plan is compared with; the probe's constants were measured without it).
+PROBE_ARGS = ("-lv", "3", "-c", "256", "-np", "1", "-dev", "none", "-ngl", "0", "-nr")
 TIMEOUT_S = 90.0
 WARM_UP_TOKENS = 8  # the first request allocates the graphs: not counted
 

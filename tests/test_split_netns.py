@@ -82,7 +82,7 @@ def test_in_an_empty_home_auto_measures_this_computer_first_and_runs_alone(engin
     assert speed.record_file().read() == {}, "an empty home"
     with netlab.worker(SLOW, rpc_binary, share.worker_env(rpc_binary), launch_spec.any_free_port()) as w:
         ep = w.endpoint
-        auto = _plan("--engine", str(engine.binary), "--rpc", ep, str(model))
+        auto = _plan("--engine", str(engine.binary), "--rpc", ep, "--use-workers", "auto", str(model))
     reasons = [str(r) for r in auto["plan"]["reasons"]]
     assert "--rpc" not in auto["argv"], reasons
     sp = auto["plan"]["speed"]

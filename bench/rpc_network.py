@@ -37,7 +37,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from draftwise.core.launch import launch_spec
+from draftwise.core.launch import launch_spec, speed_probe
 from draftwise.core.machine import link, share, speed, split_speed
 from draftwise.testing import netlab, realmodels
 
@@ -171,7 +171,7 @@ def main() -> int:
             # (1-16 tokens/s from one request to the next): the pair waits for a quiet
             # moment, and the others' share during the alone runs is printed.
             quiet = speed_estimate.wait_quiet(args.quiet_wait)
-            tp = speed.probe_engine(binary) or speed.throughput(binary)
+            tp = speed_probe.probe_engine(binary) or speed_probe.throughput(binary)
             alone, share_before = speed_estimate.others_share(
                 lambda: run_engine(alone_argv, binary, args.tokens, args.rounds))
             split = run_engine(split_argv, binary, args.tokens, args.rounds)

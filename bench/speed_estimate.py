@@ -1,7 +1,7 @@
 """The speed estimate against the real engine: what Get models would say for a model on this
 computer (core/machine/speed.py) next to what the engine then does with it.
 
-Per model and round: the engine probe (the generated 300 MB Q4_K model, `speed.probe_engine`)
+Per model and round: the engine probe (the generated 300 MB Q4_K model, `speed_probe.probe_engine`)
 measures this processor's rate before and after the model (their geometric mean is the
 pair's rate: the machine's speed drifts over a minute), and the model is launched on the CPU
 engine as `draftwise launch` would run it on a computer without a graphics card (the
@@ -62,6 +62,7 @@ from typing import TypeVar
 
 from draftwise.core import paths
 from draftwise.core.engines import provision
+from draftwise.core.launch import speed_probe
 from draftwise.core.machine import engine_devices, hardware, speed, system_probes
 from draftwise.testing import realmodels
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
@@ -337,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     # other work (others_share above QUIET) is measured again, up to TRIES times.
     pairs: dict[str, list[Pair]] = {c.name: [] for c in cases}
     def probe() -> tuple[speed.Throughput | None, float | None]:
-        return others_share(lambda: speed.probe_engine(build.binary, model=folder / speed.PROBE_FILE))
+        return others_share(lambda: speed_probe.probe_engine(build.binary, model=folder / speed.PROBE_FILE))
 
     for r in range(args.rounds):
         for c in cases:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.engines import provision
+from draftwise.core.launch import speed_probe
 from draftwise.core.machine import hardware, speed
 from draftwise.core.machine.hardware import GB, Machine
 
@@ -70,7 +71,11 @@ def _plan_for_the_described_machine(request: pytest.FixtureRequest, monkeypatch:
     the probing itself is marked `real_machine`."""
     if request.node.get_closest_marker("real_machine") is None:
         monkeypatch.setattr(hardware, "inventory", lambda engine_binary=None, max_age=0.0: TEST_MACHINE)
-        monkeypatch.setattr(speed, "throughput", lambda binary=None, measure=True: TEST_THROUGHPUT)
+        monkeypatch.setattr(speed_probe, "throughput", lambda binary=None, measure=True: TEST_THROUGHPUT)
+        # The engine probe a plan runs where this computer's speed is unknown (session.py).
+        monkeypatch.setattr(speed_probe, "probe_engine", lambda binary, **kw: TEST_THROUGHPUT)
+    # A figure held in memory after a busy probe is this test's alone.
+    monkeypatch.setattr(speed, "_busy_figures", {})
 
 
 @pytest.fixture

@@ -232,6 +232,7 @@ def test_offline_the_curated_list_says_why_and_a_starter_searches_its_name(qtbot
 def test_before_the_rate_is_known_the_curated_list_waits_in_memory_order(qtbot, tmp_path, monkeypatch):
     import threading
 
+    from draftwise.core.launch import speed_probe
     from draftwise.core.machine import speed
     from draftwise.services.library_scan import TaskRunner
     from draftwise.viewmodels.get_models import GetModelsViewModel
@@ -244,7 +245,7 @@ def test_before_the_rate_is_known_the_curated_list_waits_in_memory_order(qtbot, 
         go.wait(20)
         return speed.Throughput(20e9, "described", 4)
 
-    monkeypatch.setattr(speed, "throughput", slow_probe)
+    monkeypatch.setattr(speed_probe, "throughput", slow_probe)
     runner = TaskRunner()
     vm = GetModelsViewModel(runner, BOX, tmp_path / "Models")
     dialog = GetModelsDialog(vm)
@@ -294,6 +295,7 @@ def test_a_speed_measured_on_a_busy_computer_says_so(qtbot, tmp_path, monkeypatc
 def test_without_any_rate_files_say_so_and_still_download(qtbot, hub, tmp_path, monkeypatch):
     """The engine probe and the memory scan both fail: nothing can be judged, every row says
     why, and a file can still be downloaded (alone: no verdict named a drafter)."""
+    from draftwise.core.launch import speed_probe
     from draftwise.core.machine import speed
     from draftwise.services.library_scan import TaskRunner
     from draftwise.viewmodels.get_models import GetModelsViewModel
@@ -301,7 +303,7 @@ def test_without_any_rate_files_say_so_and_still_download(qtbot, hub, tmp_path, 
     def fail(*_a, **_k):
         raise OSError("no clock")
 
-    monkeypatch.setattr(speed, "throughput", fail)
+    monkeypatch.setattr(speed_probe, "throughput", fail)
     monkeypatch.setattr(speed, "memory_throughput", fail)
     runner = TaskRunner()
     vm = GetModelsViewModel(runner, BOX, tmp_path / "Models")

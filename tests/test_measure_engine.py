@@ -74,9 +74,15 @@ def _engine_processes(binary: Path) -> list[psutil.Process]:
     return out
 
 
-def test_fixtures_draft_exactly_and_never(paying: Path, slow: Path, engine):
+def test_fixtures_draft_exactly_and_never(paying: Path, slow: Path, engine, monkeypatch):
     """The paying draft's guesses are all accepted, the slow one's none: the property the
-    bench's ratios rest on, independent of machine speed."""
+    bench's ratios rest on, independent of machine speed. Behind a proxy that does not
+    answer (issue 36): the arms start and ask their engines through the launch path, which
+    keeps loopback away from proxies (core/processes/loopback.py)."""
+    for var in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     good = quick.measure(_prepared(paying, engine), engine.binary, MACHINE, settings=QUICK)
     assert good.acceptance == pytest.approx(1.0)
     assert good.mean_length == pytest.approx(3.0)  # every step: 2 drafted + the target's own

@@ -460,8 +460,11 @@ def test_cli_launch_names_a_worker_killed_mid_reply_and_runs_again_without_it(en
     port = launch_spec.any_free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "app"), "DRAFTWISE_API_KEY": "k1"}
     eps = ",".join(w.endpoint for w in two_workers)
+    # `always`: the model fits here alone, and auto would weigh the workers (measuring this
+    # computer first) and may leave them out; this test is about losing one.
     proc = subprocess.Popen([sys.executable, "-m", "draftwise.cli.main", "launch", str(model), "--engine",
-                             str(engine.binary), "--port", str(port), "--rpc", eps, "--", "-ngl", "5"],
+                             str(engine.binary), "--port", str(port), "--rpc", eps, "--use-workers", "always",
+                             "--", "-ngl", "5"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)  # fmt: skip
 
     def until(prefix: str) -> list[str]:

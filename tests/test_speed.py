@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.hub import catalog, starters
+from draftwise.core.launch import speed_probe
 from draftwise.core.machine import gpu_speed, speed
 from draftwise.core.machine.hardware import GB, Gpu, Machine
 
@@ -198,34 +199,35 @@ def test_the_measurement_is_kept_per_computer_and_engine(tmp_path: Path):
     assert speed.recorded(None, record) is None and list(tmp_path.glob("speed-probe.json.corrupt-*"))
 
 
-@pytest.mark.real_machine  # the real speed.throughput; the probe itself is a stand-in
+@pytest.mark.real_machine  # the real speed_probe.throughput; the probe itself is a stand-in
 def test_a_probe_taken_on_a_busy_processor_is_never_kept(tmp_path: Path, monkeypatch):
     """Issue 28: a figure measured while other work held the processor is not recorded. It
     stands for this process for BUSY_RETRY_S (no probe on every call), the next call after
-    that measures again, and a quiet probe is kept for good; the busy figure says so."""
+    that measures again, and a quiet probe is kept for good; the busy figure says so. The
+    processor is asked before the probe starts anything (its own loading would count)."""
     engine = tmp_path / "llama-server"
     engine.write_text("x")
     monkeypatch.setattr(speed, "record_path", lambda: tmp_path / "speed-probe.json")
-    monkeypatch.setattr(speed, "_busy_figures", {})
     clock = [1000.0]
     monkeypatch.setattr(speed.time, "monotonic", lambda: clock[0])
-    probes = iter([speed.Throughput(9e9, "engine", 2, "t1", busy=True),
-                   speed.Throughput(35e9, "engine", 2, "t2", busy=False)])
+    probes = iter([speed.Throughput(9e9, "engine", 2, "t1"), speed.Throughput(35e9, "engine", 2, "t2")])
+    busy = iter([True, False])
     calls = []
 
     def probe(binary, **kw):
         calls.append(binary)
         return next(probes)
 
-    monkeypatch.setattr(speed, "probe_engine", probe)
-    first = speed.throughput(engine)
-    assert first.cpu == 9e9 and first.busy and speed.recorded(engine) is None
+    monkeypatch.setattr(speed_probe, "probe_engine", probe)
+    monkeypatch.setattr(speed, "busy_now", lambda: next(busy))
+    first = speed_probe.throughput(engine)
+    assert first == speed.Throughput(9e9, "engine", 2, "t1", busy=True) and speed.recorded(engine) is None
     assert "busy" in str(speed.busy_note())
-    assert speed.throughput(engine).cpu == 9e9 and len(calls) == 1  # held, not probed again at once
-    assert speed.throughput(engine, measure=False).cpu == 9e9 and len(calls) == 1  # a model runs: no probe
+    assert speed_probe.throughput(engine).cpu == 9e9 and len(calls) == 1  # held, not probed again at once
+    assert speed_probe.throughput(engine, measure=False).cpu == 9e9 and len(calls) == 1  # a model runs: no probe
     clock[0] += speed.BUSY_RETRY_S + 1
-    assert speed.throughput(engine).cpu == 35e9 and not speed.recorded(engine).busy and len(calls) == 2
-    assert speed.throughput(engine).cpu == 35e9 and len(calls) == 2  # final: not measured again
+    assert speed_probe.throughput(engine) == speed.Throughput(35e9, "engine", 2, "t2") == speed.recorded(engine)
+    assert speed_probe.throughput(engine).cpu == 35e9 and len(calls) == 2  # final: not measured again
 
 
 def test_busy_is_the_load_average_per_processor(monkeypatch):
@@ -299,7 +301,7 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
     # (test_a_probe_taken_on_a_busy_processor_is_never_kept).
     monkeypatch.setattr(speed, "busy_now", lambda loadavg=None: False)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    tp = speed.throughput(engine.binary)
+    tp = speed_probe.throughput(engine.binary)
     assert tp.source == "engine" and tp.cpu > 1e8 and tp.certain
     from draftwise.core.processes import lifeline
 
@@ -308,16 +310,16 @@ def test_the_engine_probe_measures_once_and_leaves_nothing_running(engine, tmp_p
     assert speed.recorded(engine.binary) == tp
     assert not (tmp_path / "cache" / "speed-probe" / speed.PROBE_FILE).exists(), "its 300 MB model is removed"
     calls: list[object] = []
-    real_probe = speed.probe_engine
-    monkeypatch.setattr(speed, "probe_engine", lambda *a, **k: calls.append(a))
-    assert speed.throughput(engine.binary) == tp and calls == []  # kept: nothing started
+    real_probe = speed_probe.probe_engine
+    monkeypatch.setattr(speed_probe, "probe_engine", lambda *a, **k: calls.append(a))
+    assert speed_probe.throughput(engine.binary) == tp and calls == []  # kept: nothing started
     # An engine that does not start: the memory scan stands in, and says it is a guess.
     broken = tmp_path / "not-an-engine"
     broken.write_text("#!/bin/sh\nexit 3\n")
     broken.chmod(0o755)
-    monkeypatch.setattr(speed, "probe_engine", real_probe)
+    monkeypatch.setattr(speed_probe, "probe_engine", real_probe)
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data2"))
-    guess = speed.throughput(broken)
+    guess = speed_probe.throughput(broken)
     assert guess.source == "memory" and not guess.certain and guess.cpu > 1e8
 
 

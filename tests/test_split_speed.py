@@ -13,7 +13,7 @@ import pytest
 
 from draftwise.core.engines import capabilities
 from draftwise.core.kinds import WorkerUse
-from draftwise.core.launch import prepare
+from draftwise.core.launch import prepare, speed_probe
 from draftwise.core.launch.session import Engine, Records, plan_launch
 from draftwise.core.machine import link, speed, split_speed
 from draftwise.core.machine.machine_types import GB, RPC, Gpu, Machine
@@ -238,11 +238,53 @@ def test_without_a_link_source_every_worker_is_used_as_before(tiny):
     assert "--rpc" in planned.spec().argv and planned.prepared.speed is None
 
 
-def test_without_this_computers_rate_every_worker_is_used_and_the_plan_says_so(tiny):
+def _unmeasured(model: Path, machine: Machine, probe, monkeypatch, use=WorkerUse.AUTO):
+    """The plan in an empty home (no rate kept in this test's data folder), the engine probe
+    answering with `probe` (a stand-in for core/launch/speed_probe.py's)."""
+    calls: list[Path] = []
+
+    def measured(binary, **kw):
+        calls.append(binary)
+        return probe
+
+    monkeypatch.setattr(speed_probe, "probe_engine", measured)
+    request = prepare.Request(model=model, mtp="off", use_workers=use)
+    return plan_launch(request, Engine(Path("/x/llama-server"), CAPS), machine,
+                       Records(links=lambda ep, b: _link(20, 10, ep))), calls
+
+
+def test_without_this_computers_rate_the_plan_measures_it_first_and_weighs_every_layout(tiny, monkeypatch):
+    """Issue 36: an unknown speed here is measured with the engine before the workers are
+    weighed (not "used as listed"), and kept for the next plan, which measures nothing."""
     machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
-    request = prepare.Request(model=tiny, mtp="off")  # no rate kept in this test's data folder
-    planned = plan_launch(request, Engine(Path("/x/llama-server"), CAPS), machine,
-                          Records(links=lambda ep, b: _link(20, 10, ep)))
-    assert "--rpc" in planned.spec().argv
-    assert "This computer's speed has not been measured yet, so the workers are used as listed." in [
-        str(r) for r in planned.prepared.plan.reasons]
+    planned, calls = _unmeasured(tiny, machine, TP, monkeypatch)
+    assert calls == [Path("/x/llama-server")]
+    assert "--rpc" not in planned.spec().argv
+    sp = planned.prepared.speed
+    assert [a.workers for a in sp.alternatives] == [(), (WORKER,)]
+    assert all(a.tokens_per_s is not None for a in sp.alternatives)
+    # The same figures as with that rate kept beforehand (the weighing itself is tested above).
+    assert sp == _plan(tiny, machine, lambda ep, b: _link(20, 10, ep)).prepared.speed
+    again, calls = _unmeasured(tiny, machine, None, monkeypatch)
+    assert calls == [] and again.prepared.speed == sp
+
+
+def test_when_the_engine_cannot_measure_this_computer_a_model_that_fits_runs_alone(tiny, monkeypatch):
+    machine = Machine(16 * GB, 12 * GB, [], "Linux", workers=[_worker(8)])
+    planned, calls = _unmeasured(tiny, machine, None, monkeypatch)
+    assert calls == [Path("/x/llama-server")]
+    assert "--rpc" not in planned.spec().argv and planned.machine.workers == []
+    assert (f"{WORKER} is not used: this computer's speed could not be measured, so it cannot be weighed, and the "
+            "model fits without it.") in [str(r) for r in planned.prepared.plan.reasons]
+    assert planned.prepared.speed.chosen == () and planned.prepared.speed.tokens_per_s is None
+    kept, _calls = _unmeasured(tiny, machine, None, monkeypatch, use=WorkerUse.ALWAYS)
+    assert "--rpc" in kept.spec().argv  # the user's "always" stands
+
+
+def test_when_the_engine_cannot_measure_this_computer_a_worker_the_model_needs_is_used(bigger, monkeypatch):
+    small = Machine(16 * GB, int(1.1 * GB), [], "Linux", workers=[_worker(8)])
+    planned, _calls = _unmeasured(bigger, small, None, monkeypatch)
+    argv = planned.spec().argv
+    assert argv[argv.index("--rpc") + 1] == WORKER and planned.prepared.plan.fits
+    assert ("This computer's speed could not be measured, so the workers are used only because the model does not "
+            "fit without them.") in [str(r) for r in planned.prepared.plan.reasons]

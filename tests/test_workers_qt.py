@@ -167,8 +167,10 @@ def test_the_window_launches_again_without_a_worker_that_went_away(qtbot, engine
     model = write_tiny_model(tmp_path / "m.gguf", TinyModel(n_layer=6, n_embd=256, n_ff=512))[0]
     two = [share.start(rpc_binary, "127.0.0.1", launch_spec.any_free_port(), log_path=tmp_path / f"w{i}.log")
            for i in range(2)]
-    vm = AppViewModel(LoadResult(Settings(port=launch_spec.any_free_port()), Path("/nonexistent/s.json")),
-                      persist=False)
+    # Workers always: the model fits here alone, and auto weighs the workers (this computer's
+    # speed measured first) and may leave them out; this test is about losing one.
+    vm = AppViewModel(LoadResult(Settings(port=launch_spec.any_free_port(), workers_always=True),
+                                 Path("/nonexistent/s.json")), persist=False)
     try:
         vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, "cpu", "", "test", "",
                                             capabilities.capabilities(engine.binary))])

@@ -360,13 +360,14 @@ def _engine_steps(report: Report, tmp: Path, engine_mode: EngineWanted) -> None:
 
 def _generate(spec) -> str:
     import json
-    import urllib.request
 
-    body = json.dumps({"prompt": "Hello", "n_predict": 4, "temperature": 0}).encode()
-    req = urllib.request.Request(spec.url + "/completion", data=body, headers={
-        "Authorization": f"Bearer {spec.api_key}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:  # noqa: S310 - loopback only
-        result = json.loads(resp.read())
+    from draftwise.core.processes import loopback  # never through a proxy
+
+    status, raw = loopback.request(spec.url, spec.api_key, "/completion",
+                                   {"prompt": "Hello", "n_predict": 4, "temperature": 0}, 60)
+    if status != 200:
+        raise RuntimeError(f"/completion answered {status}")
+    result = json.loads(raw)
     return f"{result.get('tokens_predicted', '?')} tokens generated"
 
 

@@ -1429,9 +1429,14 @@
       <translation>ワーカー {worker} の計算速度を測定できませんでした（{why}）。このコンピューターと同じ速度として予測します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="284" />
-      <source>This computer's speed has not been measured yet, so the workers are used as listed.</source>
-      <translation>このコンピューターの速度はまだ測定していないため、ワーカーは指定どおりに使います。</translation>
+      <location filename="../../app/draftwise/core/launch/session.py" line="293" />
+      <source>{worker} is not used: this computer's speed could not be measured, so it cannot be weighed, and the model fits without it.</source>
+      <translation>{worker} は使いません。このコンピューターの速度を測定できなかったため比べることができず、モデルはそれなしで収まります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/session.py" line="301" />
+      <source>This computer's speed could not be measured, so the workers are used only because the model does not fit without them.</source>
+      <translation>このコンピューターの速度を測定できませんでした。モデルがワーカーなしでは収まらないため、ワーカーを使います。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/session.py" line="297" />
@@ -1582,6 +1587,11 @@
       <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
       <source>this computer's own figure could not be taken: {why}</source>
       <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="193" />
+      <source>this computer's own figure could not be taken</source>
+      <translation>このコンピューター自身の値を測定できませんでした</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/workers.py" line="69" />

@@ -145,10 +145,11 @@ def _machine(args: argparse.Namespace):
 
 def _rate(args: argparse.Namespace):
     """The processor's rate: described in --machine ("cpu_read_gbs"), else measured here
-    (with the installed engine once, then kept; core/machine/speed.py)."""
+    (with the installed engine once, then kept; core/launch/speed_probe.py)."""
     import json
 
     from draftwise.core.engines import discovery
+    from draftwise.core.launch import speed_probe
     from draftwise.core.machine import speed
 
     if args.machine:
@@ -165,7 +166,7 @@ def _rate(args: argparse.Namespace):
     binary = next((e.binary for e in discovery.find_engines() if e.usable), None)
     if binary is not None and speed.recorded(binary) is None:
         print("Measuring how fast this computer runs models (once, a few seconds)…", file=sys.stderr)
-    rate = speed.throughput(binary)
+    rate = speed_probe.throughput(binary)
     if rate.busy:
         print(str(speed.busy_note()), file=sys.stderr)
     return rate

@@ -32,7 +32,7 @@ from draftwise.core.hub import catalog, client, download, fetch, starters
 from draftwise.core.hub.files import HubFile, RemoteModel
 from draftwise.core.hub.judge import Judge, Verdict
 from draftwise.core.kinds import Backend, EngineKind
-from draftwise.core.launch import session
+from draftwise.core.launch import session, speed_probe
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message
@@ -146,7 +146,7 @@ class GetModelsViewModel(QObject):
         self._download = None
         if rate is None:
             # A failed probe falls back to the standard library's memory scan (a third of a second).
-            self.runner.submit(speed.throughput, probe, measure=measure, on_done=self._on_rate,
+            self.runner.submit(speed_probe.throughput, probe, measure=measure, on_done=self._on_rate,
                                on_error=self._on_probe_failed, name="speed-probe")  # fmt: skip
         else:
             self._start_judging()

@@ -25,8 +25,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +38,7 @@ from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.outcome import EngineOutcome, Stage
 from draftwise.core.processes import process_group
+from draftwise.core.processes.loopback import health_status, request
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
@@ -58,24 +57,8 @@ def engine_environment(spec: LaunchSpec) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ the launch, headless
-# Loopback requests never go through a proxy named in the environment (http_proxy).
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def health_status(url: str, api_key: str = "", timeout: float = 1.0) -> int | None:
-    """HTTP status of GET url, or None while nothing answers."""
-    req = urllib.request.Request(url)
-    if api_key:
-        req.add_header("Authorization", f"Bearer {api_key}")
-    try:
-        with _OPENER.open(req, timeout=timeout) as resp:
-            return int(resp.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except (OSError, urllib.error.URLError):
-        return None
-
-
+# /health and every request go through core/processes/loopback.py, never through a proxy
+# (`health_status`, `request`: callers may ask them here too).
 ActionSink = Callable[[launch_flow.Action], None]
 OutcomeSink = Callable[[EngineOutcome], None]
 
@@ -384,20 +367,6 @@ class RunningServer:
         if self.owned is not None:
             self.owned.release()
         return code
-
-
-def request(base_url: str, api_key: str, path: str, body: dict | None = None,
-            timeout: float = 5.0) -> tuple[int, bytes]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base_url + path, data=data)
-    req.add_header("Authorization", f"Bearer {api_key}")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    try:
-        with _OPENER.open(req, timeout=timeout) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
 
 
 def complete(base_url: str, api_key: str, prompt: str, n_predict: int = 8, timeout: float = 60.0) -> dict:

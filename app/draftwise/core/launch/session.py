@@ -17,7 +17,9 @@ machine check — comes here, so what was remembered is applied the same way eve
 5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
    against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
-   its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`).
+   its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`). This
+   computer's speed, unknown, is measured first (core/launch/speed_probe.py); where the
+   engine cannot measure it, a worker is used only where the model does not fit without it.
 
 `prepare.prepare` is this module's helper: nothing else in the app calls it (the
 out-of-memory ladder re-plans through it with the inputs this session gave it,
@@ -37,7 +39,7 @@ from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, WorkerUse
 from draftwise.core.launch import ladder as ladder_mod
-from draftwise.core.launch import prepare
+from draftwise.core.launch import prepare, speed_probe
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
@@ -258,7 +260,12 @@ def _weigh_workers(prepared: prepare.Prepared, machine: hardware.Machine, reques
     # The no-worker layout is always weighed (and shown); one without a worker whose link is
     # unknown is never chosen.
     layouts = list(dict.fromkeys([(), *(tuple(unknown + ranked[:k]) for k in range(len(ranked) + 1))]))
-    tp = speed.recorded(binary) or speed.recorded(None)
+    tp = speed_probe.engine_rate(binary, measure=False) or speed.recorded(None)
+    if tp is None and request.use_workers == WorkerUse.AUTO and found:
+        # This computer's speed is unknown: measured first, with the engine, through the launch
+        # path and its process owner (core/launch/speed_probe.py), so that the workers can be
+        # weighed (a figure taken on a busy processor is used, not kept).
+        tp = speed_probe.engine_rate(binary)
     try:
         sw = split_speed.split_work(prepared.model.path)
     except (OSError, gguf.GGUFError) as exc:
@@ -280,8 +287,20 @@ def _weigh_workers(prepared: prepare.Prepared, machine: hardware.Machine, reques
     every = tuple(unknown + ranked)
     chosen = next((a for a in alternatives if a.workers == every), None)
     if request.use_workers == WorkerUse.AUTO and found and tp is None:
-        # Without this computer's rate nothing can be weighed: today's behaviour.
-        notes.append(msg("This computer's speed has not been measured yet, so the workers are used as listed."))
+        # The engine could not measure this computer, so no layout has a speed: a worker that
+        # cannot be weighed is used only where the model does not fit without it (the first
+        # layout that fits, fewest workers first; the unknown links' workers as listed).
+        best = split_speed.choose([a for a in alternatives if set(unknown) <= set(a.workers)])
+        if best is not None and best.workers != every:
+            notes.extend(msg("{worker} is not used: this computer's speed could not be measured, so it cannot be "
+                             "weighed, and the model fits without it.", worker=ep)
+                         for ep in every if ep not in best.workers)
+            chosen = best
+            machine = _renumbered(machine, best.workers)
+            prepared = planned[best.workers]
+        else:
+            notes.append(msg("This computer's speed could not be measured, so the workers are used only because "
+                             "the model does not fit without them."))
     elif request.use_workers == WorkerUse.AUTO and found and sw is not None:
         best = split_speed.choose([a for a in alternatives if set(unknown) <= set(a.workers)])
         if best is not None and best.workers != every:

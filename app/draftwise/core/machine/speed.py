@@ -11,7 +11,7 @@ where `rate` is how many weight bytes per second the engine decodes on the devic
 runs on. On the processor the rate is **measured** here, once per computer and engine build,
 and kept in the data folder (`speed-probe.json`):
 
-- with the engine itself (`probe_engine`): a generated model of three llama-7B-shaped blocks
+- with the engine itself (`probe_engine` in core/launch/speed_probe.py): a generated model of three llama-7B-shaped blocks
   of Q4_K zeros (300 MB, bigger than any processor cache), 48 tokens, the engine's own
   `predicted_per_second`. Q4_K because it is what a Q4_K_M file (every starter) mostly holds,
   and because decoding it on a few cores is limited by the arithmetic as much as by the
@@ -22,6 +22,13 @@ and kept in the data folder (`speed-probe.json`):
 - without an engine yet (`probe_memory`): one thread of the standard library scanning 128 MiB
   (`bytes.find`, a SIMD memchr), scaled for the cores the engine would use (`MEMORY_SCALE`).
   A third of a second; less certain, and said so.
+
+The probe model, the rate behind its tokens a second, the record and its one writer
+(`measured_once`, with the rule for a figure taken on a busy processor) and the estimate live
+here, below the planner and the hub that read them. The engine probe itself starts an
+engine, which only the launch path does (a LaunchSpec run by HeadlessLaunch and its process
+owner); core/machine may not import core/launch (pyproject.toml's layers), so it lives there,
+in core/launch/speed_probe.py, beside `throughput`, the figure everyone asks for.
 
 Other tensor types decode at another rate per byte than Q4_K: `TYPE_EFFICIENCY`, measured on
 the pinned engine at the launch's defaults (bench/speed_estimate.py --constants, docs/
@@ -39,29 +46,22 @@ slowly than most people read.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from draftwise.core import identity, paths
-from draftwise.core.address import LOOPBACK
-from draftwise.core.engines import provision
 from draftwise.core.gguf.writer import TensorSpec, write_gguf
 from draftwise.core.kinds import Backend
 from draftwise.core.machine import cores as cores_mod
 from draftwise.core.machine.gpu_speed import GPU_EFFICIENCY, gpu_bandwidth
 from draftwise.core.machine.machine_types import GB, Gpu, Machine
 from draftwise.core.messages import Message, msg
-from draftwise.core.processes import process_group
 from draftwise.core.records import JsonRecord, keyed_record
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ class Throughput:
     source: str  # "engine": measured with the engine | "memory": the standard-library scan | "described"
     threads: int = 0  # the processor threads the engine used
     when: str = ""
-    # Taken while other work held the processor (busy_now()): never kept (throughput()).
+    # Taken while other work held the processor (busy_now()): never kept (measured_once).
     busy: bool = False
 
     @property
@@ -273,75 +273,6 @@ def probe_rate(tokens_per_s: float) -> float:
     return probe_model_bytes() / max(seconds, 1e-6)
 
 
-def _post(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 — our own engine on loopback
-        data = json.loads(r.read())
-    return data if isinstance(data, dict) else {}
-
-
-def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = 90.0) -> Throughput | None:
-    """The engine's own decoding speed on this processor: the probe model, 48 tokens, on the
-    CPU only (`-dev none`: a Vulkan build would pick its device), without the CPU's extra
-    buffers (`-nr`: AMX faults on some machines, and a probe that crashes measures nothing;
-    on AVX2 the repacked Q4_K decodes no faster, bench/speed_estimate.py). None when the
-    engine did not start or answer in `timeout` seconds (the memory probe stands in)."""
-    own = model is None  # written here for this probe: removed after it (300 MB of disk)
-    model = model or paths.cache_dir() / "speed-probe" / PROBE_FILE
-    if not model.is_file() or model.stat().st_size < probe_model_bytes():
-        write_probe_model(model)
-    port = process_group.free_port()
-    argv = [str(binary), "-m", str(model), "--host", LOOPBACK, "--port", str(port), "-c", "256", "-np", "1",
-            "-dev", "none", "-ngl", "0", "-nr"]  # fmt: skip
-    env = {**os.environ, **provision.library_env(binary.parent)}
-    env = {k: v for k, v in env.items() if not k.startswith("LLAMA_ARG_")}
-    deadline = time.monotonic() + timeout
-    # Asked before the engine starts: its own loading would count as other work.
-    busy = busy_now()
-    try:
-        # Owned like every engine Draftwise starts (core/processes): its own process group,
-        # on the lifeline (a killed Draftwise takes it along), a run file as the last net.
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=env, **process_group.new_group_kwargs())  # fmt: skip
-    except OSError as exc:
-        log.info("speed probe: the engine did not start: %s", exc)
-        return None
-    owned = process_group.own(proc.pid, binary, argv, port)
-    url = f"http://{LOOPBACK}:{port}"
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                log.info("speed probe: the engine exited with %s", proc.returncode)
-                return None
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:  # noqa: S310 — loopback
-                    if r.status == 200:
-                        break
-            except (OSError, urllib.error.URLError):
-                time.sleep(0.2)
-        else:
-            return None
-        rates = []
-        for n in (8, PROBE_TOKENS, PROBE_TOKENS):  # the first warms up
-            left = max(1.0, deadline - time.monotonic())
-            timings = _post(url + "/completion", {"prompt": "a", "n_predict": n, "ignore_eos": True,
-                                                  "cache_prompt": False}, left).get("timings") or {}
-            rate = timings.get("predicted_per_second")
-            if isinstance(rate, (int, float)) and rate > 0 and n == PROBE_TOKENS:
-                rates.append(float(rate))
-        if not rates:
-            return None
-        return Throughput(probe_rate(max(rates)), "engine", cores(), _now(), busy=busy)
-    except (OSError, ValueError, urllib.error.URLError) as exc:
-        log.info("speed probe failed: %s", exc)
-        return None
-    finally:
-        process_group.stop_popen(proc)
-        owned.release()
-        if own:
-            model.unlink(missing_ok=True)
-
-
 # ------------------------------------------------------------------ the record
 def _key(binary: Path | None) -> str:
     """This processor (identity.processor_key) and what measured it: the engine build, or the
@@ -365,9 +296,19 @@ def recorded(binary: Path | None, path: Path | None = None) -> Throughput | None
 
 
 def remember(binary: Path | None, tp: Throughput, path: Path | None = None) -> None:
+    _keep(_key(binary), tp, path)
+
+
+def record_key(binary: Path) -> str:
+    """The key the engine probe's figure for `binary` is kept under."""
+    return _key(binary)
+
+
+def _keep(key: str, tp: Throughput, path: Path | None) -> None:
+    """The one write of `speed-probe.json`."""
     def add(entries: dict[str, Any]) -> dict[str, Any]:
         kept = {k: v for k, v in entries.items() if k.endswith("#" + PROBE_KIND)}  # an older probe's: dropped
-        return {**kept, _key(binary): tp.to_json()}
+        return {**kept, key: tp.to_json()}
 
     try:
         record_file(path).update(add)
@@ -388,34 +329,43 @@ def busy_note() -> Message:
                "measures again when it is quieter.")
 
 
-def throughput(binary: Path | None = None, *, measure: bool = True) -> Throughput:
-    """This computer's rate: measured with `binary` (kept per computer and engine build),
-    else the memory scan (kept per computer). `measure=False` (a model is running and would
-    share the processor) never starts the engine and keeps no new figure. A probe taken while
-    the processor was busy (`Throughput.busy`) is returned but not kept (BUSY_RETRY_S)."""
-    if binary is not None:
-        hit = recorded(binary)
-        if hit is not None and not hit.busy:
-            return hit
-        key = _key(binary)
-        held = _busy_figures.get(key)
-        if held is not None and time.monotonic() < held[0]:
-            return held[1]
-        if measure:
-            tp = probe_engine(binary)
-            if tp is not None and tp.busy:
+def measured_once(key: str, take: Callable[[], Throughput | None], *, measure: bool = True,
+                  path: Path | None = None) -> Throughput | None:
+    """The figure kept under `key` in `speed-probe.json`, else `take()`'s, kept: the one rule
+    for every probe that writes the record (the engine probe, core/launch/speed_probe.py; this
+    computer's figure for a worker's product, worker_rate.here). A figure taken while other
+    work held the processor (`busy_now`, asked before `take` starts anything: its own loading
+    would count) comes back with `busy` set and is not kept: it stands for this process for
+    BUSY_RETRY_S, and the next call after that measures again. `measure=False` (a model is
+    running and would share the processor) takes nothing and keeps nothing. None when nothing
+    is kept and `take` found nothing; what `take` raises goes through, nothing kept."""
+    hit = Throughput.from_json(record_file(path).read().get(key))
+    if hit is not None and not hit.busy:
+        return hit
+    held = _busy_figures.get(key)
+    if held is not None and time.monotonic() < held[0]:
+        return held[1]
+    if measure:
+        busy = busy_now()
+        tp = take()
+        if tp is not None:
+            tp = replace(tp, busy=busy, when=tp.when or _now())
+            if busy:
                 _busy_figures[key] = (time.monotonic() + BUSY_RETRY_S, tp)
                 log.info("speed probe: the processor was busy (%.1f GB/s); not kept, measured again later",
                          tp.cpu / 1e9)
                 return tp
-            if tp is not None:
-                _busy_figures.pop(key, None)
-                remember(binary, tp)
-                return tp
-        if held is not None:
-            return held[1]
-        if hit is not None:
-            return hit  # an earlier version's busy entry: better than nothing
+            _busy_figures.pop(key, None)
+            _keep(key, tp, path)
+            return tp
+    if held is not None:
+        return held[1]
+    return hit  # an earlier version's busy entry: better than nothing
+
+
+def memory_rate(*, measure: bool = True) -> Throughput:
+    """The memory scan's figure, kept per computer (`measure=False`: scanned, not kept): what
+    stands in while no engine has measured this computer."""
     hit = recorded(None)
     if hit is not None:
         return hit

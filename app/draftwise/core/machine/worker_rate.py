@@ -32,7 +32,6 @@ model runs this product.
 
 from __future__ import annotations
 
-import logging
 import struct
 import tempfile
 import time
@@ -46,8 +45,6 @@ from draftwise.core.machine import rpc_wire as wire
 from draftwise.core.machine import share, speed
 from draftwise.core.messages import msg
 from draftwise.core.processes import process_group
-
-log = logging.getLogger(__name__)
 
 ROW = 4096  # values a row: the speed probe's model's width (speed._E)
 MATRIX_BYTES = 256 << 20  # more than a processor's cache or a graphics card's L2
@@ -186,23 +183,15 @@ def _key(binary: Path) -> str:
 
 def here(binary: Path, *, threads: int | None = None, path: Path | None = None) -> float:
     """This computer's figure for the probe's product (Q4_K bytes a second): kept per processor
-    and engine build, else measured (`measure_here`). A figure taken while other work held the
-    processor is used but not kept (as speed.throughput's). A RateError when it cannot be."""
-    record = speed.record_file(path)
-    kept = speed.Throughput.from_json(record.read().get(_key(binary)))
-    if kept is not None and not kept.busy:
-        return kept.cpu
+    and engine build, else measured (`measure_here`) and kept by speed.measured_once, the one
+    writer of `speed-probe.json` (a figure taken while other work held the processor is used,
+    not kept). A RateError when it cannot be."""
     n = threads or speed.cores()
-    busy = speed.busy_now()
-    rate = measure_here(binary, threads=n)
-    if not busy:
-        try:
-            record.update(lambda entries: {**entries, _key(binary): speed.Throughput(
-                rate, HERE_KIND, n, time.strftime("%Y-%m-%dT%H:%M:%S")).to_json()})
-        except OSError as exc:
-            # Not kept: measured again next time, which costs a few seconds, nothing else.
-            log.info("this computer's compute figure was not kept: %s", exc)
-    return rate
+    tp = speed.measured_once(_key(binary), lambda: speed.Throughput(measure_here(binary, threads=n), HERE_KIND, n),
+                             path=path)
+    if tp is None:  # measure_here raises rather than find nothing
+        raise RateError(LOOPBACK, msg("this computer's own figure could not be taken"))
+    return tp.cpu
 
 
 def measure_here(binary: Path, *, threads: int | None = None) -> float:

@@ -22,7 +22,7 @@ over that device's rate:
 
     seconds per token = bytes read on the CPU / CPU rate + sum over GPUs of bytes read there / GPU rate
 
-The CPU rate is what the engine decodes here (`speed.throughput`, measured once per computer
+The CPU rate is what the engine decodes here (`speed_probe.throughput`, measured once per computer
 and engine build, passed as `PlanPrefs.cpu_rate`; `DEFAULT_CPU_RATE` otherwise) times the
 quantization's efficiency (`speed.quant_efficiency`); a GPU's is its memory bandwidth
 (`gpu_speed.gpu_bandwidth`) times `gpu_speed.GPU_EFFICIENCY`, and a software Vulkan device's
@@ -59,7 +59,7 @@ _BLOCK_FFN = re.compile(r"^blk\.(\d+)" + FFN_TENSORS)
 # loader then maps the weights from the file, CPU_Mapped, as for a block on the CPU).
 CPU_BUFFER = "CPU"
 # What the engine decodes from RAM when no measurement was passed (bytes a second of Q4_K, as
-# speed.throughput measures): a desktop's two DDR4/DDR5 channels as llama.cpp reads them
+# speed_probe.throughput measures): a desktop's two DDR4/DDR5 channels as llama.cpp reads them
 # (20 GB/s; this project's 2-core VM decoded Q4_K at 13-20 GB/s, bench/speed_estimate.py).
 DEFAULT_CPU_RATE = 20e9
 # Below this share of the layer layout's time the estimate cannot tell the two apart.

@@ -59,7 +59,7 @@ class PlanPrefs:
     projector_offload: bool = True  # False: --no-mmproj-offload (the projector stays in RAM)
     op_offload: bool = True  # False: --no-op-offload (the CPU runs its own blocks' prompt batch)
     load_mode: str | None = None  # --load-mode; None: the engine's auto (mapped)
-    # Bytes a second the engine decodes Q4_K weights on this CPU (speed.throughput), for the
+    # Bytes a second the engine decodes Q4_K weights on this CPU (speed_probe.throughput), for the
     # dense offload's cost model (core/planning/ffn_offload.py); None: its default.
     cpu_rate: float | None = None
 

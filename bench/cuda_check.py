@@ -723,13 +723,14 @@ def estimates(args: argparse.Namespace, rep: Report, binary: Path, backend: str,
               cpu_binary: Path | None, tokens: int) -> None:  # fmt: skip
     """The first-run estimate for starters on this machine against the engine, same geometry."""
     from draftwise.core.hub import catalog
+    from draftwise.core.launch import speed_probe
     from draftwise.core.machine import gpu_speed, speed
     from draftwise.core.planning import plan_types
     from draftwise.testing.corpus import gpu_rows
 
     machine = speed_machine(binary, device)
     # Measured now with the engine, as a first run measures it (not kept in the data folder).
-    tp = (speed.probe_engine(cpu_binary) if cpu_binary else None) or speed.memory_throughput()
+    tp = (speed_probe.probe_engine(cpu_binary) if cpu_binary else None) or speed.memory_throughput()
     gpus = [g for g in machine.gpus if not g.software]
     card = (f"{gpus[0].name}: {gpu_speed.gpu_bandwidth(gpus[0]) / 1e9:.0f} GB/s x {gpu_speed.GPU_EFFICIENCY}"
             if gpus else "no GPU")  # fmt: skip

@@ -95,7 +95,6 @@ class Store:
     found: Callable[[Path, Ctx], bool]
     record_file: Callable[[Path], records.JsonRecord]
     reason: Callable[[Path], Any] | None = None
-    swallows_write_errors: bool = False  # speed and helpers log a failed write instead of raising
 
 
 STORES = [
@@ -122,7 +121,7 @@ STORES = [
     Store("processor speed", "speed-probe.json",
           lambda p, c: speed.remember(c.engine, speed.Throughput(33e9, "engine", 2, "now"), p),
           lambda p, c: speed.recorded(c.engine, p) is not None,
-          speed.record_file, swallows_write_errors=True),
+          speed.record_file),
     Store("your requests", "speculation-usage.json",
           lambda p, c: UsageRecords(p).add(_usage_key(c), (UsageRequest(64, 900.0, 32, 20),)),
           lambda p, c: UsageRecords(p).usage(_usage_key(c)) is not None,
@@ -133,21 +132,22 @@ STORES = [
               "Summarise this.",),
           lambda p: UsageRecords(p.with_name("speculation-usage.json")).prompts_file),
     Store("helper drafters", "helpers.json",
-          lambda p, c: _remember_helper(p, c),
+          lambda p, c: helpers.remember(c.draft, c.model, p),
           lambda p, c: helpers.recorded(p) == {str(c.draft): str(c.model)},
-          helpers.record_file, swallows_write_errors=True),
+          helpers.record_file),
 ]
 IDS = [s.name for s in STORES]
+# One write-error rule for every store (issue 36): a failed write raises, for the caller to
+# name to the user; none swallows it. The processor speed's writer is being made one
+# (speed-probe.json, issue 36 item 2) and still logs instead: remove this mark with it.
+WRITE_RULE = [pytest.param(s, id=s.name, marks=pytest.mark.xfail(
+    strict=True, reason="speed.remember still logs a failed write (issue 36 item 2 makes it one writer)"))
+    if s.name == "processor speed" else pytest.param(s, id=s.name) for s in STORES]
 
 
 def _usage_key(c: Ctx) -> UsageKey:
     return UsageKey(identity.file_key(c.model), identity.engine_build_key(c.engine), identity.machine_key(MACHINE),
                     Setup(ngram="ngram-mod", ngram_len=32))
-
-
-def _remember_helper(path: Path, c: Ctx) -> None:
-    if not helpers.remember(c.draft, c.model, path):
-        raise OSError("not written")
 
 
 def _try_write(store: Store, path: Path, c: Ctx) -> OSError | None:
@@ -204,7 +204,7 @@ def test_an_entry_this_version_cannot_read_is_damage_too(store, ctx, tmp_path):
     assert record.read() == [] and "was set aside as" in str(record.problem)
 
 
-@pytest.mark.parametrize("store", STORES, ids=IDS)
+@pytest.mark.parametrize("store", WRITE_RULE)
 def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     container = store.record_file(path).container
@@ -214,16 +214,13 @@ def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, c
     assert record.read() == record._empty()
     assert "newer Draftwise" in str(record.problem) and str(path) in str(record.problem)
     failed = _try_write(store, path, ctx)
-    if store.swallows_write_errors:
-        assert failed is None or isinstance(failed, OSError)
-    else:
-        assert isinstance(failed, records.NotWritten) and "newer Draftwise" in str(records.write_error(failed))
+    assert isinstance(failed, records.NotWritten) and "newer Draftwise" in str(records.write_error(failed))
     assert path.read_text(encoding="utf-8") == body  # untouched
     assert not list(tmp_path.glob(f"{store.file_name}.corrupt-*"))
     assert not store.found(path, ctx)
 
 
-@pytest.mark.parametrize("store", STORES, ids=IDS)
+@pytest.mark.parametrize("store", WRITE_RULE)
 def test_an_unreadable_file_is_reported_and_not_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     path.mkdir()  # a folder where the file should be: it cannot be read
@@ -231,7 +228,8 @@ def test_an_unreadable_file_is_reported_and_not_written_over(store, ctx, tmp_pat
     record = store.record_file(path)
     assert record.read() == record._empty()
     assert str(record.problem).startswith("Could not read the ") and str(path) in str(record.problem)
-    assert _try_write(store, path, ctx) is not None or store.swallows_write_errors
+    failed = _try_write(store, path, ctx)
+    assert isinstance(failed, records.NotWritten) and str(path) in str(records.write_error(failed))
     assert (path / "keep").read_text() == "mine"
 
 

@@ -1109,6 +1109,11 @@
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/hub/fetch.py" line="42" />
+      <source>Could not remember {name} as the helper of {model} ({error}); the library may list it as a model of its own.</source>
+      <translation>{name} を {model} のヘルパーとして記録できませんでした（{error}）。ライブラリでは単独のモデルとして表示されるかもしれません。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="464" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>

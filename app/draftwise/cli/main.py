@@ -205,10 +205,10 @@ def cmd_engine_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- broken drafters
 def cmd_broken(args: argparse.Namespace) -> int:
-    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.launch import session
     from draftwise.core.speculation.drafter_key import DrafterKey
 
-    store = BrokenDrafters()
+    store = session.Records.load().broken
     if store.problem:
         print(f"warning: {store.problem}", file=sys.stderr)
     entries = store.entries()

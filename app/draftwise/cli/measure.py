@@ -47,13 +47,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from draftwise.core.engines.spec_types import NGRAM_MEASURED
+    from draftwise.core.launch import session
     from draftwise.core.machine import speed
-    from draftwise.core.measuring.records.measured import MeasuredRecords
     from draftwise.core.measuring.runs import quick, sweep
     from draftwise.core.processes import orphans
 
     if args.forget:
-        records = MeasuredRecords()
+        records = session.Records.load().measured
         n = records.forget(model=Path(args.model).expanduser())
         if records.problem:
             print(f"warning: {records.problem}", flush=True)

@@ -36,8 +36,9 @@ from draftwise.core import identity
 from draftwise.core.engines.capabilities import EngineCaps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, WorkerUse
+from draftwise.core.launch import fixes as fixes_mod
 from draftwise.core.launch import ladder as ladder_mod
-from draftwise.core.launch import prepare
+from draftwise.core.launch import ladder_record, prepare
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
@@ -51,9 +52,13 @@ from draftwise.core.machine import (
     upload,
     worker_rate,
 )
+from draftwise.core.measuring.records import measured as measured_mod
 from draftwise.core.measuring.records import tuned
+from draftwise.core.measuring.records import usage as usage_mod
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
+from draftwise.core.measuring.records.usage import UsageRecords
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.speculation import broken as broken_mod
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -72,8 +77,15 @@ def measured_link(endpoint: str, binary: Path) -> link.Link | None:
 
 @dataclass
 class Records:
-    """The four stores a launch consults. A store left None is not consulted (the self-test
-    plans a generated model; the machine check only applies the engine fixes)."""
+    """The stores a launch consults, and the one place they are made (`load`): the plan, the
+    engine it starts (its fixes and broken drafters), the ladder it climbs and the measurement
+    it runs all use the `Records` the plan was made from, so a record written by one is read
+    by the next. A store left None is not consulted (the self-test plans a generated model;
+    the machine check only applies the engine fixes).
+
+    Write errors, the same for every store (core/records.py): a failed write raises OSError
+    (`records.NotWritten` for a file that must not be written over), and the caller names it
+    to the user with `records.write_error`; no store swallows one."""
 
     broken: BrokenDrafters | None = None
     measured: MeasuredRecords | None = None
@@ -81,13 +93,22 @@ class Records:
     fixes: EngineFixes | None = None
     # Where the links to workers come from (None: not consulted, every worker listed is used).
     links: LinkSource | None = None
+    # The user's own requests and prompts, measured as they run (learn from use); not a
+    # launch input, so not among `problems`.
+    usage: UsageRecords | None = None
 
     @classmethod
-    def load(cls, machine: hardware.Machine | None = None) -> Records:
-        """The user's records (paths.data_dir()); `machine` files the machine-wide fixes."""
+    def load(cls, machine: hardware.Machine | None = None, *, folder: Path | None = None) -> Records:
+        """The user's records (paths.data_dir(), or `folder`); `machine` files the
+        machine-wide fixes. Cheap: each store reads its file when asked."""
         machine = machine if isinstance(machine, hardware.Machine) else None
-        return cls(BrokenDrafters(), MeasuredRecords(), LadderRecord(), EngineFixes(machine=machine),
-                   links=measured_link)
+
+        def at(name: str) -> Path | None:
+            return folder / name if folder is not None else None
+
+        return cls(BrokenDrafters(at(broken_mod.FILE_NAME)), MeasuredRecords(at(measured_mod.FILE_NAME)),
+                   LadderRecord(at(ladder_record.FILE_NAME)), EngineFixes(at(fixes_mod.FILE_NAME), machine=machine),
+                   links=measured_link, usage=UsageRecords(at(usage_mod.FILE_NAME)))
 
     @classmethod
     def none(cls) -> Records:

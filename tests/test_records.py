@@ -357,6 +357,34 @@ def test_no_other_module_renames_files_or_dumps_json_into_a_file():
         assert (APP / rel).is_file(), f"{rel} is gone: drop it from NOT_RECORDS"
 
 
+# The launch session's stores, each made in its own module and in `session.Records.load`
+# alone (issue 36 item 3): every caller uses the Records a plan was made from, or loads them.
+SESSION_STORES = {
+    "MeasuredRecords": "core/measuring/records/measured.py",
+    "BrokenDrafters": "core/speculation/broken.py",
+    "EngineFixes": "core/launch/fixes.py",
+    "LadderRecord": "core/launch/ladder_record.py",
+    "UsageRecords": "core/measuring/records/usage.py",
+}
+# Still its own copies, until the engine is handed the plan's Records (issue 36 item 1).
+NOT_YET = {("viewmodels/launch.py", "BrokenDrafters"), ("viewmodels/launch.py", "EngineFixes")}
+
+
+def test_each_record_store_is_made_in_its_own_module_and_the_launch_session_only():
+    made: dict[str, set[str]] = {name: set() for name in SESSION_STORES}
+    for path in sorted(APP.rglob("*.py")):
+        rel = path.relative_to(APP).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                if name in made and (rel, name) not in NOT_YET:
+                    made[name].add(rel)
+    outside = {name: sorted(where - {own, "core/launch/session.py"}) for name, own in SESSION_STORES.items()}
+    assert outside == {name: [] for name in SESSION_STORES}, "use session.Records.load() or the plan's records"
+    assert all("core/launch/session.py" in where for where in made.values())
+
+
 # ------------------------------------------------------------------ one machine key
 # A laptop: an integrated GPU, and lavapipe (a software Vulkan device) beside it.
 LAPTOP = Machine(ram_total=16 * GB, ram_available=12 * GB, os="Linux", described=True, gpus=[

@@ -498,7 +498,7 @@ def test_an_engine_fix_is_read_under_the_devices_it_was_written_under(ctx, tmp_p
     engine = Engine(ctx.engine, capabilities.pinned_caps(), "vulkan")
     store = EngineFixes(machine=machine)
     planned = plan_launch(prepare.Request(model=model, mtp="off"), engine, machine, Records(fixes=store))
-    assert planned.prepared.gpu_devices == () and planned.fixes == ()  # no layer on the card
+    assert planned.prepared.gpu_devices == () and planned.fixes.default  # no layer on the card
     spec = planned.spec(18080)
     assert spec.fix_devices == ("Vulkan0",)
     flow = launch_flow.LaunchFlow(spec, fixes=store)
@@ -513,7 +513,7 @@ def test_an_engine_fix_is_read_under_the_devices_it_was_written_under(ctx, tmp_p
     [fix] = store.entries()
     assert isinstance(fix.reason, Message) and "flash attention" in str(fix.reason)
     again = plan_launch(prepare.Request(model=model, mtp="off"), engine, machine, Records(fixes=store))
-    assert again.fixes == crash.FA_OFF
+    assert again.fixes == crash.FA_OFF_FIX
 
 
 def test_an_english_reason_from_an_earlier_file_is_shown_in_japanese(qtbot, ctx, tmp_path):

@@ -91,8 +91,8 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
     if machine.cpu_variant:
         print(f"  - CPU module: {machine.cpu_variant} (the best of this engine's CPU variants for this CPU)",
               flush=True)
-    if planned.fixes:
-        print(f"  - after an earlier crash with this engine: {' '.join(planned.fixes)}", flush=True)
+    if not planned.fixes.default:
+        print(f"  - after an earlier crash with this engine: {planned.fixes.label()}", flush=True)
     if not planned.start.empty:
         print(f"lowered: {ladder.started_lower(planned.start)}", flush=True)
     prepared, request = planned.prepared, planned.request

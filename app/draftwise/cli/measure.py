@@ -86,8 +86,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     records, fixes, prepared = planned.records.measured, planned.records.fixes, planned.prepared
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)
-    if planned.fixes:
-        print(f"  - after an earlier crash with this engine: {' '.join(planned.fixes)}", flush=True)
+    if not planned.fixes.default:
+        print(f"  - after an earlier crash with this engine: {planned.fixes.label()}", flush=True)
     if not prepared.plan.fits:
         raise UserError(" ".join(str(r) for r in prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
     if not prepared.spec.argv:

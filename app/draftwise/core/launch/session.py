@@ -34,6 +34,7 @@ from pathlib import Path
 
 from draftwise.core import identity
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, WorkerUse
 from draftwise.core.launch import fixes as fixes_mod
@@ -143,9 +144,9 @@ class PlannedLaunch:
     machine: hardware.Machine
     records: Records
     start: Concessions = field(default_factory=Concessions)  # the remembered rung it starts at
-    fixes: tuple[str, ...] = ()  # the remembered engine fixes it added to the arguments
+    fixes: EngineSettings = DEFAULTS  # the remembered engine fixes it added (`request.engine`)
     measured: bool = False  # the speed measurements had their say (the ladder's re-plans keep that)
-    settings: tuple[str, ...] = ()  # the measured engine settings it added to the arguments
+    settings: EngineSettings = DEFAULTS  # the measured engine settings it added (`request.engine`)
 
     @property
     def measurement(self) -> Measurement | None:
@@ -203,27 +204,27 @@ def plan_launch(
     binary = Path(engine.binary)
     # Records are llama.cpp's (other engines plan their own memory), filed under the build.
     applies = request.backend == resolver.LLAMA_CPP and machine is not None
-    fixes: tuple[str, ...] = ()
+    # Draftwise's own options join the request as data (Request.engine), never as arguments:
+    # the user's own arguments win over a remembered fix, and both over a measured setting.
+    fixes = DEFAULTS
     if applies and records.fixes is not None and isinstance(machine, hardware.Machine):
-        store = records.fixes
-        fixes = store.applicable(store.args_for(binary, request.model, devices_of(machine)), request.extra_args)
-        request = replace(request, extra_args=(*request.extra_args, *fixes))
+        fixes = records.fixes.settings_for(binary, request.model, devices_of(machine)).without(request.extra_args)
     start = Concessions()
     if applies and records.ladder is not None:
         if full:
             records.ladder.forget(request.model, machine, binary)
         start = records.ladder.lookup(request.model, machine, binary)
     measured = records.measured if applies and not ignore_measurements else None
-    settings: tuple[str, ...] = ()
+    settings = DEFAULTS
     settings_notes: list[Message] = []
     if measured is not None:
         kept = measured.tuned().get(tuned.key_for(request.model, binary, machine))
         if kept is not None:
-            # After the fixes: a remembered fix (and the user's own argument) outranks a measured choice.
-            passed = tuned.applicable(kept, engine.caps.has_flag, request.extra_args)
-            settings = passed.argv()
-            settings_notes = kept.notes(passed)
-            request = replace(request, extra_args=(*request.extra_args, *settings))
+            # A remembered fix (and the user's own argument) outranks a measured choice.
+            settings = tuned.applicable(kept, engine.caps.has_flag, request.extra_args).less(fixes)
+            settings_notes = kept.notes(settings)
+    if not fixes.default or not settings.default:
+        request = replace(request, engine=request.engine.merged(settings).merged(fixes))
     if applies and request.prefs.cpu_rate is None:
         # The processor's measured rate (never measured here: a probe runs the engine) for the
         # dense offload's cost model (core/planning/ffn_offload.py).

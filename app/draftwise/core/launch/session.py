@@ -11,13 +11,18 @@ machine check — comes here, so what was remembered is applied the same way eve
 3. the drafters that made this engine fail (core/speculation/broken.py);
 4. the speed measurements of this combination (core/measuring/records/measured.py), and the
    engine's speed settings measured for this model, engine build and machine
-   (core/measuring/records/tuned.py): passed as engine arguments, less what the user's own
-   arguments or a remembered engine fix (1.) already set, which win; the plan reads them
-   (no re-laid copies with -nr, the compute buffer of -ub) and says which and why;
+   (core/measuring/records/tuned.py), less what the user's own arguments or a remembered
+   engine fix (1.) already set, which win; the plan reads them (no re-laid copies with -nr,
+   the compute buffer of -ub) and says which and why;
+
 5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
    against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
    its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`).
+
+The fixes (1.) and settings (4.) join the request as data (`Request.engine`, EngineSettings),
+never as argv to be parsed back: the plan takes them as inputs and `Prepared.launch` renders
+the rest once, after the user's arguments (docs/launch-path.md "Draftwise's own options").
 
 `prepare.prepare` is this module's helper: nothing else in the app calls it (the
 out-of-memory ladder re-plans through it with the inputs this session gave it,

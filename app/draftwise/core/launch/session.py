@@ -14,7 +14,6 @@ machine check — comes here, so what was remembered is applied the same way eve
    (core/measuring/records/tuned.py), less what the user's own arguments or a remembered
    engine fix (1.) already set, which win; the plan reads them (no re-laid copies with -nr,
    the compute buffer of -ub) and says which and why;
-
 5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
    against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over

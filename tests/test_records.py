@@ -584,3 +584,23 @@ def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tm
     spec = engine_arms.launch(Setup("draft-simple", n_max=4))
     launch = prepared.launch(fa.ENGINE, port=18080, requested=machine.requested)
     assert spec.fix_devices == launch.fix_devices == ("Vulkan1",)
+
+
+def test_your_requests_and_prompts_name_a_failed_write_once(ctx, tmp_path):
+    """The one write-error rule reaches the stores written while a model runs: a failed write
+    is a sentence for the window or the CLI, said the first time, never only logged."""
+    from draftwise.core.measuring.records import usage
+
+    path = tmp_path / "speculation-usage.json"
+    path.mkdir()  # a folder where the record should be: never written over
+    keeper = usage.Keeper(_usage_key(ctx), UsageRecords(path))
+    keeper.tally.take = lambda final=False: (UsageRequest(64, 900.0, 32, 20),)
+    first = keeper.save()
+    assert str(first) == (f"Your requests' figures could not be kept (Could not read the record of your requests' "
+                          f"speed {path}: Is a directory.); learning from use misses them.")
+    assert keeper.save(final=True) is None and keeper.saved == 0  # said once per launch
+    prompts = path.with_name("your-prompts.json")
+    prompts.mkdir()
+    said = usage.keep_prompt(ctx.model, {"messages": [{"role": "user", "content": "Summarise this."}]}, path)
+    assert str(said).startswith("Your prompt could not be kept for measuring on your own work (Could not read the ")
+    assert str(prompts) in str(said)

@@ -341,13 +341,13 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             if watch is not None and run.flow.is_ready and time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + FIGURES_EVERY_S
                 _poll_figures(run, watch)
-                if watch.usage is not None:
-                    watch.usage.save()
+                if watch.usage is not None and (problem := watch.usage.save()) is not None:
+                    print(f"warning: {problem}", flush=True)
     finally:
         if not run.flow.ended:
             run.stop()
-        if watch is not None and watch.usage is not None:
-            watch.usage.save(final=True)
+        if watch is not None and watch.usage is not None and (problem := watch.usage.save(final=True)) is not None:
+            print(f"warning: {problem}", flush=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if outcome["stopped_by_user"]:

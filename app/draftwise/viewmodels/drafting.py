@@ -136,7 +136,9 @@ class DraftingViewModel(QObject):
     def _on_launch_ended(self, _state: str) -> None:
         self.monitor.stop()
         if self.watch is not None and self.watch.usage is not None:
-            self.watch.usage.save(final=True)
+            problem = self.watch.usage.save(final=True)
+            if problem is not None:
+                self.warnings.append(tr_message(problem))
             self.watch.usage = None
         if self._restart_when_stopped:
             self._restart_when_stopped = False
@@ -150,7 +152,9 @@ class DraftingViewModel(QObject):
         if self.watch is None:
             return
         if self.watch.usage is not None:
-            self.watch.usage.save()  # a small write, only when requests finished since
+            problem = self.watch.usage.save()  # a small write, only when requests finished since
+            if problem is not None:
+                self.warnings.append(tr_message(problem))
         if got.slots is not None:
             warning = self.watch.slots(got.slots)
             if warning is not None:

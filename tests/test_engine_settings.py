@@ -99,7 +99,7 @@ def test_what_the_user_the_fixes_the_build_and_a_recorded_fault_rule_out(tmp_pat
     p = _q4(tmp_path)
     quick_dims = dict(physical=2, logical=2)
     # A fix found during the measurement (the AMX fault): repack stays off.
-    assert "repack" not in _names(tuning.dimensions(p, fa.CAPS.has_flag, fixed=("-nr",), **quick_dims))
+    assert "repack" not in _names(tuning.dimensions(p, fa.CAPS.has_flag, fixed=crash.NO_REPACK_FIX, **quick_dims))
     # A build that does not know a flag: never tried.
     assert "flash_attn" not in _names(tuning.dimensions(p, lambda f: f != "-fa", **quick_dims))
     # A setting that crashed here before.
@@ -170,13 +170,13 @@ def test_the_quick_measurement_keeps_what_measured_faster_and_the_launch_passes_
     engine = session.Engine(fa.ENGINE, pinned_caps())
     planned = session.plan_launch(p.request, engine, HASWELL, session.Records(measured=store))
     argv = planned.spec().argv
-    assert planned.settings == ("-t", "1") and argv[argv.index("-t") + 1] == "1"
+    assert planned.settings == EngineSettings(threads=1) and argv[argv.index("-t") + 1] == "1"
     why = [str(r) for r in planned.prepared.plan.settings_notes]
     # Writing 15 % faster for reading 10 % slower: the reference request 9 % shorter.
     assert any(r.startswith("engine threads 1 (-t): 9 % faster here, measured") for r in why), why
     # `measure` measures afresh: nothing kept is passed.
     again = session.plan_launch(p.request, engine, HASWELL, session.Records(measured=store), ignore_measurements=True)
-    assert again.settings == () and "-t" not in again.spec().argv
+    assert again.settings == DEFAULTS and "-t" not in again.spec().argv
     # Forgetting the model forgets its settings.
     assert store.forget(model=p.model.path) == 1 and store.tuned().entries() == ()
 
@@ -195,13 +195,13 @@ def test_a_remembered_fix_and_the_users_own_argument_outrank_a_measured_setting(
     records = session.Records(measured=store, fixes=fixes)
     planned = session.plan_launch(replace(p.request, extra_args=("--threads", "2")), engine, HASWELL, records)
     argv = list(planned.spec().argv)
-    assert planned.fixes == ("-nr",) and planned.settings == ()  # -nr from the fix, -t the user's
+    assert planned.fixes == crash.NO_REPACK_FIX and planned.settings == DEFAULTS  # -nr from the fix, -t the user's
     assert argv.count("-nr") == 1 and argv[argv.index("--threads") + 1] == "2" and "-t" not in argv
     assert planned.prepared.plan.bytes.cpu_extra == {}  # memory follows the layout that runs
     # A build that does not know -t: not passed either.
     bare = session.Engine(fa.ENGINE, replace(pinned_caps(), flags=pinned_caps().flags - {"-t", "--threads"}))
     planned = session.plan_launch(p.request, bare, HASWELL, session.Records(measured=store))
-    assert planned.settings == ("-nr",) and "-t" not in planned.spec().argv
+    assert planned.settings == EngineSettings(repack=False) and "-t" not in planned.spec().argv
 
 
 def msg_for_fix():
@@ -309,11 +309,11 @@ def test_a_model_that_fits_only_without_repack_is_planned_without_it(tmp_path):
 
 def test_a_setting_arm_is_planned_as_a_launch_with_it_would_be(tmp_path):
     p = _q4(tmp_path)
-    flat = prepare.with_engine_args(p, ("-nr",), HASWELL)
-    assert flat.plan.bytes.cpu_extra == {} and flat.extra_args[-1:] == ("-nr",)
-    big = prepare.with_engine_args(p, ("-ub", "1024"), HASWELL)
+    flat = prepare.with_engine_settings(p, EngineSettings(repack=False), HASWELL)
+    assert flat.plan.bytes.cpu_extra == {} and flat.argv(fa.ENGINE)[-1:] == ["-nr"]
+    big = prepare.with_engine_settings(p, EngineSettings(ubatch=1024), HASWELL)
     assert big.plan.bytes.compute > p.plan.bytes.compute and "-ub" in big.plan.plan_args
-    off = prepare.with_engine_args(p, ("-fa", "off"), HASWELL)
+    off = prepare.with_engine_settings(p, EngineSettings(flash_attn=Switch.OFF), HASWELL)
     assert ("-fa", "off") == off.plan.plan_args[off.plan.plan_args.index("-fa"):][:2]
     # Without flash attention the attention phase holds its f32 KQ scores and mask: ubatch x
     # cells x (4 x heads + 2) more (compute_buffer.scores_bytes), here 512 x 2048 x 18.

@@ -63,7 +63,8 @@ def test_the_settings_stage_runs_every_setting_and_the_kept_layout_is_the_planne
         assert not row.fault and row.rounds >= 2 and row.speed.decode > 0 and row.speed.prompt > 0, row
     # The -nr arm was planned without the copies, as a launch with -nr is.
     flat = run._planned[(None, EngineSettings(repack=False))]
-    assert flat.plan.bytes.cpu_extra == {} and flat.extra_args[-1:] == ("-nr",)
+    assert flat.plan.bytes.cpu_extra == {} and flat.engine == EngineSettings(repack=False)
+    assert flat.argv(haswell)[-1:] == ["-nr"]  # rendered once, after the user's arguments
     # Kept and launched: the plan passes -nr and plans the mapped file alone, and the engine's
     # buffers say the same (no CPU_REPACK; the CPU's weights within 2 %).
     store = measured.MeasuredRecords(tmp_path / "data" / "speculation-measured.json")

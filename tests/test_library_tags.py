@@ -60,7 +60,7 @@ def test_a_drafter_fetched_for_a_model_is_its_helper(tmp_path, qtbot):
     model = LibraryModel()
     model.replace_all(rows)
     assert model.data(model.index(1, COL["kind"])) == "continues text"
-    assert helpers.remember(tmp_path / "b" / "small.gguf", tmp_path / "a" / "big-q4_k_m.gguf")
+    helpers.remember(tmp_path / "b" / "small.gguf", tmp_path / "a" / "big-q4_k_m.gguf")
     model.replace_all(rows)  # a rescan reads the record again
     assert model.data(model.index(1, COL["kind"])) == "helper"
     assert model.data(model.index(1, COL["mtp"])) == DRAFT_TAG

@@ -376,6 +376,10 @@ def test_companion_draft_model_dropped_or_kept(files, base_info):
     assert p.drop_drafter and "draft model was left out" in p.drop_reason
     kept = plan_big(target, spec=spec, draft=draft, machine=gpu_machine(24, 32))
     assert not kept.drop_drafter and ("--spec-draft-ngl", "all") == kept.plan_args[-2:]
+    # An arm without the drafter runs the same plan less the drafter's own option (an f16
+    # cache: no draft KV types), planned so, not cut out of the argv.
+    assert kept.target_plan_args == kept.plan_args[:-2] and "--spec-draft-ngl" not in kept.target_plan_args
+    assert p.target_plan_args is None  # the drafter dropped: its plan holds none of its options
 
 
 def test_ngram_speculation_costs_nothing(base_info):

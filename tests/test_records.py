@@ -95,7 +95,6 @@ class Store:
     found: Callable[[Path, Ctx], bool]
     record_file: Callable[[Path], records.JsonRecord]
     reason: Callable[[Path], Any] | None = None
-    swallows_write_errors: bool = False  # speed and helpers log a failed write instead of raising
 
 
 STORES = [
@@ -122,7 +121,7 @@ STORES = [
     Store("processor speed", "speed-probe.json",
           lambda p, c: speed.remember(c.engine, speed.Throughput(33e9, "engine", 2, "now"), p),
           lambda p, c: speed.recorded(c.engine, p) is not None,
-          speed.record_file, swallows_write_errors=True),
+          speed.record_file),
     Store("your requests", "speculation-usage.json",
           lambda p, c: UsageRecords(p).add(_usage_key(c), (UsageRequest(64, 900.0, 32, 20),)),
           lambda p, c: UsageRecords(p).usage(_usage_key(c)) is not None,
@@ -133,21 +132,22 @@ STORES = [
               "Summarise this.",),
           lambda p: UsageRecords(p.with_name("speculation-usage.json")).prompts_file),
     Store("helper drafters", "helpers.json",
-          lambda p, c: _remember_helper(p, c),
+          lambda p, c: helpers.remember(c.draft, c.model, p),
           lambda p, c: helpers.recorded(p) == {str(c.draft): str(c.model)},
-          helpers.record_file, swallows_write_errors=True),
+          helpers.record_file),
 ]
 IDS = [s.name for s in STORES]
+# One write-error rule for every store (issue 36): a failed write raises, for the caller to
+# name to the user; none swallows it. The processor speed's writer is being made one
+# (speed-probe.json, issue 36 item 2) and still logs instead: remove this mark with it.
+WRITE_RULE = [pytest.param(s, id=s.name, marks=pytest.mark.xfail(
+    strict=True, reason="speed.remember still logs a failed write (issue 36 item 2 makes it one writer)"))
+    if s.name == "processor speed" else pytest.param(s, id=s.name) for s in STORES]
 
 
 def _usage_key(c: Ctx) -> UsageKey:
     return UsageKey(identity.file_key(c.model), identity.engine_build_key(c.engine), identity.machine_key(MACHINE),
                     Setup(ngram="ngram-mod", ngram_len=32))
-
-
-def _remember_helper(path: Path, c: Ctx) -> None:
-    if not helpers.remember(c.draft, c.model, path):
-        raise OSError("not written")
 
 
 def _try_write(store: Store, path: Path, c: Ctx) -> OSError | None:
@@ -204,7 +204,7 @@ def test_an_entry_this_version_cannot_read_is_damage_too(store, ctx, tmp_path):
     assert record.read() == [] and "was set aside as" in str(record.problem)
 
 
-@pytest.mark.parametrize("store", STORES, ids=IDS)
+@pytest.mark.parametrize("store", WRITE_RULE)
 def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     container = store.record_file(path).container
@@ -214,16 +214,13 @@ def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, c
     assert record.read() == record._empty()
     assert "newer Draftwise" in str(record.problem) and str(path) in str(record.problem)
     failed = _try_write(store, path, ctx)
-    if store.swallows_write_errors:
-        assert failed is None or isinstance(failed, OSError)
-    else:
-        assert isinstance(failed, records.NotWritten) and "newer Draftwise" in str(records.write_error(failed))
+    assert isinstance(failed, records.NotWritten) and "newer Draftwise" in str(records.write_error(failed))
     assert path.read_text(encoding="utf-8") == body  # untouched
     assert not list(tmp_path.glob(f"{store.file_name}.corrupt-*"))
     assert not store.found(path, ctx)
 
 
-@pytest.mark.parametrize("store", STORES, ids=IDS)
+@pytest.mark.parametrize("store", WRITE_RULE)
 def test_an_unreadable_file_is_reported_and_not_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     path.mkdir()  # a folder where the file should be: it cannot be read
@@ -231,7 +228,8 @@ def test_an_unreadable_file_is_reported_and_not_written_over(store, ctx, tmp_pat
     record = store.record_file(path)
     assert record.read() == record._empty()
     assert str(record.problem).startswith("Could not read the ") and str(path) in str(record.problem)
-    assert _try_write(store, path, ctx) is not None or store.swallows_write_errors
+    failed = _try_write(store, path, ctx)
+    assert isinstance(failed, records.NotWritten) and str(path) in str(records.write_error(failed))
     assert (path / "keep").read_text() == "mine"
 
 
@@ -359,6 +357,34 @@ def test_no_other_module_renames_files_or_dumps_json_into_a_file():
         assert (APP / rel).is_file(), f"{rel} is gone: drop it from NOT_RECORDS"
 
 
+# The launch session's stores, each made in its own module and in `session.Records.load`
+# alone (issue 36 item 3): every caller uses the Records a plan was made from, or loads them.
+SESSION_STORES = {
+    "MeasuredRecords": "core/measuring/records/measured.py",
+    "BrokenDrafters": "core/speculation/broken.py",
+    "EngineFixes": "core/launch/fixes.py",
+    "LadderRecord": "core/launch/ladder_record.py",
+    "UsageRecords": "core/measuring/records/usage.py",
+}
+# Still its own copies, until the engine is handed the plan's Records (issue 36 item 1).
+NOT_YET = {("viewmodels/launch.py", "BrokenDrafters"), ("viewmodels/launch.py", "EngineFixes")}
+
+
+def test_each_record_store_is_made_in_its_own_module_and_the_launch_session_only():
+    made: dict[str, set[str]] = {name: set() for name in SESSION_STORES}
+    for path in sorted(APP.rglob("*.py")):
+        rel = path.relative_to(APP).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                if name in made and (rel, name) not in NOT_YET:
+                    made[name].add(rel)
+    outside = {name: sorted(made[name] - {own, "core/launch/session.py"}) for name, own in SESSION_STORES.items()}
+    assert outside == {name: [] for name in SESSION_STORES}, "use session.Records.load() or the plan's records"
+    assert all("core/launch/session.py" in where for where in made.values())
+
+
 # ------------------------------------------------------------------ one machine key
 # A laptop: an integrated GPU, and lavapipe (a software Vulkan device) beside it.
 LAPTOP = Machine(ram_total=16 * GB, ram_available=12 * GB, os="Linux", described=True, gpus=[
@@ -472,7 +498,7 @@ def test_an_engine_fix_is_read_under_the_devices_it_was_written_under(ctx, tmp_p
     engine = Engine(ctx.engine, capabilities.pinned_caps(), "vulkan")
     store = EngineFixes(machine=machine)
     planned = plan_launch(prepare.Request(model=model, mtp="off"), engine, machine, Records(fixes=store))
-    assert planned.prepared.gpu_devices == () and planned.fixes == ()  # no layer on the card
+    assert planned.prepared.gpu_devices == () and planned.fixes.default  # no layer on the card
     spec = planned.spec(18080)
     assert spec.fix_devices == ("Vulkan0",)
     flow = launch_flow.LaunchFlow(spec, fixes=store)
@@ -487,7 +513,7 @@ def test_an_engine_fix_is_read_under_the_devices_it_was_written_under(ctx, tmp_p
     [fix] = store.entries()
     assert isinstance(fix.reason, Message) and "flash attention" in str(fix.reason)
     again = plan_launch(prepare.Request(model=model, mtp="off"), engine, machine, Records(fixes=store))
-    assert again.fixes == crash.FA_OFF
+    assert again.fixes == crash.FA_OFF_FIX
 
 
 def test_an_english_reason_from_an_earlier_file_is_shown_in_japanese(qtbot, ctx, tmp_path):
@@ -558,3 +584,23 @@ def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tm
     spec = engine_arms.launch(Setup("draft-simple", n_max=4))
     launch = prepared.launch(fa.ENGINE, port=18080, requested=machine.requested)
     assert spec.fix_devices == launch.fix_devices == ("Vulkan1",)
+
+
+def test_your_requests_and_prompts_name_a_failed_write_once(ctx, tmp_path):
+    """The one write-error rule reaches the stores written while a model runs: a failed write
+    is a sentence for the window or the CLI, said the first time, never only logged."""
+    from draftwise.core.measuring.records import usage
+
+    path = tmp_path / "speculation-usage.json"
+    path.mkdir()  # a folder where the record should be: never written over
+    keeper = usage.Keeper(_usage_key(ctx), UsageRecords(path))
+    keeper.tally.take = lambda final=False: (UsageRequest(64, 900.0, 32, 20),)
+    first = keeper.save()
+    assert str(first) == (f"Your requests' figures could not be kept (Could not read the record of your requests' "
+                          f"speed {path}: Is a directory.); learning from use misses them.")
+    assert keeper.save(final=True) is None and keeper.saved == 0  # said once per launch
+    prompts = path.with_name("your-prompts.json")
+    prompts.mkdir()
+    said = usage.keep_prompt(ctx.model, {"messages": [{"role": "user", "content": "Summarise this."}]}, path)
+    assert str(said).startswith("Your prompt could not be kept for measuring on your own work (Could not read the ")
+    assert str(prompts) in str(said)

@@ -369,3 +369,14 @@ def test_a_pair_is_two_types_even_when_one_type_ran_at_two_lengths(alone: prepar
     settings = replace(fa.SETTINGS, n_max_values=(16, 32))
     m = quick.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake, engine_types=NGRAM_MEASURED)
     assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=16)
+
+
+def test_a_decisions_drafter_flags_keep_a_switch_and_drop_only_what_a_setup_sets():
+    """The setup's own options go with their values; a switch takes none (engine_args.SWITCHES),
+    so the option after it stays, and `--flag=value` is one token."""
+    from draftwise.core.speculation import setup as setup_mod
+
+    argv = ("--spec-type", "draft-simple", "--spec-draft-model", "/m/d.gguf", "--spec-draft-cpu-moe",
+            "--spec-draft-n-max", "4", "--spec-draft-p-min=0.5", "--spec-draft-ngl", "0")
+    assert setup_mod.drafter_flags(argv) == ("--spec-draft-model", "/m/d.gguf", "--spec-draft-cpu-moe",
+                                             "--spec-draft-ngl", "0")

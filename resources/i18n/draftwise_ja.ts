@@ -1109,6 +1109,21 @@
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/hub/fetch.py" line="42" />
+      <source>Could not remember {name} as the helper of {model} ({error}); the library may list it as a model of its own.</source>
+      <translation>{name} を {model} のヘルパーとして記録できませんでした（{error}）。ライブラリでは単独のモデルとして表示されるかもしれません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="253" />
+      <source>Your prompt could not be kept for measuring on your own work ({error}).</source>
+      <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="376" />
+      <source>Your requests' figures could not be kept ({error}); learning from use misses them.</source>
+      <translation>リクエストの数値を保存できませんでした（{error}）。使用からの学習にはこれらが含まれません。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/launch/launch_flow.py" line="464" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>

@@ -83,6 +83,8 @@ def cmd_get(args: argparse.Namespace) -> int:
             print(f"Downloaded its vision projector {got.projector.name} to {got.projector}")
         if got.drafter is not None:
             print(f"Downloaded its drafter {got.drafter.name} beside it: MTP auto runs it")
+        if got.problem is not None:
+            print(f"warning: {got.problem}", file=sys.stderr)
         _remember_folder(folder)
         return 0
     except client.HubError as exc:

@@ -91,8 +91,8 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
     if machine.cpu_variant:
         print(f"  - CPU module: {machine.cpu_variant} (the best of this engine's CPU variants for this CPU)",
               flush=True)
-    if planned.fixes:
-        print(f"  - after an earlier crash with this engine: {' '.join(planned.fixes)}", flush=True)
+    if not planned.fixes.default:
+        print(f"  - after an earlier crash with this engine: {planned.fixes.label()}", flush=True)
     if not planned.start.empty:
         print(f"lowered: {ladder.started_lower(planned.start)}", flush=True)
     prepared, request = planned.prepared, planned.request
@@ -333,13 +333,13 @@ def _run(run, watch=None, *, verbose: bool) -> int:
             if watch is not None and run.flow.is_ready and time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + FIGURES_EVERY_S
                 _poll_figures(run, watch)
-                if watch.usage is not None:
-                    watch.usage.save()
+                if watch.usage is not None and (problem := watch.usage.save()) is not None:
+                    print(f"warning: {problem}", flush=True)
     finally:
         if not run.flow.ended:
             run.stop()
-        if watch is not None and watch.usage is not None:
-            watch.usage.save(final=True)
+        if watch is not None and watch.usage is not None and (problem := watch.usage.save(final=True)) is not None:
+            print(f"warning: {problem}", flush=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if seen["stopped_by_user"]:

@@ -16,7 +16,6 @@ import threading
 def learn_before_launch(planned) -> bool:
     """True when a measurement on the user's prompts was recorded (plan the launch again)."""
     from draftwise.core.machine import idle
-    from draftwise.core.measuring.records import usage
     from draftwise.core.measuring.runs import arms, learn
 
     cancel = threading.Event()
@@ -29,7 +28,7 @@ def learn_before_launch(planned) -> bool:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        outcome = learn.before_launch(planned, usage.UsageRecords(), idle=idle.idle, cancel=cancel,
+        outcome = learn.before_launch(planned, planned.records.usage, idle=idle.idle, cancel=cancel,
                                       report=show, on_start=lambda note: print(f"learning: {note}", flush=True))
     except arms.Cancelled:
         print("learning: stopped; nothing was recorded.", flush=True)
@@ -56,7 +55,7 @@ def keeper_for(planned):
     from draftwise.core.measuring.records import usage
     from draftwise.core.measuring.runs import learn
 
-    return usage.Keeper(learn.usage_key(planned))
+    return usage.Keeper(learn.usage_key(planned), planned.records.usage)
 
 
 def add_parser(subparsers) -> None:
@@ -74,9 +73,10 @@ def cmd_prompts(args) -> int:
     from pathlib import Path
 
     from draftwise.core import identity
+    from draftwise.core.launch import session
     from draftwise.core.measuring.records import usage
 
-    records = usage.UsageRecords()
+    records = session.Records.load().usage
     model = Path(args.model).expanduser() if args.model else None
     if args.clear:
         gone = records.forget_prompts(model)

@@ -112,13 +112,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     prepared = planned.prepared
     if not planned.start.empty and not args.json:
         print(f"lowered: {ladder.started_lower(planned.start)}")
-    if planned.fixes and not args.json:
-        print(f"after an earlier crash with this engine: {' '.join(planned.fixes)}")
+    if not planned.fixes.default and not args.json:
+        print(f"after an earlier crash with this engine: {planned.fixes.label()}")
     argv = list(spec.argv)
     if args.json:
         print(json.dumps({**prepared.to_json(), "argv": argv, "launch": spec.to_json(),
-                          "remembered": {"fixes": list(planned.fixes), "rung": planned.start.rung,
-                                         "settings": list(planned.settings)}},
+                          "remembered": {"fixes": list(planned.fixes.argv()), "rung": planned.start.rung,
+                                         "settings": list(planned.settings.argv())}},
                          indent=2, default=str))
         return 0
     print(render_plan(prepared, argv, cpu_variant=machine.cpu_variant))
@@ -205,10 +205,10 @@ def cmd_engine_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- broken drafters
 def cmd_broken(args: argparse.Namespace) -> int:
-    from draftwise.core.speculation.broken import BrokenDrafters
+    from draftwise.core.launch import session
     from draftwise.core.speculation.drafter_key import DrafterKey
 
-    store = BrokenDrafters()
+    store = session.Records.load().broken
     if store.problem:
         print(f"warning: {store.problem}", file=sys.stderr)
     entries = store.entries()

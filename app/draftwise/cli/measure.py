@@ -47,13 +47,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from draftwise.core.engines.spec_types import NGRAM_MEASURED
+    from draftwise.core.launch import session
     from draftwise.core.machine import speed
-    from draftwise.core.measuring.records.measured import MeasuredRecords
     from draftwise.core.measuring.runs import quick, sweep
     from draftwise.core.processes import orphans
 
     if args.forget:
-        records = MeasuredRecords()
+        records = session.Records.load().measured
         n = records.forget(model=Path(args.model).expanduser())
         if records.problem:
             print(f"warning: {records.problem}", flush=True)
@@ -86,8 +86,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     records, fixes, prepared = planned.records.measured, planned.records.fixes, planned.prepared
     for problem in planned.problems:
         print(f"warning: {problem}", flush=True)
-    if planned.fixes:
-        print(f"  - after an earlier crash with this engine: {' '.join(planned.fixes)}", flush=True)
+    if not planned.fixes.default:
+        print(f"  - after an earlier crash with this engine: {planned.fixes.label()}", flush=True)
     if not prepared.plan.fits:
         raise UserError(" ".join(str(r) for r in prepared.plan.reasons[-1:]) or "The model does not fit this machine.")
     if not prepared.spec.argv:

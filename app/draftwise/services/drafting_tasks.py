@@ -18,8 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.launch import headless, prepare, session
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.measuring.records import usage
-from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
+from draftwise.core.measuring.records.measured import Measurement
 from draftwise.core.measuring.records.sweep_record import Sweep
 from draftwise.core.measuring.runs import learn, quick, sweep
 from draftwise.core.messages import msg
@@ -116,7 +115,7 @@ def prepare_measure_and_record(
     if ngram is not None:  # no drafter found: the n-gram types are measured instead
         planned = session.plan_launch(ngram, engine, machine, records, ignore_measurements=True)
     run = sweep.sweep if all_settings else quick.measure
-    store = records.measured or MeasuredRecords()
+    store = records.measured
     result = run(planned.prepared, engine.binary, machine, backend=engine.backend, gpus=machine.gpus,
                  settings=settings, cancel=cancel, report=report, fixes=records.fixes, caps=engine.caps,
                  tuned=store.tuned())
@@ -128,7 +127,7 @@ def prepare_measure_and_record(
 def _measure_on_the_users_prompts(request: prepare.Request, engine: session.Engine, machine: Machine,
                                   records: session.Records, settings: quick.Settings, report: Callable,
                                   cancel: threading.Event) -> Measurement:
-    store = usage.UsageRecords()
+    store = records.usage
     d = learn.due(session.plan_launch(request, engine, machine, records), store)
     if d is None:
         raise quick.MeasureError(msg("Your requests no longer call for measuring again."))

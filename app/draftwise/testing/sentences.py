@@ -51,11 +51,19 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     from draftwise.core import settings
     from draftwise.core.engines import capabilities
     from draftwise.core.gguf import reader as gguf
-    from draftwise.core.launch import crash, gpu_check, launch_flow, launch_spec, mlx, prepare, vllm
+    from draftwise.core.launch import (
+        crash,
+        gpu_check,
+        launch_flow,
+        launch_spec,
+        mlx,
+        prepare,
+        session,
+        vllm,
+    )
     from draftwise.core.machine.hardware import GB, Gpu, Machine
     from draftwise.core.planning import model_shape, planner, weight_table
     from draftwise.core.speculation import resolver
-    from draftwise.core.speculation.broken import BrokenDrafters
 
     caps = capabilities.pinned_caps()
     out: list[Any] = []
@@ -290,14 +298,14 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     blocked = conf / "blocked"
     blocked.mkdir()
     out.append(settings.load(blocked).problem)
-    rec = folder / "broken.json"
-    rec.write_text("{bad")
-    b = BrokenDrafters(rec)
-    b.entries()
-    out.append(b.problem)
-    b = BrokenDrafters(conf)
-    b.entries()
-    out.append(b.problem)
+    damaged = session.Records.load(folder=folder / "damaged").broken
+    damaged.path.parent.mkdir()
+    damaged.path.write_text("{bad")
+    unreadable = session.Records.load(folder=folder / "unreadable").broken
+    unreadable.path.mkdir(parents=True)  # a folder where the file should be
+    for b in (damaged, unreadable):
+        b.entries()
+        out.append(b.problem)
 
     # A drafter that kills a serving engine (issue 11): both causes, the relaunch, the notice.
     decision = resolver.SpecDecision("draft-simple", Path("/m/fam-draft.gguf"), resolver.AUTO_COMPANION, True,

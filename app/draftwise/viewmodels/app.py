@@ -26,8 +26,8 @@ from draftwise.core.machine import workers as workers_mod
 from draftwise.core.messages import Text
 from draftwise.core.processes import orphans
 from draftwise.core.readable import command_line
+from draftwise.core.records import write_error
 from draftwise.core.settings import LoadResult, Settings
-from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels import launch_gate
 from draftwise.viewmodels.chat import ChatViewModel
@@ -44,7 +44,7 @@ from draftwise.viewmodels.machine_check import MachineCheckViewModel
 from draftwise.viewmodels.model_details import ModelDetailsViewModel
 from draftwise.viewmodels.plan import KV_TYPES, PlanViewModel, kv_types_for, probe_machine
 from draftwise.viewmodels.profiles import ProfilesViewModel
-from draftwise.viewmodels.replan import Inputs, Outcome, Replanner, split_args
+from draftwise.viewmodels.replan import Inputs, Outcome, Replanner, records_of, split_args
 from draftwise.viewmodels.speculation import SpeculationViewModel
 from draftwise.viewmodels.switch import ModelSwitch
 from draftwise.viewmodels.worker_loss import WorkerLoss
@@ -314,9 +314,9 @@ class AppViewModel(LadderActions, QObject):
         next Launch tries them again (falling back again if they still fail)."""
         engine = self.engine.selected
         try:
-            gone = BrokenDrafters().forget(binary=engine.binary if engine is not None else None)
+            gone = records_of(self.outcome).broken.forget(binary=engine.binary if engine is not None else None)
         except OSError as exc:
-            self.message.emit(tr("Could not clear the record: {0}").format(exc.strerror or exc))
+            self.message.emit(tr("Could not clear the record: {0}").format(tr_message(write_error(exc))))
             return 0
         self.schedule_replan()
         return gone

@@ -337,7 +337,7 @@ class ChatViewModel(QObject):
         speculation can be measured on their work (core/measuring/runs/learn.py); never sent
         anywhere, and not at all when the user turned that off."""
         if self.settings.keep_prompts:
-            usage.keep_prompt(model, body, self.usage_path)
+            self.store_problem = usage.keep_prompt(model, body, self.usage_path) or self.store_problem
 
     def set_keep_prompts(self, on: bool) -> None:
         """Off deletes every prompt kept so far: the box says none are kept."""

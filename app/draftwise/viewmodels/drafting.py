@@ -26,7 +26,7 @@ from draftwise.core.launch import prepare, session
 from draftwise.core.machine import speed
 from draftwise.core.measuring.records import usage
 from draftwise.core.measuring.records.live_figures import Watch
-from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
+from draftwise.core.measuring.records.measured import Combination, Measurement
 from draftwise.core.measuring.records.sweep_record import Sweep
 from draftwise.core.measuring.runs import learn, quick
 from draftwise.core.readable import human_duration
@@ -34,6 +34,7 @@ from draftwise.core.speculation import resolver
 from draftwise.services.drafting_tasks import DraftingMonitor, Fetched, MeasureRunner
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import prefs_for
+from draftwise.viewmodels.replan import records_of
 from draftwise.viewmodels.roles import AppRole
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ class DraftingViewModel(QObject):
     def measurement(self) -> Measurement | None:
         out = self.app.outcome
         combo = self._combination(out.decision if out is not None else None)
-        return MeasuredRecords().get(combo) if combo is not None else None
+        store = records_of(out).measured
+        return store.get(combo) if combo is not None and store is not None else None
 
     def can_measure(self) -> bool:
         out = self.app.outcome
@@ -117,7 +119,7 @@ class DraftingViewModel(QObject):
         out = self.app.outcome
         if out is not None and out.planned is not None:
             # The user's requests' figures, per model and setup (core/measuring/records/usage.py).
-            self.watch.usage = usage.Keeper(learn.usage_key(out.planned))
+            self.watch.usage = usage.Keeper(learn.usage_key(out.planned), out.planned.records.usage)
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
@@ -134,7 +136,9 @@ class DraftingViewModel(QObject):
     def _on_launch_ended(self, _state: str) -> None:
         self.monitor.stop()
         if self.watch is not None and self.watch.usage is not None:
-            self.watch.usage.save(final=True)
+            problem = self.watch.usage.save(final=True)
+            if problem is not None:
+                self.warnings.append(tr_message(problem))
             self.watch.usage = None
         if self._restart_when_stopped:
             self._restart_when_stopped = False
@@ -148,7 +152,9 @@ class DraftingViewModel(QObject):
         if self.watch is None:
             return
         if self.watch.usage is not None:
-            self.watch.usage.save()  # a small write, only when requests finished since
+            problem = self.watch.usage.save()  # a small write, only when requests finished since
+            if problem is not None:
+                self.warnings.append(tr_message(problem))
         if got.slots is not None:
             warning = self.watch.slots(got.slots)
             if warning is not None:
@@ -193,7 +199,7 @@ class DraftingViewModel(QObject):
         (core/measuring/runs/learn.py): offered with why, as the first measurement is. Accepted,
         it runs at once (the user chose the moment: no idle probe)."""
         try:
-            d = learn.due(planned, usage.UsageRecords())
+            d = learn.due(planned, planned.records.usage) if planned.records.usage is not None else None
         except (OSError, prepare.PrepareError) as exc:
             log.info("learning from use: not checked: %s", exc)
             return
@@ -255,7 +261,7 @@ class DraftingViewModel(QObject):
         """Drop this model's measurements (all drafters, engines, machines) and re-plan."""
         if self.app.model is None:
             return 0
-        n = MeasuredRecords().forget(model=self.app.model.path)
+        n = records_of(self.app.outcome).measured.forget(model=self.app.model.path)
         self.result_text = tr("The speed measurements of this model were forgotten.") if n else ""
         self.app.schedule_replan()
         self.changed.emit()

@@ -399,6 +399,8 @@ class GetModelsViewModel(QObject):
                 name=result.model.name, helper=result.drafter.name)
         else:
             self.status = tr("Downloaded {name}.").format(name=result.model.name)
+        if result.problem is not None:
+            self.status += "\n" + tr_message(result.problem)
         self.busy_changed.emit(False)
         self.downloaded.emit(result)
         self.changed.emit()

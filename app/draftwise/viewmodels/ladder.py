@@ -8,23 +8,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from draftwise.core.launch import ladder
+from draftwise.core.launch import ladder, session
 from draftwise.core.launch.ladder import Ladder
-from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.machine.hardware import Machine
+from draftwise.core.messages import Text
+from draftwise.core.records import write_error
 from draftwise.viewmodels.i18n import tr, tr_message
+from draftwise.viewmodels.replan import records_of
 
 if TYPE_CHECKING:
     from draftwise.viewmodels.replan import Outcome
 
 
-def forget_rung(model: Path, machine: Machine, binary: Path) -> bool:
+def forget_rung(records: session.Records, model: Path, machine: Machine, binary: Path) -> Text | None:
+    """Forget the rung remembered in `records`; None when done, else why not (to show)."""
+    if records.ladder is None:
+        return None
     try:
-        LadderRecord().forget(model, machine, binary)
-    except OSError:
-        return False
-    return True
+        records.ladder.forget(model, machine, binary)
+    except OSError as exc:
+        return write_error(exc)
+    return None
 
 
 def ladder_for(out: Outcome | None, spec: LaunchSpec) -> Ladder | None:
@@ -56,8 +61,9 @@ class LadderActions:
         """Forget the rung remembered for this model, machine and engine; re-plan at full settings."""
         engine = self.engine.selected
         if self.model_path is not None and engine is not None and self.machine is not None:
-            if not forget_rung(self.model_path, self.machine, engine.binary):
-                self.message.emit(tr("Could not clear the record of lowered settings."))
+            problem = forget_rung(records_of(self.outcome), self.model_path, self.machine, engine.binary)
+            if problem is not None:
+                self.message.emit(tr("Could not clear the record: {0}").format(tr_message(problem)))
         self.schedule_replan()
 
     def _show_record_problem(self) -> None:

@@ -23,8 +23,8 @@ from PySide6.QtCore import (
 from draftwise.core import identity
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import helpers
+from draftwise.core.launch import session
 from draftwise.core.machine import hardware
-from draftwise.core.measuring.records.measured import MeasuredRecords
 from draftwise.core.messages import Text
 from draftwise.core.readable import human_bytes, human_ctx, human_params
 from draftwise.core.speculation import tags
@@ -110,7 +110,7 @@ class LibraryModel(QAbstractTableModel):
         per row path: asked on every paint, so neither the record nor the path is read twice."""
         if self._speedups is None:
             try:
-                by_key = MeasuredRecords().speedups()
+                by_key = session.Records.load().measured.speedups()
             except OSError as exc:  # the records unreadable: the column shows the tags alone
                 log.info("measured speed-ups not read: %s", exc)
                 by_key = {}

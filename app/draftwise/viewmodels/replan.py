@@ -69,6 +69,17 @@ class Outcome:
     start: Concessions = Concessions()  # the rung remembered after running out of memory (docs/ladder.md)
     start_problem: Text | None = None  # a record could not be read (shown in the banner)
     planned: session.PlannedLaunch | None = None  # the session's answer: spec and ladder for Launch
+    # The records this outcome was planned from: the one set the window's measurement, the
+    # ladder and the forget actions use until the next re-plan (None: not planned yet).
+    records: session.Records | None = None
+
+
+def records_of(out: Outcome | None) -> session.Records:
+    """The records of the outcome shown (`Outcome.records`), or the user's before the first
+    plan (core/launch/session.py `Records.load` makes every store)."""
+    if out is not None and out.records is not None:
+        return out.records
+    return session.Records.load()
 
 
 def replan(inp: Inputs) -> Outcome:
@@ -108,7 +119,7 @@ def replan(inp: Inputs) -> Outcome:
     problems = records.problems()
     return Outcome(inp.generation, check, decision, error, plan, plan_error, launch_decision, argv,
                    planned.prepared if planned is not None else None, request, start,
-                   problems[0] if problems else None, planned)
+                   problems[0] if problems else None, planned, records)
 
 
 def _draft_check(request: prepare.Request, decision: resolver.SpecDecision | None, error: FieldError | None,

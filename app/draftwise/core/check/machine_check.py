@@ -162,13 +162,12 @@ def _check_quantized(engine, prompt: str) -> Iterator[CheckStep]:
     """A quantized model, started through the launch flow with the engine-fix record: where a
     CPU feature faults (the AMX kernels), the flow starts it once more without it and the fix
     is remembered for this machine and engine build — every later launch starts with it."""
-    from draftwise.core.launch import headless
-    from draftwise.core.launch.fixes import EngineFixes
+    from draftwise.core.launch import headless, session
     from draftwise.core.machine import hardware
 
     title = msg("Quantized models")
     try:
-        fixes = EngineFixes(machine=hardware.inventory(engine.binary))
+        fixes = session.Records.load(hardware.inventory(engine.binary)).fixes
         spec = _launch(engine, write_check_model("q4_0"), mtp=MtpMode.OFF, fixes=fixes)
     except (OSError, ValueError) as exc:
         yield CheckStep(title, "fail", str(exc))

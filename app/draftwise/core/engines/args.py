@@ -12,7 +12,7 @@ reads the pinned arg.cpp and checks this table against it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 # Every spelling of the options Draftwise sets itself, reads, or refuses; the first is the
 # name used in messages. From common/arg.cpp `common_arg({...})` of the pinned engine.
@@ -139,6 +139,16 @@ def options(args: Sequence[str]) -> Iterator[tuple[int, int, str, str | None]]:
         else:
             yield i, i + 2, name, args[i + 1]
             i += 2
+
+
+def without(args: Sequence[str], names: Collection[str]) -> tuple[str, ...]:
+    """`args` without the options whose canonical name is in `names`, each with its value
+    when it takes one (a switch takes none: `options`); everything else stays, in order."""
+    gone: set[int] = set()
+    for start, end, name, _value in options(list(args)):
+        if name in names:
+            gone.update(range(start, end))
+    return tuple(t for i, t in enumerate(args) if i not in gone)
 
 
 def engine_form(args: Sequence[str]) -> list[str]:

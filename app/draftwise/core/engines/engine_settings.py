@@ -12,6 +12,13 @@ Pure data: each field None is the engine's own default, so `EngineSettings()` pa
 and a record from before these settings reads as the defaults. The flags are the pinned
 engine's (common/arg.cpp, 11434); `known_by` drops what a build's `--help` does not list, so
 a setting the build does not know is never passed.
+
+The same type carries every engine option Draftwise adds on its own to a launch — the engine
+fixes remembered after a crash (core/launch/fixes.py, `-fa off`, `-nr`), a fix found while
+starting (core/launch/crash.py), the measured settings — as data, never as argv read back
+(docs/launch-path.md "Draftwise's own options"): the plan takes `PLANNED` as its inputs and
+writes them itself, and `beside_plan().argv()` renders the rest once, after the user's
+arguments (core/launch/prepare.py `Prepared.launch`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "batch": ("-b", "--batch-size"),
     "ubatch": ("-ub", "--ubatch-size"),
 }
+# The fields the memory plan takes as inputs and writes into its own arguments (plan_args):
+# flash attention, the batch and the prompt batch. The rest is passed beside the plan.
+PLANNED = ("flash_attn", "batch", "ubatch")
 # The engine's own defaults (common/common.h, llama-context.cpp): what None means.
 DEFAULT_BATCH = 2048
 DEFAULT_UBATCH = 512
@@ -91,6 +101,15 @@ class EngineSettings:
     def merged(self, other: EngineSettings) -> EngineSettings:
         """These settings with what `other` sets on top."""
         return replace(self, **{name: getattr(other, name) for name in other.changed()})
+
+    def less(self, other: EngineSettings) -> EngineSettings:
+        """Without the fields `other` sets (a remembered fix outranks a measured setting)."""
+        drop = {name: None for name in other.changed() if getattr(self, name) is not None}
+        return replace(self, **drop) if drop else self
+
+    def beside_plan(self) -> EngineSettings:
+        """The fields the plan does not write (`PLANNED` aside): passed after the user's arguments."""
+        return replace(self, **dict.fromkeys(PLANNED))
 
     def label(self) -> str:
         """Short and technical, for tables and progress: "-nr -t 1 -fa off"; "engine defaults"."""

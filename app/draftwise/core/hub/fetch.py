@@ -11,6 +11,8 @@ from pathlib import Path
 
 from draftwise.core.hub import download, helpers
 from draftwise.core.hub.files import RemoteModel, projector_model
+from draftwise.core.messages import Message, msg
+from draftwise.core.records import write_error
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,7 @@ class Fetched:
     model: Path
     drafter: Path | None = None
     projector: Path | None = None
+    problem: Message | None = None  # the drafter landed but could not be recorded as the helper
 
 
 def fetch(model: RemoteModel, folder: Path, *, drafter: RemoteModel | None = None, projector: bool = True,
@@ -32,5 +35,11 @@ def fetch(model: RemoteModel, folder: Path, *, drafter: RemoteModel | None = Non
     if drafter is None:
         return Fetched(path, None, proj_path)
     draft_path = download.download(drafter, folder, progress=progress, cancelled=cancelled, into=path.parent)
-    helpers.remember(draft_path, path)
+    try:
+        helpers.remember(draft_path, path)
+    except OSError as exc:
+        # The files are in place; only the library's "helper" label is lost. Said, not swallowed.
+        return Fetched(path, draft_path, proj_path, msg(
+            "Could not remember {name} as the helper of {model} ({error}); the library may list it as a model "
+            "of its own.", name=draft_path.name, model=path.name, error=write_error(exc)))
     return Fetched(path, draft_path, proj_path)

@@ -4,9 +4,10 @@ The library labels such a file "helper", whatever its own header says (a small c
 such as Gemma 3 270M reads as "chat" on its own): it is there because Draftwise fetched it
 for a bigger model. One small record in the data folder, `helpers.json`:
 `{"version": 1, "helpers": {"<drafter path>": "<model path>"}}`, one `records.JsonRecord`
-(docs/records.md: a damaged record is set aside and starts empty, a newer one left alone); a
+(docs/records.md: a damaged record is set aside and starts empty, a newer one left alone). A
 record that cannot be written costs only the label (the library still pairs the files by
-folder and family, core/speculation/tags.py).
+folder and family, core/speculation/tags.py), and, as for every record, the user is told
+(core/hub/fetch.py names it): `remember` raises, it never swallows the error.
 """
 
 from __future__ import annotations
@@ -44,11 +45,7 @@ def recorded(path: Path | None = None) -> dict[str, str]:
     return record_file(path).read()
 
 
-def remember(drafter: Path, model: Path, path: Path | None = None) -> bool:
-    """Record that `drafter` was fetched as `model`'s helper; False when it could not be written."""
-    try:
-        record_file(path).update(lambda helpers: {**helpers, str(drafter): str(model)})
-    except OSError as exc:
-        log.warning("could not record %s as a helper: %s", drafter, exc)
-        return False
-    return True
+def remember(drafter: Path, model: Path, path: Path | None = None) -> None:
+    """Record that `drafter` was fetched as `model`'s helper. OSError when it could not be
+    written (records.NotWritten for a record that must not be), for the caller to name."""
+    record_file(path).update(lambda helpers: {**helpers, str(drafter): str(model)})

@@ -17,6 +17,7 @@ import signal as _signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.kinds import Switch
 from draftwise.core.messages import Message, Text, msg, stored_in_records
 
@@ -383,8 +384,15 @@ def speculation_warning(line: str) -> Message | None:
 
 
 # ------------------------------------------------------------------ features that crash
-FA_OFF = ("-fa", Switch.OFF)
-NO_REPACK = ("-nr",)
+# The fixes, as data (what a launch plans with: core/launch/ladder.py `with_fix`, the launch
+# session), and as the arguments they render to: what engine-fixes.json keeps and what rides
+# on a running command that cannot be planned again.
+FA_OFF_FIX = EngineSettings(flash_attn=Switch.OFF)
+NO_REPACK_FIX = EngineSettings(repack=False)
+FA_OFF = FA_OFF_FIX.argv()  # ("-fa", "off")
+NO_REPACK = NO_REPACK_FIX.argv()  # ("-nr",)
+# A fix's arguments, as kept, to the fix: a lookup of the fixes this module gives, not a reading.
+FIXES: dict[tuple[str, ...], EngineSettings] = {FA_OFF: FA_OFF_FIX, NO_REPACK: NO_REPACK_FIX}
 _FA_FLAGS = ("-fa", "--flash-attn")
 _NR_FLAGS = ("-nr", "--no-repack")
 _GPU_DEVICE_LINE = re.compile(r"using device (?:Vulkan|CUDA|ROCm|MTL)\d+")
@@ -399,6 +407,11 @@ class FeatureFix:
 
     args: tuple[str, ...]
     message: Message
+
+    @property
+    def settings(self) -> EngineSettings:
+        """The fix as data (one of `FIXES`)."""
+        return FIXES[tuple(self.args)]
 
 
 def _has_flag(argv: Sequence[str], names: Sequence[str], value: str | None = None) -> bool:

@@ -15,7 +15,12 @@ once — for the scope the fault belongs to:
 
 A record of a machine-wide fix written per model (before they were machine-wide) is still
 read for that model, as is one filed under the earlier model key (path and size). A store
-that was not told the machine (`EngineFixes()`) files every fix per model, as before.
+that was not told the machine files every fix per model, as before.
+
+A fix is kept as the arguments it renders to (`["-fa", "off"]`, readable in the file and by
+an earlier Draftwise) and handed to a launch as data (`settings_for`: crash.FIXES looks the
+kept arguments up; an entry this version never wrote is left out, logged), so the launch
+session adds it to the plan's inputs, not to the argv.
 
 The keys are core/identity.py's: `engine_build_key`, the model's `file_key`, the
 `device_key` of the launch's selected devices (`identity.launch_devices`: the session reads
@@ -26,6 +31,7 @@ and for machine-wide fixes `host_key`. `engine-fixes.json` in paths.data_dir(), 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,15 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import identity, paths
-from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.launch import crash
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Text, msg
 from draftwise.core.records import JsonRecord, Store, sentence_from_json, sentence_to_json
 
 FILE_NAME = "engine-fixes.json"
-_ALIASES = {"-fa": ("--flash-attn",), "-nr": ("--no-repack",)}
 VERSION = 1
+log = logging.getLogger(__name__)
 
 
 # Faults of this computer's CPU, not of a model or a GPU driver: remembered machine-wide.
@@ -105,29 +111,37 @@ class EngineFixes(Store):
     def entries(self) -> list[Fix]:
         return self.record_file.read()
 
-    def args_for(self, binary: Path, model: Path, devices: Sequence[str]) -> tuple[str, ...]:
-        """The fixes for this model on these devices, and this machine's (each once)."""
+    def _keys(self, binary: Path, model: Path, devices: Sequence[str]) -> set[str]:
+        """Where the fixes for this model on these devices are filed, and this machine's."""
         keys = {key(binary, model, devices), _earlier_key(binary, model, devices)}
         if self.machine is not None:
             keys.add(machine_wide_key(binary, self.machine))
+        return keys
+
+    def args_for(self, binary: Path, model: Path, devices: Sequence[str]) -> tuple[str, ...]:
+        """The fixes for this model on these devices, and this machine's (each once), as kept."""
+        keys = self._keys(binary, model, devices)
         found: list[tuple[str, ...]] = []
         for e in self.entries():
             if e.key in keys and e.args not in found:
                 found.append(e.args)
         return tuple(a for args in found for a in args)
 
-    @staticmethod
-    def applicable(remembered: Sequence[str], extra_args: Sequence[str]) -> tuple[str, ...]:
-        """The remembered arguments whose option the user did not set already (theirs win)."""
-        out: list[str] = []
-        i = 0
-        while i < len(remembered):
-            flag = remembered[i]
-            value = remembered[i + 1:i + 2] if flag in ("-fa", "--flash-attn") else []
-            if not engine_args.sets(extra_args, flag, *_ALIASES.get(flag, ())) and flag not in out:
-                out += [flag, *value]
-            i += 1 + len(value)
-        return tuple(out)
+    def settings_for(self, binary: Path, model: Path, devices: Sequence[str]) -> EngineSettings:
+        """`args_for` as data: the fixes for this model on these devices and this machine's,
+        together. The user's own arguments win over them (`EngineSettings.without`, the
+        launch session's)."""
+        out = DEFAULTS
+        keys = self._keys(binary, model, devices)
+        for e in self.entries():
+            if e.key not in keys:
+                continue
+            fix = crash.FIXES.get(e.args)
+            if fix is None:
+                log.warning("engine fix %s under %s is not one this Draftwise makes: not applied", e.args, e.key)
+                continue
+            out = out.merged(fix)
+        return out
 
     def key_for(self, binary: Path, model: Path, devices: Sequence[str], args: Sequence[str]) -> str:
         """Where a fix of `args` is filed: machine-wide when it is the CPU's and the machine is known."""

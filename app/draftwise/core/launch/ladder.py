@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.engine_settings import DEFAULTS
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import EngineKind, Switch
 from draftwise.core.launch import crash, owned_args
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.launch.prepare import Prepared, Request, prepare
+from draftwise.core.launch.prepare import Prepared, Request, prepare, with_settings
 from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg, stored_in_records
@@ -129,14 +130,16 @@ class Concessions:
 
 
 def user_prefs(request: Request) -> planner.PlanPrefs:
-    """The plan preferences the user set, from the fields and the planner-owned extra
-    arguments alike (what the ladder may not change)."""
+    """The plan preferences set before the ladder, from the fields, the planner-owned extra
+    arguments and Draftwise's own options (a remembered fix, a measured setting, this
+    launch's fix: `Request.engine`) alike: what the ladder may not change."""
     if request.backend != resolver.LLAMA_CPP:
         return request.prefs
     try:
-        return owned_args.read(tuple(request.extra_args), request.prefs).prefs
+        prefs = owned_args.read(tuple(request.extra_args), request.prefs).prefs
     except FieldError:
-        return request.prefs  # prepare() refuses such a request with the field to fix
+        prefs = request.prefs  # prepare() refuses such a request with the field to fix
+    return with_settings(prefs, request.engine)
 
 
 def apply(request: Request, c: Concessions) -> Request:
@@ -267,16 +270,20 @@ class Ladder:
 
     def with_fix(self, args: tuple[str, ...]) -> LaunchSpec | None:
         """The running rung planned again with a feature fix (crash.FeatureFix: `-fa off`,
-        `-nr`) among the request's arguments, which every later rung keeps. So the plan is what
-        the relaunch runs (-nr: no re-laid weights), and a rung the fix rules out is skipped:
-        after `-fa off` the KV cache stays unquantized (the engine refuses a quantized V cache
-        without flash attention). None when the fix cannot be planned (an option of the user's
-        it contradicts): the flow then adds it to the command as it is."""
-        request = replace(self.request, extra_args=(*self.request.extra_args, *args))
+        `-nr`; `args` is its `args`, looked up as data in crash.FIXES) among Draftwise's own
+        options (`Request.engine`), which every later rung keeps. So the plan is what the
+        relaunch runs (-nr: no re-laid weights), and a rung the fix rules out is skipped: after
+        `-fa off` the KV cache stays unquantized (the engine refuses a quantized V cache without
+        flash attention). None when the fix cannot be planned: the flow then adds it to the
+        command as it is."""
+        fix = crash.FIXES.get(tuple(args)) if args else DEFAULTS  # no fix: the running rung again
+        if fix is None:
+            return None
+        request = replace(self.request, engine=self.request.engine.merged(fix))
         try:
             prepared = self._prepare(self.current, request)
         except FieldError as exc:
-            log.info("the fix %s is not planned: %s", " ".join(args), exc)
+            log.info("the fix %s is not planned: %s", fix.label(), exc)
             return None
         self.request, self._user, self.prepared = request, user_prefs(request), prepared
         return self.build(prepared)

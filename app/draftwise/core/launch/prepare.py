@@ -18,7 +18,9 @@ from typing import Any
 from draftwise.core import identity
 from draftwise.core.address import DEFAULT_PORT
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines import engine_settings
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, MtpMode, WorkerUse
@@ -59,6 +61,12 @@ class Request:
     api_key: str | None = None  # None: a fresh key for each launch
     # The workers listed: used only when they pay (auto), or always (the launch session decides).
     use_workers: WorkerUse = WorkerUse.AUTO
+    # Draftwise's own engine options (llama.cpp): the remembered engine fixes and the measured
+    # settings the launch session added where the user's arguments left them, a fix found
+    # while starting (Ladder.with_fix). Data, never argv read back: the plan takes flash
+    # attention and the batch sizes as inputs (and writes them), -nr into its CPU buffers, and
+    # `Prepared.launch` renders the rest after the user's arguments.
+    engine: EngineSettings = DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,9 @@ class Prepared:
     # With workers listed: the speed of each layout weighed and the one chosen
     # (split_speed.SpeedChoice, set by the launch session); `plan.speed` in the JSON.
     speed: Any = None
+    # Draftwise's own engine options this plan was made with (`Request.engine`, and a measured
+    # setting an arm runs: `with_engine_settings`); `launch` renders what the plan does not write.
+    engine: EngineSettings = DEFAULTS
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -126,7 +137,7 @@ class Prepared:
             return mlx.mlx_launch(binary, self.model.path, self.spec, port=port, extra_args=self.extra_args,
                                   network=request.network)
         spec = launch_spec.llamacpp_launch(
-            binary, self.model, self.spec, port=port, extra_args=self.extra_args,
+            binary, self.model, self.spec, port=port, extra_args=(*self.extra_args, *self.engine.beside_plan().argv()),
             plan_args=self.plan.plan_args,
             fallback_plan_args=self.plan.fallback_plan_args or self.plan.plan_args,
             network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
@@ -203,7 +214,7 @@ def prepare(
         # What the rest still changes in the plan (RoPE scaling, draft lengths, caches) and
         # the projector that belongs to the model (planned, passed with --mmproj).
         prefs, extra = extra_args.engine_inputs(prefs, model, extra)
-        prefs = _repack_read(extra, prefs)
+        prefs = with_settings(_repack_read(extra, prefs), request.engine)
     options = resolver.SpecOptions(
         mtp=request.mtp,
         draft=request.draft,
@@ -246,6 +257,7 @@ def prepare(
     return Prepared(
         model=model, spec=spec, chosen=chosen, plan=result, draft=draft, extra_args=extra, request=request,
         measurement=measurement, prefs=prefs,
+        engine=request.engine if request.backend == resolver.LLAMA_CPP else DEFAULTS,
     )
 
 
@@ -277,18 +289,29 @@ def with_drafter(prepared: Prepared, decision: resolver.SpecDecision, machine: M
     return replace(prepared, spec=spec, plan=result, draft=draft, measurement=None)
 
 
-def with_engine_args(prepared: Prepared, args: Sequence[str], machine: Machine) -> Prepared:
-    """`prepared` planned again with engine arguments added (a measured speed setting: -nr,
-    -t, -fa, -ub), read as the user's own would be: the planner's options (-fa, -b, -ub) into
-    the plan, -nr into its CPU buffers (no re-laid copies), the rest passed as given. The
-    settings stage runs each setting so, and the plan then shows the layout that runs.
-    PrepareError where the plan cannot take them."""
-    rest, prefs = _planner_inputs(tuple(args), prepared.prefs, prepared.model)
-    prefs = _repack_read(rest, prefs)
+def with_engine_settings(prepared: Prepared, settings: EngineSettings, machine: Machine) -> Prepared:
+    """`prepared` planned again with engine settings added on top of its own (a measured speed
+    setting: -nr, -t, -fa, -ub; a fix an earlier arm needed): flash attention and the batch
+    sizes into the plan, -nr into its CPU buffers (no re-laid copies), the rest passed after
+    the user's arguments. The settings stage runs each setting so, and the plan then shows
+    the layout that runs. PrepareError where the plan cannot take them."""
+    prefs = with_settings(prepared.prefs, settings)
     backend = prepared.request.backend if prepared.request is not None else EngineKind.LLAMA_CPP
     result, spec, draft = _plan(prepared.model, prepared.spec, machine, prefs, backend)
     return replace(prepared, spec=spec, plan=result, draft=draft, prefs=prefs,
-                   extra_args=(*prepared.extra_args, *rest))
+                   engine=prepared.engine.merged(settings))
+
+
+def with_settings(prefs: planner.PlanPrefs, settings: EngineSettings) -> planner.PlanPrefs:
+    """The plan's inputs with Draftwise's own engine options in them: flash attention and the
+    batch sizes (the plan writes them), no re-laid copies for -nr. They come after the user's
+    arguments were read, so the launch session leaves out what the user set (`without`),
+    and a fix found while starting wins (Ladder.with_fix)."""
+    changes: dict[str, Any] = {name: getattr(settings, name) for name in engine_settings.PLANNED
+                               if getattr(settings, name) is not None}
+    if settings.repack is False:
+        changes["no_repack"] = True
+    return replace(prefs, **changes) if changes else prefs
 
 
 def _planner_inputs(args: Sequence[str], prefs: planner.PlanPrefs,

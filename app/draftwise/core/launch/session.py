@@ -11,15 +11,19 @@ machine check — comes here, so what was remembered is applied the same way eve
 3. the drafters that made this engine fail (core/speculation/broken.py);
 4. the speed measurements of this combination (core/measuring/records/measured.py), and the
    engine's speed settings measured for this model, engine build and machine
-   (core/measuring/records/tuned.py): passed as engine arguments, less what the user's own
-   arguments or a remembered engine fix (1.) already set, which win; the plan reads them
-   (no re-laid copies with -nr, the compute buffer of -ub) and says which and why;
+   (core/measuring/records/tuned.py), less what the user's own arguments or a remembered
+   engine fix (1.) already set, which win; the plan reads them (no re-laid copies with -nr,
+   the compute buffer of -ub) and says which and why;
 5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
    against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
    its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`). This
    computer's speed, unknown, is measured first (core/launch/speed_probe.py); where the
    engine cannot measure it, a worker is used only where the model does not fit without it.
+
+The fixes (1.) and settings (4.) join the request as data (`Request.engine`, EngineSettings),
+never as argv to be parsed back: the plan takes them as inputs and `Prepared.launch` renders
+the rest once, after the user's arguments (docs/launch-path.md "Draftwise's own options").
 
 `prepare.prepare` is this module's helper: nothing else in the app calls it (the
 out-of-memory ladder re-plans through it with the inputs this session gave it,
@@ -36,10 +40,12 @@ from pathlib import Path
 
 from draftwise.core import identity
 from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, WorkerUse
+from draftwise.core.launch import fixes as fixes_mod
 from draftwise.core.launch import ladder as ladder_mod
-from draftwise.core.launch import prepare, speed_probe
+from draftwise.core.launch import ladder_record, prepare, speed_probe
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
@@ -53,9 +59,13 @@ from draftwise.core.machine import (
     upload,
     worker_rate,
 )
+from draftwise.core.measuring.records import measured as measured_mod
 from draftwise.core.measuring.records import tuned
+from draftwise.core.measuring.records import usage as usage_mod
 from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
+from draftwise.core.measuring.records.usage import UsageRecords
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.speculation import broken as broken_mod
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 
@@ -74,8 +84,15 @@ def measured_link(endpoint: str, binary: Path) -> link.Link | None:
 
 @dataclass
 class Records:
-    """The four stores a launch consults. A store left None is not consulted (the self-test
-    plans a generated model; the machine check only applies the engine fixes)."""
+    """The stores a launch consults, and the one place they are made (`load`): the plan, the
+    engine it starts (its fixes and broken drafters), the ladder it climbs and the measurement
+    it runs all use the `Records` the plan was made from, so a record written by one is read
+    by the next. A store left None is not consulted (the self-test plans a generated model;
+    the machine check only applies the engine fixes).
+
+    Write errors, the same for every store (core/records.py): a failed write raises OSError
+    (`records.NotWritten` for a file that must not be written over), and the caller names it
+    to the user with `records.write_error`; no store swallows one."""
 
     broken: BrokenDrafters | None = None
     measured: MeasuredRecords | None = None
@@ -83,13 +100,22 @@ class Records:
     fixes: EngineFixes | None = None
     # Where the links to workers come from (None: not consulted, every worker listed is used).
     links: LinkSource | None = None
+    # The user's own requests and prompts, measured as they run (learn from use); not a
+    # launch input, so not among `problems`.
+    usage: UsageRecords | None = None
 
     @classmethod
-    def load(cls, machine: hardware.Machine | None = None) -> Records:
-        """The user's records (paths.data_dir()); `machine` files the machine-wide fixes."""
+    def load(cls, machine: hardware.Machine | None = None, *, folder: Path | None = None) -> Records:
+        """The user's records (paths.data_dir(), or `folder`); `machine` files the
+        machine-wide fixes. Cheap: each store reads its file when asked."""
         machine = machine if isinstance(machine, hardware.Machine) else None
-        return cls(BrokenDrafters(), MeasuredRecords(), LadderRecord(), EngineFixes(machine=machine),
-                   links=measured_link)
+
+        def at(name: str) -> Path | None:
+            return folder / name if folder is not None else None
+
+        return cls(BrokenDrafters(at(broken_mod.FILE_NAME)), MeasuredRecords(at(measured_mod.FILE_NAME)),
+                   LadderRecord(at(ladder_record.FILE_NAME)), EngineFixes(at(fixes_mod.FILE_NAME), machine=machine),
+                   links=measured_link, usage=UsageRecords(at(usage_mod.FILE_NAME)))
 
     @classmethod
     def none(cls) -> Records:
@@ -124,9 +150,9 @@ class PlannedLaunch:
     machine: hardware.Machine
     records: Records
     start: Concessions = field(default_factory=Concessions)  # the remembered rung it starts at
-    fixes: tuple[str, ...] = ()  # the remembered engine fixes it added to the arguments
+    fixes: EngineSettings = DEFAULTS  # the remembered engine fixes it added (`request.engine`)
     measured: bool = False  # the speed measurements had their say (the ladder's re-plans keep that)
-    settings: tuple[str, ...] = ()  # the measured engine settings it added to the arguments
+    settings: EngineSettings = DEFAULTS  # the measured engine settings it added (`request.engine`)
 
     @property
     def measurement(self) -> Measurement | None:
@@ -184,27 +210,27 @@ def plan_launch(
     binary = Path(engine.binary)
     # Records are llama.cpp's (other engines plan their own memory), filed under the build.
     applies = request.backend == resolver.LLAMA_CPP and machine is not None
-    fixes: tuple[str, ...] = ()
+    # Draftwise's own options join the request as data (Request.engine), never as arguments:
+    # the user's own arguments win over a remembered fix, and both over a measured setting.
+    fixes = DEFAULTS
     if applies and records.fixes is not None and isinstance(machine, hardware.Machine):
-        store = records.fixes
-        fixes = store.applicable(store.args_for(binary, request.model, devices_of(machine)), request.extra_args)
-        request = replace(request, extra_args=(*request.extra_args, *fixes))
+        fixes = records.fixes.settings_for(binary, request.model, devices_of(machine)).without(request.extra_args)
     start = Concessions()
     if applies and records.ladder is not None:
         if full:
             records.ladder.forget(request.model, machine, binary)
         start = records.ladder.lookup(request.model, machine, binary)
     measured = records.measured if applies and not ignore_measurements else None
-    settings: tuple[str, ...] = ()
+    settings = DEFAULTS
     settings_notes: list[Message] = []
     if measured is not None:
         kept = measured.tuned().get(tuned.key_for(request.model, binary, machine))
         if kept is not None:
-            # After the fixes: a remembered fix (and the user's own argument) outranks a measured choice.
-            passed = tuned.applicable(kept, engine.caps.has_flag, request.extra_args)
-            settings = passed.argv()
-            settings_notes = kept.notes(passed)
-            request = replace(request, extra_args=(*request.extra_args, *settings))
+            # A remembered fix (and the user's own argument) outranks a measured choice.
+            settings = tuned.applicable(kept, engine.caps.has_flag, request.extra_args).less(fixes)
+            settings_notes = kept.notes(settings)
+    if not fixes.default or not settings.default:
+        request = replace(request, engine=request.engine.merged(settings).merged(fixes))
     if applies and request.prefs.cpu_rate is None:
         # The processor's measured rate (never measured here: a probe runs the engine) for the
         # dense offload's cost model (core/planning/ffn_offload.py).

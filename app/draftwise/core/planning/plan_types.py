@@ -171,6 +171,10 @@ class Plan:
     plan_args: tuple[str, ...]
     # The plan without the drafter (for the launcher's startup fallback).
     fallback_plan_args: tuple[str, ...] = ()
+    # This plan's arguments without the drafter's own (--spec-draft-*: its KV, offload,
+    # device), the rest as planned: a measurement arm that runs no model drafter on the same
+    # context, KV and offload. None: `plan_args` holds none.
+    target_plan_args: tuple[str, ...] | None = None
     drop_reason: Message | None = None
     max_context: int = 0  # the largest context the model allows (trained, or the user's)
     drafter: Message | None = None  # "MTP head" / "draft model" when one is planned

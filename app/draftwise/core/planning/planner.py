@@ -198,6 +198,7 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
         drop_drafter=False, fits=fits, bytes=b, per_device=devices,
         reasons=reasons, plan_args=args,
         fallback_plan_args=fallback if fallback is not None else args,
+        target_plan_args=(_args(p, setup, prefs, False) if fits else ()) if drafter is not None else None,
         max_context=slot_cap(p.model, prefs) or max(prefs.ctx or 0, want),
         drafter=drafter, warnings=warnings, estimated_weights=not p.wt.exact,
         ctx_checkpoints=host.checkpoints, cache_ram_mib=host.prompt_cache // MiB if fits else 0,

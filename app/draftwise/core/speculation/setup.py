@@ -200,18 +200,9 @@ def drafter_file(key: str) -> str:
 
 def drafter_flags(argv: tuple[str, ...]) -> tuple[str, ...]:
     """A decision's speculative arguments without what a setup sets (`--spec-type`, the
-    lengths, p-min): the drafter's file flags (`--spec-draft-model FILE`) and anything else."""
-    out: list[str] = []
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-            continue
-        if engine_args.canonical(token) in _OWN_FLAGS:
-            skip = "=" not in token
-            continue
-        out.append(token)
-    return tuple(out)
+    lengths, p-min): the drafter's file flags (`--spec-draft-model FILE`) and anything else,
+    a switch without a value (engine_args.options knows which)."""
+    return engine_args.without(argv, _OWN_FLAGS)
 
 
 def of_decision(spec_type: str | None, argv: tuple[str, ...]) -> Setup:

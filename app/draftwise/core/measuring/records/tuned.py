@@ -314,5 +314,6 @@ class TunedRecords(Store):
 
 def applicable(tuned: Tuned, has_flag: Any, given: Sequence[str]) -> EngineSettings:
     """The kept settings a launch passes: what this build knows (`has_flag`), less what
-    `given` (the user's arguments and the remembered engine fixes) already sets."""
+    `given` (the user's own arguments) already sets; the launch session then leaves out what a
+    remembered engine fix sets (`EngineSettings.less`)."""
     return tuned.settings.known_by(has_flag).without(given) if tuned.settings != DEFAULTS else DEFAULTS

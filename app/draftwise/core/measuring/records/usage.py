@@ -32,7 +32,7 @@ from typing import Any
 from draftwise.core import identity, paths
 from draftwise.core.measuring.records import live_figures, measurement
 from draftwise.core.messages import Message, msg
-from draftwise.core.records import JsonRecord, Store
+from draftwise.core.records import JsonRecord, Store, write_error
 from draftwise.core.speculation.setup import Setup
 
 log = logging.getLogger(__name__)
@@ -242,16 +242,18 @@ class UsageRecords(Store):
         self.record_file.update(lambda old: [u for u in old if not identity.same_file(u.key.model, model)])
 
 
-def keep_prompt(model: Path | str | None, body: dict[str, Any], path: Path | None = None) -> None:
-    """The window chat's request, kept for measuring on the user's own work; a failed write
-    costs only that (logged)."""
+def keep_prompt(model: Path | str | None, body: dict[str, Any], path: Path | None = None) -> Message | None:
+    """The window chat's request, kept for measuring on the user's own work. A failed write
+    costs only that, and is said: the sentence for the chat to show (None when kept)."""
     text = prompt_of(body)
     if text is None or model is None:
-        return
+        return None
     try:
         UsageRecords(path).add_prompts(model, (text,))
     except OSError as exc:
-        log.info("the prompt was not kept for measuring: %s", exc)
+        return msg("Your prompt could not be kept for measuring on your own work ({error}).",
+                   error=write_error(exc))
+    return None
 
 
 def forget_all_prompts(path: Path | None = None) -> Message | None:
@@ -356,17 +358,23 @@ class Keeper:
         self.store = store or UsageRecords()
         self.tally = Tally()
         self.saved = 0  # requests kept so far
+        self.problem: Message | None = None  # why a save failed (said once per launch)
 
     def lines(self, lines: list[str]) -> None:
         self.tally.lines(lines)
 
-    def save(self, *, final: bool = False) -> None:
+    def save(self, *, final: bool = False) -> Message | None:
+        """Keep the requests finished since the last save. A failed write is returned the
+        first time, for the caller to say (the window's warnings, the CLI's); None otherwise."""
         requests = self.tally.take(final=final)
         if not requests:
-            return
+            return None
         try:
             self.store.add(self.key, requests)
         except OSError as exc:
-            log.info("the requests' figures were not kept: %s", exc)
-            return
+            first = self.problem is None
+            self.problem = msg("Your requests' figures could not be kept ({error}); learning from use misses them.",
+                               error=write_error(exc))
+            return self.problem if first else None
         self.saved += len(requests)
+        return None

@@ -36,12 +36,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from draftwise.core.engines import args as engine_args
-from draftwise.core.engines.engine_settings import EngineSettings
+from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.kinds import Backend
 from draftwise.core.launch import crash, headless, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.launch.prepare import Prepared, PrepareError, Request, with_engine_args
+from draftwise.core.launch.prepare import Prepared, PrepareError, Request, with_engine_settings
 from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import live_figures, measurement
@@ -191,22 +190,6 @@ def ngram_pair(results: Results) -> Setup | None:
         return None
     first, second = sorted(best.values(), key=lambda a: -a.tokens_per_s)[:2]
     return replace(first.setup, ngram2=second.setup.ngram, ngram2_len=second.setup.ngram_len)
-
-
-def without_draft_flags(args: Sequence[str]) -> tuple[str, ...]:
-    """Plan arguments for an arm without a model drafter: the drafter's own settings out
-    (`--spec-draft-*` take a value each), the target's context, KV and offload unchanged."""
-    out: list[str] = []
-    skip = False
-    for token in args:
-        if skip:
-            skip = False
-            continue
-        if engine_args.flag_name(token).startswith("--spec-draft"):
-            skip = "=" not in token
-            continue
-        out.append(token)
-    return tuple(out)
 
 
 def decision_for(base: SpecDecision, setup: Setup) -> SpecDecision:
@@ -393,11 +376,21 @@ class EngineArms:
         # On loopback with a fresh key, whatever the user's launch settings (network, port).
         self.request = replace(prepared.request or Request(model=prepared.model.path), network=False,
                                pinned_port=False, api_key=None)
-        self.fixed: list[str] = []  # a feature fix an arm needed (-nr): every later arm starts with it
+        # The feature fixes arms needed (-nr), as data: every later arm starts with them. One
+        # list, shared with `measuring_prompts`' copy, so a fix found there holds here too.
+        self._found: list[EngineSettings] = []
         # Engine settings change the plan (-nr drops the re-laid copies, -ub the compute buffer,
         # -fa off the KV types): each is planned once, as a launch with them would be.
         self.machine = machine
         self._planned: dict[tuple[str | None, EngineSettings], Prepared] = {}
+
+    @property
+    def fixed(self) -> EngineSettings:
+        """The feature fixes found so far, together."""
+        out = DEFAULTS
+        for fix in self._found:
+            out = out.merged(fix)
+        return out
 
     def measuring_prompts(self) -> EngineArms:
         """These arms, each start also timing the long prompt (the settings stage's): the same
@@ -421,16 +414,17 @@ class EngineArms:
         if not setup.engine.default:
             key = (setup.drafter_key if setup.drafter else None, setup.engine)
             if key not in self._planned:
-                self._planned[key] = with_engine_args(prepared, setup.engine.argv(), self.machine)
+                self._planned[key] = with_engine_settings(prepared, setup.engine, self.machine)
             prepared = self._planned[key]
         decision = decision_for(prepared.spec, setup)
-        plan_args = tuple(prepared.plan.plan_args)
-        if setup.drafter is None:
-            plan_args = without_draft_flags(plan_args)
-        plan = replace(prepared.plan, plan_args=plan_args, fallback_plan_args=plan_args)
-        fixed = EngineFixes.applicable(self.fixed, prepared.extra_args)
+        plan = prepared.plan
+        plan_args = tuple(plan.plan_args if setup.drafter or plan.target_plan_args is None else plan.target_plan_args)
+        plan = replace(plan, plan_args=plan_args, fallback_plan_args=plan_args)
+        # A fix found by an earlier arm rides on the command as the running launch's does
+        # (launch_flow), less what the user's arguments or the plan's own options already set.
+        fixed = self.fixed.without(prepared.extra_args).less(prepared.engine)
         arm = replace(prepared, spec=decision, plan=plan, request=self.request,
-                      extra_args=(*prepared.extra_args, *fixed))
+                      extra_args=(*prepared.extra_args, *fixed.argv()))
         spec = arm.launch(self.binary, engine_backend=self.backend, gpus=self.gpus, port=launch_spec.any_free_port(),
                           requested=self.requested, chosen_gpus=self.chosen_gpus)
         return replace(spec, fallback_argv=None)  # a drafter that fails is the result, not retried
@@ -465,7 +459,7 @@ class EngineArms:
                 run.pump()
             _fail_if_crashed(run)
             if run.flow.fix is not None:
-                self.fixed.extend(run.flow.fix.args)  # new: the arm's command had every earlier fix
+                self._found.append(run.flow.fix.settings)  # new: the arm's command had every earlier fix
             if spec.spec.argv and _slots_speculative(run) is False:
                 raise MeasureError(live_figures.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
             # Warm-up: the first request allocates graphs and fills caches; not counted.

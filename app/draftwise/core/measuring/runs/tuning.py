@@ -96,20 +96,21 @@ def carrier_of(m: Measurement, *, automatic: bool, on_trial: bool) -> Setup:
 
 
 def dimensions(prepared: Prepared, has_flag: Callable[[str], bool], *, which: Collection[str] = QUICK,
-               fixed: Sequence[str] = (), faults: Collection[EngineSettings] = (),
+               fixed: EngineSettings = DEFAULTS, faults: Collection[EngineSettings] = (),
                physical: int | None = None, logical: int | None = None) -> list[Dimension]:
     """The dimensions that apply (see the module's text). `fixed`: engine fixes found since the
-    plan (they win like the remembered ones in `prepared.extra_args`); `faults`: settings that
-    crashed on this machine before."""
+    plan (they win like the remembered ones in `prepared.engine` and the user's own arguments);
+    `faults`: settings that crashed on this machine before."""
     plan, prefs = prepared.plan, prepared.prefs
-    given = (*prepared.extra_args, *fixed)
+    given = prepared.extra_args  # the user's own
+    taken = set(prepared.engine.merged(fixed).changed())  # Draftwise's own: the fixes, a setting
     physical = physical or cores.physical()
     logical = max(logical or cores.logical(), physical)
     holding = [d for d in plan.per_device if d.layers]
     on_cpu = [d for d in holding if d.kind == DeviceKind.CPU]
     only_cpu = bool(holding) and len(on_cpu) == len(holding)
     out: list[Dimension] = []
-    if "repack" in which and plan.bytes.cpu_extra and not prefs.no_repack \
+    if "repack" in which and plan.bytes.cpu_extra and not prefs.no_repack and "repack" not in taken \
             and not engine_args.sets(given, *cpu_buffers.NO_REPACK_FLAGS):
         out.append(Dimension("repack", (None, False), 0))
     if "threads" in which and on_cpu:
@@ -125,7 +126,7 @@ def dimensions(prepared: Prepared, has_flag: Callable[[str], bool], *, which: Co
         out.append(Dimension("ubatch", (UBATCHES[0], None, UBATCHES[1]), 1, prompt_only=True))
     kept = []
     for d in out:
-        if not has_flag(FLAGS[d.name][0]) or engine_args.sets(given, *FLAGS[d.name]):
+        if not has_flag(FLAGS[d.name][0]) or engine_args.sets(given, *FLAGS[d.name]) or d.name in taken:
             continue  # a flag this build does not know is never passed; the user's or a fix's wins
         values = tuple(v for v in d.values if v is None or EngineSettings(**{d.name: v}) not in faults)
         if len(values) > 1:
@@ -235,7 +236,7 @@ def settings_stage(run: Runner, prepared: Prepared, m: Measurement | None, binar
     carrier = setup_mod.NONE if m is None else carrier_of(
         m, automatic=spec.source in AUTO_SOURCES, on_trial=spec.source == resolver.AUTO_NGRAM)
     engine_arms = run if isinstance(run, EngineArms) else None
-    dims = dimensions(prepared, has_flag, which=which, fixed=engine_arms.fixed if engine_arms else (),
+    dims = dimensions(prepared, has_flag, which=which, fixed=engine_arms.fixed if engine_arms else DEFAULTS,
                       faults=store.faults_for(binary, machine) if store is not None else ())
     timing = engine_arms.measuring_prompts() if engine_arms is not None else run
     return tune(timing, carrier, dims, rounds, steps, key=tuned.key_for(prepared.model.path, binary, machine),

@@ -366,8 +366,6 @@ SESSION_STORES = {
     "LadderRecord": "core/launch/ladder_record.py",
     "UsageRecords": "core/measuring/records/usage.py",
 }
-# Still its own copies, until the engine is handed the plan's Records (issue 36 item 1).
-NOT_YET = {("viewmodels/launch.py", "BrokenDrafters"), ("viewmodels/launch.py", "EngineFixes")}
 
 
 def test_each_record_store_is_made_in_its_own_module_and_the_launch_session_only():
@@ -378,7 +376,7 @@ def test_each_record_store_is_made_in_its_own_module_and_the_launch_session_only
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-                if name in made and (rel, name) not in NOT_YET:
+                if name in made:
                     made[name].add(rel)
     outside = {name: sorted(made[name] - {own, "core/launch/session.py"}) for name, own in SESSION_STORES.items()}
     assert outside == {name: [] for name in SESSION_STORES}, "use session.Records.load() or the plan's records"

@@ -280,9 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
-    from draftwise.cli import get, launch, learning, measure, share
+    from draftwise.cli import get, launch, learning, measure, serve, share
 
     launch.add_parser(sub)
+    serve.add_parser(sub)
     share.add_parser(sub)
     get.add_parser(sub)
     measure.add_parser(sub)

@@ -1,0 +1,70 @@
+"""The router's instances as it reports them (`GET /models`), and what to do when one fails.
+
+Each entry of the router's list has `id` and `status` (`value`: unloaded, loading, loaded,
+sleeping; `failed` and `exit_code` when its last start died; `args`: the instance's argv;
+server-models.cpp `get_router_models`). An instance that died at start while its automatic
+drafter was on gets one more load without speculation — the launch's one-shot fallback
+(docs/rules.md), per model; any other failure is said and the other models keep serving.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from draftwise.core.messages import Message, msg
+
+LOADED, LOADING, SLEEPING, UNLOADED, FAILED = "loaded", "loading", "sleeping", "unloaded", "failed"
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    state: str  # one of the above
+    args: tuple[str, ...] = ()
+    exit_code: int | None = None
+
+
+def read(body: bytes | str) -> dict[str, Instance]:
+    """The instances of a `/models` answer, by id (an answer that is not the router's: {})."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return {}
+    out: dict[str, Instance] = {}
+    for entry in data.get("data", []) if isinstance(data, dict) else []:
+        status = entry.get("status") or {}
+        state = FAILED if status.get("failed") else str(status.get("value", UNLOADED))
+        out[str(entry.get("id"))] = Instance(str(entry.get("id")), state, tuple(status.get("args") or ()),
+                                             status.get("exit_code"))
+    return out
+
+
+@dataclass
+class Watch:
+    """What changed between two reads of the list, and which failures get their fallback."""
+
+    fallen_back: set[str]
+    states: dict[str, str]
+
+    @classmethod
+    def new(cls) -> Watch:
+        return cls(set(), {})
+
+    def changes(self, now: dict[str, Instance]) -> list[Instance]:
+        out = [i for i in now.values() if self.states.get(i.id) != i.state]
+        self.states = {i.id: i.state for i in now.values()}
+        return out
+
+    def falls_back(self, inst: Instance, has_fallback: bool) -> bool:
+        """Whether this failure gets the one more load without speculation (once per model)."""
+        if inst.state != FAILED or not has_fallback or inst.id in self.fallen_back:
+            return False
+        self.fallen_back.add(inst.id)
+        return True
+
+
+def broken_reason(ident: str, exit_code: int | None) -> Message:
+    """Why a drafter is remembered as broken after its instance died at start."""
+    return msg("The served model {id} stopped at start with this drafter (exit code {code}); it runs without it.",
+               id=ident, code=exit_code if exit_code is not None else "?")

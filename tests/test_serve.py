@@ -46,7 +46,7 @@ def test_ids_are_file_stems_shards_grouped_projectors_and_drafters_left_out(lib:
     tm.write_tiny_model(lib / "glm-mtp.gguf", tm.mtp_model(), part="mtp")
     found = library.collect([lib])
     shards = sorted(p.name for p in (lib / "beta").iterdir())
-    assert len(shards) > 1 and shards[0] == "beta-F32-00001-of-%05d.gguf" % len(shards)
+    assert len(shards) > 1 and shards[0] == f"beta-F32-00001-of-{len(shards):05d}.gguf"
     # The projector and the MTP-only sidecar are helpers; the companion drafter is still a
     # plain model to the library (the serve plan leaves it out once a model drafts with it).
     assert [(m.id, m.path.name) for m in found.models] == [

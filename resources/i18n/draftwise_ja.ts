@@ -1389,32 +1389,32 @@
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="244" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="241" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="242" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="344" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="356" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="366" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="360" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="370" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="372" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="382" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
@@ -1454,27 +1454,27 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="96" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="95" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="104" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="103" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="119" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="113" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="139" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="133" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="166" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="160" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1549,37 +1549,37 @@
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="117" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="116" />
       <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
       <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="123" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="122" />
       <source>it has {free} MiB free, and the test needs {need} MiB free</source>
       <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="131" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="130" />
       <source>it could not lend {size} MiB for the test</source>
       <translation>テスト用に {size} MiB を確保できませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="140" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="139" />
       <source>it stopped answering during the test ({error})</source>
       <translation>テスト中に応答しなくなりました（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="182" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="171" />
       <source>it did not answer ({error})</source>
       <translation>応答しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="229" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="218" />
       <source>this computer's own worker did not start ({error})</source>
       <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="223" />
       <source>this computer's own figure could not be taken: {why}</source>
       <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
     </message>
@@ -1734,7 +1734,7 @@
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="117" />
+      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="122" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
@@ -1814,17 +1814,17 @@
       <translation>エンジン設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="173" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="168" />
       <source>record of your requests' speed</source>
       <translation>あなたのリクエストの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="176" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="171" />
       <source>record of your prompts</source>
       <translation>あなたのプロンプトの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="268" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="263" />
       <source>Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.</source>
       <translation>保存したプロンプトを {path} から削除できませんでした: {error}。このファイルを手動で削除してください。</translation>
     </message>
@@ -1844,67 +1844,67 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="263" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="258" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="372" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="367" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="376" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="371" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="419" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="414" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="420" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="415" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="463" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="458" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="469" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="464" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="483" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="478" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="487" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="482" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="512" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="507" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="514" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="509" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="521" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="516" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="548" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="543" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
@@ -2197,6 +2197,91 @@
       <location filename="../../app/draftwise/core/records.py" line="140" />
       <source>The {what} was damaged ({error}); it was set aside as {name} and a new one is started.</source>
       <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/instances.py" line="69" />
+      <source>The served model {id} stopped at start with this drafter (exit code {code}); it runs without it.</source>
+      <translation>サーブ中のモデル {id} がこのドラフターで起動時に停止しました（終了コード {code}）。ドラフターなしで実行します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="113" />
+      <source>{path} does not exist; give a folder of GGUF models or a GGUF file.</source>
+      <translation>{path} は存在しません。GGUF モデルのフォルダーか GGUF ファイルを指定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="119" />
+      <source>{path} holds no GGUF file; give a folder with models in it (or download one with `draftwise get`).</source>
+      <translation>{path} に GGUF ファイルがありません。モデルのあるフォルダーを指定してください（または `draftwise get` でダウンロードしてください）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="128" />
+      <source>{name} cannot be read ({why}); it is left out. Download it again or remove it from the folder.</source>
+      <translation>{name} を読めません（{why}）。除外しました。もう一度ダウンロードするか、フォルダーから削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="132" />
+      <source>{name} cannot be read ({why}); it is left out. Check its permissions or remove it from the folder.</source>
+      <translation>{name} を読めません（{why}）。除外しました。アクセス権を確認するか、フォルダーから削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="140" />
+      <source>{name}: the engine's model list cannot hold a name or folder with [ ] : ; or #; it is left out. Rename it to serve it.</source>
+      <translation>{name}: エンジンのモデル一覧は [ ] : ; # を含む名前やフォルダーを扱えないため、除外しました。サーブするには名前を変えてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="150" />
+      <source>Two models would both be named {id}: {first} and {second}. Clients pick a model by its file name, so rename one of them (or serve one folder only).</source>
+      <translation>2つのモデルが同じ名前 {id} になります: {first} と {second}。クライアントはファイル名でモデルを選ぶため、どちらかの名前を変えてください（または1つのフォルダーだけをサーブしてください）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="155" />
+      <source>No model to serve in {paths}: every GGUF there is a drafter, a projector or unreadable.</source>
+      <translation>{paths} にサーブできるモデルがありません: どの GGUF もドラフター、プロジェクター、または読めないファイルです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="109" />
+      <source>{name} is left out: {why}</source>
+      <translation>{name} は除外しました: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="110" />
+      <source>it does not fit this computer</source>
+      <translation>このコンピューターに収まりません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="121" />
+      <source>No model to serve.</source>
+      <translation>サーブするモデルがありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="151" />
+      <source>Models are loaded one at a time: planned on half of this computer each, they would not fit.</source>
+      <translation>モデルは1つずつ読み込みます: それぞれこのコンピューターの半分で計画すると収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="171" />
+      <source>{name} cannot be served as planned: {why}.</source>
+      <translation>{name} は計画どおりにサーブできません: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="174" />
+      <source>{id}: its drafter needs {n} tokens banned, and the engine's model list holds one ban per model, so it is served without speculation (`draftwise launch` runs it with).</source>
+      <translation>{id}: ドラフターには {n} 個のトークンの禁止が必要ですが、エンジンのモデル一覧はモデルごとに1つしか保持できないため、投機なしでサーブします（`draftwise launch` では投機ありで実行します）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="177" />
+      <source>{id} is served without speculation: {why}.</source>
+      <translation>{id} は投機なしでサーブします: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/together.py" line="100" />
+      <source>{id} needs {needs} of this computer's {capacity}, more than a 1-in-{k} share, so models are loaded one at a time: a request for another model unloads the one loaded first.</source>
+      <translation>{id} はこのコンピューターの {capacity} のうち {needs} を必要とし、{k} 分の1を超えるため、モデルは1つずつ読み込みます: 別のモデルへのリクエストは、先に読み込んだモデルを解放します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/together.py" line="106" />
+      <source>Up to {k} of the {n} models stay loaded together; each is planned on a 1-in-{k} share of this computer's memory, so any {k} of them fit. A request for another unloads the one used longest ago.</source>
+      <translation>{n} 個のモデルのうち最大 {k} 個を同時に読み込んだままにします。それぞれこのコンピューターのメモリーの {k} 分の1で計画するため、どの {k} 個でも収まります。別のモデルへのリクエストは、最も長く使われていないモデルを解放します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/settings.py" line="303" />
@@ -2614,7 +2699,7 @@
       <translation>{what}と n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/services/drafting_tasks.py" line="136" />
+      <location filename="../../app/draftwise/services/drafting_tasks.py" line="134" />
       <source>Your requests no longer call for measuring again.</source>
       <translation>あなたのリクエストからは、もう測り直しの必要はありません。</translation>
     </message>
@@ -4052,92 +4137,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="209" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="214" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="221" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="222" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="227" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="230" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="234" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="239" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="236" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="238" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="240" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="248" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="255" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="252" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="256" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="253" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="256" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="256" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -4737,62 +4822,62 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="210" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="211" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="212" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="217" />
       <source>Measured on this computer: {0}× as fast with speculation</source>
       <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="233" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="433" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
       <source>Scanning… {0} model</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="433" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="435" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="439" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="440" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="444" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="445" />
       <source>{0} model</source>
       <translation>{0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="445" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>

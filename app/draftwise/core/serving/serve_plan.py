@@ -52,6 +52,7 @@ class ServedModel:
             "id": self.id,
             "file": str(self.path),
             "speculative": self.planned.prepared.spec.to_json(),
+            "drafter_key": self.planned.prepared.spec.drafter_key,
             "context": plan.ctx,
             "kv_type": plan.kv_type,
             "planned_bytes": together.device_bytes(plan.per_device),

@@ -1,0 +1,279 @@
+"""`draftwise serve` on the real engine: the router runs each model's section, the real
+`openai` and `anthropic` clients get streamed replies by name, a wrong key gets 401 from
+both, an automatic drafter that kills its instance is dropped for that model alone, and a
+SIGKILLed `draftwise serve` leaves nothing behind with two models loaded.
+
+No fake engine: the provisioned llama-server on tiny real models (app/draftwise/testing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from draftwise.cli.main import main
+from draftwise.core.launch import headless
+from draftwise.core.planning import logparse
+from draftwise.core.processes import orphans
+from draftwise.core.serving import instances, preset
+from draftwise.core.speculation.broken import BrokenDrafters
+from draftwise.testing import tinymodels as tm
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "serve-test-key-0123456789"
+GONE_WITHIN_S = 5.0  # the lifeline's "within a second", with slack for two loaded instances on 2 busy cores
+
+pytestmark = [pytest.mark.engine, pytest.mark.skipif(sys.platform == "win32", reason="the Job Object covers Windows")]
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Path:
+    """alpha with its companion drafter beside it (speculation on), and beta alone."""
+    folder = tmp_path / "lib"
+    alpha = tm.TinyModel(name="alpha")
+    tm.write_tiny_model(folder / "alpha-F32.gguf", alpha)
+    tm.write_tiny_model(folder / "alpha-draft-F32.gguf", tm.draft_model(alpha))
+    tm.write_tiny_model(folder / "beta" / "beta-F32.gguf", tm.TinyModel(name="beta", seed=7))
+    return folder
+
+
+@pytest.fixture
+def box(tmp_path: Path, described_machine) -> Path:
+    path = tmp_path / "machine.json"
+    path.write_text(json.dumps(described_machine.to_json()))
+    return path
+
+
+class _Serve:
+    """`draftwise serve` in a child process, its stdout read on a thread."""
+
+    def __init__(self, engine, lib: Path, box: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "draftwise.cli.main", "serve", str(lib), "--engine", str(engine.binary),
+             "--machine", str(box), "--ctx", "512", "--verbose", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": KEY},
+        )
+        self.q: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self.wait_for("ready ").split()[1]
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.q.put(line.rstrip("\n"))
+        self.q.put(None)
+
+    def wait_for(self, start: str, timeout: float = 120) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+            if line.startswith(start):
+                return line
+        raise AssertionError(f"no {start!r} line; got:\n" + "\n".join(self.seen[-80:]))
+
+    def drain(self) -> None:
+        while True:
+            try:
+                line = self.q.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                return
+            self.seen.append(line)
+
+    def models(self) -> dict[str, instances.Instance]:
+        status, body = headless.request(self.url, KEY, "/models", None, 10.0)
+        assert status == 200, body
+        return instances.read(body)
+
+    def load_all(self, ids: list[str], timeout: float = 120) -> dict[str, instances.Instance]:
+        for ident in ids:
+            status, body = headless.request(self.url, KEY, "/models/load", {"model": ident}, 10.0)
+            assert status == 200, body
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            now = self.models()
+            if all(now[i].state == instances.LOADED for i in ids):
+                return now
+            assert not any(now[i].state == instances.FAILED for i in ids), now
+            time.sleep(0.2)  # polling the router's list with a deadline
+        raise AssertionError(f"not all loaded: {self.models()}")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+def _planned(lib: Path, box: Path, engine, capsys) -> dict:
+    assert main(["serve", str(lib), "--json", "--engine", str(engine.binary), "--machine", str(box),
+                 "--ctx", "512"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _engine_spellings(source: Path) -> dict[str, str]:
+    """Every spelling of every option of the pinned engine → the one it renders an
+    instance's argv with (common/preset.cpp `to_args`: the last spelling), from arg.cpp."""
+    text = (source / "common" / "arg.cpp").read_text(encoding="utf-8")
+    out: dict[str, str] = {}
+    for group, negs in re.findall(r'common_arg\(\s*\{([^}]*)\}(?:\s*,\s*\{(\s*"-[^}]*)\})?', text):
+        for names in (group, negs):
+            spellings = re.findall(r'"(-[^"]+)"', names)
+            for s in spellings:
+                out[s] = spellings[-1]
+    return out
+
+
+def _options(argv: list[str], spellings: dict[str, str]) -> dict[str, str]:
+    """`{option: value}` of an argv (binary first) in the engine's spellings; what the router
+    sets on every instance (its address, name, log colours, idle time) left out."""
+    router_sets = {"--host", "--port", "--alias", "--log-colors", "--sleep-idle-seconds"}
+    opts = preset.argv_options(argv)  # canonical keys, switches as "true"
+    named = {spellings.get("--" + k, spellings.get("-" + k, "--" + k)): v for k, v in opts.items()}
+    return {k: v for k, v in named.items() if k not in router_sets}
+
+
+# ------------------------------------------------------------------ the instances run their plan
+def test_each_instance_runs_its_own_plan_and_two_loaded_together_stay_within_it(engine, lib, box, capsys,
+                                                                                   pinned_source):
+    planned = _planned(lib, box, engine, capsys)
+    assert [m["id"] for m in planned["models"]] == ["alpha-F32", "beta-F32"]
+    assert planned["together"]["models_max"] == 2
+    serve = _Serve(engine, lib, box)
+    try:
+        loaded = serve.load_all(["alpha-F32", "beta-F32"])
+        spellings = _engine_spellings(pinned_source)
+        for m in planned["models"]:
+            inst = loaded[m["id"]]
+            assert _options(list(inst.args), spellings) == _options(m["argv"], spellings), m["id"]
+        assert "--spec-type" in loaded["alpha-F32"].args and "--spec-type" not in loaded["beta-F32"].args
+        serve.drain()
+        # Each instance's buffer lines come through the router prefixed with its port.
+        totals = {}
+        for m in planned["models"]:
+            port = loaded[m["id"]].args[loaded[m["id"]].args.index("--port") + 1]
+            tag = re.compile(rf"^\s*\|\s*\[\s*{port}\]\s?")
+            lines = [tag.sub("", x) for x in serve.seen if tag.match(x)]
+            actual = logparse.parse_lines(lines)
+            assert actual.lines, f"no buffer lines for {m['id']}"
+            planned_ram = m["planned_bytes"]["RAM"]
+            # What the plan holds covers what the engine allocated (tests/test_plan_engine.py's rule).
+            assert planned_ram >= 0.98 * actual.total, (m["id"], planned_ram, actual.summary())
+            totals[m["id"]] = actual.total
+        [ram] = planned["together"]["devices"]
+        assert sum(totals.values()) <= ram["capacity"]
+    finally:
+        assert serve.stop() == 0
+
+
+# ------------------------------------------------------------------ the client libraries
+def test_the_real_openai_and_anthropic_clients_get_a_streamed_reply_from_each_model(engine, lib, box):
+    import anthropic
+    import httpx
+    import openai
+
+    serve = _Serve(engine, lib, box)
+    try:
+        oa = openai.OpenAI(base_url=serve.url + "/v1", api_key=KEY, http_client=httpx.Client(trust_env=False))
+        an = anthropic.Anthropic(base_url=serve.url, api_key=KEY, http_client=httpx.Client(trust_env=False))
+        listed = sorted(m.id for m in oa.models.list())
+        assert listed == ["alpha-F32", "beta-F32"]
+        for ident in listed:
+            chunks = list(oa.chat.completions.create(model=ident, messages=[{"role": "user", "content": "Hello"}],
+                                                     max_tokens=4, temperature=0, stream=True))
+            assert chunks and chunks[-1].choices[-1].finish_reason in ("length", "stop"), (ident, chunks[-1])
+            with an.messages.stream(model=ident, max_tokens=4,
+                                    messages=[{"role": "user", "content": "Hello"}]) as stream:
+                events = [e.type for e in stream]
+                final = stream.get_final_message()
+            assert events[0] == "message_start" and events[-1] == "message_stop", (ident, events)
+            assert final.stop_reason in ("max_tokens", "end_turn"), (ident, final)
+        wrong_oa = openai.OpenAI(base_url=serve.url + "/v1", api_key="wrong", http_client=httpx.Client(trust_env=False))
+        with pytest.raises(openai.AuthenticationError) as oa_401:
+            wrong_oa.chat.completions.create(model="alpha-F32", messages=[{"role": "user", "content": "Hi"}],
+                                             max_tokens=2, stream=True)
+        assert oa_401.value.status_code == 401
+        wrong_an = anthropic.Anthropic(base_url=serve.url, api_key="wrong", http_client=httpx.Client(trust_env=False))
+        with pytest.raises(anthropic.AuthenticationError) as an_401:
+            wrong_an.messages.create(model="alpha-F32", max_tokens=2, messages=[{"role": "user", "content": "Hi"}])
+        assert an_401.value.status_code == 401
+    finally:
+        assert serve.stop() == 0
+
+
+# ------------------------------------------------------------------ per-model failures
+def test_an_automatic_drafter_that_kills_its_instance_is_dropped_for_that_model_alone(engine, tmp_path, box, capsys):
+    folder = tmp_path / "lib"
+    fam = tm.TinyModel(name="fam")
+    tm.write_tiny_model(folder / "fam-F32.gguf", fam)
+    draft = tm.broken_draft(folder / "fam-draft.gguf", fam)
+    tm.write_tiny_model(folder / "beta-F32.gguf", tm.TinyModel(name="beta", seed=7, n_pieces=541))
+    planned = _planned(folder, box, engine, capsys)
+    [fam_plan] = [m for m in planned["models"] if m["id"] == "fam-F32"]
+    assert fam_plan["speculative"]["source"] == "auto-companion"
+    serve = _Serve(engine, folder, box)
+    try:
+        status, _body = headless.request(serve.url, KEY, "/models/load", {"model": "fam-F32"}, 10.0)
+        assert status == 200
+        assert serve.wait_for("fallback: fam-F32").startswith("fallback: fam-F32 is loaded again without speculation")
+        deadline = time.monotonic() + 120
+        while (now := serve.models())["fam-F32"].state != instances.LOADED:
+            assert time.monotonic() < deadline, now
+            time.sleep(0.2)  # polling the router's list with a deadline
+        assert "--spec-type" not in now["fam-F32"].args
+        assert [e.drafter for e in BrokenDrafters().entries()] == [fam_plan["drafter_key"]]
+        assert str(draft) in fam_plan["drafter_key"]
+        # The other model is untouched: it loads with its own plan.
+        assert serve.load_all(["beta-F32"])["beta-F32"].state == instances.LOADED
+    finally:
+        assert serve.stop() == 0
+
+
+# ------------------------------------------------------------------ nothing left behind
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_sigkilled_serve_leaves_nothing_with_two_models_loaded(engine, lib, box):
+    serve = _Serve(engine, lib, box)
+    try:
+        serve.load_all(["alpha-F32", "beta-F32"])
+        [record] = [json.loads(p.read_text()) for p in orphans.run_dir().glob("engine-*.json")]
+        router = psutil.Process(record["pid"])
+        pids = [router.pid, *(c.pid for c in router.children(recursive=True))]
+        assert len(pids) >= 3, pids  # the router and its two instances
+        killed = time.monotonic()
+        serve.proc.send_signal(signal.SIGKILL)
+        serve.proc.wait(10)
+        while not all(_gone(p) for p in pids):
+            assert time.monotonic() - killed < GONE_WITHIN_S, [p for p in pids if not _gone(p)]
+            time.sleep(0.05)  # polling the process table with a deadline
+    finally:
+        if serve.proc.poll() is None:
+            serve.proc.kill()

@@ -190,33 +190,40 @@ def test_each_instance_runs_its_own_plan_and_two_loaded_together_stay_within_it(
 
 
 # ------------------------------------------------------------------ the client libraries
-def test_the_real_openai_and_anthropic_clients_get_a_streamed_reply_from_each_model(engine, lib, box):
+def test_the_real_openai_and_anthropic_clients_get_a_streamed_reply_from_each_model(engine, lib, box, monkeypatch):
     import anthropic
-    import httpx
     import openai
+
+    # The clients honour proxy variables: loopback never goes through one.
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
 
     serve = _Serve(engine, lib, box)
     try:
-        oa = openai.OpenAI(base_url=serve.url + "/v1", api_key=KEY, http_client=httpx.Client(trust_env=False))
-        an = anthropic.Anthropic(base_url=serve.url, api_key=KEY, http_client=httpx.Client(trust_env=False))
+        oa = openai.OpenAI(base_url=serve.url + "/v1", api_key=KEY)
+        an = anthropic.Anthropic(base_url=serve.url, api_key=KEY)
         listed = sorted(m.id for m in oa.models.list())
         assert listed == ["alpha-F32", "beta-F32"]
         for ident in listed:
-            chunks = list(oa.chat.completions.create(model=ident, messages=[{"role": "user", "content": "Hello"}],
-                                                     max_tokens=4, temperature=0, stream=True))
-            assert chunks and chunks[-1].choices[-1].finish_reason in ("length", "stop"), (ident, chunks[-1])
+            # Anthropic first: the pinned engine with one slot (`-np 1`, planned for these models)
+            # leaves `message_start` out of the first /v1/messages stream that follows a
+            # /v1/chat/completions one on the same instance, on its own as through the router
+            # (docs/serve.md, "Known engine behaviour"); the client then has no message.
             with an.messages.stream(model=ident, max_tokens=4,
                                     messages=[{"role": "user", "content": "Hello"}]) as stream:
                 events = [e.type for e in stream]
+                assert events[0] == "message_start" and events[-1] == "message_stop", (ident, events)
                 final = stream.get_final_message()
-            assert events[0] == "message_start" and events[-1] == "message_stop", (ident, events)
-            assert final.stop_reason in ("max_tokens", "end_turn"), (ident, final)
-        wrong_oa = openai.OpenAI(base_url=serve.url + "/v1", api_key="wrong", http_client=httpx.Client(trust_env=False))
+            assert final.stop_reason == "max_tokens" and final.model == ident, (ident, final)
+            chunks = list(oa.chat.completions.create(model=ident, messages=[{"role": "user", "content": "Hello"}],
+                                                     max_tokens=4, temperature=0, stream=True))
+            assert chunks[-1].choices[-1].finish_reason == "length" and chunks[-1].model == ident, (ident, chunks)
+        wrong_oa = openai.OpenAI(base_url=serve.url + "/v1", api_key="wrong")
         with pytest.raises(openai.AuthenticationError) as oa_401:
             wrong_oa.chat.completions.create(model="alpha-F32", messages=[{"role": "user", "content": "Hi"}],
                                              max_tokens=2, stream=True)
         assert oa_401.value.status_code == 401
-        wrong_an = anthropic.Anthropic(base_url=serve.url, api_key="wrong", http_client=httpx.Client(trust_env=False))
+        wrong_an = anthropic.Anthropic(base_url=serve.url, api_key="wrong")
         with pytest.raises(anthropic.AuthenticationError) as an_401:
             wrong_an.messages.create(model="alpha-F32", max_tokens=2, messages=[{"role": "user", "content": "Hi"}])
         assert an_401.value.status_code == 401

@@ -272,6 +272,7 @@ class _Instances:
             return  # busy or going away: the next poll asks again
         if status != 200:
             return
+        self._drop_deleted()
         for inst in self.watch.changes(instances.read(body)):
             served = next((m for m in self.plan.models if m.id == inst.id), None)
             if served is None:
@@ -283,6 +284,25 @@ class _Instances:
                     self._fall_back(served, inst)
             else:
                 print(f"model {inst.id}: {inst.state}", flush=True)
+
+    def _drop_deleted(self) -> None:
+        """A model file deleted while served leaves the list: the preset is written without it
+        and the router reads it again (an instance running from it is stopped by the engine)."""
+        from draftwise.core.launch import headless
+        from draftwise.core.serving import preset
+
+        gone = [m for m in self.plan.models if m.id in self.sections and not m.path.exists()]
+        if not gone:
+            return
+        for m in gone:
+            del self.sections[m.id]
+            print(f"removed: {m.path} was deleted, so {m.id} is no longer served; put the file back and start "
+                  f"`draftwise serve` again to serve it.", flush=True)
+        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
+        try:
+            headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
+        except OSError as exc:
+            print(f"warning: the engine did not read its model list again: {exc}", flush=True)
 
     def _fall_back(self, served, inst) -> None:
         from draftwise.core.launch import headless

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -66,6 +67,12 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     opts = ap.parse_args()
 
+    from draftwise.core.engines import discovery
+
+    found = discovery.best_engine()  # the user's installed engine, before the data folders move
+    if found is None:
+        print("no engine installed: make engine", file=sys.stderr)
+        return 2
     home = Path(tempfile.mkdtemp(prefix="draftwise-bench-serve-"))
     for var, name in (("DRAFTWISE_DATA_DIR", "data"), ("DRAFTWISE_CONFIG_DIR", "config"),
                       ("DRAFTWISE_CACHE_DIR", "cache")):
@@ -73,7 +80,7 @@ def main() -> int:
 
     from dataclasses import replace
 
-    from draftwise.core.engines import capabilities, discovery
+    from draftwise.core.engines import capabilities
     from draftwise.core.launch import headless, launch_spec, prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
     from draftwise.core.machine import hardware
@@ -81,10 +88,6 @@ def main() -> int:
     from draftwise.core.serving import library, preset, serve_plan
     from draftwise.testing import realmodels
 
-    found = discovery.best_engine()
-    if found is None:
-        print("no engine installed: make engine", file=sys.stderr)
-        return 2
     try:
         gemma = realmodels.gemma3_270m()
     except RuntimeError as exc:
@@ -93,7 +96,11 @@ def main() -> int:
     folder = home / "lib"
     folder.mkdir()
     (folder / "gemma-3-270m-a.gguf").symlink_to(gemma)
-    (folder / "gemma-3-270m-b.gguf").symlink_to(gemma)  # a second name: a second instance to switch to
+    # A second file (the library lists one file once, links resolved): a second instance to switch to.
+    try:
+        os.link(gemma, folder / "gemma-3-270m-b.gguf")
+    except OSError:
+        shutil.copyfile(gemma, folder / "gemma-3-270m-b.gguf")
     binary = Path(found.binary)
     engine = Engine(binary, capabilities.capabilities(binary), found.backend)
     machine = hardware.inventory(binary)

@@ -70,9 +70,8 @@ def _paths(args: argparse.Namespace) -> list[Path]:
 
 def serving_plan(args: argparse.Namespace, *, port: int, api_key: str):
     """(engine binary, ServePlan) for `args`: every model planned by the launch session."""
-    from draftwise.cli.common import caps_of, engine_caps, select_machine
+    from draftwise.cli.common import caps_of, engine_caps, machine_for, select_machine
     from draftwise.cli.launch import find_engine
-    from draftwise.cli.main import machine_for
     from draftwise.core.launch import prepare
     from draftwise.core.launch.session import Engine, Records
     from draftwise.core.planning import planner
@@ -259,7 +258,7 @@ class _Instances:
         from draftwise.core.serving import instances
 
         self.run, self.plan, self.preset_path, self.binary = run, plan, preset_path, binary
-        self.watch = instances.Watch.new()
+        self.watch = instances.InstanceWatch.new()
         self.sections = {m.id: m.section for m in plan.models}
 
     def poll(self) -> None:

@@ -41,14 +41,14 @@ def read(body: bytes | str) -> dict[str, Instance]:
 
 
 @dataclass
-class Watch:
+class InstanceWatch:
     """What changed between two reads of the list, and which failures get their fallback."""
 
     fallen_back: set[str]
     states: dict[str, str]
 
     @classmethod
-    def new(cls) -> Watch:
+    def new(cls) -> InstanceWatch:
         return cls(set(), {})
 
     def changes(self, now: dict[str, Instance]) -> list[Instance]:

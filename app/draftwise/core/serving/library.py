@@ -77,7 +77,7 @@ def find_gguf_files(folders: Iterable[Path], cancel: threading.Event | None = No
 
 
 @dataclass(frozen=True)
-class LibraryModel:
+class LibraryFile:
     """One model to serve: its id (what clients name) and its file (the first shard)."""
 
     id: str
@@ -95,7 +95,7 @@ class LeftOut:
 
 @dataclass(frozen=True)
 class Library:
-    models: tuple[LibraryModel, ...]
+    models: tuple[LibraryFile, ...]
     left_out: tuple[LeftOut, ...] = ()
 
 
@@ -119,7 +119,7 @@ def collect(paths: Sequence[Path]) -> Library:
             raise LibraryError("model", msg("{path} holds no GGUF file; give a folder with models in it "
                                             "(or download one with `draftwise get`).", path=str(p)))
         files += [f for f in found if f not in files]
-    models: list[LibraryModel] = []
+    models: list[LibraryFile] = []
     left: list[LeftOut] = []
     for path in files:
         try:
@@ -140,7 +140,7 @@ def collect(paths: Sequence[Path]) -> Library:
             left.append(LeftOut(path, msg("{name}: the engine's model list cannot hold a name or folder with "
                                           "[ ] : ; or #; it is left out. Rename it to serve it.", name=str(path))))
             continue
-        models.append(LibraryModel(ident, path, info))
+        models.append(LibraryFile(ident, path, info))
     by_id: dict[str, list[Path]] = {}
     for m in models:
         by_id.setdefault(m.id, []).append(m.path)

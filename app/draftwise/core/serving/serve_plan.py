@@ -22,7 +22,7 @@ from draftwise.core.launch.session import Engine, PlannedLaunch, Records, plan_l
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.serving import preset, together
-from draftwise.core.serving.library import LeftOut, Library, LibraryModel
+from draftwise.core.serving.library import LeftOut, Library, LibraryFile
 
 # Idle instances sleep after this long (the router's --sleep-idle-seconds): 10 minutes.
 SLEEP_IDLE_S = 600
@@ -156,12 +156,12 @@ def plan_library(library: Library, request: prepare.Request, engine: Engine, mac
     return ServePlan(tuple(served), budget, tuple(left), drafters=helpers)
 
 
-def _plan(m: LibraryModel, request: prepare.Request, engine: Engine, machine: Machine,
+def _plan(m: LibraryFile, request: prepare.Request, engine: Engine, machine: Machine,
           records: Records) -> PlannedLaunch:
     return plan_launch(replace(request, model=m.path), engine, machine, records, model=m.info)
 
 
-def _served(m: LibraryModel, planned: PlannedLaunch, port: int, api_key: str) -> ServedModel:
+def _served(m: LibraryFile, planned: PlannedLaunch, port: int, api_key: str) -> ServedModel:
     launch = planned.spec(port, api_key)
     fallback = preset.section(m.id, launch.fallback_argv) if launch.fallback_argv else None
     try:

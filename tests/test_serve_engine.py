@@ -179,9 +179,13 @@ def test_each_instance_runs_its_own_plan_and_two_loaded_together_stay_within_it(
             lines = [tag.sub("", x) for x in serve.seen if tag.match(x)]
             actual = logparse.parse_lines(lines)
             assert actual.lines, f"no buffer lines for {m['id']}"
-            planned_ram = m["planned_bytes"]["RAM"]
-            # What the plan holds covers what the engine allocated (tests/test_plan_engine.py's rule).
-            assert planned_ram >= 0.98 * actual.total, (m["id"], planned_ram, actual.summary())
+            # tests/test_plan_engine.py's rule for one launch, for each of the two loaded together
+            # (its compute-buffer bound is the planner tests' business: alpha's drafter setup is
+            # 16 % over here, on the safe side).
+            p, t = m["bytes"], actual.by_component(logparse.TARGET)
+            assert abs(p["weights"] - t["weights"]) <= 0.02 * t["weights"], (m["id"], p, t)
+            assert abs(p["kv"] - (t["kv"] + t["rs"])) <= 0.02 * (t["kv"] + t["rs"]) + 10240, (m["id"], p, t)
+            assert m["planned_bytes"]["RAM"] >= 0.98 * actual.total, (m["id"], m["planned_bytes"], actual.summary())
             totals[m["id"]] = actual.total
         [ram] = planned["together"]["devices"]
         assert sum(totals.values()) <= ram["capacity"]

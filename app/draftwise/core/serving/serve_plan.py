@@ -57,6 +57,7 @@ class ServedModel:
             "kv_type": plan.kv_type,
             "planned_bytes": together.device_bytes(plan.per_device),
             "held_bytes": together.held_bytes(plan.per_device),
+            "bytes": plan.bytes.to_json(),  # by component, as `plan --json` has them
             "fits": plan.fits,
             "argv": list(self.launch.argv),
             "preset": dict(self.section.options),

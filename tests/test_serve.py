@@ -197,3 +197,15 @@ def test_a_share_divides_ram_and_each_gpus_free_memory(described_machine):
     m = replace(described_machine, gpus=[Gpu(0, "vulkan", "g", total_bytes=8 * 2**30, free_bytes=7 * 2**30)])
     s = together.share(m, 2)
     assert (s.ram_available, s.gpus[0].free_bytes, s.gpus[0].total_bytes) == (6 * 2**30, 7 * 2**29, 8 * 2**30)
+
+
+def test_without_a_path_the_windows_library_folders_are_served(lib: Path, capsys, described_machine):
+    from draftwise.core import settings as settings_mod
+
+    stored = settings_mod.load().settings
+    assert stored.add_folder(lib)
+    settings_mod.save(stored)
+    box = _machine_file(lib.parent / "m", described_machine)
+    assert main(["serve", "--json", "--machine", str(box)]) == 0
+    assert [m["file"] for m in json.loads(capsys.readouterr().out)["models"]] == [
+        str(lib / "alpha-F32.gguf"), str(lib / "beta" / "beta-F32-00001-of-00003.gguf")]

@@ -209,3 +209,18 @@ def test_without_a_path_the_windows_library_folders_are_served(lib: Path, capsys
     assert main(["serve", "--json", "--machine", str(box)]) == 0
     assert [m["file"] for m in json.loads(capsys.readouterr().out)["models"]] == [
         str(lib / "alpha-F32.gguf"), str(lib / "beta" / "beta-F32-00001-of-00003.gguf")]
+
+
+def test_the_routers_lines_are_split_by_instance_port():
+    from draftwise.core.serving import instances
+
+    # Lines as the pinned router printed them (tests/test_serve_engine.py's runs).
+    lines = ["[52877] 0.00.039.041 E ggml_aligned_malloc: insufficient memory (attempted to allocate 1088.00 MB)",
+             "0.01.125.468 I srv           run: instance name=kv-heavy-F16 exited with status 1",
+             "[ 8081] 0.00.010.843 I load_backend: loaded RPC backend"]
+    kept = instances.ChildLines.new()
+    kept.add(lines)
+    assert kept.of(("llama-server", "--port", "52877")) == [
+        "0.00.039.041 E ggml_aligned_malloc: insufficient memory (attempted to allocate 1088.00 MB)"]
+    assert kept.of(("llama-server", "--port", "8081")) == ["0.00.010.843 I load_backend: loaded RPC backend"]
+    assert kept.of(("llama-server",)) == []

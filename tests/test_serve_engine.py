@@ -12,11 +12,13 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -29,6 +31,7 @@ from draftwise.core.processes import orphans
 from draftwise.core.serving import instances, preset
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
+from test_ladder_engine import _wrapper, cap, kv_heavy  # noqa: F401  (the capped engine and its fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "serve-test-key-0123456789"
@@ -58,10 +61,10 @@ def box(tmp_path: Path, described_machine) -> Path:
 class _Serve:
     """`draftwise serve` in a child process, its stdout read on a thread."""
 
-    def __init__(self, engine, lib: Path, box: Path, *args: str) -> None:
+    def __init__(self, engine, lib: Path, box: Path, *args: str, no_ctx: bool = False) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "draftwise.cli.main", "serve", str(lib), "--engine", str(engine.binary),
-             "--machine", str(box), "--ctx", "512", "--verbose", *args],
+             "--machine", str(box), *(() if no_ctx else ("--ctx", "512")), "--verbose", *args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
             env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": KEY},
         )
@@ -126,6 +129,11 @@ class _Serve:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+
+
+@dataclass(frozen=True)
+class _Engine:
+    binary: Path
 
 
 def _planned(lib: Path, box: Path, engine, capsys) -> dict:
@@ -338,5 +346,37 @@ def test_the_real_gemma_smollm2_and_a_qwen35_mtp_geometry_answer_both_clients_by
             spec = planned[ident]["speculative"]["type"]
             got = args[args.index("--spec-type") + 1] if "--spec-type" in args else None
             assert got == spec, (ident, args)
+    finally:
+        assert serve.stop() == 0
+
+
+# ------------------------------------------------------------------ out of memory, per model
+@pytest.mark.skipif(sys.platform != "linux" or shutil.which("prlimit") is None,
+                    reason="needs Linux and prlimit for the address-space cap")
+@pytest.mark.timeout(900)
+def test_an_instance_that_runs_out_of_memory_takes_its_ladder_rungs(engine, kv_heavy, cap, tmp_path, box):  # noqa: F811
+    """tests/test_ladder_engine.py's capped engine, as the router: every process it starts
+    inherits the address-space cap, so the instance's full start (f16 KV at 32k) and its
+    q8_0 start die of an allocation failure and the halved context fits; each failure takes
+    the model's next rung, its section written again, as one launch does."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / kv_heavy.name).symlink_to(kv_heavy)
+    capped = _wrapper(tmp_path / "capped", engine.binary, cap)
+    serve = _Serve(_Engine(capped), folder, box, no_ctx=True)
+    try:
+        ident = kv_heavy.stem
+        status, body = headless.request(serve.url, KEY, "/models/load", {"model": ident}, 10.0)
+        assert status == 200, body
+        first = serve.wait_for(f"ladder: {ident}:", timeout=240)
+        second = serve.wait_for(f"ladder: {ident}:", timeout=240)
+        assert "out of memory" in first and "a q8_0 KV cache" in first, first
+        assert "a 16k context" in second, second
+        deadline = time.monotonic() + 240
+        while (now := serve.models())[ident].state != instances.LOADED:
+            assert time.monotonic() < deadline, now
+            time.sleep(0.2)  # polling the router's list with a deadline
+        args = now[ident].args
+        assert args[args.index("--ctx-size") + 1] == "16384" and args[args.index("--cache-type-k") + 1] == "q8_0"
     finally:
         assert serve.stop() == 0

@@ -216,8 +216,14 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
             print(f"warning: {action.text}", flush=True)
 
     run.on_action = show
-    if verbose:
-        run.on_lines = lambda lines: print("\n".join(f"  | {x}" for x in lines), flush=True)
+    watcher = _Instances(run, plan, preset_path, binary)
+
+    def on_lines(lines: list[str]) -> None:
+        watcher.lines.add(lines)
+        if verbose:
+            print("\n".join(f"  | {x}" for x in lines), flush=True)
+
+    run.on_lines = on_lines
     stop = threading.Event()
 
     def on_signal(signum, _frame) -> None:
@@ -226,7 +232,6 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
 
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     previous = {sig: signal.signal(sig, on_signal) for sig in signals}
-    watcher = _Instances(run, plan, preset_path, binary)
     try:
         run.start()
         next_watch = 0.0
@@ -260,6 +265,10 @@ class _Instances:
         self.run, self.plan, self.preset_path, self.binary = run, plan, preset_path, binary
         self.watch = instances.InstanceWatch.new()
         self.sections = {m.id: m.section for m in plan.models}
+        self.lines = instances.ChildLines.new()  # each instance's last lines: what a crash cause reads
+        self.ladders: dict = {}  # id -> its out-of-memory ladder, made at its first failure
+        self.argv: dict[str, tuple[str, ...]] = {}  # id -> the argv of its running rung, once it climbed
+        self.remembered: set[str] = set()  # the ids whose lower rung is remembered
 
     def poll(self) -> None:
         from draftwise.core.launch import headless
@@ -278,11 +287,63 @@ class _Instances:
                 continue
             if inst.state == instances.FAILED:
                 print(f"model {inst.id}: failed (exit code {inst.exit_code})", flush=True)
+                if self._climb(served, inst):
+                    continue
                 can = served.fallback is not None and self.sections[inst.id] != served.fallback
                 if self.watch.falls_back(inst, can):
                     self._fall_back(served, inst)
             else:
                 print(f"model {inst.id}: {inst.state}", flush=True)
+                steps = self.ladders.get(inst.id)
+                if inst.state == instances.LOADED and steps is not None and steps.climbed \
+                        and inst.id not in self.remembered:
+                    # The lower rung loaded: remembered for this model, as a launch's is.
+                    self.remembered.add(inst.id)
+                    for note in steps.succeeded():
+                        print(f"  - {note}", flush=True)
+
+    def _climb(self, served, inst) -> bool:
+        """An instance that ran out of memory at start takes its ladder's next rung, as one
+        launch does (core/launch/ladder.py): its section is written from the lower plan and it
+        is loaded again. True when the failure was the ladder's business."""
+        from draftwise.core.launch import crash, ladder
+        from draftwise.core.serving import preset
+
+        lines = self.lines.of(inst.args)
+        status = crash.ExitStatus.from_returncode(inst.exit_code if inst.exit_code is not None else 1)
+        cause = crash.classify(status, lines, speculation=bool(served.launch.spec.argv))
+        if cause.kind != crash.OUT_OF_MEMORY:
+            return False
+        if served.id not in self.ladders:
+            self.ladders[served.id] = served.planned.ladder(served.launch)
+        steps = self.ladders[served.id]
+        if steps is None:
+            return False
+        step = steps.climb(cause, tuple(self.argv.get(served.id, served.launch.argv)))
+        if isinstance(step, ladder.Halt) or step is None:
+            print(f"model {served.id}: {cause.sentence} {step.reason if step is not None else ''}".rstrip(),
+                  flush=True)
+            return True
+        try:
+            self.sections[served.id] = preset.section(served.id, step.spec.argv)
+        except preset.PresetError as exc:
+            print(f"model {served.id}: {step.reason} ({exc}: not served lower)", flush=True)
+            return True
+        self.argv[served.id] = tuple(step.spec.argv)
+        print(f"ladder: {served.id}: {step.reason}", flush=True)
+        self._reload_and_load(served.id)
+        return True
+
+    def _reload_and_load(self, ident: str) -> None:
+        from draftwise.core.launch import headless
+        from draftwise.core.serving import preset
+
+        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
+        try:
+            headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
+            headless.request(self.run.url, self.run.spec.api_key, "/models/load", {"model": ident}, 10.0)
+        except OSError as exc:
+            print(f"warning: {ident} could not be loaded again: {exc}", flush=True)
 
     def _drop_deleted(self) -> None:
         """A model file deleted while served leaves the list: the preset is written without it
@@ -304,19 +365,13 @@ class _Instances:
             print(f"warning: the engine did not read its model list again: {exc}", flush=True)
 
     def _fall_back(self, served, inst) -> None:
-        from draftwise.core.launch import headless
-        from draftwise.core.serving import instances, preset
+        from draftwise.core.serving import instances
 
         spec = served.planned.prepared.spec
         records = served.planned.records
         if records.broken is not None and spec.drafter_key:
             records.broken.record(Path(self.binary), spec.drafter_key, instances.broken_reason(inst.id, inst.exit_code))
         self.sections[inst.id] = served.fallback
-        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
         print(f"fallback: {inst.id} is loaded again without speculation (its drafter made it stop at start; "
               f"`draftwise broken clear` lets auto try it again later)", flush=True)
-        try:
-            headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
-            headless.request(self.run.url, self.run.spec.api_key, "/models/load", {"model": inst.id}, 10.0)
-        except OSError as exc:
-            print(f"warning: {inst.id} could not be loaded again: {exc}", flush=True)
+        self._reload_and_load(inst.id)

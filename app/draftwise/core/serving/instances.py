@@ -10,6 +10,8 @@ drafter was on gets one more load without speculation — the launch's one-shot 
 from __future__ import annotations
 
 import json
+import re
+from collections import deque
 from dataclasses import dataclass
 
 from draftwise.core.messages import Message, msg
@@ -45,15 +47,17 @@ class InstanceWatch:
     """What changed between two reads of the list, and which failures get their fallback."""
 
     fallen_back: set[str]
-    states: dict[str, str]
+    # id -> (state, argv): a start that failed again between two reads is another argv (the
+    # router gives each start its own port), so it is seen even when both reads say "failed".
+    states: dict[str, tuple[str, tuple[str, ...]]]
 
     @classmethod
     def new(cls) -> InstanceWatch:
         return cls(set(), {})
 
     def changes(self, now: dict[str, Instance]) -> list[Instance]:
-        out = [i for i in now.values() if self.states.get(i.id) != i.state]
-        self.states = {i.id: i.state for i in now.values()}
+        out = [i for i in now.values() if self.states.get(i.id) != (i.state, i.args)]
+        self.states = {i.id: (i.state, i.args) for i in now.values()}
         return out
 
     def falls_back(self, inst: Instance, has_fallback: bool) -> bool:
@@ -68,3 +72,42 @@ def broken_reason(ident: str, exit_code: int | None) -> Message:
     """Why a drafter is remembered as broken after its instance died at start."""
     return msg("The served model {id} stopped at start with this drafter (exit code {code}); it runs without it.",
                id=ident, code=exit_code if exit_code is not None else "?")
+
+
+# The router forwards each instance's log lines as `[ PORT] line` (server-models.cpp
+# `server_monitor::on_line`: `LOG("[%5d] %s", port, line)`).
+_CHILD_LINE = re.compile(r"^\[\s*(\d+)\] ?(.*)$")
+LINES_KEPT = 400  # per instance: what a crash cause reads (crash.classify looks at the tail)
+
+
+def child_line(line: str) -> tuple[int, str] | None:
+    """(instance port, its line) of a router output line, None for the router's own."""
+    m = _CHILD_LINE.match(line)
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
+@dataclass
+class ChildLines:
+    """The last lines of each instance, by its port, read from the router's output."""
+
+    by_port: dict[int, deque[str]]
+
+    @classmethod
+    def new(cls) -> ChildLines:
+        return cls({})
+
+    def add(self, lines: list[str]) -> None:
+        for line in lines:
+            found = child_line(line)
+            if found is not None:
+                self.by_port.setdefault(found[0], deque(maxlen=LINES_KEPT)).append(found[1])
+
+    def of(self, args: tuple[str, ...]) -> list[str]:
+        """The lines of the instance started with `args` (its `--port`)."""
+        if "--port" not in args[:-1]:
+            return []
+        try:
+            port = int(args[args.index("--port") + 1])
+        except ValueError:
+            return []
+        return list(self.by_port.get(port, ()))

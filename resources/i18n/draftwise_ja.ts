@@ -259,57 +259,57 @@
       <translation>このエンジンは使えるはずですが（{backend}）、使われていません。グラフィックスドライバーを確認してください</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="169" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="168" />
       <source>Quantized models</source>
       <translation>量子化モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="189" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="188" />
       <source>it was not ready in time</source>
       <translation>時間内に準備ができませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="190" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="189" />
       <source>a small quantized model did not run: {why}</source>
       <translation>小さな量子化モデルが動きませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="194" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="193" />
       <source>{fix} Then a small quantized model ran ({tokens} word pieces).</source>
       <translation>{fix} その後、小さな量子化モデルが動きました（{tokens} 個の語片）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="197" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="196" />
       <source>a small quantized model runs ({tokens} word pieces)</source>
       <translation>小さな量子化モデルが動きます（{tokens} 個の語片）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="209" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="208" />
       <source>could not prepare the MTP test: {error}</source>
       <translation>MTP のテストを準備できませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="212" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="211" />
       <source>Faster answers (speculation)</source>
       <translation>回答の高速化（投機的デコード）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="212" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="211" />
       <source>the engine does not run MTP: {notes}</source>
       <translation>エンジンが MTP を実行しません: {notes}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="218" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="217" />
       <source>MTP did not start: {error}</source>
       <translation>MTP が起動しませんでした: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="231" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="230" />
       <source>works: the model's built-in helper guessed {drafted} word pieces ahead (a real model gets many of them right)</source>
       <translation>動作しています。モデル内蔵の補助が {drafted} 個の語片を先読みしました（実際のモデルでは多くが当たります）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/check/machine_check.py" line="234" />
+      <location filename="../../app/draftwise/core/check/machine_check.py" line="233" />
       <source>the engine started with MTP but drafted nothing</source>
       <translation>エンジンは MTP 付きで起動しましたが、何も下書きしませんでした</translation>
     </message>
@@ -409,92 +409,92 @@
       <translation>このモデルの新しい変換版をダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="75" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="87" />
       <source>Tiny and quick, and drafts its own next words (MTP): fine on any computer.</source>
       <translation>小さくて速く、次の言葉を自分で下書きします (MTP): どのコンピューターでも快適。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="78" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="90" />
       <source>Small and quick, drafts its own next words (MTP): everyday questions.</source>
       <translation>小さくて速く、次の言葉を自分で下書きします (MTP): 日常の質問に。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="81" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="93" />
       <source>A good all-rounder that drafts its own next words (MTP).</source>
       <translation>次の言葉を自分で下書きする (MTP)、バランスのよいモデル。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="84" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="96" />
       <source>Stronger answers for 16 GB computers; drafts its own next words (MTP).</source>
       <translation>16 GB のコンピューター向けの、より強い回答。次の言葉を自分で下書きします (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="87" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="99" />
       <source>Strong answers; wants 24 GB or a big GPU; drafts its own next words (MTP).</source>
       <translation>強い回答。24 GB か大きな GPU が必要。次の言葉を自分で下書きします (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="90" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="102" />
       <source>A large mixture of experts that reads only 3B a word: quick for its size (MTP).</source>
       <translation>1 語ごとに 3B だけを読む大きな混合エキスパートモデル: 大きさの割に速い (MTP)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="93" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="106" />
       <source>Google's Gemma 4 with its MTP assistant: good writing, many languages.</source>
       <translation>Google の Gemma 4 と MTP アシスタント: 文章が上手で、多くの言語に対応。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="96" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="110" />
       <source>OpenAI's open model: reasons step by step; a mixture of experts.</source>
       <translation>OpenAI のオープンモデル: 段階的に推論する混合エキスパートモデル。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="99" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="114" />
       <source>Google's Gemma 3 with its small draft model: good writing, many languages.</source>
       <translation>Google の Gemma 3 と小さなドラフトモデル: 文章が上手で、多くの言語に対応。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="109" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="125" />
       <source>Get the draft model too — usually 1.5–2× faster, same answers.</source>
       <translation>ドラフトモデルも入手する — 通常 1.5〜2 倍速く、答えは同じです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="121" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="137" />
       <source>About {rate} tokens a second here.</source>
       <translation>このコンピューターでは毎秒約 {rate} トークン。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="122" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="138" />
       <source>Slow here: about {rate} tokens a second, slower than most people read.</source>
       <translation>このコンピューターでは遅めです：毎秒約 {rate} トークンで、多くの人が読む速さより遅くなります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="128" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="144" />
       <source>It would run on the graphics card.</source>
       <translation>グラフィックカードで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="129" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="145" />
       <source>It would run partly on the graphics card, the rest on the processor.</source>
       <translation>一部をグラフィックカードで、残りをプロセッサーで動かします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="130" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="146" />
       <source>It would run on the processor.</source>
       <translation>プロセッサーで動きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="131" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="147" />
       <source>A token is a piece of a word: in English about three quarters of a word.</source>
       <translation>トークンは単語の断片です。英語ではおよそ 4 分の 3 単語にあたります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="133" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="149" />
       <source>Counted without the draft model; with it, replies usually come faster.</source>
       <translation>ドラフトモデルなしの見積もりです。ドラフトモデルを使うと、たいていもっと速く返答します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/catalog.py" line="135" />
+      <location filename="../../app/draftwise/core/hub/catalog.py" line="151" />
       <source>A first guess from this computer's memory speed; measured with the engine once it is installed.</source>
       <translation>このコンピューターのメモリ速度からの最初の見積もりです。エンジンをインストールすると、エンジンで測り直します。</translation>
     </message>
@@ -544,12 +544,17 @@
       <translation>{name} は壊れた状態で届きました（チェックサムがハブのものと一致しません）。{bad} として退避しました。もう一度ダウンロードしてください。繰り返す場合は、ネットワークかミラーがデータを変えています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/helpers.py" line="38" />
+      <location filename="../../app/draftwise/core/hub/fetch.py" line="42" />
+      <source>Could not remember {name} as the helper of {model} ({error}); the library may list it as a model of its own.</source>
+      <translation>{name} を {model} のヘルパーとして記録できませんでした（{error}）。ライブラリでは単独のモデルとして表示されるかもしれません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/hub/helpers.py" line="39" />
       <source>record of helper drafters</source>
       <translation>ヘルパーのドラフターの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/judge.py" line="193" />
+      <location filename="../../app/draftwise/core/hub/judge.py" line="190" />
       <source>{name} is a drafter, not a model to run: it runs beside its model.</source>
       <translation>{name} はドラフター (下書き役) で、単独で動かすモデルではありません。モデルの横で動きます。</translation>
     </message>
@@ -584,347 +589,352 @@
       <translation>{file} は GGUF モデルとして読めません: {problem}{where}。リポジトリの別のファイルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="138" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="165" />
       <source>{title} does not fit this computer.</source>
       <translation>{title} はこのコンピューターに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="142" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="169" />
       <source>{title}: no file of {repos} runs here as promised.</source>
       <translation>{title}: {repos} のどのファイルも、ここでは説明どおりに動きません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="143" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="170" />
       <source>{title} was not found on the hub.</source>
       <translation>{title} はハブで見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="168" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="197" />
       <source>The model hub could not be reached, so these are Draftwise's own suggestions, judged from their usual sizes: {error}</source>
       <translation>モデルハブに接続できなかったため、Draftwise 独自のおすすめを通常の大きさから判断して表示しています: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/starters.py" line="174" />
+      <location filename="../../app/draftwise/core/hub/starters.py" line="203" />
       <source>{title} is larger than this computer's memory.</source>
       <translation>{title} はこのコンピューターのメモリーより大きいです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="92" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="93" />
       <source>signal {number}</source>
       <translation>シグナル {number}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="93" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="94" />
       <source>killed by {signal}</source>
       <translation>{signal} で強制終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="97" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="98" />
       <source>exit code {code}</source>
       <translation>終了コード {code}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="113" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="114" />
       <source>{sentence} {next_step}</source>
       <translation>{sentence}{next_step}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="224" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="225" />
       <source>The engine stopped while writing a reply: the model wrote token {id}, which the draft's vocabulary lacks.</source>
       <translation>応答の生成中にエンジンが止まりました: モデルがトークン {id} を出力しましたが、ドラフトモデルの語彙にはこのトークンがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="227" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="228" />
       <source>The engine stopped while writing a reply, inside its speculative decoding (the drafter).</source>
       <translation>応答の生成中に、投機的デコーディング（ドラフター）の処理の中でエンジンが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="229" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="230" />
       <source>Start without this drafter, or choose a draft model whose vocabulary covers the model's.</source>
       <translation>このドラフターなしで起動するか、モデルの語彙をすべて含むドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="238" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
       <source>The engine cannot start: the shared library {name} is missing.</source>
       <translation>エンジンを起動できません: 共有ライブラリ {name} がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="239" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
       <source>a library</source>
       <translation>ライブラリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="240" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="241" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine with `draftwise engine install --force`.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、`draftwise engine install --force` でエンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="246" />
       <source>port {port}</source>
       <translation>ポート {port}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="246" />
       <source>its port</source>
       <translation>ポート</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="250" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="251" />
       <source>The model's MTP head is incomplete (its tensors were stripped), so the engine crashed building the MTP graph.</source>
       <translation>モデルの MTP ヘッドが不完全なため（テンソルが取り除かれています）、エンジンが MTP の準備中にクラッシュしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="254" />
       <source>The engine was asked to run MTP, but this model has no MTP layers it can use.</source>
       <translation>エンジンに MTP を使うよう指示しましたが、このモデルには使える MTP 層がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="254" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="255" />
       <source>Start without speculation (MTP off), or use a file that includes the MTP head.</source>
       <translation>投機的デコードなし（MTP オフ）で起動するか、MTP ヘッドを含むファイルを使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="258" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="259" />
       <source>the draft model</source>
       <translation>（ファイル名不明）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="261" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="262" />
       <source>The engine could not load the draft model {name} because memory ran out.</source>
       <translation>メモリが足りず、エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="263" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="264" />
       <source>The engine could not load the draft model {name} ({detail}).</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした（{detail}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="266" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
       <source>The engine could not load the draft model {name}.</source>
       <translation>エンジンはドラフトモデル {name} を読み込めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="267" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="268" />
       <source>Choose another draft model from the same family, or start without one.</source>
       <translation>同じファミリーの別のドラフトモデルを選ぶか、ドラフトモデルなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="270" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
       <source>The model file is inconsistent: its metadata declares more tensors than it holds.</source>
       <translation>モデルファイルが壊れています: メタデータに書かれたテンソルの数が、実際より多くなっています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="271" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="272" />
       <source>Download the model again, or a different quantization of it.</source>
       <translation>モデルをもう一度ダウンロードするか、別の量子化版を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="274" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
       <source>The compressed KV cache ({kv}) does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュ（{kv}）は、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="275" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="276" />
       <source>The compressed KV cache does not fit this model's attention heads.</source>
       <translation>圧縮した KV キャッシュは、このモデルのアテンションヘッドに合いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="276" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="277" />
       <source>Set the KV cache back to Auto (or f16) and start again.</source>
       <translation>KV キャッシュを自動（または f16）に戻して、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="287" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="288" />
       <source>{device} GPU memory</source>
       <translation>{device} の GPU メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="287" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="288" />
       <source>memory</source>
       <translation>メモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="289" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
       <source>system memory (RAM)</source>
       <translation>システムメモリ（RAM）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="290" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="291" />
       <source>The engine ran out of {where} while loading.</source>
       <translation>読み込み中にエンジンの{where}が足りなくなりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="291" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="292" />
       <source>Use a smaller context, fewer GPU layers, a smaller quantization, or close other programs that use the GPU.</source>
       <translation>コンテキストを小さくする、GPU に載せる層を減らす、小さい量子化版を使う、または GPU を使うほかのプログラムを閉じてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="295" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="296" />
       <source>A worker computer went away: the engine lost its connection to one of the other computers it was using.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンが使っていた他のコンピューターとの接続が切れました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="298" />
       <source>Start ggml-rpc-server there again, or launch without that computer.</source>
       <translation>そのコンピューターで ggml-rpc-server をもう一度起動するか、そのコンピューターなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="301" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="302" />
       <source>The worker {worker} did not answer when the engine started.</source>
       <translation>エンジンの起動時にワーカー {worker} が応答しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="306" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="307" />
       <source>The engine stopped on an internal check ({what}).</source>
       <translation>エンジンが内部チェックで停止しました（{what}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="307" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="308" />
       <source>The engine stopped on an internal check.</source>
       <translation>エンジンが内部チェックで停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="309" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="310" />
       <source>This is an engine bug or an unusual model; try without extra engine arguments, or update the engine.</source>
       <translation>エンジンの不具合か、特殊なモデルです。エンジンの追加引数なしで試すか、エンジンを更新してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="315" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
       <source>The engine could not load the model: {why}.</source>
       <translation>エンジンはモデルを読み込めませんでした: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="316" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="317" />
       <source>Check that the file is a complete GGUF model (download it again if unsure).</source>
       <translation>ファイルが完全な GGUF モデルか確かめてください（不安なら、もう一度ダウンロードしてください）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="322" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="323" />
       <source>The engine ended for an unknown reason.</source>
       <translation>エンジンが不明な理由で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="323" />
+      <source>Look at the log for details.</source>
+      <translation>詳しくはログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/crash.py" line="329" />
       <source>The engine uses processor instructions this computer lacks (illegal instruction).</source>
       <translation>エンジンが、このコンピューターにない CPU 命令を使っています（不正な命令）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="329" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="330" />
       <source>Install the portable CPU build of the engine (`draftwise engine install --force`).</source>
       <translation>エンジンの汎用 CPU 版をインストールしてください（`draftwise engine install --force`）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="332" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="333" />
       <source>The engine cannot start: a library it needs is missing.</source>
       <translation>エンジンを起動できません: 必要なライブラリがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="333" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="334" />
       <source>Install the engine's runtime (GPU driver or toolkit), or reinstall the engine.</source>
       <translation>エンジンのランタイム（GPU ドライバーまたはツールキット）をインストールするか、エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="335" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="336" />
       <source>The engine was killed from outside (by another program, or by the system when memory ran out).</source>
       <translation>エンジンが外部から強制終了されました（別のプログラム、またはメモリ不足のときにシステムによって）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="337" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="338" />
       <source>If memory is short, use a smaller context or model; then start it again.</source>
       <translation>メモリが足りないときは、コンテキストかモデルを小さくして、もう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="339" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="340" />
       <source>The engine crashed (segmentation fault).</source>
       <translation>エンジンがクラッシュしました（セグメンテーション違反）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="340" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="341" />
       <source>Check that the model file is a complete model and not a drafter or MTP-only file; try without extra engine arguments.</source>
       <translation>モデルファイルが完全なモデルで、ドラフターや MTP だけのファイルではないことを確かめてください。エンジンの追加引数なしでも試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="344" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="345" />
       <source>The engine exited on its own.</source>
       <translation>エンジンが自分で終了しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="345" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="346" />
       <source>Start it again; look at the log if it keeps exiting.</source>
       <translation>もう一度起動してください。何度も終了するときはログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="347" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="348" />
       <source>Try without speculation or extra engine arguments; the log has the details.</source>
       <translation>投機的デコードやエンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="348" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="349" />
       <source>Try without extra engine arguments; the log has the details.</source>
       <translation>エンジンの追加引数なしで試してください。詳しくはログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="349" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="350" />
       <source>The engine stopped unexpectedly ({status}): {last}.</source>
       <translation>エンジンが予期せず停止しました（{status}）: {last}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="350" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="351" />
       <source>The engine stopped unexpectedly ({status}).</source>
       <translation>エンジンが予期せず停止しました（{status}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="357" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="358" />
       <source>The engine could not listen on {where}: another program uses it.</source>
       <translation>エンジンが{where}で待ち受けできませんでした: 別のプログラムが使っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="359" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="360" />
       <source>Choose another port, or stop the program that uses it.</source>
       <translation>別のポートを選ぶか、そのポートを使っているプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="364" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="365" />
       <source>The engine {program} could not be started: {reason}.</source>
       <translation>エンジン {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="366" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="367" />
       <source>Install the engine with `draftwise engine install`, or choose the llama-server file again.</source>
       <translation>`draftwise engine install` でエンジンをインストールするか、llama-server のファイルを選び直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="372" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="373" />
       <source>The draft model's vocabulary does not match the model's: the engine serves without speculation although it was asked for it. Choose a draft model from the same family.</source>
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="439" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="452" />
       <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
       <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="443" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="456" />
       <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="448" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="461" />
       <source>The engine stopped ({status}) in the CPU's kernels for re-laid weights (CPU_REPACK) on this computer; it starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは、再配置した重み用の CPU カーネル（CPU_REPACK）でエンジンが停止しました（{status}）。再配置せずに（-nr）起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="460" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="473" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="462" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="475" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/fixes.py" line="96" />
+      <location filename="../../app/draftwise/core/launch/fixes.py" line="102" />
       <source>record of engine fixes</source>
       <translation>エンジンの修正の記録</translation>
     </message>
@@ -974,102 +984,102 @@
       <translation>この {backend} エンジンは CPU で動いています。とても遅くなります。GPU ドライバーを確かめるか、使う GPU を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="85" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="86" />
       <source>no automatic drafter</source>
       <translation>自動ドラフターなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="95" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="96" />
       <source>{n} layers on the GPU</source>
       <translation>GPU に {n} 層</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="102" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="103" />
       <source>the full settings</source>
       <translation>本来の設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="105" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="106" />
       <source>{first}, {rest}</source>
       <translation>{first}、{rest}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="189" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="192" />
       <source>the automatic drafter off</source>
       <translation>自動ドラフターをオフにした設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="191" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="194" />
       <source>a {kv} KV cache</source>
       <translation>{kv} の KV キャッシュ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="196" />
       <source>a {ctx} context</source>
       <translation>{ctx} のコンテキスト</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="196" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="199" />
       <source>the experts in RAM</source>
       <translation>エキスパートを RAM に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="197" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="200" />
       <source>{n} of {total} layers on the GPU</source>
       <translation>{total} 層中 {n} 層を GPU に置いた設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="198" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="201" />
       <source>the CPU only</source>
       <translation>CPU のみ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="233" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="236" />
       <source>The start with {change} failed for another reason, so Draftwise stopped lowering the settings; the cause is below.</source>
       <translation>{change}での起動はメモリ以外の理由で失敗したため、Draftwise は設定を下げるのをやめました。原因は下にあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="257" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="260" />
       <source>{cause} Starting it again with {change}.</source>
       <translation>{cause}{change}でもう一度起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="264" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="267" />
       <source>Draftwise has no lower setting to try for this model.</source>
       <translation>このモデルで試せる、より低い設定はありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="265" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="268" />
       <source>Draftwise has no lower setting left to try: it ran out of memory even with {change}.</source>
       <translation>試せる低い設定はもうありません: {change}でもメモリが足りませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="288" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="295" />
       <source>out of memory</source>
       <translation>メモリ不足</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="310" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="317" />
       <source>The engine ran out of memory with the drafter you chose. To let Draftwise lower the settings, clear the Draft model field (or remove --spec-type from the extra arguments), or choose a smaller drafter.</source>
       <translation>あなたが選んだドラフターでエンジンのメモリが足りなくなりました。Draftwise に設定を下げさせるには、ドラフトモデル欄を空にする（または追加引数から --spec-type を外す）か、より小さなドラフターを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="318" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="325" />
       <source>The engine ran out of memory with the {kv} KV cache you chose. Set the KV cache to Auto (or q8_0) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {kv} の KV キャッシュでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、KV キャッシュを「自動」（または q8_0）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="335" />
       <source>The engine ran out of memory with the {ctx} context you chose. Set the context to Auto (or smaller) to let Draftwise lower it.</source>
       <translation>あなたが選んだ {ctx} のコンテキストでエンジンのメモリが足りなくなりました。Draftwise に下げさせるには、コンテキストを「自動」（またはより小さく）にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="339" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="346" />
       <source>The engine ran out of memory with the GPU layers you set (-ngl / --n-cpu-moe). Remove them from the extra arguments to let Draftwise move layers to the CPU.</source>
       <translation>あなたが指定した GPU 層（-ngl / --n-cpu-moe）でエンジンのメモリが足りなくなりました。Draftwise に層を CPU へ移させるには、追加引数から外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/ladder.py" line="384" />
+      <location filename="../../app/draftwise/core/launch/ladder.py" line="391" />
       <source>Starting with {given_up}, the settings that worked after this model ran out of memory last time (Try full settings again, or `draftwise launch --full`, goes back to the full settings).</source>
       <translation>前回このモデルがメモリ不足になった後に動いた設定（{given_up}）で起動します（「本来の設定でもう一度試す」または `draftwise launch --full` で本来の設定に戻ります）。</translation>
     </message>
@@ -1089,52 +1099,37 @@
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="404" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="489" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="406" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="491" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="410" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="495" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="413" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="498" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/hub/fetch.py" line="42" />
-      <source>Could not remember {name} as the helper of {model} ({error}); the library may list it as a model of its own.</source>
-      <translation>{name} を {model} のヘルパーとして記録できませんでした（{error}）。ライブラリでは単独のモデルとして表示されるかもしれません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="253" />
-      <source>Your prompt could not be kept for measuring on your own work ({error}).</source>
-      <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="376" />
-      <source>Your requests' figures could not be kept ({error}); learning from use misses them.</source>
-      <translation>リクエストの数値を保存できませんでした（{error}）。使用からの学習にはこれらが含まれません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="464" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="534" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="477" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="547" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="480" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="550" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
@@ -1232,6 +1227,16 @@
       <location filename="../../app/draftwise/core/launch/llamacpp.py" line="77" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/lost_worker.py" line="35" />
+      <source>{workers} went away during the last run; Draftwise launched again without it.</source>
+      <translation>前回の実行中に {workers} が応答しなくなったため、Draftwise はそれを除いて再起動しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/launch/lost_worker.py" line="40" />
+      <source>The model does not fit on what is left without {workers}: start ggml-rpc-server there again, then Launch.</source>
+      <translation>{workers} なしでは残りの構成にモデルが収まりません。そのコンピューターで ggml-rpc-server を再び起動してから「起動」を押してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/launch/mlx.py" line="51" />
@@ -1394,72 +1399,72 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="166" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="177" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="173" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="184" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="244" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="252" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="245" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="253" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="334" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="367" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="356" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="389" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="360" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="393" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="372" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="405" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="248" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="276" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="281" />
       <source>The speed of {worker} could not be measured ({why}); it is predicted at this computer's speed.</source>
       <translation>ワーカー {worker} の計算速度を測定できませんでした（{why}）。このコンピューターと同じ速度として予測します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="293" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="321" />
       <source>{worker} is not used: this computer's speed could not be measured, so it cannot be weighed, and the model fits without it.</source>
       <translation>{worker} は使いません。このコンピューターの速度を測定できなかったため比べることができず、モデルはそれなしで収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="301" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="328" />
       <source>This computer's speed could not be measured, so the workers are used only because the model does not fit without them.</source>
       <translation>このコンピューターの速度を測定できませんでした。モデルがワーカーなしでは収まらないため、ワーカーを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="297" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="342" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="299" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="344" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1474,27 +1479,27 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="96" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="95" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="104" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="103" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="119" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="113" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="139" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="133" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="166" />
+      <location filename="../../app/draftwise/core/machine/link.py" line="160" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
@@ -1534,12 +1539,12 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="360" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="291" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="387" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="328" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
@@ -1569,44 +1574,44 @@
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="117" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="113" />
       <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
       <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="123" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="119" />
       <source>it has {free} MiB free, and the test needs {need} MiB free</source>
       <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="131" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="127" />
       <source>it could not lend {size} MiB for the test</source>
       <translation>テスト用に {size} MiB を確保できませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="140" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="136" />
       <source>it stopped answering during the test ({error})</source>
       <translation>テスト中に応答しなくなりました（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="182" />
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="168" />
       <source>it did not answer ({error})</source>
       <translation>応答しませんでした（{error}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="229" />
-      <source>this computer's own worker did not start ({error})</source>
-      <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="234" />
-      <source>this computer's own figure could not be taken: {why}</source>
-      <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/worker_rate.py" line="193" />
       <source>this computer's own figure could not be taken</source>
       <translation>このコンピューター自身の値を測定できませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="207" />
+      <source>this computer's own worker did not start ({error})</source>
+      <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="212" />
+      <source>this computer's own figure could not be taken: {why}</source>
+      <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/workers.py" line="69" />
@@ -1759,7 +1764,7 @@
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="117" />
+      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="122" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
@@ -1839,19 +1844,29 @@
       <translation>エンジン設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="173" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="168" />
       <source>record of your requests' speed</source>
       <translation>あなたのリクエストの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="176" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="171" />
       <source>record of your prompts</source>
       <translation>あなたのプロンプトの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="268" />
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="254" />
+      <source>Your prompt could not be kept for measuring on your own work ({error}).</source>
+      <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="265" />
       <source>Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.</source>
       <translation>保存したプロンプトを {path} から削除できませんでした: {error}。このファイルを手動で削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="376" />
+      <source>Your requests' figures could not be kept ({error}); learning from use misses them.</source>
+      <translation>リクエストの数値を保存できませんでした（{error}）。使用からの学習にはこれらが含まれません。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="110" />
@@ -1869,67 +1884,67 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="263" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="241" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="372" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="350" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="376" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="354" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="419" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="407" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="420" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="408" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="463" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="452" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="469" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="458" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="483" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="472" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="487" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="476" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="512" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="514" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="503" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="521" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="510" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="548" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="537" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
@@ -2174,22 +2189,22 @@
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="211" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="212" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="213" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="214" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="218" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="219" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="222" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="223" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -2222,6 +2237,91 @@
       <location filename="../../app/draftwise/core/records.py" line="140" />
       <source>The {what} was damaged ({error}); it was set aside as {name} and a new one is started.</source>
       <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/instances.py" line="73" />
+      <source>The served model {id} stopped at start with this drafter (exit code {code}); it runs without it.</source>
+      <translation>サーブ中のモデル {id} がこのドラフターで起動時に停止しました（終了コード {code}）。ドラフターなしで実行します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="113" />
+      <source>{path} does not exist; give a folder of GGUF models or a GGUF file.</source>
+      <translation>{path} は存在しません。GGUF モデルのフォルダーか GGUF ファイルを指定してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="119" />
+      <source>{path} holds no GGUF file; give a folder with models in it (or download one with `draftwise get`).</source>
+      <translation>{path} に GGUF ファイルがありません。モデルのあるフォルダーを指定してください（または `draftwise get` でダウンロードしてください）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="128" />
+      <source>{name} cannot be read ({why}); it is left out. Download it again or remove it from the folder.</source>
+      <translation>{name} を読めません（{why}）。除外しました。もう一度ダウンロードするか、フォルダーから削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="132" />
+      <source>{name} cannot be read ({why}); it is left out. Check its permissions or remove it from the folder.</source>
+      <translation>{name} を読めません（{why}）。除外しました。アクセス権を確認するか、フォルダーから削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="140" />
+      <source>{name}: the engine's model list cannot hold a name or folder with [ ] : ; or #; it is left out. Rename it to serve it.</source>
+      <translation>{name}: エンジンのモデル一覧は [ ] : ; # を含む名前やフォルダーを扱えないため、除外しました。サーブするには名前を変えてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="150" />
+      <source>Two models would both be named {id}: {first} and {second}. Clients pick a model by its file name, so rename one of them (or serve one folder only).</source>
+      <translation>2つのモデルが同じ名前 {id} になります: {first} と {second}。クライアントはファイル名でモデルを選ぶため、どちらかの名前を変えてください（または1つのフォルダーだけをサーブしてください）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/library.py" line="155" />
+      <source>No model to serve in {paths}: every GGUF there is a drafter, a projector or unreadable.</source>
+      <translation>{paths} にサーブできるモデルがありません: どの GGUF もドラフター、プロジェクター、または読めないファイルです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="110" />
+      <source>{name} is left out: {why}</source>
+      <translation>{name} は除外しました: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="111" />
+      <source>it does not fit this computer</source>
+      <translation>このコンピューターに収まりません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="122" />
+      <source>No model to serve.</source>
+      <translation>サーブするモデルがありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="152" />
+      <source>Models are loaded one at a time: planned on half of this computer each, they would not fit.</source>
+      <translation>モデルは1つずつ読み込みます: それぞれこのコンピューターの半分で計画すると収まりません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="172" />
+      <source>{name} cannot be served as planned: {why}.</source>
+      <translation>{name} は計画どおりにサーブできません: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="175" />
+      <source>{id}: its drafter needs {n} tokens banned, and the engine's model list holds one ban per model, so it is served without speculation (`draftwise launch` runs it with).</source>
+      <translation>{id}: ドラフターには {n} 個のトークンの禁止が必要ですが、エンジンのモデル一覧はモデルごとに1つしか保持できないため、投機なしでサーブします（`draftwise launch` では投機ありで実行します）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="178" />
+      <source>{id} is served without speculation: {why}.</source>
+      <translation>{id} は投機なしでサーブします: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/together.py" line="100" />
+      <source>{id} needs {needs} of this computer's {capacity}, more than a 1-in-{k} share, so models are loaded one at a time: a request for another model unloads the one loaded first.</source>
+      <translation>{id} はこのコンピューターの {capacity} のうち {needs} を必要とし、{k} 分の1を超えるため、モデルは1つずつ読み込みます: 別のモデルへのリクエストは、先に読み込んだモデルを解放します。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/together.py" line="106" />
+      <source>Up to {k} of the {n} models stay loaded together; each is planned on a 1-in-{k} share of this computer's memory, so any {k} of them fit. A request for another unloads the one used longest ago.</source>
+      <translation>{n} 個のモデルのうち最大 {k} 個を同時に読み込んだままにします。それぞれこのコンピューターのメモリーの {k} 分の1で計画するため、どの {k} 個でも収まります。別のモデルへのリクエストは、最も長く使われていないモデルを解放します。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/settings.py" line="303" />
@@ -2274,32 +2374,32 @@
       <translation>{name} は使いません: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/companions.py" line="172" />
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="183" />
       <source>it carries its own MTP head, so it is a model, not a drafter</source>
       <translation>自分の MTP ヘッドを持っているので、ドラフターではなくモデルです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/companions.py" line="174" />
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="185" />
       <source>it is an MTP head for a model without its own head, and this model does not need it</source>
       <translation>MTP ヘッドのないモデル用の MTP ヘッドで、このモデルには必要ありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/companions.py" line="176" />
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="187" />
       <source>it is an MTP head for {draft_arch}, not {arch}</source>
       <translation>{arch} ではなく {draft_arch} 用の MTP ヘッドです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/companions.py" line="179" />
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="190" />
       <source>this engine does not run MTP for {arch}</source>
       <translation>このエンジンは {arch} の MTP を実行できません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/companions.py" line="181" />
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="192" />
       <source>it has {n} MTP layers, and this engine's {arch} MTP runs only one</source>
       <translation>MTP が {n} 層ありますが、このエンジンの {arch} 用 MTP は 1 層しか動かせません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/companions.py" line="186" />
+      <location filename="../../app/draftwise/core/speculation/companions.py" line="197" />
       <source>this engine cannot run a {kind}</source>
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
@@ -2639,7 +2739,7 @@
       <translation>{what}と n-gram 照合</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/services/drafting_tasks.py" line="136" />
+      <location filename="../../app/draftwise/services/drafting_tasks.py" line="133" />
       <source>Your requests no longer call for measuring again.</source>
       <translation>あなたのリクエストからは、もう測り直しの必要はありません。</translation>
     </message>
@@ -3500,139 +3600,139 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="225" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>Model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="249" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="250" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="310" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="311" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="310" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="311" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="342" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="343" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="343" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="344" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="418" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="420" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="422" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="423" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="423" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="424" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="425" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="426" />
       <source>The engine is still running. Stop it and quit?</source>
       <translation>エンジンはまだ動いています。停止して終了しますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="440" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="441" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -3872,97 +3972,97 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ドラフトモデルを選ぶ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="105" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="106" />
       <source>URL copied</source>
       <translation>URL をコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="106" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="107" />
       <source>API key copied</source>
       <translation>API キーをコピーしました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="112" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="113" />
       <source>Copy the endpoint URL</source>
       <translation>エンドポイント URL をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="113" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="114" />
       <source>Open chat</source>
       <translation>チャットを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="114" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="115" />
       <source>Chat with the model in this window</source>
       <translation>このウィンドウでモデルとチャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="116" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="117" />
       <source>Copy the API key</source>
       <translation>API キーをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="119" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="120" />
       <source>Try a tiny model on this computer's engine and graphics card, and say what works</source>
       <translation>このコンピューターのエンジンとグラフィックカードで小さなモデルを試し、何が動くかを表示します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="120" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="121" />
       <source>Copy the address chat programs and scripts use to talk to the model</source>
       <translation>チャットプログラムやスクリプトがモデルと話すためのアドレスをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="121" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="122" />
       <source>Copy the password (API key) programs need to use the model</source>
       <translation>プログラムがモデルを使うのに必要なパスワード（API キー）をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="133" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="134" />
       <source>The address for chat programs and scripts (OpenAI-compatible API)</source>
       <translation>チャットプログラムやスクリプト用のアドレス（OpenAI 互換 API）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="134" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="135" />
       <source>key {0}</source>
       <translation>キー {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="135" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="136" />
       <source>The password (API key) programs send with each request</source>
       <translation>プログラムがリクエストごとに送るパスワード（API キー）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="139" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="140" />
       <source>port {0} was taken</source>
       <translation>ポート {0} は使用中でした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="197" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="198" />
       <source>Dismiss</source>
       <translation>閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="198" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="199" />
       <source>Dismiss this notice</source>
       <translation>このお知らせを閉じる</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="199" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="200" />
       <source>Details</source>
       <translation>詳細</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="200" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="201" />
       <source>Show the details of this notice</source>
       <translation>この通知の詳細を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="238" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="239" />
       <source>Show log</source>
       <translation>ログを表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/status_bar.py" line="239" />
+      <location filename="../../app/draftwise/ui/status_bar.py" line="240" />
       <source>Open the engine's log to see what it said before it stopped</source>
       <translation>エンジンのログを開き、止まる前に何を出力したかを確認します</translation>
     </message>
@@ -4052,117 +4152,117 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="225" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="226" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="227" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="318" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="319" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="404" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="405" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="478" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="481" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="202" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="207" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="214" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="215" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="218" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="223" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="227" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="239" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="240" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="240" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="241" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="255" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="256" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="246" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="249" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="249" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -4177,47 +4277,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="88" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="89" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="194" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
       <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
       <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="222" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="228" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="237" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="243" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="251" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="257" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="265" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="279" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="278" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="284" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -4307,92 +4407,92 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンのインストールに失敗しました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="152" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="157" />
       <source>Measuring how fast this computer runs models…</source>
       <translation>このコンピューターでモデルがどれくらいの速さで動くか測っています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="171" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="176" />
       <source>Not judged yet: a click searches the hub for {hint}.</source>
       <translation>まだ判断されていません。クリックするとハブで {hint} を検索します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="173" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="178" />
       <source>{repo}: {file} ({size}). A click shows its verdict; Download (or a double click) gets it.</source>
       <translation>{repo}: {file}({size})。クリックで判断結果を表示し、「ダウンロード」(またはダブルクリック)で入手します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="183" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="188" />
       <source>{n} more were not offered (hover for why).</source>
       <translation>ほかに {n} 件は表示していません(理由はポインターを重ねると表示されます)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="191" />
       <source>Finding the starters on the hub and judging their files…</source>
       <translation>ハブでおすすめを探し、ファイルを判断中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="206" />
       <source>this computer's speed could not be measured ({error})</source>
       <translation>このコンピューターの速さを測れませんでした({error})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="235" />
       <source>None of the starters could be judged on the hub just now; these are Draftwise's own suggestions, from their usual sizes.</source>
       <translation>いまはハブでどのおすすめも判断できませんでした。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="243" />
       <source>The starters could not be judged on the hub ({error}); these are Draftwise's own suggestions, from their usual sizes.</source>
       <translation>ハブでおすすめを判断できませんでした({error})。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="264" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="269" />
       <source>Loading {repo}…</source>
       <translation>{repo} を読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="266" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="271" />
       <source>{repo}: the starter's file, judged for this computer. Search the hub for its other files.</source>
       <translation>{repo}: このコンピューター向けに判断したおすすめのファイルです。ほかのファイルはハブで検索してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="287" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="292" />
       <source>Not judged: {why}</source>
       <translation>判断できません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="307" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="312" />
       <source>Get its vision projector too ({name}, {size}): the model can then see pictures you attach in the chat.</source>
       <translation>視覚プロジェクターも取得する（{name}、{size}）：チャットで添付した画像をモデルが見られるようになります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="339" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="344" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="356" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="361" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="393" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="398" />
       <source>Downloaded {name} and its helper {helper}.</source>
       <translation>{name} と補助の {helper} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="396" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="401" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="404" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="411" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="408" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="415" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>
@@ -4542,92 +4642,82 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>システムの言語</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/ladder.py" line="60" />
-      <source>Could not clear the record of lowered settings.</source>
-      <translation>下げた設定の記録を消せませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="124" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="165" />
       <source>This build of Draftwise cannot start engines ({error}).</source>
       <translation>この Draftwise のビルドはエンジンを起動できません（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="125" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="166" />
       <source>Reinstall Draftwise.</source>
       <translation>Draftwise を再インストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="208" />
-      <source>Look at the log for details.</source>
-      <translation>詳しくはログを見てください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="300" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="265" />
       <source>Idle</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="302" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="267" />
       <source>Starting… {0}</source>
       <translation>起動中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="304" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="269" />
       <source>Loading model… {0}</source>
       <translation>モデルを読み込み中… {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="308" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="273" />
       <source>no progress for {0}; you can stop it.</source>
       <translation>{0} 進展がありません。停止できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="311" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="276" />
       <source> (started in {0})</source>
       <translation>（{0} で起動）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="313" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="278" />
       <source>Ready</source>
       <translation>準備完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="315" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="280" />
       <source>Stopping…</source>
       <translation>停止中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="317" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="282" />
       <source>Stopped</source>
       <translation>停止しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="319" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="284" />
       <source>Failed — {0}</source>
       <translation>失敗 — {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="320" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="285" />
       <source>Failed</source>
       <translation>失敗</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="327" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="292" />
       <source>Next step: {0}</source>
       <translation>次にすること: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="329" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="294" />
       <source>From the log: {0}</source>
       <translation>ログより: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="336" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="301" />
       <source>Lowered to fit in memory: {0}.</source>
       <translation>メモリに収まるよう下げました: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/launch.py" line="358" />
+      <location filename="../../app/draftwise/viewmodels/launch.py" line="323" />
       <source>Why: {0}</source>
       <translation>理由：{0}</translation>
     </message>
@@ -4762,62 +4852,62 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ドラフトモデルです。同じ系列の大きなモデルの回答を速くします。単独で起動するものではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="210" />
       <source>Fits in this machine's memory</source>
       <translation>このマシンのメモリに収まります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="211" />
       <source>Fits only partly on the GPU: slower</source>
       <translation>GPU には一部しか収まりません: 遅くなります</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="212" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="217" />
       <source>Measured on this computer: {0}× as fast with speculation</source>
       <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="233" />
       <source>unreadable</source>
       <translation>読み取り不可</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="433" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
       <source>Scanning… {0} model</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="433" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
       <source>Scanning… {0} models</source>
       <translation>スキャン中… {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="435" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="439" />
       <source>Add a folder with .gguf models, or drop a file here.</source>
       <translation>.gguf モデルのあるフォルダを追加するか、ファイルをここにドロップしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="437" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
       <source>No models found in these folders.</source>
       <translation>これらのフォルダにモデルは見つかりませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="440" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="444" />
       <source>{0} of {1} models</source>
       <translation>{1} 個中 {0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="445" />
       <source>{0} model</source>
       <translation>{0} 個のモデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="441" />
+      <location filename="../../app/draftwise/viewmodels/library.py" line="445" />
       <source>{0} models</source>
       <translation>{0} 個のモデル</translation>
     </message>
@@ -5067,17 +5157,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="101" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="112" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="239" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="238" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="249" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -5172,57 +5262,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>先にドラフトモデルを直してください (欄の下の説明を参照)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/worker_loss.py" line="65" />
-      <source>The model does not fit on what is left without {workers}: start ggml-rpc-server there again, then Launch.</source>
-      <translation>{workers} なしでは残りの構成にモデルが収まりません。そのコンピューターで ggml-rpc-server を再び起動してから「起動」を押してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/worker_loss.py" line="70" />
-      <source>{workers} went away during the last run; Draftwise launched again without it.</source>
-      <translation>前回の実行中に {workers} が応答しなくなったため、Draftwise はそれを除いて再起動しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="185" />
-      <source>No engine is installed to ask this computer.</source>
-      <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="188" />
-      <source>Checking…</source>
-      <translation>確認中…</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="214" />
-      <source>{free} free</source>
-      <translation>空き {free}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="119" />
       <source>Went away during the last run; Launch runs without it. Check again when it is back.</source>
       <translation>前回の実行中に応答しなくなりました。起動はこのコンピューターなしで行います。戻ったら再確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="261" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="182" />
+      <source>No engine is installed to ask this computer.</source>
+      <translation>このコンピューターに問い合わせるエンジンがインストールされていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="185" />
+      <source>Checking…</source>
+      <translation>確認中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="211" />
+      <source>{free} free</source>
+      <translation>空き {free}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="252" />
       <source>ggml-rpc-server is not installed beside the engine; reinstall the engine.</source>
       <translation>エンジンの隣に ggml-rpc-server がありません。エンジンを入れ直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="264" />
       <source>Starting…</source>
       <translation>起動中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="288" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="279" />
       <source>Sharing on {endpoint}</source>
       <translation>{endpoint} で共有中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="297" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="288" />
       <source>in use by {computers}</source>
       <translation>{computers} が使用中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/workers.py" line="303" />
+      <location filename="../../app/draftwise/viewmodels/workers.py" line="294" />
       <source>Sharing failed: {why}</source>
       <translation>共有に失敗しました: {why}</translation>
     </message>
@@ -5253,6 +5333,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>Built-in MTP head (faster generation)</source>
       <translation type="vanished">内蔵の MTP ヘッド（生成が速くなります）</translation>
+    </message>
+    <message>
+      <source>Could not clear the record of lowered settings.</source>
+      <translation type="vanished">下げた設定の記録を消せませんでした。</translation>
     </message>
     <message>
       <source>Could not read the broken-drafter record {path}: {error}.</source>

@@ -190,3 +190,16 @@ def engine_caps(configured: str | None = None):
     if engine is None:
         return "llama-server", capabilities.pinned_caps(), Backend.CPU
     return engine.binary, caps_of(engine.binary), engine.backend
+
+
+def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
+    """The machine to plan for: a described one (--machine FILE.json) or this one."""
+    from draftwise.core.machine import hardware, machine_types
+
+    if getattr(args, "machine", None):
+        try:
+            return machine_types.load_machine(args.machine)
+        except ValueError as exc:
+            raise UserError(f"--machine: {exc}") from exc
+    binary = Path(engine_binary) if engine_binary and Path(engine_binary).is_file() else None
+    return hardware.inventory(binary)

@@ -18,6 +18,7 @@ from draftwise.cli.common import (
     add_address_options,
     add_request_options,
     engine_caps,
+    machine_for,
     request_from,
     select_machine,
     with_workers,
@@ -78,19 +79,6 @@ def render_model(d: dict) -> str:
 # ---------------------------------------------------------------- plan
 # The engine `plan` (and `get`'s judge) plans for: cli/common.py, one place for both.
 _engine_caps = engine_caps
-
-
-def machine_for(args: argparse.Namespace, engine_binary: Path | str | None):
-    """The machine to plan for: a described one (--machine FILE.json) or this one."""
-    from draftwise.core.machine import hardware, machine_types
-
-    if getattr(args, "machine", None):
-        try:
-            return machine_types.load_machine(args.machine)
-        except ValueError as exc:
-            raise UserError(f"--machine: {exc}") from exc
-    binary = Path(engine_binary) if engine_binary and Path(engine_binary).is_file() else None
-    return hardware.inventory(binary)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -280,9 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--configured", default=None, help="a llama-server path to include")
     lst.set_defaults(func=cmd_engine_list)
 
-    from draftwise.cli import get, launch, learning, measure, share
+    from draftwise.cli import get, launch, learning, measure, serve, share
 
     launch.add_parser(sub)
+    serve.add_parser(sub)
     share.add_parser(sub)
     get.add_parser(sub)
     measure.add_parser(sub)

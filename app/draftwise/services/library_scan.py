@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.messages import Text
+from draftwise.core.serving import library
 
 log = logging.getLogger(__name__)
 
@@ -120,53 +120,8 @@ class TaskRunner(QObject):
 
 
 # ------------------------------------------------------------------ library scan
-_LATER_SHARD = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
-MAX_DEPTH = 5
-
-
-def find_gguf_files(folders: Iterable[Path], cancel: threading.Event | None = None) -> list[Path]:
-    """Every `.gguf` under the folders (a file given is taken as it is; 5 levels deep, no hidden folders, symlinked folders
-    not followed); of a split model only its first part, which names the set."""
-    out: list[Path] = []
-    seen: set[str] = set()
-    for root in folders:
-        root = Path(root).expanduser()
-        if root.is_file():
-            key = os.path.normcase(os.path.realpath(root))
-            if key not in seen and root.suffix.lower() == ".gguf":
-                seen.add(key)
-                out.append(root)
-            continue
-        stack = [(root, 0)]
-        while stack:
-            if cancel is not None and cancel.is_set():
-                return out
-            folder, depth = stack.pop()
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name.lower())
-            except OSError:
-                continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if depth < MAX_DEPTH:
-                            stack.append((Path(entry.path), depth + 1))
-                        continue
-                    if not name.lower().endswith(".gguf") or not entry.is_file():
-                        continue
-                except OSError:
-                    continue
-                m = _LATER_SHARD.search(name)
-                if m and int(m.group(1)) != 1:
-                    continue
-                key = os.path.normcase(os.path.realpath(entry.path))
-                if key not in seen:
-                    seen.add(key)
-                    out.append(Path(entry.path))
-    return out
+# One walk of the folders for the window and `draftwise serve` (core, no Qt).
+find_gguf_files = library.find_gguf_files
 
 
 @dataclass(frozen=True)

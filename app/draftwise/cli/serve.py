@@ -1,0 +1,377 @@
+"""`draftwise serve [PATH …]`: every model of the library through one address, by name.
+
+One engine in router mode (`llama-server --models-preset FILE`, no model): it starts one
+instance per model asked for, each with the section written from that file's own plan
+(core/serving/), and serves the OpenAI and Anthropic APIs on one port. No proxy of ours: the
+clients talk to the engine. Like `launch`: the port, `DRAFTWISE_API_KEY`, the `API key:` and
+`ready http://…` lines, `--network`, Ctrl-C/SIGTERM/SIGHUP stop everything and exit 0, bad
+input exits 2 with one line. `--json` prints the plan and starts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from draftwise.cli.common import (
+    API_KEY_VARIABLE,
+    UserError,
+    add_address_options,
+    add_device_options,
+)
+from draftwise.core.kinds import MtpMode
+
+EXIT_NOT_READY = 1
+WATCH_EVERY_S = 1.0  # how often the router's list of instances is read
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "serve", help="serve every model of the library (or the folders given) through one address, by name",
+        description="Start llama-server as a router for every GGUF model in PATH (default: the window's "
+                    "library folders). Each model runs the speculation and memory plan `draftwise plan` shows "
+                    "for it; clients pick one by its file name (the `model` field). Engine arguments for every "
+                    "model go after --. Ctrl-C stops it.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="folders of GGUF models, or GGUF files")
+    p.add_argument("--mtp", default=MtpMode.AUTO, choices=[m.value for m in MtpMode],
+                   help="speculation for every model: auto (Draftwise decides per model) or off")
+    p.add_argument("--ctx", type=int, default=None, help="context size in tokens for every model (default: planned)")
+    p.add_argument("--kv", default=None, help="KV cache type for every model (default: planned)")
+    add_device_options(p)
+    add_address_options(p)
+    p.add_argument("--models-max", type=int, default=None, metavar="N",
+                   help="at most N models loaded at once (default: as many as fit together, up to 4)")
+    p.add_argument("--sleep-idle-seconds", type=int, default=None, metavar="S",
+                   help="a model idle this long sleeps (default: 600; -1: never)")
+    p.add_argument("--machine", default=None, help="plan for a machine described in a JSON file")
+    p.add_argument("--json", action="store_true", help="print the whole plan as JSON and start nothing")
+    p.add_argument("--verbose", action="store_true", help="print the engine's log lines")
+    p.set_defaults(func=cmd_serve, engine_args=[])
+    return p
+
+
+def _paths(args: argparse.Namespace) -> list[Path]:
+    from draftwise.core import settings as settings_mod
+
+    if args.paths:
+        return [Path(p).expanduser() for p in args.paths]
+    folders = settings_mod.load().settings.model_folders
+    if not folders:
+        raise UserError("No library folder yet: give a folder of GGUF models (`draftwise serve ~/models`), or add "
+                        "one in the window.")
+    return [Path(f).expanduser() for f in folders]
+
+
+def serving_plan(args: argparse.Namespace, *, port: int, api_key: str):
+    """(engine binary, ServePlan) for `args`: every model planned by the launch session."""
+    from draftwise.cli.common import caps_of, engine_caps, machine_for, select_machine
+    from draftwise.cli.launch import find_engine
+    from draftwise.core.launch import prepare
+    from draftwise.core.launch.session import Engine, Records
+    from draftwise.core.planning import planner
+    from draftwise.core.serving import library, serve_plan
+
+    try:
+        lib = library.collect(_paths(args))
+    except library.LibraryError as exc:
+        raise UserError(str(exc)) from exc
+    if args.json:
+        # The plan alone, like `draftwise plan`: the pinned engine's facts when none is installed.
+        binary, caps, backend = engine_caps(getattr(args, "engine", None))
+        engine = Engine(Path(binary), caps, backend)
+    else:
+        found = find_engine(args)
+        engine = Engine(found.binary, caps_of(found.binary), found.backend)
+    machine = select_machine(args, machine_for(args, engine.binary))
+    try:
+        prefs = planner.prefs_from_options(ctx=args.ctx, kv=args.kv)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    request = prepare.Request(model=lib.models[0].path, mtp=MtpMode(args.mtp), extra_args=tuple(args.engine_args),
+                              prefs=prefs, port=port, pinned_port=args.port is not None, network=args.network,
+                              api_key=api_key)
+    try:
+        plan = serve_plan.plan_library(lib, request, engine, machine, Records.load(machine), port=port,
+                                       api_key=api_key, models_max=args.models_max)
+    except prepare.PrepareError as exc:
+        raise UserError(str(exc)) from exc
+    return engine.binary, plan
+
+
+def copy_lines(url: str, key_shown: str, model_id: str) -> list[str]:
+    """Ready-to-paste lines for Claude Code, an OpenAI-compatible client and curl."""
+    body = json.dumps({"model": model_id, "messages": [{"role": "user", "content": "Hello"}]})
+    return [
+        f"  Claude Code:  ANTHROPIC_BASE_URL={url} ANTHROPIC_AUTH_TOKEN={key_shown} claude --model {model_id}",
+        f"  OpenAI-compatible:  base URL {url}/v1  key {key_shown}",
+        f"  curl:  curl {url}/v1/chat/completions -H 'Authorization: Bearer {key_shown}' "
+        f"-H 'Content-Type: application/json' -d '{body}'",
+    ]
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from draftwise.core import paths
+    from draftwise.core.address import DEFAULT_PORT, LOOPBACK
+    from draftwise.core.launch import launch_spec
+    from draftwise.core.processes import orphans
+    from draftwise.core.serving import preset, serve_plan
+
+    if args.network and os.environ.get(API_KEY_VARIABLE) == "":
+        raise UserError(f"--network needs an API key; unset {API_KEY_VARIABLE} or give it a value.")
+    api_key = os.environ.get(API_KEY_VARIABLE) or launch_spec.new_api_key()
+    host = launch_spec.ALL_INTERFACES if args.network else LOOPBACK
+    port_note = None
+    if args.json:
+        port = DEFAULT_PORT if args.port is None else args.port
+    else:
+        for report in orphans.stop_orphans():
+            print(report.message, flush=True)
+        try:
+            port, port_note = launch_spec.choose_port(DEFAULT_PORT if args.port is None else args.port,
+                                                      pinned=args.port is not None, host=host)
+        except launch_spec.LaunchError as exc:
+            raise UserError(str(exc)) from exc
+    binary, plan = serving_plan(args, port=port, api_key=api_key)
+    if args.json:
+        print(json.dumps(plan.to_json(), indent=2, default=str))
+        return 0
+    folder = paths.cache_dir() / "serve"
+    folder.mkdir(parents=True, exist_ok=True)
+    preset_path = folder / f"models-{port}.ini"
+    preset_path.write_text(preset.render(plan.sections()), encoding="utf-8")
+    empty_cache = folder / "no-download-cache"
+    empty_cache.mkdir(exist_ok=True)
+    sleep = serve_plan.SLEEP_IDLE_S if args.sleep_idle_seconds is None else args.sleep_idle_seconds
+    notes = (port_note,) if port_note else ()
+    router = serve_plan.router_launch(binary, preset_path, plan, port=port, api_key=api_key,
+                                      network=args.network, cache_dir=empty_cache, sleep_idle_s=sleep,
+                                      pinned_port=args.port is not None, notes=notes)
+    _say_plan(plan, preset_path)
+    return _run(router, plan, preset_path, binary, verbose=args.verbose)
+
+
+def _say_plan(plan, preset_path: Path) -> None:
+    from draftwise.core.readable import human_bytes, human_ctx
+
+    for m in plan.models:
+        label = m.section.as_dict().get("spec-type", "none")
+        sizes = ", ".join(f"{d} {human_bytes(b)}" for d, b in
+                          _device_bytes(m.planned.prepared.plan.per_device).items())
+        print(f"model: {m.id}  ({m.path})", flush=True)
+        print(f"  speculation {label}, context {human_ctx(m.planned.prepared.plan.ctx)} tokens, {sizes}",
+              flush=True)
+        for note in m.notes:
+            print(f"  - {note}", flush=True)
+    for x in plan.left_out:
+        print(f"left out: {x.why}", flush=True)
+    for w in plan.budget.words:
+        print(f"  - {w}", flush=True)
+    print(f"preset: {preset_path}", flush=True)
+
+
+def _device_bytes(per_device) -> dict[str, int]:
+    from draftwise.core.serving import together
+
+    return together.device_bytes(per_device)
+
+
+def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int:
+    from draftwise.core.launch import headless
+    from draftwise.core.launch import launch_flow as lf
+
+    print(f"engine: {router.binary} (router: {len(plan.models)} models, up to {plan.budget.models_max} loaded "
+          f"together)", flush=True)
+    for note in router.notes:
+        print(f"  - {note}", flush=True)
+    if API_KEY_VARIABLE not in os.environ:
+        print(f"API key: {router.api_key}  (send `Authorization: Bearer <key>` or `x-api-key: <key>`; set "
+              f"{API_KEY_VARIABLE} to choose it)", flush=True)
+    from draftwise.core import paths
+
+    run = headless.HeadlessLaunch(router, log_path=paths.cache_dir() / "logs" / f"serve-{router.port}.log")
+    outcome = {"ready": False, "stopped_by_user": False}
+
+    def show(action) -> None:
+        if isinstance(action, lf.StageChanged) and action.stage not in (lf.READY,):
+            print(f"stage: {action.stage}", flush=True)
+        elif isinstance(action, lf.Ready):
+            outcome["ready"] = True
+            print(f"ready {action.url}  ({action.seconds:.2f} s)", flush=True)
+            key_shown = f"${API_KEY_VARIABLE}" if API_KEY_VARIABLE in os.environ else router.api_key
+            print(f"models: {', '.join(m.id for m in plan.models)}", flush=True)
+            for line in copy_lines(action.url, key_shown, plan.models[0].id):
+                print(line, flush=True)
+        elif isinstance(action, lf.Crashed):
+            print(f"crashed: {action.cause.sentence}", flush=True)
+            print(f"  next step: {action.cause.next_step}", flush=True)
+            if action.cause.evidence:
+                print(f"  engine said: {action.cause.evidence}", flush=True)
+        elif isinstance(action, lf.Notice):
+            print(f"warning: {action.text}", flush=True)
+
+    run.on_action = show
+    watcher = _Instances(run, plan, preset_path, binary)
+
+    def on_lines(lines: list[str]) -> None:
+        watcher.lines.add(lines)
+        if verbose:
+            print("\n".join(f"  | {x}" for x in lines), flush=True)
+
+    run.on_lines = on_lines
+    stop = threading.Event()
+
+    def on_signal(signum, _frame) -> None:
+        outcome["stopped_by_user"] = True
+        stop.set()
+
+    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+    try:
+        run.start()
+        next_watch = 0.0
+        while not run.flow.ended:
+            if stop.is_set():
+                run.stop()
+                break
+            run.pump()
+            if run.flow.is_ready and time.monotonic() >= next_watch:
+                next_watch = time.monotonic() + WATCH_EVERY_S
+                watcher.poll()
+    finally:
+        if not run.flow.ended:
+            run.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if outcome["stopped_by_user"]:
+        return 0
+    if run.flow.cause is not None and run.log_path is not None:
+        print(f"engine log: {run.log_path}", flush=True)
+    return 0 if outcome["ready"] and run.flow.cause is None else EXIT_NOT_READY
+
+
+class _Instances:
+    """Reads the router's list of instances: says each model's state as it changes, and gives
+    an instance that died at start with its automatic drafter one more load without it."""
+
+    def __init__(self, run, plan, preset_path: Path, binary: Path) -> None:
+        from draftwise.core.serving import instances
+
+        self.run, self.plan, self.preset_path, self.binary = run, plan, preset_path, binary
+        self.watch = instances.InstanceWatch.new()
+        self.sections = {m.id: m.section for m in plan.models}
+        self.lines = instances.ChildLines.new()  # each instance's last lines: what a crash cause reads
+        self.ladders: dict = {}  # id -> its out-of-memory ladder, made at its first failure
+        self.argv: dict[str, tuple[str, ...]] = {}  # id -> the argv of its running rung, once it climbed
+        self.remembered: set[str] = set()  # the ids whose lower rung is remembered
+
+    def poll(self) -> None:
+        from draftwise.core.launch import headless
+        from draftwise.core.serving import instances
+
+        try:
+            status, body = headless.request(self.run.url, self.run.spec.api_key, "/models", None, 2.0)
+        except OSError:
+            return  # busy or going away: the next poll asks again
+        if status != 200:
+            return
+        self._drop_deleted()
+        for inst in self.watch.changes(instances.read(body)):
+            served = next((m for m in self.plan.models if m.id == inst.id), None)
+            if served is None:
+                continue
+            if inst.state == instances.FAILED:
+                print(f"model {inst.id}: failed (exit code {inst.exit_code})", flush=True)
+                if self._climb(served, inst):
+                    continue
+                can = served.fallback is not None and self.sections[inst.id] != served.fallback
+                if self.watch.falls_back(inst, can):
+                    self._fall_back(served, inst)
+            else:
+                print(f"model {inst.id}: {inst.state}", flush=True)
+                steps = self.ladders.get(inst.id)
+                if inst.state == instances.LOADED and steps is not None and steps.climbed \
+                        and inst.id not in self.remembered:
+                    # The lower rung loaded: remembered for this model, as a launch's is.
+                    self.remembered.add(inst.id)
+                    for note in steps.succeeded():
+                        print(f"  - {note}", flush=True)
+
+    def _climb(self, served, inst) -> bool:
+        """An instance that ran out of memory at start takes its ladder's next rung, as one
+        launch does (core/launch/ladder.py): its section is written from the lower plan and it
+        is loaded again. True when the failure was the ladder's business."""
+        from draftwise.core.launch import crash, ladder
+        from draftwise.core.serving import preset
+
+        lines = self.lines.of(inst.args)
+        status = crash.ExitStatus.from_returncode(inst.exit_code if inst.exit_code is not None else 1)
+        cause = crash.classify(status, lines, speculation=bool(served.launch.spec.argv))
+        if cause.kind != crash.OUT_OF_MEMORY:
+            return False
+        if served.id not in self.ladders:
+            self.ladders[served.id] = served.planned.ladder(served.launch)
+        steps = self.ladders[served.id]
+        if steps is None:
+            return False
+        step = steps.climb(cause, tuple(self.argv.get(served.id, served.launch.argv)))
+        if isinstance(step, ladder.Halt) or step is None:
+            print(f"model {served.id}: {cause.sentence} {step.reason if step is not None else ''}".rstrip(),
+                  flush=True)
+            return True
+        try:
+            self.sections[served.id] = preset.section(served.id, step.spec.argv)
+        except preset.PresetError as exc:
+            print(f"model {served.id}: {step.reason} ({exc}: not served lower)", flush=True)
+            return True
+        self.argv[served.id] = tuple(step.spec.argv)
+        print(f"ladder: {served.id}: {step.reason}", flush=True)
+        self._reload_and_load(served.id)
+        return True
+
+    def _reload_and_load(self, ident: str) -> None:
+        from draftwise.core.launch import headless
+        from draftwise.core.serving import preset
+
+        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
+        try:
+            headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
+            headless.request(self.run.url, self.run.spec.api_key, "/models/load", {"model": ident}, 10.0)
+        except OSError as exc:
+            print(f"warning: {ident} could not be loaded again: {exc}", flush=True)
+
+    def _drop_deleted(self) -> None:
+        """A model file deleted while served leaves the list: the preset is written without it
+        and the router reads it again (an instance running from it is stopped by the engine)."""
+        from draftwise.core.launch import headless
+        from draftwise.core.serving import preset
+
+        gone = [m for m in self.plan.models if m.id in self.sections and not m.path.exists()]
+        if not gone:
+            return
+        for m in gone:
+            del self.sections[m.id]
+            print(f"removed: {m.path} was deleted, so {m.id} is no longer served; put the file back and start "
+                  f"`draftwise serve` again to serve it.", flush=True)
+        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
+        try:
+            headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
+        except OSError as exc:
+            print(f"warning: the engine did not read its model list again: {exc}", flush=True)
+
+    def _fall_back(self, served, inst) -> None:
+        from draftwise.core.serving import instances
+
+        spec = served.planned.prepared.spec
+        records = served.planned.records
+        if records.broken is not None and spec.drafter_key:
+            records.broken.record(Path(self.binary), spec.drafter_key, instances.broken_reason(inst.id, inst.exit_code))
+        self.sections[inst.id] = served.fallback
+        print(f"fallback: {inst.id} is loaded again without speculation (its drafter made it stop at start; "
+              f"`draftwise broken clear` lets auto try it again later)", flush=True)
+        self._reload_and_load(inst.id)

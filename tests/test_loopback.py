@@ -51,8 +51,10 @@ def test_the_launch_path_reaches_its_engine_behind_a_dead_proxy(engine, tmp_path
                                        {"prompt": "a", "n_predict": 4, "ignore_eos": True}, 60)
         assert status == 200 and json.loads(raw)["tokens_predicted"] == 4
         assert loopback.health_status(spec.url + "/health", spec.api_key) == 200
+        # A fresh default opener reads the proxy variables now; `urlopen`'s module-wide one was
+        # built by whichever earlier test first called it, before this one set them.
         with pytest.raises(urllib.error.URLError):
-            urllib.request.urlopen(spec.url + "/health", timeout=10)  # noqa: S310 - the proxy's way
+            urllib.request.build_opener().open(spec.url + "/health", timeout=10)
     finally:
         run.stop()
 

@@ -137,14 +137,6 @@ STORES = [
           helpers.record_file),
 ]
 IDS = [s.name for s in STORES]
-# One write-error rule for every store (issue 36): a failed write raises, for the caller to
-# name to the user; none swallows it. The processor speed's writer is being made one
-# (speed-probe.json, issue 36 item 2) and still logs instead: remove this mark with it.
-WRITE_RULE = [pytest.param(s, id=s.name, marks=pytest.mark.xfail(
-    strict=True, reason="speed.remember still logs a failed write (issue 36 item 2 makes it one writer)"))
-    if s.name == "processor speed" else pytest.param(s, id=s.name) for s in STORES]
-
-
 def _usage_key(c: Ctx) -> UsageKey:
     return UsageKey(identity.file_key(c.model), identity.engine_build_key(c.engine), identity.machine_key(MACHINE),
                     Setup(ngram="ngram-mod", ngram_len=32))
@@ -204,7 +196,9 @@ def test_an_entry_this_version_cannot_read_is_damage_too(store, ctx, tmp_path):
     assert record.read() == [] and "was set aside as" in str(record.problem)
 
 
-@pytest.mark.parametrize("store", WRITE_RULE)
+# One write-error rule for every store (issue 36): a failed write raises, for the caller to
+# name to the user; none swallows it (the processor speed's callers carry it: test_speed.py).
+@pytest.mark.parametrize("store", STORES, ids=IDS)
 def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     container = store.record_file(path).container
@@ -220,7 +214,7 @@ def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, c
     assert not store.found(path, ctx)
 
 
-@pytest.mark.parametrize("store", WRITE_RULE)
+@pytest.mark.parametrize("store", STORES, ids=IDS)
 def test_an_unreadable_file_is_reported_and_not_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     path.mkdir()  # a folder where the file should be: it cannot be read

@@ -137,7 +137,7 @@ def test_the_launch_flow_keeps_the_lost_worker_in_the_outcome_and_the_one_rule_r
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path("/x/llama-server"), model_path=Path("/m/t.gguf"),
         argv=("/x/llama-server", "-m", "/m/t.gguf", "--rpc", f"{used},{gone}"), env={}, host="127.0.0.1",
-        port=8080, api_key="k", spec=SpecDecision(None, None, NONE, False, ()))
+        port=8080, api_key="k", spec=SpecDecision(None, None, NONE, False))
     asked: list[list[str]] = []
     flow = launch_flow.LaunchFlow(spec, workers_gone=lambda eps: asked.append(list(eps)) or [gone])
     flow.start(0.0)

@@ -377,8 +377,9 @@ class LaunchFlow:
             return [*self._stage(STOPPED), Stopped()]
         after_ready = self.stage == READY
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
+        # What ran, as data (one fix a launch: none rides on the command while this is asked).
         fix = None if self.fix is not None else crash.feature_fix(
-            status, [*self._gpu_lines, *self.tail], self.current_argv, after_ready=after_ready)
+            status, [*self._gpu_lines, *self.tail], self.spec.settings, after_ready=after_ready)
         if not after_ready and self._may_climb(status, now):
             assert self.ladder is not None
             # The rung is compared with the planned command, not with a feature fix riding on it.

@@ -54,7 +54,7 @@ from draftwise.core.launch.outcome import (
     EngineOutcome,
     Stage,
 )
-from draftwise.core.machine import share, workers
+from draftwise.core.machine import workers
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.planning.plan_types import Plan
 from draftwise.core.processes import process_group
@@ -302,7 +302,7 @@ class LaunchFlow:
     # ------------------------------------------------------------ events
     def start(self, now: float) -> list[Action]:
         self._first_start = self._attempt_start = self._last_activity = now
-        self._set(plan=self._planned(), workers_used=tuple(share.endpoints_of(self.spec.argv)))
+        self._set(plan=self._planned(), workers_used=self.spec.workers)
         return [*self._stage(STARTING), Spawn(self.spec.argv, 0)]
 
     def spawned(self, now: float) -> None:
@@ -431,7 +431,7 @@ class LaunchFlow:
         line does not say which). core/launch/lost_worker.py decides what follows."""
         if cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
             return cause
-        used = share.endpoints_of(self.current_argv)
+        used = self.spec.workers
         lost = tuple(self.workers_gone(used)) if used else ()
         self._set(workers_used=tuple(used), workers_lost=lost)
         return crash.name_gone_workers(cause, lost)

@@ -294,6 +294,9 @@ class LaunchSpec:
     # the plan's inputs, the user's read into them, the fixes and measured settings), as data:
     # what a crash's one fix checks (crash.feature_fix), never read back from `argv`.
     settings: EngineSettings = ENGINE_DEFAULTS
+    # The RPC workers the command uses (the plan's `--rpc`, host:port each), as data: the ones
+    # the launch flow asks after a worker fault.
+    workers: tuple[str, ...] = ()
 
     @property
     def fallback_eligible(self) -> bool:

@@ -153,6 +153,7 @@ class Prepared:
             chosen_gpus=chosen_gpus, expected_devices=self.gpu_devices or tuple(requested),
             fix_devices=identity.launch_devices(gpus, requested), settings=self.running_settings(),
         )
+        spec = replace(spec, workers=tuple(d.worker for d in self.plan.per_device if d.worker is not None))
         # Settings outside the argv that still reach the engine (a system-wide config.ini):
         # said where `draftwise launch` and the window's banner show launch warnings.
         extra = [str(w) for w in launch_spec.system_config_warnings()]

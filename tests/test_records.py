@@ -261,8 +261,8 @@ def test_files_of_the_earlier_format_are_read_with_their_keys_and_english_reason
     assert BrokenDrafters(files["broken"]).broken_for(ctx.engine) == {DRAFTER}
     assert LadderRecord(files["ladder"]).lookup(ctx.model, MACHINE, ctx.engine).ctx == 2048
     assert EngineFixes(files["fixes"], MACHINE).args_for(ctx.engine, ctx.model, ("Vulkan0",)) == crash.FA_OFF
-    decision = replace(prepare.resolver.NO_SPECULATION, spec_type="draft-simple", drafter_key=DRAFTER,
-                       argv=("--spec-type", "draft-simple"))
+    decision = replace(prepare.resolver.NO_SPECULATION, spec_type="draft-simple", drafter_key=DRAFTER)
+    assert decision.argv == ("--spec-type", "draft-simple")
     found = MeasuredRecords(files["measured"]).get(prepare.combination(ctx.model, decision, ctx.engine, MACHINE))
     assert found is not None and found.ratio == pytest.approx(1.5)
     # An English reason a template of this version gives exactly is its message again (and is

@@ -107,7 +107,7 @@ def test_a_decision_renders_each_of_its_options_once_and_refuses_a_second():
     """The renderer cannot write one of our options twice: `Options` refuses the second."""
     head = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True, lengths=((DRAFT_N_MAX, 2),), p_min=0.75)
     assert head.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "2", "--spec-draft-p-min", "0.75")
-    o = engine_args.Options()
+    o = engine_args.OwnOptions()
     o.set("--spec-draft-p-min", "0.5")
     with pytest.raises(ValueError, match=f"^{DRAFT_P_MIN} is set twice$"):
         o.set("--draft-p-min", "0.75")  # another spelling of the same option

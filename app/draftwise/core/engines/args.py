@@ -163,7 +163,7 @@ def engine_form(args: Sequence[str]) -> list[str]:
     return out
 
 
-class Options:
+class OwnOptions:
     """Options Draftwise sets, keyed by canonical name (`canonical`), rendered to argv once
     (`argv`): a second value for a name is refused where it is set (ValueError), so a rendered
     command line cannot hold one of our options twice. `spelling` is the engine's name for it

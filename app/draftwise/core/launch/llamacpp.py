@@ -48,7 +48,7 @@ def build_argv(
         # GPU it found ("ggml_vulkan: No devices found") — the GPU verdict reads those lines.
         argv += VERBOSITY
     argv += list(plan_args)
-    # The speculation as data, rendered here once (each option once: engine_args.Options).
+    # The speculation as data, rendered here once (each option once: engine_args.OwnOptions).
     speculative = spec.options().argv()
     argv += speculative
     if speculative:
@@ -74,7 +74,7 @@ def check_no_duplicates(argv: Sequence[str]) -> None:
     """An option twice means the engine runs the last one, not what was planned and shown.
 
     The renderer checking the command it assembled: the speculation cannot repeat an option
-    (engine_args.Options refuses a second value), so what this finds is the user's extra
+    (engine_args.OwnOptions refuses a second value), so what this finds is the user's extra
     arguments repeating one of ours (or of the plan's tokens), named to them."""
     names = Counter(name for _s, _e, name, _v in engine_args.options(list(argv[1:]))
                     if name in engine_args.KNOWN and name not in engine_args.REPEATABLE)

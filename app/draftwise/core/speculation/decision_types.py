@@ -109,7 +109,7 @@ DRAFT_FLAG = "--spec-draft-model"
 class SpecDecision:
     """Which speculation runs, as data: its types, its draft file and the settings it sets
     (`lengths`, `p_min`). `options` names them as the engine's options, rendered to argv once
-    (`argv`, engine_args.Options); nothing reads them back from argv."""
+    (`argv`, engine_args.OwnOptions); nothing reads them back from argv."""
 
     spec_type: str | None
     draft: Path | None
@@ -161,11 +161,11 @@ class SpecDecision:
         """The draft length it sets with the length option `flag` (None: it sets none)."""
         return dict(self.lengths).get(flag)
 
-    def options(self) -> engine_args.Options:
+    def options(self) -> engine_args.OwnOptions:
         """Its options, each once: `--spec-type` (not for the user's own, which their extra
         arguments pass), the draft file, the model drafter's length and p-min, the n-gram
         types' lengths."""
-        o = engine_args.Options()
+        o = engine_args.OwnOptions()
         if self.spec_type and self.source != USER_ARGS:
             o.set("--spec-type", self.spec_type)
         if self.draft is not None:

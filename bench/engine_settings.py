@@ -118,7 +118,7 @@ def _duel_child(argv: list[str]) -> int:
                                session.Records(measured=measured, fixes=fixes))  # fmt: skip
     plan = auto.prepared.plan
     print("  auto's plan:", *[f"\n    - {r}" for r in (*plan.reasons, *plan.settings_notes)], flush=True)
-    auto_setup = of_decision(auto.prepared.spec.spec_type, auto.prepared.spec.argv)
+    auto_setup = of_decision(auto.prepared.spec)
     kept = measured.tuned().get(tuned.key_for(model_p, binary_p, machine))
     user_args = auto.request.extra_args[:len(auto.request.extra_args) - len(auto.settings)]
     if kept is not None:

@@ -322,7 +322,7 @@ def log_flood(app, lines: int = 300_000) -> dict[str, float]:
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path(sys.executable), model_path=SCRATCH, argv=(sys.executable, "-c", script),
         env={}, host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k",
-        spec=SpecDecision(None, None, NONE, False, ()),
+        spec=SpecDecision(None, None, NONE, False),
     )
     me = psutil.Process()
     rss_before = me.memory_info().rss

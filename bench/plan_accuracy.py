@@ -128,12 +128,11 @@ def _write(case: Case, folder: Path) -> tuple[Path, Path | None]:
 
 def _spec(case: Case, draft: Path | None) -> SpecDecision:
     if case.spec == "mtp":
-        return SpecDecision("draft-mtp", None, AUTO_MTP, True, ("--spec-type", "draft-mtp"))
+        return SpecDecision("draft-mtp", None, AUTO_MTP, True)
     if case.spec == "draft":
         assert draft is not None
-        return SpecDecision("draft-simple", draft, EXPLICIT, False,
-                            ("--spec-type", "draft-simple", "--spec-draft-model", str(draft)))
-    return SpecDecision(None, None, NONE, False, ())
+        return SpecDecision("draft-simple", draft, EXPLICIT, False)
+    return SpecDecision(None, None, NONE, False)
 
 
 def _without_ctx(args: tuple[str, ...]) -> list[str]:

@@ -180,7 +180,7 @@ def main() -> int:
               f"vs {table.base_tokens_per_s:.1f} tokens/s without, in the final), {table.seconds:.0f} s", flush=True)
         print("\n".join("    " + line for line in render_sweep(table).splitlines()[:-2]), flush=True)
         again = _session(row.request, caps, machine, records)
-        auto = setup_mod.of_decision(again.spec.spec_type, again.spec.argv) if again.spec.argv else setup_mod.NONE
+        auto = setup_mod.of_decision(again.spec) if again.spec.argv else setup_mod.NONE
         kind_ratios: dict[str, float] = {}
         if auto == best:
             ratio, kinds = 1.0, "same setup"

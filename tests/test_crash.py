@@ -177,8 +177,8 @@ BIN = Path("/opt/engine/llama-server")
 
 def _spec(source: str = AUTO_COMPANION, eligible: bool = True, backend: str = "cpu") -> LaunchSpec:
     spec_argv = ("--spec-type", "draft-simple", "-md", "/m/fam-draft.gguf")
-    decision = SpecDecision("draft-simple", Path("/m/fam-draft.gguf"), source, eligible, spec_argv,
-                            drafter_key="draft-simple|/m/fam-draft.gguf|1|2")
+    decision = SpecDecision("draft-simple", Path("/m/fam-draft.gguf"), source, eligible,
+                            drafter_key="draft-simple|/m/fam-draft.gguf|1|2", draft_flag="-md")
     base = (str(BIN), "-m", "/m/fam.gguf", "--host", "127.0.0.1", "--port", "8080")
     return LaunchSpec(
         kind="llama.cpp", binary=BIN, model_path=Path("/m/fam.gguf"), argv=base + spec_argv,

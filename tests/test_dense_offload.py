@@ -28,7 +28,7 @@ from draftwise.testing import tinyarchs as ta
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 MiB = 1 << 20
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
+NO_SPEC = SpecDecision(None, None, NONE, False)
 # The GPU tier's dense model (tests/test_gpu_vulkan.py): 8 blocks of 7.5 MiB, 6 MiB of them FFN.
 # The GPU limit (MiB) at which seven of its FFNs must move: the compute buffer counts the copy
 # of a CPU-held FFN weight the GPU makes for the prompt batch (compute_buffer.offloaded_compute).

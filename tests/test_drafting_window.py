@@ -204,7 +204,7 @@ def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_be
         qtbot.waitUntil(lambda: not vm.replanning and vm.outcome is not None
                         and vm.outcome.prepared.measurement is not None, timeout=20000)
         spec = vm.outcome.prepared.spec
-        assert of_decision(spec.spec_type, spec.argv) == best
+        assert of_decision(spec) == best
         assert "(ngram-mod 16 + draft-simple n-max 5)" in vm.speculation.measured_text()
         card.refresh()
         assert "fastest of 2 setups" in card.result.text()

@@ -21,6 +21,7 @@ import pytest
 
 from draftwise.cli.main import main
 from draftwise.core.check import machine_check
+from draftwise.core.engines.engine_settings import DEFAULTS
 from draftwise.core.launch import crash, headless, launch_flow, launch_spec, prepare
 from draftwise.core.launch.fixes import EngineFixes, key, machine_wide_key
 from draftwise.core.machine import hardware
@@ -86,13 +87,13 @@ def test_the_synthetic_starts_buffers_are_the_recorded_ones():
 def test_the_amx_fault_from_the_engines_own_lines():
     cause = crash.classify(SIGILL, AMX_START)
     assert cause.kind == crash.ILLEGAL_INSTRUCTION
-    fix = crash.feature_fix(SIGILL, AMX_START, ["-m", "gemma.gguf"], after_ready=False)
+    fix = crash.feature_fix(SIGILL, AMX_START, DEFAULTS, after_ready=False)
     assert fix is not None and fix.args == crash.NO_REPACK
     assert "for every model" in str(fix.message)
     # Not without the AMX module's line (another CPU's illegal instruction), nor twice.
-    assert crash.feature_fix(SIGILL, [x.replace("sapphirerapids", "zen4") for x in AMX_START], ["-m", "g"],
+    assert crash.feature_fix(SIGILL, [x.replace("sapphirerapids", "zen4") for x in AMX_START], DEFAULTS,
                              after_ready=False) is None
-    assert crash.feature_fix(SIGILL, AMX_START, ["-m", "g", "-nr"], after_ready=False) is None
+    assert crash.feature_fix(SIGILL, AMX_START, crash.NO_REPACK_FIX, after_ready=False) is None
 
 
 def test_an_amx_fault_is_remembered_for_the_machine_not_the_model(files):

@@ -123,8 +123,8 @@ def test_drafter_that_kills_the_serving_engine_relaunches_in_the_window(qtbot, e
     draft = tm.write_tiny_model(tmp_path / "x" / "extra-draft.gguf", tm.draft_model(tm.TinyModel(n_pieces=541)))[0]
     caps = capabilities.capabilities(engine.binary)
     key = resolver.drafter_key(draft, "draft-simple")
-    decision = SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True,
-                            resolver._spec_argv(caps, "draft-simple", draft), drafter_key=key)
+    decision = SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True, drafter_key=key,
+                            draft_flag=resolver._draft_flag(caps))
     spec = launch_spec.llamacpp_launch(engine.binary, gguf.read_model(model_path), decision,
                                        port=launch_spec.any_free_port(), plan_args=("-c", "512"))
     proc = EngineProcess(spec, broken=BrokenDrafters())
@@ -150,7 +150,7 @@ def test_drafter_that_kills_the_serving_engine_relaunches_in_the_window(qtbot, e
 
 def test_missing_binary_is_a_failure_not_a_hang(qtbot, tmp_path):
     missing = tmp_path / "nowhere" / "llama-server"
-    decision = SpecDecision(None, None, NONE, False, ())
+    decision = SpecDecision(None, None, NONE, False)
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=missing, model_path=tmp_path / "m.gguf", argv=(str(missing), "-m", "m.gguf"),
         env={}, host="127.0.0.1", port=launch_spec.any_free_port(), api_key="k", spec=decision,
@@ -167,7 +167,7 @@ FLOOD = "import sys, time\nw = sys.stdout.write\nfor i in range({n}): w(f'line {
 
 def test_log_flood_arrives_in_bounded_batches(qtbot, tmp_path):
     """A child that prints 50k lines: the UI gets few, bounded batches and a bounded tail."""
-    decision = SpecDecision(None, None, NONE, False, ())
+    decision = SpecDecision(None, None, NONE, False)
     argv = (sys.executable, "-c", FLOOD.format(n=50_000))
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none", argv=argv, env={},
@@ -224,7 +224,7 @@ def test_ready_said_while_a_health_answer_is_on_its_way_is_asked_again_at_once(q
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none",
         argv=(sys.executable, "-c", SLOW_FIRST_ANSWER, str(port)), env={}, host="127.0.0.1", port=port,
-        api_key="k", spec=SpecDecision(None, None, NONE, False, ()),
+        api_key="k", spec=SpecDecision(None, None, NONE, False),
     )
     proc = EngineProcess(spec, record_run=False)
     with qtbot.waitSignal(proc.changed, timeout=10_000, check_params_cb=_at(READY)):
@@ -235,7 +235,7 @@ def test_ready_said_while_a_health_answer_is_on_its_way_is_asked_again_at_once(q
 
 
 def test_shutdown_stops_synchronously(qtbot, tmp_path):
-    decision = SpecDecision(None, None, NONE, False, ())
+    decision = SpecDecision(None, None, NONE, False)
     argv = (sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)")
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none", argv=argv, env={},
@@ -251,7 +251,7 @@ def test_shutdown_stops_synchronously(qtbot, tmp_path):
 
 
 def test_stop_right_after_start_never_signals_our_own_group(qtbot, tmp_path):
-    decision = SpecDecision(None, None, NONE, False, ())
+    decision = SpecDecision(None, None, NONE, False)
     argv = (sys.executable, "-c", "import time; time.sleep(60)")
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path(sys.executable), model_path=tmp_path / "none", argv=argv, env={},

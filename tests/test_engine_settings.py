@@ -21,6 +21,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measuring.records import live_figures, measured, tuned
 from draftwise.core.measuring.runs import arms, quick, tuning
+from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import NONE, Setup
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
@@ -41,7 +42,8 @@ def test_settings_pass_only_what_is_set_and_read_back_from_records_without_them(
     assert Setup(ngram="ngram-mod", ngram_len=32).to_json() == old
     with_settings = Setup(ngram="ngram-mod", ngram_len=32, engine=EngineSettings(threads=1))
     assert Setup.from_json(json.loads(json.dumps(with_settings.to_json()))) == with_settings
-    assert with_settings.argv() == Setup(ngram="ngram-mod", ngram_len=32).argv()  # not speculation
+    alone = resolver.SpecDecision(None, None, resolver.NONE, False)
+    assert with_settings.on(alone).argv == ("--spec-type", "ngram-mod", "--spec-ngram-mod-n-max", "32")  # not speculation
     assert with_settings.label() == "ngram-mod 32 · -t 1"
     with pytest.raises(ValueError):
         EngineSettings.from_json({"threads": 0})
@@ -206,7 +208,7 @@ def test_a_remembered_fix_and_the_users_own_argument_outrank_a_measured_setting(
 
 def msg_for_fix():
     return crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), [
-        "load_backend: loaded CPU backend from /e/libggml-cpu-sapphirerapids.so"], [], after_ready=False).message
+        "load_backend: loaded CPU backend from /e/libggml-cpu-sapphirerapids.so"], DEFAULTS, after_ready=False).message
 
 
 def test_two_settings_faster_alone_are_measured_together_in_a_final(tmp_path):
@@ -323,16 +325,16 @@ def test_a_setting_arm_is_planned_as_a_launch_with_it_would_be(tmp_path):
 # ------------------------------------------------------------------ a repack kernel that faults
 def test_a_repack_kernel_fault_is_fixed_with_no_repack_for_the_machine():
     lines = ["load_tensors:   CPU_REPACK model buffer size =    12.00 MiB", "... "]
-    fix = crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), lines, ["llama-server"], after_ready=False)
+    fix = crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), lines, DEFAULTS, after_ready=False)
     assert fix is not None and fix.args == crash.NO_REPACK and "CPU_REPACK" in str(fix.message)
     # Filed for the machine, whatever the model (core/launch/fixes.py MACHINE_WIDE).
     assert EngineFixes(machine=HASWELL).key_for(fa.ENGINE, Path("m.gguf"), (), fix.args).endswith(
         "#machine=ram=16384|gpus=|unified=0")
-    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGSEGV), lines, ["x"], after_ready=False).args == ("-nr",)
+    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGSEGV), lines, DEFAULTS, after_ready=False).args == ("-nr",)
     # Already without repack, or a segfault once serving, or no re-laid weights: not this fault.
-    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), lines, ["x", "-nr"], after_ready=False) is None
-    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGSEGV), lines, ["x"], after_ready=True) is None
-    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), ["CPU_Mapped model buffer size = 1"], ["x"],
+    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), lines, crash.NO_REPACK_FIX, after_ready=False) is None
+    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGSEGV), lines, DEFAULTS, after_ready=True) is None
+    assert crash.feature_fix(crash.ExitStatus(signal=crash.SIGILL), ["CPU_Mapped model buffer size = 1"], DEFAULTS,
                              after_ready=False) is None
 
 

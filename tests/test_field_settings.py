@@ -8,30 +8,34 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.measuring.records import measured
-from draftwise.core.speculation import field_settings
-from draftwise.core.speculation.setup import drafter_flags
+from draftwise.core.speculation import field_settings, resolver
+from draftwise.core.speculation.setup import Setup, of_decision
 
 
 def test_qwen35_mtp_starts_at_the_reported_length_and_p_min():
     for arch in ("qwen35", "qwen35moe"):
-        argv, note = field_settings.mtp_argv(arch, ())
-        assert argv == ("--spec-draft-n-max", "3", "--spec-draft-p-min", "0.75")
+        setting, note = field_settings.mtp_setting(arch, ())
+        assert (setting.n_max, setting.p_min) == (3, 0.75)
         assert note is not None and "until Draftwise measures it here" in str(note)
 
 
 def test_an_architecture_without_a_report_keeps_the_engine_defaults():
-    assert field_settings.mtp_argv("glm4moe", ()) == ((), None)
+    assert field_settings.mtp_setting("glm4moe", ()) == (None, None)
 
 
 def test_the_users_own_setting_is_left_to_them():
     for extra in (("--spec-draft-p-min", "0.5"), ("--spec-draft-n-max=2",), ("--draft-p-min", "0.1")):
-        assert field_settings.mtp_argv("qwen35", extra) == ((), None)
+        assert field_settings.mtp_setting("qwen35", extra) == (None, None)
 
 
 def test_a_measured_setup_replaces_the_field_settings():
-    """What prepare hands a measured setup: the decision's flags without lengths and p-min."""
-    argv, _ = field_settings.mtp_argv("qwen35", ())
-    assert drafter_flags(("--spec-type", "draft-mtp", *argv)) == ()
+    """A measured setup's length and p-min replace the field's on the decision; nothing doubled."""
+    head = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True, lengths=(("--spec-draft-n-max", 3),),
+                                 p_min=0.75)
+    assert head.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "3", "--spec-draft-p-min", "0.75")
+    run = Setup("draft-mtp", n_max=2).on(head)
+    assert run.argv == ("--spec-type", "draft-mtp", "--spec-draft-n-max", "2")
+    assert of_decision(run) == Setup("draft-mtp", n_max=2)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from draftwise.core import settings as settings_mod
+from draftwise.core.engines.engine_settings import DEFAULTS
 from draftwise.core.gguf.reader import TensorInfo
 from draftwise.core.launch import crash, gpu_check
 from draftwise.core.launch.crash import ExitStatus
@@ -21,7 +22,7 @@ from draftwise.core.planning import cpu_buffers, model_shape, planner, weight_ta
 from draftwise.core.speculation.resolver import NONE, SpecDecision
 
 MiB = 1 << 20
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
+NO_SPEC = SpecDecision(None, None, NONE, False)
 
 # Parser inputs in the formats of `vulkaninfo --summary` and the engine's `--list-devices`
 # (llvmpipe's lines as lavapipe prints them here; the Radeon beside it is typed to give the
@@ -243,16 +244,16 @@ def test_gpu_crash_after_ready_relaunches_once_with_fa_off_and_is_remembered(tmp
 
 def test_features_that_are_not_relaunched():
     seg = ExitStatus.from_returncode(-11)
-    assert crash.feature_fix(seg, VULKAN_USED, ["-m", "x"], after_ready=False) is None  # startup: other rules
-    assert crash.feature_fix(seg, ["I load_tensors: CPU_Mapped"], ["-m", "x"], after_ready=True) is None  # no GPU
-    assert crash.feature_fix(seg, VULKAN_USED, ["-fa", "off"], after_ready=True) is None  # already off
+    assert crash.feature_fix(seg, VULKAN_USED, DEFAULTS, after_ready=False) is None  # startup: other rules
+    assert crash.feature_fix(seg, ["I load_tensors: CPU_Mapped"], DEFAULTS, after_ready=True) is None  # no GPU
+    assert crash.feature_fix(seg, VULKAN_USED, crash.FA_OFF_FIX, after_ready=True) is None  # already off
     sigill = ExitStatus.from_returncode(-4)
     amx = ["I load_backend: loaded CPU backend from /e/libggml-cpu-sapphirerapids.so"]
-    fix = crash.feature_fix(sigill, amx, ["-m", "x"], after_ready=False)
+    fix = crash.feature_fix(sigill, amx, DEFAULTS, after_ready=False)
     assert fix is not None and fix.args == crash.NO_REPACK
-    assert crash.feature_fix(sigill, amx, ["-m", "x", "-nr"], after_ready=False) is None
+    assert crash.feature_fix(sigill, amx, crash.NO_REPACK_FIX, after_ready=False) is None
     haswell = ["I load_backend: loaded CPU backend from /e/libggml-cpu-haswell.so"]
-    assert crash.feature_fix(sigill, haswell, ["-m", "x"], after_ready=False) is None
+    assert crash.feature_fix(sigill, haswell, DEFAULTS, after_ready=False) is None
 
 
 # ------------------------------------------------------------------ helpers

@@ -352,5 +352,5 @@ def test_the_measurement_arms_run_on_the_sessions_chosen_gpus(tmp_path):
     launched = planned.spec(8181)
     assert launched.env.get("CUDA_VISIBLE_DEVICES") == "1"
     run = arms.runner_for(planned.prepared, binary, machine, arms.Steps(1), backend="cuda", gpus=machine.gpus)
-    for setup in (setup_mod.NONE, setup_mod.of_decision(planned.prepared.spec.spec_type, planned.prepared.spec.argv)):
+    for setup in (setup_mod.NONE, setup_mod.of_decision(planned.prepared.spec)):
         assert run.launch(setup).env.get("CUDA_VISIBLE_DEVICES") == "1"

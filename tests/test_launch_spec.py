@@ -200,7 +200,7 @@ def test_port_taken_gives_another_unless_pinned():
 
 
 # ------------------------------------------------------------------ other engines
-NO_SPEC = resolver.SpecDecision(None, None, resolver.NONE, False, ())
+NO_SPEC = resolver.SpecDecision(None, None, resolver.NONE, False)
 
 
 def test_vllm_argv_and_key_variable(tmp_path):
@@ -212,7 +212,7 @@ def test_vllm_argv_and_key_variable(tmp_path):
     ]
     assert launch.env["VLLM_API_KEY"] == launch.api_key and launch.api_key not in launch.argv
     assert launch.env["CUDA_VISIBLE_DEVICES"] == "1" and launch.fallback_argv is None
-    spec = resolver.SpecDecision("draft-simple", None, resolver.EXPLICIT, False, ("--spec-type", "draft-simple"))
+    spec = resolver.SpecDecision("draft-simple", None, resolver.EXPLICIT, False)
     with pytest.raises(LaunchError):
         vllm.vllm_launch(Path("python3"), tmp_path / "m.gguf", spec, port=1)
 

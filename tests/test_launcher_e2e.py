@@ -422,8 +422,8 @@ def test_auto_drafter_that_kills_the_serving_engine_is_dropped_once_and_remember
     model = gguf.read_model(model_path)
     caps = capabilities.capabilities(engine.binary)
     key = resolver.drafter_key(draft, "draft-simple")
-    decision = resolver.SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True,
-                                     resolver._spec_argv(caps, "draft-simple", draft), drafter_key=key)
+    decision = resolver.SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True, drafter_key=key,
+                                     draft_flag=resolver._draft_flag(caps))
     port, _ = launch_spec.choose_port(None)
     spec = launch_spec.llamacpp_launch(engine.binary, model, decision, port=port, plan_args=("-c", "512"))
     broken = BrokenDrafters()

@@ -215,8 +215,6 @@ def test_cli_sweep_prints_the_table_records_the_best_and_plan_runs_it(tmp_path: 
     """`measure --sweep` on the engine (a model with no drafter: the three n-gram types at their
     lengths): a row per setup run, the best recorded beside the quick measurements, and the next
     `plan` passing exactly its types and length without --ngram."""
-    from draftwise.core.speculation.setup import of_decision
-
     model = tm.write_tiny_model(tmp_path / "alone" / "alone.gguf", tm.TinyModel())[0]
     code = main(["measure", str(model), "--engine", str(engine.binary), "--tokens", "8", "--rounds", "1", "--sweep"])
     out = capsys.readouterr().out
@@ -237,7 +235,10 @@ def test_cli_sweep_prints_the_table_records_the_best_and_plan_runs_it(tmp_path: 
     measured.MeasuredRecords().sweeps().record(replace(table, base_tokens_per_s=best.tokens_per_s / 2, base_noise=0.0))
     assert main(["plan", str(model), "--engine", str(engine.binary), "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert of_decision(plan["speculative"]["type"], tuple(plan["speculative"]["argv"])) == best.setup
+    s = best.setup  # n-gram types alone: their types and lengths, no drafter
+    assert plan["speculative"]["type"] == ",".join(s.types)
+    assert plan["speculative"]["argv"] == ["--spec-type", ",".join(s.types),
+                                           *(t for flag, n in s.lengths for t in (flag, str(n)))]
 
 
 def test_measure_refuses_what_does_not_fit(tmp_path: Path, engine, capsys):

@@ -35,7 +35,7 @@ def test_automatic_drafter_measured_slower_is_left_out_with_the_figure():
 def test_forced_drafter_measured_slower_stays_with_a_warning():
     use = m.decide(figure(0.83), automatic=False)
     assert use.keep
-    assert use.extra_argv == ("--spec-draft-n-max", "4")
+    assert use.lengths == (("--spec-draft-n-max", 4),)
     assert "0.83×" in str(use.warning) and "you chose it" in str(use.warning)
 
 
@@ -49,10 +49,10 @@ def test_slower_within_the_noise_is_not_slower():
 
 def test_faster_passes_the_tuned_draft_length_unless_the_user_set_one():
     use = m.decide(figure(1.8), automatic=True)
-    assert use.keep and use.extra_argv == ("--spec-draft-n-max", "4")
+    assert use.keep and use.lengths == (("--spec-draft-n-max", 4),)
     assert "1.80×" in str(use.note) and "draft length 4" in str(use.note)
-    assert m.decide(figure(1.8), automatic=True, user_args=("--spec-draft-n-max",)).extra_argv == ()
-    assert m.decide(figure(1.8, n_max=None), automatic=True).extra_argv == ()
+    assert m.decide(figure(1.8), automatic=True, user_args=("--spec-draft-n-max",)).lengths == ()
+    assert m.decide(figure(1.8, n_max=None), automatic=True).lengths == ()
 
 
 def test_ratio_and_summary():
@@ -84,7 +84,7 @@ def test_cannot_pay_needs_enough_drafted_tokens_and_a_clear_shortfall():
 
 def test_live_break_even_uses_the_launchs_draft_length():
     assert live_figures.n_max_of("draft-simple", ()) == 3  # the engine's default
-    assert live_figures.n_max_of("draft-simple", ("--spec-draft-n-max", "8")) == 8
+    assert live_figures.n_max_of("draft-simple", (("--spec-draft-n-max", 8),)) == 8
     assert live_figures.n_max_of("ngram-mod", ()) == 64
     # ngram drafting is free, yet a verify pass is not: a zero acceptance never pays.
     assert live_figures.break_even_for("ngram-mod", (), 0.0) > 0.0

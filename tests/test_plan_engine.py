@@ -25,8 +25,8 @@ from draftwise.testing.tinymodels import TinyModel, draft_model
 pytestmark = pytest.mark.engine
 
 G = dict(ta.BENCH_GEOMETRY, n_ctx_train=32768, n_pieces=200)
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
-MTP = SpecDecision("draft-mtp", None, AUTO_MTP, True, ("--spec-type", "draft-mtp"))
+NO_SPEC = SpecDecision(None, None, NONE, False)
+MTP = SpecDecision("draft-mtp", None, AUTO_MTP, True)
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +111,7 @@ def test_forced_draft_model_kept_on_a_tight_machine(engine, models, tmp_path):
     engine starts with both."""
     info = gguf.read_model(models["llama"])
     draft = gguf.read_model(models["draft"])
-    spec = SpecDecision("draft-simple", models["draft"], EXPLICIT, False,
-                        ("--spec-type", "draft-simple", "--spec-draft-model", str(models["draft"])))
+    spec = SpecDecision("draft-simple", models["draft"], EXPLICIT, False)
     prefs = planner.PlanPrefs(ctx=32768, kv_type="f16")
     roomy = planner.plan(info, spec, cpu_only(8 * GB), prefs, draft)
     need = roomy.bytes.total

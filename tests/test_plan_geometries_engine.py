@@ -29,7 +29,7 @@ from draftwise.testing import tinyarchs as ta
 pytestmark = pytest.mark.engine
 
 MiB = 1 << 20
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
+NO_SPEC = SpecDecision(None, None, NONE, False)
 
 
 def _start(engine, model: Path, p: planner.Plan, folder: Path, extra: tuple[str, ...] = ()) -> headless.RunningServer:

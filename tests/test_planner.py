@@ -46,8 +46,8 @@ from draftwise.testing.corpus import record
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
 
 MiB = 1 << 20
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
-MTP_AUTO = SpecDecision("draft-mtp", None, AUTO_MTP, True, ("--spec-type", "draft-mtp"))
+NO_SPEC = SpecDecision(None, None, NONE, False)
+MTP_AUTO = SpecDecision("draft-mtp", None, AUTO_MTP, True)
 
 
 # ------------------------------------------------------------------ fixtures
@@ -367,8 +367,7 @@ def test_auto_drafter_that_costs_nothing_stays(base_info):
 def test_companion_draft_model_dropped_or_kept(files, base_info):
     draft = info_of(files["draft"])
     target = big(base_info)
-    spec = SpecDecision("draft-simple", files["draft"], AUTO_COMPANION, True,
-                        ("--spec-type", "draft-simple", "--spec-draft-model", str(files["draft"])))
+    spec = SpecDecision("draft-simple", files["draft"], AUTO_COMPANION, True)
     big_draft = weight_table.read_weight_table(draft).scaled(1.2 * GB / weight_table.read_weight_table(draft).total())
     shape_d = replace(model_shape.read_shape(draft), layers=model_shape.read_shape(draft).layers * 14)
     wt_d = replace(big_draft, layers=big_draft.layers * 14, experts=big_draft.experts * 14)
@@ -383,7 +382,7 @@ def test_companion_draft_model_dropped_or_kept(files, base_info):
 
 
 def test_ngram_speculation_costs_nothing(base_info):
-    spec = SpecDecision("ngram-simple", None, AUTO_NGRAM, True, ("--spec-type", "ngram-simple"))
+    spec = SpecDecision("ngram-simple", None, AUTO_NGRAM, True)
     p = plan_big(big(base_info), spec=spec, machine=gpu_machine(16, 32))
     assert not p.drop_drafter and p.bytes.drafter == 0
 

@@ -35,7 +35,7 @@ from draftwise.testing.corpus import engine_lines, record
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 MiB = 1 << 20
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
+NO_SPEC = SpecDecision(None, None, NONE, False)
 BIG_CPU = cpu_only(512 * GB)  # room for anything: the plan is exactly what was asked
 
 
@@ -317,11 +317,11 @@ def test_rollback_and_output_rows_from_the_draft_length_that_runs(base_info):
 
 
 def test_draft_length_from_the_measurement_or_the_users_argument(base_info):
-    measured = SpecDecision("draft-mtp", None, AUTO_MTP, True, ("--spec-type", "draft-mtp", "--spec-draft-n-max", "8"))
+    measured = SpecDecision("draft-mtp", None, AUTO_MTP, True, lengths=(("--spec-draft-n-max", 8),))
     assert extra_args.draft_lengths(measured, planner.PlanPrefs()).draft == 8
     user = extra_args.with_engine_args(planner.PlanPrefs(), base_info, ("--spec-draft-n-max", "2"))
     assert extra_args.draft_lengths(measured, user).draft == 2
-    ngram = SpecDecision("ngram-mod", None, AUTO_NGRAM, True, ("--spec-type", "ngram-mod"))
+    ngram = SpecDecision("ngram-mod", None, AUTO_NGRAM, True)
     assert extra_args.draft_lengths(ngram, planner.PlanPrefs()).outputs("ngram-mod") == 64
 
 
@@ -400,5 +400,5 @@ def test_prepare_passes_the_projector(vision):
 
 def test_explicit_draft_spec_keeps_its_plan(base_info):
     # A user's draft model with a user's n-max: the output rows follow it.
-    spec = SpecDecision("draft-simple", None, EXPLICIT, False, ("--spec-type", "draft-simple"))
+    spec = SpecDecision("draft-simple", None, EXPLICIT, False)
     assert extra_args.draft_lengths(spec, planner.PlanPrefs(draft_n_max=6)).outputs("draft-simple") == 6

@@ -137,14 +137,6 @@ STORES = [
           helpers.record_file),
 ]
 IDS = [s.name for s in STORES]
-# One write-error rule for every store (issue 36): a failed write raises, for the caller to
-# name to the user; none swallows it. The processor speed's writer is being made one
-# (speed-probe.json, issue 36 item 2) and still logs instead: remove this mark with it.
-WRITE_RULE = [pytest.param(s, id=s.name, marks=pytest.mark.xfail(
-    strict=True, reason="speed.remember still logs a failed write (issue 36 item 2 makes it one writer)"))
-    if s.name == "processor speed" else pytest.param(s, id=s.name) for s in STORES]
-
-
 def _usage_key(c: Ctx) -> UsageKey:
     return UsageKey(identity.file_key(c.model), identity.engine_build_key(c.engine), identity.machine_key(MACHINE),
                     Setup(ngram="ngram-mod", ngram_len=32))
@@ -204,7 +196,9 @@ def test_an_entry_this_version_cannot_read_is_damage_too(store, ctx, tmp_path):
     assert record.read() == [] and "was set aside as" in str(record.problem)
 
 
-@pytest.mark.parametrize("store", WRITE_RULE)
+# One write-error rule for every store (issue 36): a failed write raises, for the caller to
+# name to the user; none swallows it (the processor speed's callers carry it: test_speed.py).
+@pytest.mark.parametrize("store", STORES, ids=IDS)
 def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     container = store.record_file(path).container
@@ -220,7 +214,7 @@ def test_a_newer_versions_file_is_left_untouched_and_never_written_over(store, c
     assert not store.found(path, ctx)
 
 
-@pytest.mark.parametrize("store", WRITE_RULE)
+@pytest.mark.parametrize("store", STORES, ids=IDS)
 def test_an_unreadable_file_is_reported_and_not_written_over(store, ctx, tmp_path):
     path = tmp_path / store.file_name
     path.mkdir()  # a folder where the file should be: it cannot be read
@@ -267,8 +261,8 @@ def test_files_of_the_earlier_format_are_read_with_their_keys_and_english_reason
     assert BrokenDrafters(files["broken"]).broken_for(ctx.engine) == {DRAFTER}
     assert LadderRecord(files["ladder"]).lookup(ctx.model, MACHINE, ctx.engine).ctx == 2048
     assert EngineFixes(files["fixes"], MACHINE).args_for(ctx.engine, ctx.model, ("Vulkan0",)) == crash.FA_OFF
-    decision = replace(prepare.resolver.NO_SPECULATION, spec_type="draft-simple", drafter_key=DRAFTER,
-                       argv=("--spec-type", "draft-simple"))
+    decision = replace(prepare.resolver.NO_SPECULATION, spec_type="draft-simple", drafter_key=DRAFTER)
+    assert decision.argv == ("--spec-type", "draft-simple")
     found = MeasuredRecords(files["measured"]).get(prepare.combination(ctx.model, decision, ctx.engine, MACHINE))
     assert found is not None and found.ratio == pytest.approx(1.5)
     # An English reason a template of this version gives exactly is its message again (and is

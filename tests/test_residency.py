@@ -19,7 +19,7 @@ from draftwise.testing.corpus import build, registry
 
 MiB = 1 << 20
 PAGE = residency.PAGE
-NO_SPEC = SpecDecision(None, None, NONE, False, ())
+NO_SPEC = SpecDecision(None, None, NONE, False)
 
 
 def test_the_bound_is_rows_times_their_pages():

@@ -137,7 +137,7 @@ def test_the_launch_flow_keeps_the_lost_worker_in_the_outcome_and_the_one_rule_r
     spec = launch_spec.LaunchSpec(
         kind="llama.cpp", binary=Path("/x/llama-server"), model_path=Path("/m/t.gguf"),
         argv=("/x/llama-server", "-m", "/m/t.gguf", "--rpc", f"{used},{gone}"), env={}, host="127.0.0.1",
-        port=8080, api_key="k", spec=SpecDecision(None, None, NONE, False, ()))
+        port=8080, api_key="k", spec=SpecDecision(None, None, NONE, False), workers=(used, gone))
     asked: list[list[str]] = []
     flow = launch_flow.LaunchFlow(spec, workers_gone=lambda eps: asked.append(list(eps)) or [gone])
     flow.start(0.0)
@@ -191,6 +191,8 @@ def test_workers_come_first_and_get_layers_by_free_memory(tmp_path):
     argv = p.argv("llama-server")
     assert argv[argv.index("--rpc") + 1] == "127.0.0.1:50311,127.0.0.1:50312"
     assert argv.count("--rpc") == 1 and "-ngl" in argv
+    # The launch carries them as data, in the same order: what the flow asks after a worker fault.
+    assert p.launch("llama-server").workers == ("127.0.0.1:50311", "127.0.0.1:50312")
 
 
 def test_a_draft_model_stays_on_this_computer(tmp_path):

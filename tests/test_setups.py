@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from tests import fake_arms as fa
@@ -117,7 +118,7 @@ def test_two_ngram_types_together_run_when_they_beat_each_alone(alone: prepare.P
                             engine=fa.ENGINE)
     assert again.spec.argv == ("--spec-type", "ngram-simple,ngram-mod", "--spec-ngram-simple-size-m", "32",
                                "--spec-ngram-mod-n-max", "32")
-    assert of_decision(again.spec.spec_type, again.spec.argv) == Setup(
+    assert of_decision(again.spec) == Setup(
         ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=32)
 
 
@@ -241,16 +242,18 @@ def test_a_damaged_sweeps_file_is_set_aside_and_reported(with_drafter):
 # ------------------------------------------------------------------ setups and per-type figures
 def test_setup_argv_json_and_validation():
     s = Setup("draft-mtp", n_max=2, p_min=0.75, ngram=NGRAM_MAP_K, ngram_len=24)
-    assert s.argv() == ("--spec-type", "ngram-map-k,draft-mtp", "--spec-draft-n-max", "2", "--spec-draft-p-min",
-                        "0.75", "--spec-ngram-map-k-size-m", "24")
+    head = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True)
+    assert s.on(head).argv == ("--spec-type", "ngram-map-k,draft-mtp", "--spec-draft-n-max", "2", "--spec-draft-p-min",
+                               "0.75", "--spec-ngram-map-k-size-m", "24")
     assert Setup.from_json(json.loads(json.dumps(s.to_json()))) == s
-    assert Setup(ngram=NGRAM_MOD).argv(("--spec-draft-model", "x.gguf")) == ("--spec-type", "ngram-mod")
+    companion = resolver.SpecDecision("draft-simple", Path("x.gguf"), resolver.AUTO_COMPANION, True)
+    assert Setup(ngram=NGRAM_MOD).on(companion).argv == ("--spec-type", "ngram-mod")
     for bad in ({"drafter": "ngram-mod"}, {"ngram": "draft-simple"}, {"n_max": 0, "drafter": "draft-simple"},
                 {"p_min": 2.0, "drafter": "draft-simple"}, {"n_max": True}):
         with pytest.raises(ValueError):
             Setup.from_json(bad)
-    assert of_decision("draft-simple", ("--spec-draft-model", "d.gguf", "--draft-p-min", "0.5")) == Setup(
-        "draft-simple", p_min=0.5)
+    chosen = resolver.SpecDecision("draft-simple", Path("d.gguf"), resolver.EXPLICIT, False, p_min=0.5)
+    assert of_decision(chosen) == Setup("draft-simple", p_min=0.5)
 
 
 LINES = [
@@ -354,7 +357,7 @@ def test_a_pairs_length_the_user_set_is_left_to_them(alone: prepare.Prepared):
     kept = use.setup
     assert kept is not None and {kept.ngram, kept.ngram2} == {NGRAM_SIMPLE, NGRAM_MOD}
     mod_len = kept.ngram_len if kept.ngram == NGRAM_MOD else kept.ngram2_len
-    assert mod_len is None and "--spec-ngram-mod-n-max" not in kept.settings_argv()
+    assert mod_len is None and "--spec-ngram-mod-n-max" not in dict(kept.lengths)
 
 
 def test_a_pair_is_two_types_even_when_one_type_ran_at_two_lengths(alone: prepare.Prepared):
@@ -371,12 +374,15 @@ def test_a_pair_is_two_types_even_when_one_type_ran_at_two_lengths(alone: prepar
     assert m.setup == Setup(ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=16)
 
 
-def test_a_decisions_drafter_flags_keep_a_switch_and_drop_only_what_a_setup_sets():
-    """The setup's own options go with their values; a switch takes none (engine_args.SWITCHES),
-    so the option after it stays, and `--flag=value` is one token."""
-    from draftwise.core.speculation import setup as setup_mod
-
-    argv = ("--spec-type", "draft-simple", "--spec-draft-model", "/m/d.gguf", "--spec-draft-cpu-moe",
-            "--spec-draft-n-max", "4", "--spec-draft-p-min=0.5", "--spec-draft-ngl", "0")
-    assert setup_mod.drafter_flags(argv) == ("--spec-draft-model", "/m/d.gguf", "--spec-draft-cpu-moe",
-                                             "--spec-draft-ngl", "0")
+def test_a_setup_on_a_decision_keeps_its_drafters_file_and_replaces_only_what_a_setup_sets():
+    """Issue 36, argv as data: the setup's types, lengths and p-min replace the decision's own
+    (the field's n-max 3 and p-min 0.75 here); the drafter's file stays (in an older build's
+    spelling, `-md`), and the decision renders each option once."""
+    chosen = resolver.SpecDecision("draft-simple", Path("/m/d.gguf"), resolver.AUTO_COMPANION, True,
+                                   lengths=(("--spec-draft-n-max", 3),), p_min=0.75, draft_flag="-md")
+    run = Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=16).on(chosen)
+    assert run.argv == ("--spec-type", "ngram-mod,draft-simple", "-md", "/m/d.gguf", "--spec-draft-n-max", "4",
+                        "--spec-ngram-mod-n-max", "16")
+    assert of_decision(run) == Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=16)
+    users = replace(chosen, source=resolver.USER_ARGS, spec_type="draft-simple", lengths=(), p_min=None)
+    assert Setup("draft-simple", n_max=2).on(users).argv == ("-md", "/m/d.gguf", "--spec-draft-n-max", "2")

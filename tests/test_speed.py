@@ -384,3 +384,53 @@ def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: P
     assert slow - quick.seconds_per_start(prepared, settings, 20.0) == pytest.approx(tokens / 20.0)
     assert quick.estimated_seconds(prepared, settings, tokens_per_s=10.0) == pytest.approx(
         quick.engine_starts(prepared, settings) * slow)
+
+
+@pytest.mark.real_machine  # the real speed_probe.throughput; the scan and the probe are stand-ins
+def test_a_speed_measured_but_not_kept_is_used_and_draftwise_get_says_why(tmp_path: Path, monkeypatch, capsys):
+    """Issue 36's one write-error rule: `speed-probe.json` written by a newer Draftwise is not
+    written over; the figure just measured is used for now (and held: not measured again at
+    once), and `draftwise get` names why it was not kept, where it shows the speeds."""
+    from draftwise.cli.main import main
+    from draftwise.core import records
+    from draftwise.core.engines import discovery
+
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(data))
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    record = data / "speed-probe.json"
+    newer = json.dumps({"version": 2, "entries": {}, "more": True})
+    record.write_text(newer, encoding="utf-8")
+    monkeypatch.setattr(speed, "record_path", lambda: record)
+    monkeypatch.setattr(discovery, "find_engines", lambda *a, **k: [])  # no engine: the memory scan
+    scans = []
+    monkeypatch.setattr(speed, "memory_throughput",
+                        lambda *a, **k: scans.append(1) or speed.Throughput(6.5e9, "memory", 1, "t1"))
+    box = tmp_path / "box.json"
+    box.write_text(json.dumps({"ram_gb": 23}))  # no cpu_read_gbs: measured here
+    why = (f"The record of this computer's speed {record} was written by a newer Draftwise (version 2; this one "
+           "reads 1): it is left as it is and not used. Update Draftwise to use it again.")
+
+    assert main(["get", "--machine", str(box), "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["rate_gbs"] == 6.5, out.err
+    assert json.loads(out.out)["measured_by"] == "memory"
+    assert (f"This computer's speed was measured but could not be kept ({why}); the speeds use it for now, "
+            "and Draftwise measures again next time.") in out.err.splitlines()
+    assert record.read_text(encoding="utf-8") == newer  # not written over
+
+    # The same rule for the engine probe's figure: raised by the one writer, carried by the figure.
+    with pytest.raises(records.NotWritten):
+        speed.remember(None, speed.Throughput(6.5e9, "memory", 1, "t1"), record)
+    engine = tmp_path / "llama-server"
+    engine.write_text("x")
+    probes = []
+    monkeypatch.setattr(speed, "busy_now", lambda: False)
+    monkeypatch.setattr(speed_probe, "probe_engine",
+                        lambda binary, **kw: probes.append(binary) or speed.Throughput(33e9, "engine", 2, "t2"))
+    first = speed_probe.throughput(engine)
+    assert first.cpu == 33e9 and str(records.write_error(records.NotWritten(first.not_kept))) == why
+    assert str(speed.shown_note(first)).startswith("This computer's speed was measured but could not be kept")
+    assert speed_probe.throughput(engine).cpu == 33e9 and len(probes) == 1  # held for now, not probed again
+    assert speed.shown_note(speed.Throughput(33e9, "engine", 2)) is None

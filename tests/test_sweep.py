@@ -16,7 +16,7 @@ from draftwise.core.measuring.records import measured
 from draftwise.core.measuring.records.sweep_record import SweepRecords
 from draftwise.core.measuring.runs import arms, sweep
 from draftwise.core.measuring.runs.sweep import Plan
-from draftwise.core.speculation.setup import NONE, Setup, drafter_flags, of_decision
+from draftwise.core.speculation.setup import NONE, Setup, of_decision
 
 
 @pytest.fixture
@@ -62,8 +62,8 @@ def test_the_sweep_finds_the_best_of_every_dimension_and_auto_runs_it(with_draft
     again = prepare.prepare(with_drafter.request, fa.CAPS, fa.MACHINE, measured=measured.MeasuredRecords(), engine=fa.ENGINE)
     assert again.measurement is not None and again.measurement.swept
     assert again.spec.spec_type == "ngram-mod,draft-simple"
-    assert drafter_flags(again.spec.argv) == ("--spec-draft-model", str(with_drafter.spec.draft))
-    assert of_decision(again.spec.spec_type, again.spec.argv) == best.setup
+    assert again.spec.draft == with_drafter.spec.draft and again.spec.draft_flag == "--spec-draft-model"
+    assert of_decision(again.spec) == best.setup
 
 
 def test_a_sweeps_best_wins_over_a_quick_measurement_and_forget_drops_both(with_drafter):
@@ -169,8 +169,8 @@ def test_the_sweep_runs_the_mtp_head_and_the_draft_beside_it_and_auto_runs_the_f
     assert again.chosen.source == "auto-mtp" and again.measurement is not None and again.measurement.swept
     spec = again.spec
     assert (spec.spec_type, spec.draft, spec.drafter_key) == ("draft-simple", alt.draft, alt.drafter_key)
-    assert drafter_flags(spec.argv) == ("--spec-draft-model", str(alt.draft))
-    assert of_decision(spec.spec_type, spec.argv) == replace(best.setup, drafter_key=None)
+    assert spec.draft == alt.draft and spec.draft_flag == "--spec-draft-model"
+    assert of_decision(spec) == replace(best.setup, drafter_key=None)
     # Planned for the draft model, not the head: its header, its own offload flag.
     assert again.draft is spec.draft_info and again.draft.path == alt.draft and "--spec-draft-ngl" in again.plan.plan_args
     notes = " ".join(map(str, spec.notes))

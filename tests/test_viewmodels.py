@@ -782,7 +782,7 @@ def _fallback_reason(cause: crash.Cause):
     from draftwise.core.speculation import resolver
 
     argv = ("--spec-type", "draft-simple", "-md", "/m/Tiny-draft.gguf")
-    d = resolver.SpecDecision("draft-simple", Path("/m/Tiny-draft.gguf"), resolver.AUTO_COMPANION, True, argv)
+    d = resolver.SpecDecision("draft-simple", Path("/m/Tiny-draft.gguf"), resolver.AUTO_COMPANION, True, draft_flag="-md")
     spec = launch_spec.LaunchSpec(kind="llama.cpp", binary=Path("/x/llama-server"), model_path=Path("/m/t.gguf"),
                                   argv=("/x/llama-server", *argv), env={}, host="127.0.0.1", port=8080, api_key="k",
                                   spec=d, fallback_argv=("/x/llama-server",))

@@ -1549,6 +1549,11 @@
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/machine/speed.py" line="349" />
+      <source>This computer's speed was measured but could not be kept ({error}); the speeds use it for now, and Draftwise measures again next time.</source>
+      <translation>このコンピューターの速度は測れましたが、保存できませんでした（{error}）。今はこの値で速度を示し、次回 Draftwise がもう一度測ります。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/machine/upload.py" line="157" />
       <source>Sending up to {total} of weights to {workers}…</source>
       <translation>{workers} に最大 {total} の重みを送信中…</translation>

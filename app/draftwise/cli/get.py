@@ -169,8 +169,9 @@ def _rate(args: argparse.Namespace):
     if binary is not None and speed.recorded(binary) is None:
         print("Measuring how fast this computer runs models (once, a few seconds)…", file=sys.stderr)
     rate = speed_probe.throughput(binary)
-    if rate.busy:
-        print(str(speed.busy_note()), file=sys.stderr)
+    note = speed.shown_note(rate)  # taken while busy, or measured and not kept: used for now, said so
+    if note is not None:
+        print(str(note), file=sys.stderr)
     return rate
 
 

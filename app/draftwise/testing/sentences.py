@@ -123,8 +123,8 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
                                                           device="CUDA0")], "Linux")
 
     wt = weight_table.WeightTable(tuple([per] * (n + 1)), (0,) * (n + 1), emb, emb, 0, (per,))
-    none = resolver.SpecDecision(None, None, resolver.NONE, False, ())
-    mtp_spec = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True, ("--spec-type", "draft-mtp"))
+    none = resolver.SpecDecision(None, None, resolver.NONE, False)
+    mtp_spec = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True)
     cases = [
         (none, gpu(8, 16), planner.PlanPrefs()),
         (none, gpu(12, 32), planner.PlanPrefs(slots=4)),
@@ -192,9 +192,9 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
     binary = Path("/opt/engine/llama-server")
     base = (str(binary), "-m", "/m/fam.gguf", "--host", "127.0.0.1", "--port", "8080")
     for spec_type, path in (("draft-simple", Path("/m/fam-draft.gguf")), ("draft-mtp", None), ("ngram-mod", None)):
-        argv = ("--spec-type", spec_type, *(("-md", str(path)) if path else ()))
-        decision = resolver.SpecDecision(spec_type, path, resolver.AUTO_COMPANION, True, argv,
-                                         drafter_key=f"{spec_type}|x|1|2")
+        decision = resolver.SpecDecision(spec_type, path, resolver.AUTO_COMPANION, True,
+                                         drafter_key=f"{spec_type}|x|1|2", draft_flag="-md")
+        argv = decision.argv
         for store in (_Store(), _Store(fail=True)):
             ls = launch_spec.LaunchSpec(
                 kind=EngineKind.LLAMA_CPP, binary=binary, model_path=Path("/m/fam.gguf"), argv=base + argv,
@@ -309,8 +309,7 @@ def core_sentences(folder: Path) -> list[Any]:  # noqa: PLR0915 - one long list 
 
     # A drafter that kills a serving engine (issue 11): both causes, the relaunch, the notice.
     decision = resolver.SpecDecision("draft-simple", Path("/m/fam-draft.gguf"), resolver.AUTO_COMPANION, True,
-                                     ("--spec-type", "draft-simple", "-md", "/m/fam-draft.gguf"),
-                                     drafter_key="draft-simple|x|1|2")
+                                     drafter_key="draft-simple|x|1|2", draft_flag="-md")
     for line in ("/src/common.cpp:2216: get_sub_batch: failed to add token 896 at index 0 (error -2, n = 1)",
                  "#4  0x00007f1e in common_speculative_impl_draft_simple::draft() () from libllama-common.so"):
         ls = launch_spec.LaunchSpec(

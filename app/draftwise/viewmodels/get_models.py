@@ -182,9 +182,10 @@ class GetModelsViewModel(QObject):
     def starters_note(self) -> tuple[str, str]:
         """(line, tooltip) under the starters: searching, offline, or what was left out."""
         left = "\n".join(f"{title}: {text(why)}" for title, why in self.left_out)
-        if self.rate is not None and self.rate.busy and not self.finding:
-            # Its speeds are low for now: said before anything else under the starters.
-            busy = text(speed.busy_note())
+        note = speed.shown_note(self.rate) if self.rate is not None else None
+        if note is not None and not self.finding:
+            # Its speeds are low, or not kept, for now: said before anything else under the starters.
+            busy = text(note)
             more = tr("{n} more were not offered (hover for why).").format(n=len(self.left_out)) if self.left_out else ""
             return " ".join(p for p in (busy, self.offline, more) if p), left
         if self.finding:

@@ -161,3 +161,28 @@ def engine_form(args: Sequence[str]) -> list[str]:
         else:
             out.append(token)
     return out
+
+
+class OwnOptions:
+    """Options Draftwise sets, keyed by canonical name (`canonical`), rendered to argv once
+    (`argv`): a second value for a name is refused where it is set (ValueError), so a rendered
+    command line cannot hold one of our options twice. `spelling` is the engine's name for it
+    where not the canonical one (an older build's `-md`); a value of None is a switch."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[str, str | None]] = {}
+
+    def set(self, name: str, value: str | None = None, *, spelling: str | None = None) -> None:
+        key = canonical(name)
+        if key in self._items:
+            raise ValueError(f"{key} is set twice")
+        self._items[key] = (spelling or name, value)
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self._items)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def argv(self) -> tuple[str, ...]:
+        return tuple(t for spelled, value in self._items.values() for t in (spelled, *(() if value is None else (value,))))

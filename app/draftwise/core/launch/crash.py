@@ -393,8 +393,6 @@ FA_OFF = FA_OFF_FIX.argv()  # ("-fa", "off")
 NO_REPACK = NO_REPACK_FIX.argv()  # ("-nr",)
 # A fix's arguments, as kept, to the fix: a lookup of the fixes this module gives, not a reading.
 FIXES: dict[tuple[str, ...], EngineSettings] = {FA_OFF: FA_OFF_FIX, NO_REPACK: NO_REPACK_FIX}
-_FA_FLAGS = ("-fa", "--flash-attn")
-_NR_FLAGS = ("-nr", "--no-repack")
 _GPU_DEVICE_LINE = re.compile(r"using device (?:Vulkan|CUDA|ROCm|MTL)\d+")
 _AMX_VARIANT = re.compile(r"loaded CPU backend from \S*ggml-cpu-sapphirerapids")
 # The CPU's re-laid copies were made (load_tensors: "CPU_REPACK model buffer size = ...").
@@ -414,21 +412,11 @@ class FeatureFix:
         return FIXES[tuple(self.args)]
 
 
-def _has_flag(argv: Sequence[str], names: Sequence[str], value: str | None = None) -> bool:
-    for i, token in enumerate(argv):
-        name, _, inline = token.partition("=")
-        if name in names:
-            if value is None:
-                return True
-            got = inline or (argv[i + 1] if i + 1 < len(argv) else "")
-            if got == value:
-                return True
-    return False
-
-
-def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[str], *,
+def feature_fix(status: ExitStatus | None, lines: Sequence[str], running: EngineSettings, *,
                 after_ready: bool) -> FeatureFix | None:  # fmt: skip
-    """The one relaunch that may save a crash the model file is not to blame for.
+    """The one relaunch that may save a crash the model file is not to blame for. `running`:
+    the engine settings the crashed command ran with, as data (LaunchSpec.settings and a fix
+    riding on it): a fix already in effect is not offered again.
 
     - A GPU driver fault after ready (a segfault or an abort on a GPU device) with flash
       attention not already off: lavapipe segfaults so on the first request of Gemma-like
@@ -448,16 +436,16 @@ def feature_fix(status: ExitStatus | None, lines: Sequence[str], argv: Sequence[
     segfault = sig in (SIGSEGV, SIGABRT) or code == _WIN_ACCESS_VIOLATION
     illegal = sig == SIGILL or code == _WIN_ILLEGAL_INSTRUCTION
     on_gpu = any(_GPU_DEVICE_LINE.search(x) for x in lines)
-    if segfault and after_ready and on_gpu and not _has_flag(argv, _FA_FLAGS, Switch.OFF):
+    if segfault and after_ready and on_gpu and running.flash_attn != Switch.OFF:
         return FeatureFix(FA_OFF, msg(
             "The GPU driver crashed while answering with flash attention on; the engine starts again "
             "with flash attention off, and this model keeps it off on this device."))
-    if illegal and any(_AMX_VARIANT.search(x) for x in lines) and not _has_flag(argv, _NR_FLAGS):
+    if illegal and any(_AMX_VARIANT.search(x) for x in lines) and running.repack is not False:
         return FeatureFix(NO_REPACK, msg(
             "The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine "
             "starts again without them (-nr) and keeps them off on this computer, for every model."))
     if (illegal or (segfault and not after_ready)) and not on_gpu and any(_REPACK_BUFFER.search(x) for x in lines) \
-            and not _has_flag(argv, _NR_FLAGS):
+            and running.repack is not False:
         return FeatureFix(NO_REPACK, msg(
             "The engine stopped ({status}) in the CPU's kernels for re-laid weights (CPU_REPACK) on this computer; "
             "it starts again without them (-nr) and keeps them off on this computer, for every model.",

@@ -54,7 +54,7 @@ from draftwise.core.launch.outcome import (
     EngineOutcome,
     Stage,
 )
-from draftwise.core.machine import share, workers
+from draftwise.core.machine import workers
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.planning.plan_types import Plan
 from draftwise.core.processes import process_group
@@ -302,7 +302,7 @@ class LaunchFlow:
     # ------------------------------------------------------------ events
     def start(self, now: float) -> list[Action]:
         self._first_start = self._attempt_start = self._last_activity = now
-        self._set(plan=self._planned(), workers_used=tuple(share.endpoints_of(self.spec.argv)))
+        self._set(plan=self._planned(), workers_used=self.spec.workers)
         return [*self._stage(STARTING), Spawn(self.spec.argv, 0)]
 
     def spawned(self, now: float) -> None:
@@ -377,8 +377,9 @@ class LaunchFlow:
             return [*self._stage(STOPPED), Stopped()]
         after_ready = self.stage == READY
         cause = crash.classify(status, list(self.tail), speculation=self.speculating, after_ready=after_ready)
+        # What ran, as data (one fix a launch: none rides on the command while this is asked).
         fix = None if self.fix is not None else crash.feature_fix(
-            status, [*self._gpu_lines, *self.tail], self.current_argv, after_ready=after_ready)
+            status, [*self._gpu_lines, *self.tail], self.spec.settings, after_ready=after_ready)
         if not after_ready and self._may_climb(status, now):
             assert self.ladder is not None
             # The rung is compared with the planned command, not with a feature fix riding on it.
@@ -430,7 +431,7 @@ class LaunchFlow:
         line does not say which). core/launch/lost_worker.py decides what follows."""
         if cause.kind not in (crash.WORKER_GONE, crash.WORKER_UNREACHABLE):
             return cause
-        used = share.endpoints_of(self.current_argv)
+        used = self.spec.workers
         lost = tuple(self.workers_gone(used)) if used else ()
         self._set(workers_used=tuple(used), workers_lost=lost)
         return crash.name_gone_workers(cause, lost)

@@ -19,6 +19,8 @@ from draftwise.core import paths
 from draftwise.core.address import ALL_INTERFACES, LOOPBACK
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import provision
+from draftwise.core.engines.engine_settings import DEFAULTS as ENGINE_DEFAULTS
+from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, EngineKind
@@ -288,6 +290,13 @@ class LaunchSpec:
     # Each worker's share of the weights the engine sends it while it loads (core/machine/
     # upload.py: the progress the window and `launch` show); () without workers.
     uploads: tuple[Upload, ...] = ()
+    # The engine settings this command runs with (flash attention, re-laid weights, threads...:
+    # the plan's inputs, the user's read into them, the fixes and measured settings), as data:
+    # what a crash's one fix checks (crash.feature_fix), never read back from `argv`.
+    settings: EngineSettings = ENGINE_DEFAULTS
+    # The RPC workers the command uses (the plan's `--rpc`, host:port each), as data: the ones
+    # the launch flow asks after a worker fault.
+    workers: tuple[str, ...] = ()
 
     @property
     def fallback_eligible(self) -> bool:
@@ -429,6 +438,7 @@ def llamacpp_launch(
     notes: Sequence[Text] = (),
     expected_devices: Sequence[str] = (),
     fix_devices: Sequence[str] = (),
+    settings: EngineSettings = ENGINE_DEFAULTS,
 ) -> LaunchSpec:
     """The llama-server launch for a resolved decision and (later) the planner's args.
 
@@ -464,7 +474,7 @@ def llamacpp_launch(
     return LaunchSpec(
         kind=EngineKind.LLAMA_CPP, binary=Path(binary), model_path=model.path if isinstance(model, gguf.ModelInfo) else Path(model),
         argv=tuple(argv), env=env,
-        host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend,
+        host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend, settings=settings,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
         expected_devices=tuple(expected_devices), fix_devices=tuple(fix_devices),
     )

@@ -48,8 +48,10 @@ def build_argv(
         # GPU it found ("ggml_vulkan: No devices found") — the GPU verdict reads those lines.
         argv += VERBOSITY
     argv += list(plan_args)
-    argv += list(spec.argv)
-    if spec.argv:
+    # The speculation as data, rendered here once (each option once: engine_args.OwnOptions).
+    speculative = spec.options().argv()
+    argv += speculative
+    if speculative:
         argv += ban_args(spec.bans)
     # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.
     if spec.spec_type == DRAFT_MTP and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
@@ -69,7 +71,11 @@ def ban_args(bans: Sequence[int]) -> list[str]:
 
 
 def check_no_duplicates(argv: Sequence[str]) -> None:
-    """An option twice means the engine runs the last one, not what was planned and shown."""
+    """An option twice means the engine runs the last one, not what was planned and shown.
+
+    The renderer checking the command it assembled: the speculation cannot repeat an option
+    (engine_args.OwnOptions refuses a second value), so what this finds is the user's extra
+    arguments repeating one of ours (or of the plan's tokens), named to them."""
     names = Counter(name for _s, _e, name, _v in engine_args.options(list(argv[1:]))
                     if name in engine_args.KNOWN and name not in engine_args.REPEATABLE)
     twice = sorted(n for n, count in names.items() if count > 1)

@@ -105,6 +105,14 @@ class Prepared:
         return tuple(d.device for d in self.plan.per_device
                      if d.kind != DeviceKind.CPU and d.layers and d.device and d.worker is None)
 
+    def running_settings(self) -> EngineSettings:
+        """The engine settings the command runs with, as data: Draftwise's own beside the plan
+        (`engine`), and the plan's inputs (flash attention, the batches; -nr where the user,
+        a fix or the plan itself turns re-laid weights off)."""
+        planned = EngineSettings(flash_attn=self.prefs.flash_attn, batch=self.prefs.batch, ubatch=self.prefs.ubatch,
+                                 repack=False if self.prefs.no_repack or self.plan.no_repack else None)
+        return self.engine.beside_plan().merged(planned)
+
     def launch(
         self,
         binary: Path | str,
@@ -143,8 +151,9 @@ class Prepared:
             network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
             kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
             chosen_gpus=chosen_gpus, expected_devices=self.gpu_devices or tuple(requested),
-            fix_devices=identity.launch_devices(gpus, requested),
+            fix_devices=identity.launch_devices(gpus, requested), settings=self.running_settings(),
         )
+        spec = replace(spec, workers=tuple(d.worker for d in self.plan.per_device if d.worker is not None))
         # Settings outside the argv that still reach the engine (a system-wide config.ini):
         # said where `draftwise launch` and the window's banner show launch warnings.
         extra = [str(w) for w in launch_spec.system_config_warnings()]
@@ -396,7 +405,10 @@ def _apply_measurement(chosen: resolver.SpecDecision, m: measured_mod.Measuremen
                 *((use.note,) if use.note else ())), (*other.warnings, *((use.warning,) if use.warning else ())))
     if use.setup is not None and _runs_with(chosen, use.setup):
         return _with_setup(chosen, use.setup, model_path, notes, warnings)
-    return replace(chosen, argv=(*chosen.argv, *use.extra_argv), notes=notes, warnings=warnings)
+    # The tuned length (and p-min) for the decision's own type, as data over its own.
+    lengths = (*((f, n) for f, n in chosen.lengths if f not in dict(use.lengths)), *use.lengths)
+    return replace(chosen, lengths=lengths, p_min=use.p_min if use.p_min is not None else chosen.p_min,
+                   notes=notes, warnings=warnings)
 
 
 def _drafter_words(decision: resolver.SpecDecision) -> Text:
@@ -408,7 +420,7 @@ def _drafter_words(decision: resolver.SpecDecision) -> Text:
 def _runs_with(chosen: resolver.SpecDecision, s: setup_mod.Setup) -> bool:
     """Whether a measured setup fits the decision it was measured for: the same model drafter
     (the record's key says so; this guards a hand-edited file), or an n-gram type alone."""
-    own = setup_mod.of_decision(chosen.spec_type, chosen.argv)
+    own = setup_mod.of_decision(chosen)
     return s.speculates and (s.drafter is None or (s.drafter == own.drafter and s.drafter_key in (None, chosen.drafter_key)))
 
 
@@ -417,13 +429,11 @@ def _with_setup(chosen: resolver.SpecDecision, s: setup_mod.Setup, model_path: P
     """The decision running a measured setup: its types (an n-gram type beside the drafter,
     or alone in its place), its draft lengths and p-min. Still automatic (the startup fallback
     may drop it); without its model drafter it has no draft file, bans or drafter key."""
-    argv = s.argv(setup_mod.drafter_flags(chosen.argv))
-    spec_type = ",".join(s.types)
+    run = replace(s.on(chosen), notes=notes, warnings=warnings)
     if s.drafter is not None:
-        return replace(chosen, spec_type=spec_type, argv=argv, notes=notes, warnings=warnings)
+        return run
     # Keyed by the model, as the resolver keys n-gram speculation: it has no file to blame.
-    return replace(chosen, spec_type=spec_type, argv=argv, draft=None, draft_info=None, bans=(),
-                   drafter_key=resolver.drafter_key(model_path, spec_type), notes=notes, warnings=warnings)
+    return replace(run, drafter_key=resolver.drafter_key(model_path, run.spec_type or ""))
 
 
 def _read_draft(path: Path | None) -> gguf.ModelInfo | None:

@@ -164,13 +164,3 @@ def start(binary: Path, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, log_p
 def worker_binary(engine_binary: Path) -> Path:
     """The ggml-rpc-server beside an engine's llama-server."""
     return provision.rpc_server_binary(Path(engine_binary).parent)
-
-
-def endpoints_of(argv: Sequence[str]) -> list[str]:
-    """The workers an engine argv uses (`--rpc a,b`)."""
-    argv = list(argv)
-    if "--rpc" in argv:
-        i = argv.index("--rpc")
-        if i + 1 < len(argv):
-            return [e for e in argv[i + 1].split(",") if e]
-    return []

@@ -51,7 +51,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,8 @@ from draftwise.core.kinds import Backend
 from draftwise.core.machine import cores as cores_mod
 from draftwise.core.machine.gpu_speed import GPU_EFFICIENCY, gpu_bandwidth
 from draftwise.core.machine.machine_types import GB, Gpu, Machine
-from draftwise.core.messages import Message, msg
-from draftwise.core.records import JsonRecord, keyed_record
+from draftwise.core.messages import Message, Text, msg
+from draftwise.core.records import JsonRecord, keyed_record, write_error
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +141,10 @@ class Throughput:
     when: str = ""
     # Taken while other work held the processor (busy_now()): never kept (measured_once).
     busy: bool = False
+    # Why a figure measured now could not be kept in `speed-probe.json` (records.write_error:
+    # a newer Draftwise's file, a full disk): used for now like a busy one, and said where the
+    # speed is shown (`shown_note`). Never written.
+    not_kept: Text | None = field(default=None, compare=False)
 
     @property
     def certain(self) -> bool:
@@ -305,15 +309,26 @@ def record_key(binary: Path) -> str:
 
 
 def _keep(key: str, tp: Throughput, path: Path | None) -> None:
-    """The one write of `speed-probe.json`."""
+    """The one write of `speed-probe.json`. A failed write raises (OSError; records.NotWritten
+    for a file that must not be written over), as every store's does: the caller keeps the
+    figure for now and names the error (`measured_once`, `memory_rate`: `Throughput.not_kept`)."""
     def add(entries: dict[str, Any]) -> dict[str, Any]:
         kept = {k: v for k, v in entries.items() if k.endswith("#" + PROBE_KIND)}  # an older probe's: dropped
         return {**kept, key: tp.to_json()}
 
+    record_file(path).update(add)
+
+
+def _kept(key: str, tp: Throughput, path: Path | None) -> Throughput:
+    """`tp` kept under `key`; where the write fails, `tp` with why (`not_kept`), held for this
+    process as a busy figure is (the next call after BUSY_RETRY_S measures and tries again)."""
     try:
-        record_file(path).update(add)
+        _keep(key, tp, path)
     except OSError as exc:
         log.warning("could not keep the speed measurement: %s", exc)
+        tp = replace(tp, not_kept=write_error(exc))
+        _busy_figures[key] = (time.monotonic() + BUSY_RETRY_S, tp)
+    return tp
 
 
 # A figure taken while other work held the processor is not kept (it would rank every
@@ -329,6 +344,21 @@ def busy_note() -> Message:
                "measures again when it is quieter.")
 
 
+def not_kept_note(error: Text) -> Message:
+    """What a figure measured but not kept means for the speeds shown beside it."""
+    return msg("This computer's speed was measured but could not be kept ({error}); the speeds use it for now, "
+               "and Draftwise measures again next time.", error=error)
+
+
+def shown_note(tp: Throughput) -> Message | None:
+    """The sentence that goes where `tp`'s speeds are shown (`draftwise get`, the Get models
+    window): why it could not be kept, else that it was taken while busy; None for a kept,
+    quiet figure."""
+    if tp.not_kept is not None:
+        return not_kept_note(tp.not_kept)
+    return busy_note() if tp.busy else None
+
+
 def measured_once(key: str, take: Callable[[], Throughput | None], *, measure: bool = True,
                   path: Path | None = None) -> Throughput | None:
     """The figure kept under `key` in `speed-probe.json`, else `take()`'s, kept: the one rule
@@ -338,7 +368,8 @@ def measured_once(key: str, take: Callable[[], Throughput | None], *, measure: b
     would count) comes back with `busy` set and is not kept: it stands for this process for
     BUSY_RETRY_S, and the next call after that measures again. `measure=False` (a model is
     running and would share the processor) takes nothing and keeps nothing. None when nothing
-    is kept and `take` found nothing; what `take` raises goes through, nothing kept."""
+    is kept and `take` found nothing; what `take` raises goes through, nothing kept. A figure
+    the record cannot take comes back with `not_kept` (why) and is used like a busy one."""
     hit = Throughput.from_json(record_file(path).read().get(key))
     if hit is not None and not hit.busy:
         return hit
@@ -356,8 +387,7 @@ def measured_once(key: str, take: Callable[[], Throughput | None], *, measure: b
                          tp.cpu / 1e9)
                 return tp
             _busy_figures.pop(key, None)
-            _keep(key, tp, path)
-            return tp
+            return _kept(key, tp, path)
     if held is not None:
         return held[1]
     return hit  # an earlier version's busy entry: better than nothing
@@ -370,9 +400,7 @@ def memory_rate(*, measure: bool = True) -> Throughput:
     if hit is not None:
         return hit
     tp = memory_throughput()
-    if measure:
-        remember(None, tp)
-    return tp
+    return _kept(_key(None), tp, None) if measure else tp
 
 
 def speed_here(model: Path, machine: Machine, binary: Path | None) -> float | None:

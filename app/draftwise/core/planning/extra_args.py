@@ -38,12 +38,14 @@ def _int_arg(args: Sequence[str], names: tuple[str, ...]) -> int | None:
 
 
 def draft_lengths(spec: SpecDecision, prefs: PlanPrefs) -> context_bytes.DraftLength:
-    """The draft lengths the engine will run: the user's (PlanPrefs), else the tuned one the
-    speed measurement put into the speculation argv (core/measuring/records/measured.py), else the
-    engine's default."""
-    draft = prefs.draft_n_max or _int_arg(spec.argv, _DRAFT_N_MAX) or context_bytes.SPEC_DRAFT_N_MAX
-    ngram = prefs.ngram_n_max or _int_arg(spec.argv, _NGRAM_N_MAX) or context_bytes.NGRAM_MOD_N_MAX
-    size_m = max((_int_arg(spec.argv, (flag,)) or 0 for flag in _NGRAM_SIZE_M), default=0) or context_bytes.NGRAM_MAP_SIZE_M
+    """The draft lengths the engine will run: the user's (PlanPrefs), else the one the decision
+    sets (the field's or a measurement's: SpecDecision.lengths), else the engine's default."""
+    def of_spec(flags: tuple[str, ...]) -> int:
+        return max((spec.length(flag) or 0 for flag in flags), default=0)
+
+    draft = prefs.draft_n_max or of_spec(_DRAFT_N_MAX) or context_bytes.SPEC_DRAFT_N_MAX
+    ngram = prefs.ngram_n_max or of_spec(_NGRAM_N_MAX) or context_bytes.NGRAM_MOD_N_MAX
+    size_m = of_spec(_NGRAM_SIZE_M) or context_bytes.NGRAM_MAP_SIZE_M
     return context_bytes.DraftLength(draft=max(draft, 0), ngram_mod=max(ngram, 0), ngram_map=size_m)
 
 

@@ -189,6 +189,9 @@ class Plan:
     # The engine settings a measurement chose and why (core/measuring/records/tuned.py): beside
     # the reasons, not among them, so "why it fits this way" is never crowded out by them.
     settings_notes: list[Message] = field(default_factory=list)
+    # The plan passes -nr itself (the CPU's re-laid copies did not fit): what runs, as data
+    # (LaunchSpec.settings), so a crash's fix need not read the command (crash.feature_fix).
+    no_repack: bool = False
 
     @property
     def fit_state(self) -> str:

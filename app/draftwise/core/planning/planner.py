@@ -202,6 +202,7 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
         max_context=slot_cap(p.model, prefs) or max(prefs.ctx or 0, want),
         drafter=drafter, warnings=warnings, estimated_weights=not p.wt.exact,
         ctx_checkpoints=host.checkpoints, cache_ram_mib=host.prompt_cache // MiB if fits else 0,
+        no_repack=fits and p.no_repack_arg,
     )  # fmt: skip
 
 
@@ -251,7 +252,7 @@ def fit_state(model: gguf.ModelInfo, machine: Machine) -> str:
     """The library's badge: fits / partial / no, for the model alone at default settings."""
     from draftwise.core.speculation.resolver import NONE  # noqa: PLC0415 - a constant
 
-    spec = SpecDecision(None, None, NONE, False, ())
+    spec = SpecDecision(None, None, NONE, False)
     try:
         return plan(model, spec, machine).fit_state
     except (OSError, ValueError):

@@ -14,13 +14,18 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import (
     DRAFT_DFLASH,
     DRAFT_DSPARK,
     DRAFT_EAGLE3,
     DRAFT_MTP,
+    DRAFT_N_MAX,
+    DRAFT_P_MIN,
     DRAFT_SIMPLE,
+    MODEL_DRAFTERS,
     NGRAM_MOD,
+    split_types,
 )
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
@@ -96,13 +101,20 @@ class SpecOptions:
     broken: Collection[str] = frozenset()
 
 
+# How the engine is given a draft file (an older build knows only `-md`: the resolver asks its caps).
+DRAFT_FLAG = "--spec-draft-model"
+
+
 @dataclass(frozen=True)
 class SpecDecision:
+    """Which speculation runs, as data: its types, its draft file and the settings it sets
+    (`lengths`, `p_min`). `options` names them as the engine's options, rendered to argv once
+    (`argv`, engine_args.OwnOptions); nothing reads them back from argv."""
+
     spec_type: str | None
     draft: Path | None
     source: SpecSource
     fallback_eligible: bool
-    argv: tuple[str, ...]
     notes: tuple[Message, ...] = ()
     warnings: tuple[Message, ...] = ()
     # The drafter's identity for the broken-drafter record (None when nothing was chosen).
@@ -126,6 +138,51 @@ class SpecDecision:
     # companions ranked below), best-ranked first. The sweep measures each; a recorded sweep
     # whose best names one of them runs it (core/launch/prepare.py).
     alternatives: tuple[SpecDecision, ...] = field(default=(), compare=False, repr=False)
+    # The draft lengths it sets, by the engine's length option (spec_types.LENGTH_FLAGS: the
+    # model drafters' `--spec-draft-n-max`, each n-gram type's own), and the model drafter's
+    # p-min (None: the engine's 0). Absent: the engine's default, or the user's own setting in
+    # the extra arguments (the plan reads those: planning/extra_args.py). From the field
+    # (field_settings.py), a measurement (core/launch/prepare.py) or a measured setup.
+    lengths: tuple[tuple[str, int], ...] = ()
+    p_min: float | None = None
+    draft_flag: str = DRAFT_FLAG  # the engine's spelling of the draft file's option
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """`spec_type`'s types as words ("ngram-mod,draft-simple" -> both)."""
+        return split_types(self.spec_type)
+
+    @property
+    def model_drafter(self) -> str | None:
+        """Its model drafter's type (spec_types.MODEL_DRAFTERS), None when it runs none."""
+        return next((t for t in self.types if t in MODEL_DRAFTERS), None)
+
+    def length(self, flag: str) -> int | None:
+        """The draft length it sets with the length option `flag` (None: it sets none)."""
+        return dict(self.lengths).get(flag)
+
+    def options(self) -> engine_args.OwnOptions:
+        """Its options, each once: `--spec-type` (not for the user's own, which their extra
+        arguments pass), the draft file, the model drafter's length and p-min, the n-gram
+        types' lengths."""
+        o = engine_args.OwnOptions()
+        if self.spec_type and self.source != USER_ARGS:
+            o.set("--spec-type", self.spec_type)
+        if self.draft is not None:
+            o.set(DRAFT_FLAG, str(self.draft), spelling=self.draft_flag)
+        lengths = dict(self.lengths)
+        if (n := lengths.pop(DRAFT_N_MAX, None)) is not None:
+            o.set(DRAFT_N_MAX, str(n))
+        if self.p_min:
+            o.set(DRAFT_P_MIN, f"{self.p_min:g}")
+        for flag, n in lengths.items():
+            o.set(flag, str(n))
+        return o
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """Its options as the engine reads them (empty: nothing speculative is passed)."""
+        return self.options().argv()
 
     def drafter_for(self, key: str | None) -> SpecDecision | None:
         """The decision running the drafter `key` (None: this one's own): this decision or one
@@ -148,7 +205,7 @@ class SpecDecision:
 
 
 # The decision without any speculation (the fallback relaunch, a plan that drops the drafter).
-NO_SPECULATION = SpecDecision(None, None, NONE, False, ())
+NO_SPECULATION = SpecDecision(None, None, NONE, False)
 
 
 def drafter_key(path: Path, kind: str) -> str:

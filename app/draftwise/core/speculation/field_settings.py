@@ -35,14 +35,15 @@ _QWEN_MTP = FieldSetting(3, 0.75, "Qwen3.5 and Qwen3.6")
 MTP_SETTINGS: dict[str, FieldSetting] = {"qwen35": _QWEN_MTP, "qwen35moe": _QWEN_MTP}
 
 
-def mtp_argv(arch: str, extra_args: Sequence[str]) -> tuple[tuple[str, ...], Message | None]:
-    """The flags an MTP head of `arch` starts with, and the note that says so; nothing for an
-    architecture with no reported setting, or when the user set either flag."""
+def mtp_setting(arch: str, extra_args: Sequence[str]) -> tuple[FieldSetting | None, Message | None]:
+    """The draft length and p-min an MTP head of `arch` starts with (the decision carries them:
+    `SpecDecision.lengths`, `p_min`), and the note that says so; None for an architecture with
+    no reported setting, or when the user set either flag."""
     setting = MTP_SETTINGS.get(arch)
     users = {engine_args.canonical(a.split("=", 1)[0]) for a in extra_args}
     if setting is None or DRAFT_N_MAX in users or DRAFT_P_MIN in users:
-        return (), None
-    return (DRAFT_N_MAX, str(setting.n_max), DRAFT_P_MIN, f"{setting.p_min:g}"), _note(setting)
+        return None, None
+    return setting, _note(setting)
 
 
 def _note(setting: FieldSetting) -> Message:
@@ -51,6 +52,6 @@ def _note(setting: FieldSetting) -> Message:
 
 
 def is_field_note(note: object) -> bool:
-    """Whether `note` is mtp_argv's: a measurement of the model supersedes it (its own note
+    """Whether `note` is mtp_setting's: a measurement of the model supersedes it (its own note
     says what runs instead)."""
     return isinstance(note, Message) and note.template == _note(_QWEN_MTP).template

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import EngineCaps, mtp_nextn_runs
-from draftwise.core.engines.spec_types import DRAFT_MTP, DRAFT_SIMPLE, NGRAM_MOD
+from draftwise.core.engines.spec_types import DRAFT_MTP, DRAFT_N_MAX, DRAFT_SIMPLE, NGRAM_MOD
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import MtpMode
 from draftwise.core.messages import Message, msg
@@ -31,6 +30,7 @@ from draftwise.core.speculation.decision_types import (
     AUTO_COMPANION,
     AUTO_MTP,
     AUTO_NGRAM,
+    DRAFT_FLAG,
     EXPLICIT,
     LLAMA_CPP,
     NO_SPECULATION,
@@ -100,12 +100,9 @@ def _split_mode_tensor(extra_args: Sequence[str]) -> bool:
     return engine_args.value_of(extra_args, "-sm", "--split-mode") == "tensor"
 
 
-def _spec_argv(caps: EngineCaps, spec_type: str, draft: Path | None) -> tuple[str, ...]:
-    argv = ["--spec-type", spec_type]
-    if draft is not None:
-        flag = "--spec-draft-model" if caps.has_flag("--spec-draft-model") else "-md"
-        argv += [flag, str(draft)]
-    return tuple(argv)
+def _draft_flag(caps: EngineCaps) -> str:
+    """The engine's spelling of the draft file's option (an older build knows only `-md`)."""
+    return DRAFT_FLAG if caps.has_flag(DRAFT_FLAG) else "-md"
 
 
 # ------------------------------------------------------------------ resolve
@@ -136,7 +133,7 @@ def resolve(
                 msg("MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.",
                     backend=options.backend),
             )
-        return SpecDecision(None, None, NONE, False, (),
+        return SpecDecision(None, None, NONE, False,
                             notes=(msg("Speculative decoding is set up only for llama.cpp; {backend} runs without it.",
                                        backend=options.backend),))
 
@@ -147,7 +144,7 @@ def resolve(
                 "draft",
                 msg("Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto."),
             )
-        return SpecDecision(None, None, OFF, False, (), notes=(msg("Speculation is off, as you chose."),))
+        return SpecDecision(None, None, OFF, False, notes=(msg("Speculation is off, as you chose."),))
 
     warnings = []
     # 3. The user's own --spec-type wins; we add nothing of ours.
@@ -162,7 +159,6 @@ def resolve(
                     msg("This engine has no speculative type {type}; it knows {known}.",
                         type=repr(t), known=", ".join(caps.spec_types)),
                 )
-        argv: tuple[str, ...] = ()
         notes = [msg("Your own --spec-type {type} is used; automatic detection was skipped.", type=users)]
         draft_path = None
         users_draft = None
@@ -174,26 +170,25 @@ def resolve(
             checked = _usable(check_draft(model, options.draft, caps, own_type=False, read=read))
             users_draft, verdict = checked.info, checked.pairing
             draft_path = options.draft
-            argv = _spec_argv(caps, users, draft_path)[2:]
             notes.append(msg("The draft model {name} is passed to the engine.", name=draft_path.name))
             bans = verdict.bans
             notes += [n for n in (verdict.ban_note(),) if n is not None]
         if _split_mode_tensor(extra):
             warnings.append(_SPLIT_WARNING)
-        return SpecDecision(users, draft_path, USER_ARGS, False, argv, tuple(notes), tuple(warnings),
-                            draft_info=users_draft, bans=bans, draft_check=checked)
+        return SpecDecision(users, draft_path, USER_ARGS, False, tuple(notes), tuple(warnings),
+                            draft_info=users_draft, bans=bans, draft_check=checked, draft_flag=_draft_flag(caps))
 
     # 4. An explicit draft: checked, typed by its own tensors, never dropped by fallback.
     if options.draft is not None:
         checked = _usable(check_draft(model, options.draft, caps, read=read))
         spec_type, verdict = checked.spec_type or DRAFT_SIMPLE, checked.pairing
         decision = SpecDecision(
-            spec_type, options.draft, EXPLICIT, False, _spec_argv(caps, spec_type, options.draft),
+            spec_type, options.draft, EXPLICIT, False,
             notes=(msg("Using your draft model {name} ({kind}).", name=options.draft.name,
                        kind=type_words(spec_type)),
                    *(n for n in (verdict.ban_note(),) if n is not None)),
             drafter_key=drafter_key(options.draft, spec_type), draft_info=checked.info, bans=verdict.bans,
-            draft_check=checked,
+            draft_check=checked, draft_flag=_draft_flag(caps),
         )
         return _with_split_warning(decision, extra)
 
@@ -248,12 +243,14 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             # The companions are still looked for: the sweep measures them beside the head. What
             # the search says of them (skipped, refused) is not this decision's to show.
             companions = find_companions(model, options, caps, read, [], [], [], [])
-            field, field_note = field_settings.mtp_argv(arch, options.extra_args)
+            field, field_note = field_settings.mtp_setting(arch, options.extra_args)
             return SpecDecision(
-                DRAFT_MTP, None, AUTO_MTP, True, (*_spec_argv(caps, DRAFT_MTP, None), *field),
+                DRAFT_MTP, None, AUTO_MTP, True,
                 notes=(msg("MTP head found in the model: speculation is on."), *((field_note,) if field_note else ())),
                 drafter_key=key,
                 alternatives=tuple(_companion_decision(c, caps) for c in sorted(companions, key=lambda c: c.rank)),
+                lengths=((DRAFT_N_MAX, field.n_max),) if field is not None else (),
+                p_min=field.p_min if field is not None else None,
             )
     elif nextn > 0:
         notes.append(msg("The model declares an MTP head but this file does not contain it."))
@@ -278,12 +275,12 @@ def _auto(model: gguf.ModelInfo, options: SpecOptions, caps: EngineCaps, read: R
             notes.append(msg("N-gram speculation made this engine fail before with this model; it is left out."))
         else:
             return SpecDecision(
-                NGRAM_MOD, None, AUTO_NGRAM, True, _spec_argv(caps, NGRAM_MOD, None),
+                NGRAM_MOD, None, AUTO_NGRAM, True,
                 notes=(*notes, msg("No drafter found: n-gram speculation is on (no extra memory).")),
                 skipped=tuple(skipped), drafter_key=key, left_out=tuple(left_out), refused=tuple(refused),
             )
     return SpecDecision(
-        None, None, NONE, False, (),
+        None, None, NONE, False,
         notes=(*notes, msg("No drafter found: starting without speculation.")), skipped=tuple(skipped),
         left_out=tuple(left_out), refused=tuple(refused),
     )
@@ -301,7 +298,7 @@ def _companion_decision(c: Candidate, caps: EngineCaps) -> SpecDecision:
                   name=c.path.name, kind=type_words(c.spec_type))
     ban_note = c.verdict.ban_note()
     return SpecDecision(
-        c.spec_type, c.path, AUTO_COMPANION, True, _spec_argv(caps, c.spec_type, c.path),
+        c.spec_type, c.path, AUTO_COMPANION, True,
         notes=(why, *((ban_note,) if ban_note else ())), drafter_key=drafter_key(c.path, c.spec_type),
-        draft_info=c.info, bans=c.verdict.bans,
+        draft_info=c.info, bans=c.verdict.bans, draft_flag=_draft_flag(caps),
     )

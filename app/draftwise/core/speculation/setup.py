@@ -9,14 +9,14 @@ runs both in one launch (`--spec-type ngram-mod,draft-simple`: common/speculativ
 implementation per type and asks the n-gram ones first, the model drafter when they have no
 draft), so a combined setup costs nothing more to start than a single one.
 
-Pure data: the drafter's own file flags (`--spec-draft-model FILE`) come from the resolver's
-decision (for `drafter_key`, from the alternative of that key: `SpecDecision.drafter_for`); a
-setup adds the types and the lengths.
+Pure data: the drafter's own file comes from the resolver's decision (for `drafter_key`, from
+the alternative of that key: `SpecDecision.drafter_for`); a setup puts its types, lengths and
+p-min on that decision (`on`), which renders them to the engine's options once.
 
 Beside the speculation, a setup carries the engine's speed settings it runs with (`engine`:
 core/engines/engine_settings.py; the engine's defaults unless the settings stage tries one,
 core/measuring/runs/tuning.py), so one arm of the measurement is one setup either way. They
-are not speculation: `argv` leaves them out (the arms pass them as engine arguments, which the
+are not speculation: `on` leaves them out (the arms pass them as engine arguments, which the
 plan reads), and a record without them reads as the defaults.
 """
 
@@ -26,21 +26,19 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
 
-from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.engine_settings import DEFAULTS as ENGINE_DEFAULTS
 from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.engines.spec_types import (
     DRAFT_N_MAX,
-    DRAFT_P_MIN,
     LENGTH_FLAGS,
     MODEL_DRAFTERS,
     PINNED,
 )
+from draftwise.core.kinds import SpecSource
+from draftwise.core.speculation.decision_types import SpecDecision
 from draftwise.core.speculation.drafter_key import DrafterKey
 
 NGRAM_TYPES = tuple(t for t in PINNED if t.startswith("ngram-"))
-
-_OWN_FLAGS = ("--spec-type", DRAFT_P_MIN, *set(LENGTH_FLAGS.values()))
 
 
 @dataclass(frozen=True)
@@ -108,26 +106,29 @@ class Setup:
         """More than one type runs: the engine's per-type lines say which drafted what."""
         return len(self.types) > 1
 
-    def settings_argv(self) -> tuple[str, ...]:
-        """The length and p-min flags (none for what is left at the engine's default)."""
-        out: list[str] = []
+    @property
+    def lengths(self) -> tuple[tuple[str, int], ...]:
+        """The draft lengths it sets, by the engine's length option (none for what is left at
+        the engine's default): `SpecDecision.lengths`."""
+        out: list[tuple[str, int]] = []
         if self.drafter is not None and self.n_max is not None:
-            out += [DRAFT_N_MAX, str(self.n_max)]
-        if self.drafter is not None and self.p_min:
-            out += [DRAFT_P_MIN, f"{self.p_min:g}"]
-        if self.ngram is not None and self.ngram_len is not None:
-            out += [LENGTH_FLAGS[self.ngram], str(self.ngram_len)]
-        if self.ngram2 is not None and self.ngram2_len is not None:
-            out += [LENGTH_FLAGS[self.ngram2], str(self.ngram2_len)]
+            out.append((DRAFT_N_MAX, self.n_max))
+        for t, n in ((self.ngram, self.ngram_len), (self.ngram2, self.ngram2_len)):
+            if t is not None and n is not None:
+                out.append((LENGTH_FLAGS[t], n))
         return tuple(out)
 
-    def argv(self, drafter_flags: tuple[str, ...] = ()) -> tuple[str, ...]:
-        """The speculative arguments: the types, the drafter's file flags (from the resolver's
-        decision; dropped when this setup runs no model drafter), the settings."""
-        if not self.speculates:
-            return ()
-        return ("--spec-type", ",".join(self.types), *(drafter_flags if self.drafter else ()),
-                *self.settings_argv())
+    def on(self, decision: SpecDecision) -> SpecDecision:
+        """`decision` running this setup: its types (not for the user's own `--spec-type`,
+        which their extra arguments pass), lengths and p-min in place of the decision's; its
+        drafter's file, bans and key kept while the setup runs a model drafter, dropped when
+        it runs none."""
+        p_min = self.p_min if self.drafter is not None and self.p_min else None
+        run = replace(decision, lengths=self.lengths, p_min=p_min)
+        if decision.source == SpecSource.USER_ARGS:
+            return run
+        run = replace(run, spec_type=",".join(self.types))
+        return run if self.drafter is not None else replace(run, draft=None, draft_info=None, bans=())
 
     @property
     def drafter_file(self) -> str | None:
@@ -198,20 +199,11 @@ def drafter_file(key: str) -> str:
     return PurePath(DrafterKey.parse(key).path).name
 
 
-def drafter_flags(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """A decision's speculative arguments without what a setup sets (`--spec-type`, the
-    lengths, p-min): the drafter's file flags (`--spec-draft-model FILE`) and anything else,
-    a switch without a value (engine_args.options knows which)."""
-    return engine_args.without(argv, _OWN_FLAGS)
-
-
-def of_decision(spec_type: str | None, argv: tuple[str, ...]) -> Setup:
-    """The setup a resolver decision runs (its types and any length it already passes)."""
-    from draftwise.core.engines.spec_types import split_types
-
+def of_decision(decision: SpecDecision) -> Setup:
+    """The setup a resolver decision runs: its types and the lengths and p-min it carries."""
     drafter = None
     ngrams: list[str] = []
-    for t in split_types(spec_type):
+    for t in decision.types:
         if t in MODEL_DRAFTERS:
             drafter = t
         elif t in NGRAM_TYPES and t not in ngrams:
@@ -219,14 +211,8 @@ def of_decision(spec_type: str | None, argv: tuple[str, ...]) -> Setup:
     ngram, ngram2 = (ngrams + [None, None])[:2]
 
     def length(t: str | None) -> int | None:
-        if t is None or t not in LENGTH_FLAGS:
-            return None
-        value = engine_args.value_of(list(argv), LENGTH_FLAGS[t])
-        return int(value) if value and value.isdigit() and int(value) >= 1 else None
+        n = decision.length(LENGTH_FLAGS[t]) if t is not None and t in LENGTH_FLAGS else None
+        return n if n is not None and n >= 1 else None
 
-    p = engine_args.value_of(list(argv), DRAFT_P_MIN, "--draft-p-min")
-    try:
-        p_min = float(p) if p else None
-    except ValueError:
-        p_min = None
-    return Setup(drafter, length(drafter), p_min if drafter else None, ngram, length(ngram), ngram2, length(ngram2))
+    return Setup(drafter, length(drafter), decision.p_min or None if drafter else None, ngram, length(ngram),
+                 ngram2, length(ngram2))

@@ -28,7 +28,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DEFAULT_LENGTHS
 from draftwise.core.measuring.records import measured
 from draftwise.core.messages import Message, Text, msg
@@ -252,20 +251,17 @@ DEFAULT_N_MAX = DEFAULT_LENGTHS
 VERIFY_COST_PER_TOKEN = 0.02
 
 
-def n_max_of(spec_type: str | None, argv: tuple[str, ...]) -> int:
-    """The draft length a launch runs with: its own flag, else the engine's default."""
+def n_max_of(spec_type: str | None, lengths: tuple[tuple[str, int], ...]) -> int:
+    """The draft length a launch runs with: the one its decision sets (SpecDecision.lengths),
+    else the engine's default."""
     flag = measured.n_max_flag(spec_type)
     if flag is None:
         return 3
-    value = engine_args.value_of(list(argv), flag)
-    try:
-        return int(value) if value else DEFAULT_N_MAX[flag]
-    except ValueError:
-        return DEFAULT_N_MAX[flag]
+    return dict(lengths).get(flag) or DEFAULT_N_MAX[flag]
 
 
-def break_even_for(spec_type: str | None, argv: tuple[str, ...], draft_cost: float) -> float:
-    n = n_max_of(spec_type, argv)
+def break_even_for(spec_type: str | None, lengths: tuple[tuple[str, int], ...], draft_cost: float) -> float:
+    n = n_max_of(spec_type, lengths)
     return measured.break_even_acceptance(draft_cost, n, verify_cost=1.0 + VERIFY_COST_PER_TOKEN * n)
 
 

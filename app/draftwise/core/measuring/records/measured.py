@@ -80,9 +80,12 @@ class Use:
     """What a measurement means for a launch."""
 
     keep: bool  # run the drafter
-    extra_argv: tuple[str, ...] = ()  # the tuned draft length (and p-min) for the decision's own type
+    # The tuned draft length for the decision's own type, by its length option
+    # (SpecDecision.lengths), and the drafter's p-min: data the decision carries.
+    lengths: tuple[tuple[str, int], ...] = ()
     note: Message | None = None
     warning: Message | None = None
+    p_min: float | None = None
     # The measured setup to run instead of the decision's own types (an automatic decision
     # only: n-gram beside the drafter, another n-gram type); the user's own flags left out.
     setup: Setup | None = None
@@ -101,19 +104,21 @@ def decide(m: Measurement, *, automatic: bool, user_args: tuple[str, ...] = ()) 
             return Use(True, setup=setup, note=switched_words(m.setup.label(), m.ratio, m.learned))
         return Use(True, setup=setup, note=msg("measured {ratio}× with {what} ({setup}, the fastest tried)",
                                                ratio=ratio, what=words_of(m.what), setup=setup.label()))
-    extra: tuple[str, ...] = ()
+    lengths: tuple[tuple[str, int], ...] = ()
+    p_min = None
     # A drafter the user chose keeps its type: only its own length (not an n-gram type's).
     own_length = m.setup is None or m.setup.drafter is not None
     if own_length and m.n_max is not None and m.n_max_flag and m.n_max_flag not in user_args:
-        extra = (m.n_max_flag, str(m.n_max))
+        lengths = ((m.n_max_flag, m.n_max),)
     if m.setup is not None and m.setup.drafter is not None and m.setup.p_min and not _user_sets(user_args, DRAFT_P_MIN):
-        extra += (DRAFT_P_MIN, f"{m.setup.p_min:g}")
+        p_min = m.setup.p_min
     if m.slower:
-        return Use(True, extra, warning=msg(
+        return Use(True, lengths, p_min=p_min, warning=msg(
             "measured slower: {ratio}× with {what}; it stays because you chose it", ratio=ratio, what=words_of(m.what)))
-    if extra:
-        return Use(True, extra, note=msg("measured {ratio}× with {what}; draft length {n} (the fastest tried)",
-                                         ratio=ratio, what=words_of(m.what), n=m.n_max))
+    if lengths or p_min:
+        return Use(True, lengths, p_min=p_min, note=msg(
+            "measured {ratio}× with {what}; draft length {n} (the fastest tried)",
+            ratio=ratio, what=words_of(m.what), n=m.n_max))
     return Use(True, note=msg("measured {ratio}× with {what}", ratio=ratio, what=words_of(m.what)))
 
 

@@ -48,8 +48,7 @@ from draftwise.core.measuring.runs import prompts
 from draftwise.core.measuring.runs.prompts import PROMPTS, Prompt
 from draftwise.core.measuring.runs.prompts import body as _body
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.speculation import resolver, words
-from draftwise.core.speculation import setup as setup_mod
+from draftwise.core.speculation import words
 from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup
 
@@ -203,14 +202,8 @@ def decision_for(base: SpecDecision, setup: Setup) -> SpecDecision:
         if other is None:
             raise ValueError(f"the decision has no drafter {setup.drafter_key!r}")
         base = other
-    if base.source == resolver.USER_ARGS:
-        # The types are the user's own --spec-type (in their extra arguments): only the settings.
-        return replace(base, argv=(*setup_mod.drafter_flags(base.argv), *setup.settings_argv()))
-    argv = setup.argv(setup_mod.drafter_flags(base.argv))
-    types = ",".join(setup.types)
-    if setup.drafter is not None:
-        return replace(base, spec_type=types, argv=argv)
-    return replace(base, spec_type=types, argv=argv, draft=None, draft_info=None, bans=())
+    # For the user's own --spec-type (in their extra arguments), only the settings.
+    return setup.on(base)
 
 
 # ------------------------------------------------------------------ progress and cancel

@@ -48,7 +48,7 @@ def prompts_from(texts: Sequence[str], n: int = MAX_PROMPTS) -> tuple[arms.Promp
 
 def running_setup(prepared: prepare.Prepared) -> Setup:
     """The setup a planned launch runs (none when it does not speculate)."""
-    return setup_mod.of_decision(prepared.spec.spec_type, prepared.spec.argv) if prepared.spec.argv else setup_mod.NONE
+    return setup_mod.of_decision(prepared.spec) if prepared.spec.argv else setup_mod.NONE
 
 
 def usage_key(planned: session.PlannedLaunch) -> usage.Key:

@@ -103,7 +103,7 @@ MAX_ROUNDS = 4
 
 def own_setup(spec: SpecDecision) -> Setup:
     """The setup the decision itself runs (its types, and a length it already passes)."""
-    return setup_mod.of_decision(spec.spec_type, spec.argv)
+    return setup_mod.of_decision(spec)
 
 
 def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]) -> tuple[int | None, ...]:
@@ -339,6 +339,6 @@ def watch_for(prepared: Prepared) -> live_figures.Watch:
     """The live-figures watch for a launch of `prepared` (break-even from its drafter's cost)."""
     spec = prepared.spec
     speculating = bool(spec.argv)
-    break_even = live_figures.break_even_for(spec.spec_type, spec.argv, draft_cost(prepared)) if speculating else None
+    break_even = live_figures.break_even_for(spec.spec_type, spec.lengths, draft_cost(prepared)) if speculating else None
     return live_figures.Watch(speculating=speculating, what=what_is_drafting(spec), break_even=break_even,
                           measured=prepared.measurement is not None)

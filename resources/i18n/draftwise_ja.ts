@@ -909,27 +909,27 @@
       <translation>ドラフトモデルの語彙がモデルと合いません: 指定したのに、エンジンは投機的デコードなしで動いています。同じファミリーのドラフトモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="452" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="440" />
       <source>The GPU driver crashed while answering with flash attention on; the engine starts again with flash attention off, and this model keeps it off on this device.</source>
       <translation>フラッシュアテンションを使った応答中に GPU ドライバーが落ちました。フラッシュアテンションを切ってエンジンを起動し直します。このデバイスではこのモデルは今後も切ったままにします。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="456" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="444" />
       <source>The CPU's AMX kernels stopped with an illegal instruction on this computer; the engine starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは CPU の AMX カーネルが不正な命令で止まりました。AMX を使わずに（-nr）エンジンを起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="461" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="449" />
       <source>The engine stopped ({status}) in the CPU's kernels for re-laid weights (CPU_REPACK) on this computer; it starts again without them (-nr) and keeps them off on this computer, for every model.</source>
       <translation>このコンピューターでは、再配置した重み用の CPU カーネル（CPU_REPACK）でエンジンが停止しました（{status}）。再配置せずに（-nr）起動し直し、このコンピューターでは今後どのモデルでも使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="473" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="461" />
       <source>A worker computer went away: {workers} stopped answering while the engine used it.</source>
       <translation>ワーカーのコンピューターが応答しなくなりました。エンジンの使用中に {workers} が応答を止めました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/crash.py" line="475" />
+      <location filename="../../app/draftwise/core/launch/crash.py" line="463" />
       <source>Start ggml-rpc-server there again, or launch without it.</source>
       <translation>そこで ggml-rpc-server をもう一度起動するか、それなしで起動してください。</translation>
     </message>
@@ -1099,132 +1099,132 @@
       <translation>エンジンは {given_up} で起動しました。このモデルの次の起動はこの設定から始めます（「本来の設定でもう一度試す」で元に戻せます）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="489" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="490" />
       <source>the model's MTP head</source>
       <translation>モデルの MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="491" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="492" />
       <source>{type} speculation</source>
       <translation>{type} 投機的デコード</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="495" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="496" />
       <source>{what} made the engine stop while it was serving, so it was started again without speculation.</source>
       <translation>{what} が原因で、応答中にエンジンが止まりました。投機的デコードなしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="498" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="499" />
       <source>The engine could not start with {what}, so it was started again without speculation.</source>
       <translation>{what} ではエンジンを起動できなかったため、推測なしで起動し直しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="534" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="535" />
       <source>Could not remember the engine fix ({error}); the next launch may crash once more.</source>
       <translation>エンジンの修正を記録できませんでした（{error}）。次の起動でもう一度落ちるかもしれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="547" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="548" />
       <source>Could not remember the broken drafter ({error}); the next launch will try it again.</source>
       <translation>動かなかったドラフターを記録できませんでした（{error}）。次回の起動でもう一度試します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="550" />
+      <location filename="../../app/draftwise/core/launch/launch_flow.py" line="551" />
       <source>The engine started without {what}, so it will be left out from now on.</source>
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="42" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="44" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="43" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="45" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="44" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="46" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="116" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="118" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="122" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="124" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="127" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="129" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="132" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="134" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="166" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="168" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="185" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="187" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="212" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="214" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="218" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="220" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="221" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="223" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="250" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="252" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="254" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="256" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="337" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="346" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="345" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="354" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="381" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="390" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="440" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="450" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="77" />
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="83" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
@@ -1399,42 +1399,42 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="177" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="186" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="184" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="193" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="261" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="253" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="262" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="367" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="376" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="389" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="398" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="393" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="402" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="405" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="417" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
@@ -1539,12 +1539,12 @@
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="291" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="295" />
       <source>record of this computer's speed</source>
       <translation>このコンピューターの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/speed.py" line="328" />
+      <location filename="../../app/draftwise/core/machine/speed.py" line="343" />
       <source>This computer was busy when its speed was measured, so these speeds may be low; Draftwise measures again when it is quieter.</source>
       <translation>速度を測ったときこのコンピューターは忙しかったため、これらの速度は低めかもしれません。空いているときに Draftwise がもう一度測ります。</translation>
     </message>
@@ -1704,67 +1704,67 @@
       <translation>あなたのリクエストでは n-gram 投機は速くなりません（{ratio}×、ノイズ ±{noise} %。そのうち {n} 件で測り直しました）。そのためオフのままです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="143" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="142" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="146" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="145" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="147" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="146" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="199" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="198" />
       <source>{type} {share} % ({accepted} % accepted)</source>
       <translation>{type} {share} %（採用 {accepted} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="202" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="201" />
       <source>drafted tokens by type: {parts}</source>
       <translation>種類別の下書きトークン: {parts}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="237" />
+      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="236" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="97" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="100" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="102" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="105" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="112" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="116" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="115" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="119" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="117" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="122" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="177" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="182" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="195" />
+      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="200" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
@@ -1889,67 +1889,67 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="241" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="234" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="350" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="343" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="354" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="347" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="407" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="400" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="408" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="401" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="452" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="445" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="458" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="451" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="472" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="465" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="476" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="469" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="501" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="494" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="503" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="496" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="510" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="503" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="537" />
+      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="530" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
@@ -2194,22 +2194,22 @@
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="212" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="213" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="214" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="215" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="219" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="220" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="223" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="224" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -2409,22 +2409,22 @@
       <translation>このエンジンでは{kind}を使えません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="164" />
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="221" />
       <source>EAGLE-3 drafter</source>
       <translation>EAGLE-3 ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="165" />
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="222" />
       <source>DFlash drafter</source>
       <translation>DFlash ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="166" />
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="223" />
       <source>DSpark drafter</source>
       <translation>DSpark ドラフター</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="167" />
+      <location filename="../../app/draftwise/core/speculation/decision_types.py" line="224" />
       <source>n-gram lookup</source>
       <translation>n-gram 照合</translation>
     </message>
@@ -2504,7 +2504,7 @@
       <translation>モデルの最後の 2 層が、アシスタントが KV キャッシュを読むスライディングウィンドウ層と全体注意層の組になっていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/field_settings.py" line="49" />
+      <location filename="../../app/draftwise/core/speculation/field_settings.py" line="50" />
       <source>It drafts {n} tokens at a time and stops at p-min {p}, as reported for the MTP heads of {family}, until Draftwise measures it here.</source>
       <translation>{family} の MTP ヘッドで報告されているとおり、一度に {n} トークンを下書きし、p-min {p} で止めます (Draftwise がここで測定するまで)。</translation>
     </message>
@@ -2609,117 +2609,117 @@
       <translation>エンジンの追加引数ではドラフトモデルを指定できません（{flag}）。ドラフトモデル欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="123" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="120" />
       <source>MTP mode must be 'auto' or 'off', not {value}.</source>
       <translation>MTP の設定は 'auto' か 'off' にしてください（{value} は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="130" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="127" />
       <source>A draft model works only with llama.cpp, not {backend}; clear the Draft model field or choose llama.cpp.</source>
       <translation>ドラフトモデルは llama.cpp でのみ使え、{backend} では使えません。ドラフトモデル欄を空にするか、llama.cpp を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="136" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="133" />
       <source>MTP on/off applies only to llama.cpp; {backend} decides speculation itself. Set MTP to auto.</source>
       <translation>MTP のオン／オフは llama.cpp にだけ効きます。{backend} は投機的デコードを自分で決めます。MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="140" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="137" />
       <source>Speculative decoding is set up only for llama.cpp; {backend} runs without it.</source>
       <translation>投機的デコードは llama.cpp でのみ設定されます。{backend} では使わずに実行します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="148" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="145" />
       <source>Speculation is off but a draft model is set; clear the Draft model field or set MTP to auto.</source>
       <translation>投機的デコードがオフなのにドラフトモデルが指定されています。ドラフトモデル欄を空にするか、MTP を自動にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="157" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="154" />
       <source>--spec-type needs a value, e.g. --spec-type draft-simple.</source>
       <translation>--spec-type には値が必要です（例: --spec-type draft-simple）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="162" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="159" />
       <source>This engine has no speculative type {type}; it knows {known}.</source>
       <translation>このエンジンには投機的デコードの種類 {type} がありません。使えるのは {known} です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="166" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="162" />
       <source>Your own --spec-type {type} is used; automatic detection was skipped.</source>
       <translation>指定された --spec-type {type} を使います。自動検出は行いませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="178" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="173" />
       <source>The draft model {name} is passed to the engine.</source>
       <translation>ドラフトモデル {name} をエンジンに渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="192" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="187" />
       <source>Using your draft model {name} ({kind}).</source>
       <translation>指定されたドラフトモデル {name} を使います（{kind}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="205" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="200" />
       <source>--split-mode tensor together with speculative decoding crashes some engines; if the engine fails to start, remove one of them.</source>
       <translation>--split-mode tensor と投機的デコードを一緒に使うと、エンジンによってはクラッシュします。エンジンが起動しないときは、どちらかを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="235" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="230" />
       <source>The model has an MTP head, but this engine does not run MTP for {arch} models; looking for a draft model instead.</source>
       <translation>モデルには MTP ヘッドがありますが、このエンジンは {arch} モデルの MTP を実行できません。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="240" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="235" />
       <source>The model's MTP head has {n} layers, but this engine's {arch} MTP runs only one (it would stop at the first draft); looking for a draft model instead.</source>
       <translation>このモデルの MTP ヘッドは {n} 層ですが、このエンジンの {arch} 用 MTP は 1 層しか動かせません（最初のドラフトで止まります）。代わりにドラフトモデルを探します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="246" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="241" />
       <source>The model's MTP head made this engine fail before; it is left out.</source>
       <translation>以前このモデルの MTP ヘッドでエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="254" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="249" />
       <source>MTP head found in the model: speculation is on.</source>
       <translation>モデルに MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="259" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="256" />
       <source>The model declares an MTP head but this file does not contain it.</source>
       <translation>モデルには MTP ヘッドがあると書かれていますが、このファイルには含まれていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="266" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="263" />
       <source>Also suitable, not chosen: {names}.</source>
       <translation>ほかにも使えるもの（選ばれませんでした）: {names}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="278" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="275" />
       <source>N-gram speculation made this engine fail before with this model; it is left out.</source>
       <translation>以前このモデルで n-gram 投機的デコードを使うとエンジンが失敗したため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="282" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="279" />
       <source>No drafter found: n-gram speculation is on (no extra memory).</source>
       <translation>ドラフターが見つかりません: n-gram による投機的デコードをオンにします（追加のメモリは不要です）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="287" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="284" />
       <source>No drafter found: starting without speculation.</source>
       <translation>ドラフターが見つかりません: 投機的デコードなしで起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="295" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="292" />
       <source>MTP assistant found beside the model: {name} (it reads the model's own KV cache). Speculation is on.</source>
       <translation>モデルの隣に MTP アシスタントが見つかりました: {name}（モデル自身の KV キャッシュを読みます）。推測はオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="298" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="295" />
       <source>MTP head found beside the model in {name}: speculation is on.</source>
       <translation>モデルの隣の {name} に MTP ヘッドがあります: 投機的デコードはオンです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/speculation/resolver.py" line="300" />
+      <location filename="../../app/draftwise/core/speculation/resolver.py" line="297" />
       <source>Draft model found beside the model: {name} ({kind}). Speculation is on.</source>
       <translation>モデルの隣にドラフトモデルがあります: {name}（{kind}）。投機的デコードはオンです。</translation>
     </message>
@@ -4427,77 +4427,77 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{repo}: {file}({size})。クリックで判断結果を表示し、「ダウンロード」(またはダブルクリック)で入手します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="189" />
       <source>{n} more were not offered (hover for why).</source>
       <translation>ほかに {n} 件は表示していません(理由はポインターを重ねると表示されます)。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="192" />
       <source>Finding the starters on the hub and judging their files…</source>
       <translation>ハブでおすすめを探し、ファイルを判断中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="207" />
       <source>this computer's speed could not be measured ({error})</source>
       <translation>このコンピューターの速さを測れませんでした({error})</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="235" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="236" />
       <source>None of the starters could be judged on the hub just now; these are Draftwise's own suggestions, from their usual sizes.</source>
       <translation>いまはハブでどのおすすめも判断できませんでした。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="244" />
       <source>The starters could not be judged on the hub ({error}); these are Draftwise's own suggestions, from their usual sizes.</source>
       <translation>ハブでおすすめを判断できませんでした({error})。Draftwise 独自のおすすめを通常の大きさから表示しています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="270" />
       <source>Loading {repo}…</source>
       <translation>{repo} を読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="272" />
       <source>{repo}: the starter's file, judged for this computer. Search the hub for its other files.</source>
       <translation>{repo}: このコンピューター向けに判断したおすすめのファイルです。ほかのファイルはハブで検索してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="292" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="293" />
       <source>Not judged: {why}</source>
       <translation>判断できません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="312" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="313" />
       <source>Get its vision projector too ({name}, {size}): the model can then see pictures you attach in the chat.</source>
       <translation>視覚プロジェクターも取得する（{name}、{size}）：チャットで添付した画像をモデルが見られるようになります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="344" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="345" />
       <source>Downloading {name}…</source>
       <translation>{name} をダウンロード中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="361" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="362" />
       <source>No GGUF repositories found; try other words.</source>
       <translation>GGUF リポジトリーが見つかりません。別の言葉で試してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="398" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="399" />
       <source>Downloaded {name} and its helper {helper}.</source>
       <translation>{name} と補助の {helper} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="401" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="402" />
       <source>Downloaded {name}.</source>
       <translation>{name} をダウンロードしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="411" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="412" />
       <source>Stopped. What arrived is kept: Download continues from there.</source>
       <translation>停止しました。受信済みの分は残してあり、次のダウンロードはそこから続きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/get_models.py" line="415" />
+      <location filename="../../app/draftwise/viewmodels/get_models.py" line="416" />
       <source>The download failed: {error}</source>
       <translation>ダウンロードに失敗しました: {error}</translation>
     </message>

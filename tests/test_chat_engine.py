@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtCore import QObject, Qt, Signal
 
 from draftwise.core import chat
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless, launch_spec
@@ -44,7 +45,7 @@ def _spec(binary: Path, model_path: Path, ctx: int = 512) -> launch_spec.LaunchS
     decision = resolver.resolve(model, resolver.SpecOptions(broken=BrokenDrafters().broken_for(binary)),
                                 capabilities.capabilities(binary))
     return launch_spec.llamacpp_launch(binary, model, decision, port=launch_spec.any_free_port(),
-                                       plan_args=("-c", str(ctx)))
+                                       plan_options=(engine_args.option("-c", str(ctx)),))
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import pytest
 
 from draftwise.cli.main import main
 from draftwise.core.check import machine_check
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.engine_settings import DEFAULTS
 from draftwise.core.launch import crash, headless, launch_flow, launch_spec, prepare
 from draftwise.core.launch.fixes import EngineFixes, key, machine_wide_key
@@ -72,7 +73,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def _flow(files, model: Path, fixes: EngineFixes) -> launch_flow.LaunchFlow:
-    spec = launch_spec.llamacpp_launch(files["engine"], model, NO_SPECULATION, port=18080, plan_args=("-c", "512"))
+    spec = launch_spec.llamacpp_launch(files["engine"], model, NO_SPECULATION, port=18080, plan_options=(engine_args.option("-c", "512"),))
     return launch_flow.LaunchFlow(spec, fixes=fixes)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, launch_spec
@@ -36,7 +37,7 @@ def _spec(binary: Path, model_path: Path, **options) -> launch_spec.LaunchSpec:
     broken = BrokenDrafters().broken_for(binary)
     decision = resolver.resolve(model, resolver.SpecOptions(broken=broken, **options), capabilities.capabilities(binary))
     return launch_spec.llamacpp_launch(binary, model, decision, port=launch_spec.any_free_port(),
-                                       plan_args=("-c", "512"))
+                                       plan_options=(engine_args.option("-c", "512"),))
 
 
 def _at(stage, attempt: int | None = None):
@@ -126,7 +127,7 @@ def test_drafter_that_kills_the_serving_engine_relaunches_in_the_window(qtbot, e
     decision = SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True, drafter_key=key,
                             draft_flag=resolver._draft_flag(caps))
     spec = launch_spec.llamacpp_launch(engine.binary, gguf.read_model(model_path), decision,
-                                       port=launch_spec.any_free_port(), plan_args=("-c", "512"))
+                                       port=launch_spec.any_free_port(), plan_options=(engine_args.option("-c", "512"),))
     proc = EngineProcess(spec, broken=BrokenDrafters())
     reasons = _seen(proc, "fallback_reason")
     try:

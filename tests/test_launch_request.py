@@ -187,7 +187,7 @@ def test_the_final_argv_never_holds_an_option_twice(model):
         assert all(c == 1 for c in _counts(argv).values()), argv
         assert _value(argv, "--verbosity") == "2"
     with pytest.raises(Exception, match="twice"):
-        llamacpp.build_argv("llama-server", model, launch_spec.NO_SPECULATION, plan_args=("-c", "512"),
+        llamacpp.build_argv("llama-server", model, launch_spec.NO_SPECULATION, plan_options=(engine_args.option("-c", "512"),),
                             extra_args=("--ctx-size", "256"))
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import launch_spec as ls
@@ -118,11 +119,11 @@ def test_auto_companion_has_a_fallback_rebuilt_from_scratch(folder):
     model, spec = _decide(folder / "fam-F32.gguf", extra_args=("--spec-draft-n-max", "4"))
     assert spec.source == resolver.AUTO_COMPANION
     launch = ls.llamacpp_launch(BINARY, model, spec, port=8123, extra_args=("--spec-draft-n-max", "4"),
-                                plan_args=("-c", "512"))
+                                plan_options=(engine_args.option("-c", "512"),))
     assert launch.fallback_eligible and launch.drafter_key == spec.drafter_key
     assert "--spec-type" in launch.argv and str(folder / "fam-draft.gguf") in launch.argv
     rebuilt = llamacpp.build_argv(BINARY, model, ls.NO_SPECULATION, extra_args=("--spec-draft-n-max", "4"),
-                                  port=8123, plan_args=("-c", "512"))
+                                  port=8123, plan_options=(engine_args.option("-c", "512"),))
     assert list(launch.fallback_argv) == rebuilt
     assert "--spec-type" not in launch.fallback_argv and "--spec-draft-model" not in launch.fallback_argv
     assert launch.fallback_argv[launch.fallback_argv.index("--port") + 1] == "8123"  # same port

@@ -24,6 +24,7 @@ import psutil
 import pytest
 
 from draftwise.cli.launch import EXIT_NOT_READY
+from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import crash, headless, launch_flow, launch_spec
@@ -76,7 +77,7 @@ def _spec(binary: Path, model_path: Path, *, broken: BrokenDrafters | None = Non
     known = broken.broken_for(binary) if broken is not None else frozenset()
     decision = resolver.resolve(model, resolver.SpecOptions(broken=known, **options), caps)
     chosen, _note = launch_spec.choose_port(port, pinned=pinned)
-    return launch_spec.llamacpp_launch(binary, model, decision, port=chosen, plan_args=("-c", "512"),
+    return launch_spec.llamacpp_launch(binary, model, decision, port=chosen, plan_options=(engine_args.option("-c", "512"),),
                                        extra_args=options.get("extra_args", ()), pinned_port=pinned)
 
 
@@ -425,7 +426,7 @@ def test_auto_drafter_that_kills_the_serving_engine_is_dropped_once_and_remember
     decision = resolver.SpecDecision("draft-simple", draft, resolver.AUTO_COMPANION, True, drafter_key=key,
                                      draft_flag=resolver._draft_flag(caps))
     port, _ = launch_spec.choose_port(None)
-    spec = launch_spec.llamacpp_launch(engine.binary, model, decision, port=port, plan_args=("-c", "512"))
+    spec = launch_spec.llamacpp_launch(engine.binary, model, decision, port=port, plan_options=(engine_args.option("-c", "512"),))
     broken = BrokenDrafters()
     run, rec = _run(spec, broken)
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import headless, launch_spec
 from draftwise.core.processes import loopback
 from draftwise.testing.tinymodels import write_tiny_model
@@ -42,7 +43,7 @@ def test_the_launch_path_reaches_its_engine_behind_a_dead_proxy(engine, tmp_path
     the environment does to a client that does not keep loopback away from it)."""
     model = write_tiny_model(tmp_path / "m.gguf")[0]
     spec = launch_spec.llamacpp_launch(engine.binary, model, launch_spec.NO_SPECULATION,
-                                       port=launch_spec.any_free_port(), plan_args=("-c", "256"))
+                                       port=launch_spec.any_free_port(), plan_options=(engine_args.option("-c", "256"),))
     run = headless.HeadlessLaunch(spec)
     run.start()
     try:

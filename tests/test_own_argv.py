@@ -1,11 +1,12 @@
 """Issue 36, "argv as data": no module in app/ parses argv that Draftwise wrote.
 
-What Draftwise passes the engine (the speculation, fixes, measured settings, the workers) is
-data (`SpecDecision.lengths`/`p_min`, `EngineSettings`, `LaunchSpec.settings`/`workers`),
-rendered once; only the user's own extra arguments are read as argv (refused, read into the
-plan, passed once). The code is read for every call of core/engines/args.py's readers, and
-each must sit in a function that reads the user's arguments, or in the renderer checking its
-own output: a new reader fails here until it is named below, with why.
+What Draftwise passes the engine (the plan's options, the speculation, fixes, measured
+settings, the workers) is data (`Plan.plan_options`, `SpecDecision.lengths`/`p_min`,
+`EngineSettings`, `LaunchSpec.options`/`settings`/`workers`), rendered to argv once
+(`engine_args.render`); only the user's own extra arguments are read as argv (refused, read
+into the plan, read into the launch's options once, in `llamacpp.build_options`). The code
+is read for every call of core/engines/args.py's readers, and each must sit in a function
+that reads the user's arguments: a new reader fails here until it is named below, with why.
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.engine_settings import EngineSettings
+from draftwise.core.launch import launch_spec
+from draftwise.core.serving import preset
 from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN
 from draftwise.core.speculation import resolver
 
 APP = Path(__file__).resolve().parents[1] / "app" / "draftwise"
-READERS = frozenset({"value_of", "sets", "options", "without", "flag_name", "canonical", "_inline_value"})
+READERS = frozenset({"value_of", "sets", "options", "without", "flag_name", "canonical", "_inline_value",
+                     "read_options", "engine_form"})
 # module:function -> whose argv it reads.
 ALLOWED = {
     # The user's extra arguments: refused where they re-specify what a field owns.
@@ -45,10 +50,9 @@ ALLOWED = {
     "core.measuring.runs.quick:_ngram_length": "the user's (prepared.extra_args)",
     "core.measuring.runs.sweep:_user_sets": "the user's (prepared.extra_args)",
     "core.measuring.runs.tuning:dimensions": "the user's (prepared.extra_args)",
-    # The renderer, checking the command it assembles (the plan's tokens, the user's): an
-    # option set twice, verbosity and -np the caller already passes.
-    "core.launch.llamacpp:build_argv": "the renderer's own output",
-    "core.launch.llamacpp:check_no_duplicates": "the renderer's own output",
+    # ... and read into options, once, where they join ours (the launch's options are data;
+    # the one render of them is engine_args.render).
+    "core.launch.llamacpp:build_options": "the user's (read_options)",
 }
 
 
@@ -98,9 +102,11 @@ def test_the_scan_finds_a_reader_of_our_own_argv():
     source = ("from draftwise.core.engines import args as engine_args\n"
               "from draftwise.core.engines.args import value_of\n"
               "def draft_lengths(spec):\n    return engine_args.value_of(spec.argv, '--spec-draft-n-max')\n"
-              "class Watch:\n    def n_max(self, argv):\n        return value_of(argv, '--spec-draft-n-max')\n")
+              "class Watch:\n    def n_max(self, argv):\n        return value_of(argv, '--spec-draft-n-max')\n"
+              "def section(spec):\n    return engine_args.read_options(spec.argv[1:])\n")
     assert _readers_in("core.planning.extra_args", source) == {
-        "core.planning.extra_args:draft_lengths", "core.planning.extra_args:Watch.n_max"}
+        "core.planning.extra_args:draft_lengths", "core.planning.extra_args:Watch.n_max",
+        "core.planning.extra_args:section"}
 
 
 def test_a_decision_renders_each_of_its_options_once_and_refuses_a_second():
@@ -112,3 +118,29 @@ def test_a_decision_renders_each_of_its_options_once_and_refuses_a_second():
     with pytest.raises(ValueError, match=f"^{DRAFT_P_MIN} is set twice$"):
         o.set("--draft-p-min", "0.75")  # another spelling of the same option
     assert o.argv() == ("--spec-draft-p-min", "0.5")
+
+
+def test_the_launch_carries_its_command_as_options_and_renders_them_once():
+    """The plan's options, the speculation, the user's arguments (engine form) and Draftwise's
+    own settings after them, in that order; the argv is those options written out (hand-written
+    here), and serve's section reads the same options, never the argv."""
+    head = resolver.SpecDecision("draft-mtp", None, resolver.AUTO_MTP, True, lengths=((DRAFT_N_MAX, 2),), p_min=0.75)
+    spec = launch_spec.llamacpp_launch(
+        Path("llama-server"), Path("/m/a.gguf"), head, port=8123, plan_options=(engine_args.option("-c", "512"),),
+        extra_args=("--no-mmap", "--threads_batch=3"), engine=EngineSettings(repack=False, threads=2))
+    assert spec.argv == ("llama-server", "-m", "/m/a.gguf", "--host", "127.0.0.1", "--port", "8123", "--metrics",
+                         "-lv", "4", "-c", "512", "--spec-type", "draft-mtp", "--spec-draft-n-max", "2",
+                         "--spec-draft-p-min", "0.75", "-np", "1", "--no-mmap", "--threads_batch", "3", "-nr", "-t", "2")
+    assert spec.argv[1:] == engine_args.render(spec.options)
+    assert spec.fallback_argv == ("llama-server", "-m", "/m/a.gguf", "--host", "127.0.0.1", "--port", "8123",
+                                  "--metrics", "-lv", "4", "-c", "512", "--no-mmap", "--threads_batch", "3", "-nr",
+                                  "-t", "2")
+    assert spec.fallback_options is not None and spec.fallback_argv[1:] == engine_args.render(spec.fallback_options)
+    # Canonical names: ALIASES' first spelling; `--threads_batch` as the engine reads it;
+    # `-t` and `-nr` are their own (not in ALIASES), so the preset's keys are `t` and `nr`.
+    assert [o.name for o in spec.options if o.name in ("--parallel", "--threads-batch", "-t")] == [
+        "--parallel", "--threads-batch", "-t"]
+    assert preset.section("a", spec.options).as_dict() == {
+        "model": "/m/a.gguf", "metrics": "true", "verbosity": "4", "ctx-size": "512", "spec-type": "draft-mtp",
+        "spec-draft-n-max": "2", "spec-draft-p-min": "0.75", "parallel": "1", "no-mmap": "true",
+        "threads-batch": "3", "nr": "true", "t": "2"}

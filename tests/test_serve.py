@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from argv_checks import argv_options
 from draftwise.cli.main import main
+from draftwise.core.engines import args as engine_args
 from draftwise.core.kinds import DeviceKind
 from draftwise.core.planning.plan_types import DeviceUse
 from draftwise.core.serving import library, preset, together
@@ -132,8 +134,9 @@ def test_each_section_is_what_plan_gives_that_file_less_host_port_and_key(lib: P
             del rest[i:i + 2]
         assert "--api-key" not in rest
         assert m["argv"] == argv
-        assert list(m["preset"]) == [preset.key_of(t) for t in rest if t.startswith("-") and not t[1:2].isdigit()]
-        assert m["preset"] == preset.argv_options(argv)
+        assert list(m["preset"]) == [engine_args.canonical(t).lstrip("-") for t in rest
+                                     if t.startswith("-") and not t[1:2].isdigit()]
+        assert m["preset"] == argv_options(argv)
         assert m["speculative"] == plan["speculative"]
     alpha = served["models"][0]["preset"]
     assert (alpha["spec-type"], alpha["spec-draft-model"]) == ("draft-simple", str(lib / "alpha-draft-F32.gguf"))
@@ -159,20 +162,20 @@ def test_loaded_together_each_section_is_plan_on_its_share_of_the_machine(lib: P
 def test_a_section_holds_every_option_once_switches_as_true():
     argv = ["llama-server", "-m", "/m/a.gguf", "--host", "127.0.0.1", "--port", "8080", "--metrics", "-lv", "4",
             "-c", "512", "--spec-type", "draft-simple", "-md", "/m/d.gguf", "-l", "7-inf", "--no-mmap"]
-    s = preset.section("a", argv)
+    s = preset.section("a", engine_args.read_options(argv[1:]))
     assert s.options == (("model", "/m/a.gguf"), ("metrics", "true"), ("verbosity", "4"), ("ctx-size", "512"),
                          ("spec-type", "draft-simple"), ("spec-draft-model", "/m/d.gguf"), ("logit-bias", "7-inf"),
                          ("no-mmap", "true"))
-    text = preset.render([s, preset.section("b", ["llama-server", "-m", "/m/b.gguf"])])
+    text = preset.render([s, preset.section("b", (engine_args.option("-m", "/m/b.gguf"),))])
     assert preset.parse(text) == {"default": {"version": "1"}, "a": dict(s.options), "b": {"model": "/m/b.gguf"}}
 
 
 def test_what_a_section_cannot_hold_is_refused_by_name():
     with pytest.raises(preset.PresetError) as two:
-        preset.section("a", ["llama-server", "-m", "/m/a.gguf", "-l", "5-inf", "-l", "6-inf"])
+        preset.section("a", engine_args.read_options(["-m", "/m/a.gguf", "-l", "5-inf", "-l", "6-inf"]))
     assert two.value.option == "--logit-bias"
     with pytest.raises(preset.PresetError) as comment:
-        preset.section("a", ["llama-server", "-m", "/m/a#1.gguf"])
+        preset.section("a", (engine_args.option("-m", "/m/a#1.gguf"),))
     assert comment.value.option == "--model"
 
 

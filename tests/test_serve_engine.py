@@ -24,11 +24,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from argv_checks import argv_options
 from draftwise.cli.main import main
 from draftwise.core.launch import headless
 from draftwise.core.planning import logparse
 from draftwise.core.processes import orphans
-from draftwise.core.serving import instances, preset
+from draftwise.core.serving import instances
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
 from test_ladder_engine import _wrapper, cap, kv_heavy  # noqa: F401  (the capped engine and its fixtures)
@@ -159,7 +160,7 @@ def _options(argv: list[str], spellings: dict[str, str]) -> dict[str, str]:
     """`{option: value}` of an argv (binary first) in the engine's spellings; what the router
     sets on every instance (its address, name, log colours, idle time) left out."""
     router_sets = {"--host", "--port", "--alias", "--log-colors", "--sleep-idle-seconds"}
-    opts = preset.argv_options(argv)  # canonical keys, switches as "true"
+    opts = argv_options(argv)  # canonical keys, switches as "true"
     named = {spellings.get("--" + k, spellings.get("-" + k, "--" + k)): v for k, v in opts.items()}
     return {k: v for k, v in named.items() if k not in router_sets}
 

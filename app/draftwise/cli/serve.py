@@ -325,7 +325,7 @@ class _Instances:
                   flush=True)
             return True
         try:
-            self.sections[served.id] = preset.section(served.id, step.spec.argv)
+            self.sections[served.id] = preset.section(served.id, step.spec.options)
         except preset.PresetError as exc:
             print(f"model {served.id}: {step.reason} ({exc}: not served lower)", flush=True)
             return True

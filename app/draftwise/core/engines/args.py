@@ -12,7 +12,8 @@ reads the pinned arg.cpp and checks this table against it).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 # Every spelling of the options Draftwise sets itself, reads, or refuses; the first is the
 # name used in messages. From common/arg.cpp `common_arg({...})` of the pinned engine.
@@ -163,20 +164,64 @@ def engine_form(args: Sequence[str]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Option:
+    """One option of an engine command, as data: `name` its canonical name (`canonical`),
+    `spelling` how the command writes it (`-c` for `--ctx-size`), `value` None for a switch.
+    A plain value the user gave with no option before it is kept as an Option with no name
+    (`name` and `spelling` ""), so their arguments pass through as they wrote them."""
+
+    name: str
+    value: str | None = None
+    spelling: str = ""
+
+    def tokens(self) -> tuple[str, ...]:
+        return (*((self.spelling,) if self.spelling else ()), *(() if self.value is None else (self.value,)))
+
+
+def option(spelling: str, value: str | None = None) -> Option:
+    """The option `spelling` (any of its spellings) with `value` (None: a switch)."""
+    return Option(canonical(spelling), value, spelling)
+
+
+def render(options: Iterable[Option]) -> tuple[str, ...]:
+    """The command line of `options`, in order: the one place Draftwise's options become argv."""
+    return tuple(t for o in options for t in o.tokens())
+
+
+def find(options: Iterable[Option], *names: str) -> Option | None:
+    """The first of `options` named any of `names` (canonical names); None when none is."""
+    return next((o for o in options if o.name in names), None)
+
+
+def read_options(args: Sequence[str]) -> tuple[Option, ...]:
+    """The user's extra arguments as options, in the engine's form (`engine_form`), every
+    token kept: where a user's argument meets ours, it is read here, once (`options`)."""
+    tokens = engine_form(args)
+    out: list[Option] = []
+    i = 0
+    for start, end, name, value in options(tokens):
+        out += [Option("", t, "") for t in tokens[i:start]]
+        out.append(Option(name, value, tokens[start]))
+        i = end
+    out += [Option("", t, "") for t in tokens[i:]]
+    return tuple(out)
+
+
 class OwnOptions:
     """Options Draftwise sets, keyed by canonical name (`canonical`), rendered to argv once
-    (`argv`): a second value for a name is refused where it is set (ValueError), so a rendered
-    command line cannot hold one of our options twice. `spelling` is the engine's name for it
-    where not the canonical one (an older build's `-md`); a value of None is a switch."""
+    (`render`): a second value for a name is refused where it is set (ValueError), so a
+    rendered command line cannot hold one of our options twice. `spelling` is the engine's
+    name for it where not the canonical one (an older build's `-md`); a value of None is a switch."""
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[str, str | None]] = {}
+        self._items: dict[str, Option] = {}
 
     def set(self, name: str, value: str | None = None, *, spelling: str | None = None) -> None:
         key = canonical(name)
         if key in self._items:
             raise ValueError(f"{key} is set twice")
-        self._items[key] = (spelling or name, value)
+        self._items[key] = Option(key, value, spelling or name)
 
     def names(self) -> frozenset[str]:
         return frozenset(self._items)
@@ -184,5 +229,8 @@ class OwnOptions:
     def __bool__(self) -> bool:
         return bool(self._items)
 
+    def items(self) -> tuple[Option, ...]:
+        return tuple(self._items.values())
+
     def argv(self) -> tuple[str, ...]:
-        return tuple(t for spelled, value in self._items.values() for t in (spelled, *(() if value is None else (value,))))
+        return render(self.items())

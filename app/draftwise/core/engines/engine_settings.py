@@ -17,8 +17,8 @@ The same type carries every engine option Draftwise adds on its own to a launch 
 fixes remembered after a crash (core/launch/fixes.py, `-fa off`, `-nr`), a fix found while
 starting (core/launch/crash.py), the measured settings — as data, never as argv read back
 (docs/launch-path.md "Draftwise's own options"): the plan takes `PLANNED` as its inputs and
-writes them itself, and `beside_plan().argv()` renders the rest once, after the user's
-arguments (core/launch/prepare.py `Prepared.launch`).
+writes them itself, and `beside_plan().options()` join the launch's options after the user's
+arguments, rendered once (core/launch/prepare.py `Prepared.launch`).
 """
 
 from __future__ import annotations
@@ -76,15 +76,19 @@ class EngineSettings:
         """The fields set, in FLAGS order."""
         return tuple(name for name in FLAGS if getattr(self, name) is not None)
 
-    def argv(self) -> tuple[str, ...]:
-        out: list[str] = []
+    def options(self) -> tuple[engine_args.Option, ...]:
+        """What is set, as engine options (the launch renders them: core/launch/llamacpp.py)."""
+        out: list[engine_args.Option] = []
         if self.repack is False:
-            out.append(FLAGS["repack"][0])
+            out.append(engine_args.option(FLAGS["repack"][0]))
         for name in ("threads", "threads_batch", "flash_attn", "batch", "ubatch"):
             value = getattr(self, name)
             if value is not None:
-                out += [FLAGS[name][0], str(value)]
+                out.append(engine_args.option(FLAGS[name][0], str(value)))
         return tuple(out)
+
+    def argv(self) -> tuple[str, ...]:
+        return engine_args.render(self.options())
 
     def known_by(self, has_flag: Any) -> EngineSettings:
         """Without the settings whose flag this engine build does not list (`has_flag`:

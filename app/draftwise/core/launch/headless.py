@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO
 
 from draftwise.core.address import LOOPBACK
+from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import crash, launch_flow, launch_spec
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Ladder
@@ -413,6 +414,6 @@ def start_server(
     and benchmarks observing the engine itself): on loopback, the key in the environment."""
     spec = launch_spec.llamacpp_launch(
         binary, model, launch_spec.NO_SPECULATION, port=port or launch_spec.any_free_port(),
-        plan_args=("-c", str(ctx)), extra_args=extra_args,
+        plan_options=(engine_args.option("-c", str(ctx)),), extra_args=extra_args,
     )
     return serve(spec, log_dir=log_dir)

@@ -19,6 +19,7 @@ from draftwise.core import paths
 from draftwise.core.address import ALL_INTERFACES, LOOPBACK
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import provision
+from draftwise.core.engines.args import Option
 from draftwise.core.engines.engine_settings import DEFAULTS as ENGINE_DEFAULTS
 from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.errors import FieldError
@@ -297,6 +298,11 @@ class LaunchSpec:
     # The RPC workers the command uses (the plan's `--rpc`, host:port each), as data: the ones
     # the launch flow asks after a worker fault.
     workers: tuple[str, ...] = ()
+    # `argv` (binary aside) and `fallback_argv` as the options they were rendered from
+    # (llamacpp.build_options): what reads the command as data reads these (serve's preset
+    # sections), never the argv. Empty (None) for a launch not built from options.
+    options: tuple[Option, ...] = ()
+    fallback_options: tuple[Option, ...] | None = None
 
     @property
     def fallback_eligible(self) -> bool:
@@ -426,8 +432,9 @@ def llamacpp_launch(
     *,
     port: int,
     extra_args: Sequence[str] = (),
-    plan_args: Sequence[str] = (),
-    fallback_plan_args: Sequence[str] | None = None,
+    plan_options: Sequence[Option] = (),
+    fallback_plan_options: Sequence[Option] | None = None,
+    engine: EngineSettings = ENGINE_DEFAULTS,
     network: bool = False,
     api_key: str | None = None,
     backend: str = Backend.CPU,
@@ -442,8 +449,10 @@ def llamacpp_launch(
 ) -> LaunchSpec:
     """The llama-server launch for a resolved decision and (later) the planner's args.
 
-    `plan_args` are the planner's context/KV/offload tokens; `fallback_plan_args` its plan
-    without the drafter (defaults to `plan_args`).
+    `plan_options` are the planner's context/KV/offload options; `fallback_plan_options` its
+    plan without the drafter (defaults to `plan_options`); `engine` Draftwise's own settings
+    beside the plan (fixes, measured settings), passed after the user's `extra_args`;
+    `settings` the whole of what the command runs with, as data.
     """
     check_owned_flags(extra_args)
     if network and api_key is not None and not api_key:
@@ -451,13 +460,16 @@ def llamacpp_launch(
                                          "Draftwise or enter one."))
     key = api_key or new_api_key()
     host = ALL_INTERFACES if network else LOOPBACK
-    argv = llamacpp.build_argv(binary, model, spec, extra_args=extra_args, host=host, port=port, plan_args=plan_args)
-    fallback = None
-    if spec.fallback_eligible and spec.argv:
-        fallback = tuple(llamacpp.build_argv(
-            binary, model, NO_SPECULATION, extra_args=extra_args, host=host, port=port,
-            plan_args=plan_args if fallback_plan_args is None else fallback_plan_args,
-        ))
+    options = llamacpp.build_options(model, spec, extra_args=extra_args, host=host, port=port,
+                                     plan_options=plan_options, engine=engine)
+    fallback_options = None
+    if spec.fallback_eligible and spec.options():
+        fallback_options = llamacpp.build_options(
+            model, NO_SPECULATION, extra_args=extra_args, host=host, port=port,
+            plan_options=plan_options if fallback_plan_options is None else fallback_plan_options, engine=engine,
+        )
+    argv = (str(binary), *engine_args.render(options))
+    fallback = None if fallback_options is None else (str(binary), *engine_args.render(fallback_options))
     # The machine's inventory lists every GPU any driver reports; this build sees its own.
     gpus = [g for g in gpus if g.backend == backend]
     env, gpu_notes = engine_env(
@@ -473,7 +485,7 @@ def llamacpp_launch(
             warnings.append(reach)
     return LaunchSpec(
         kind=EngineKind.LLAMA_CPP, binary=Path(binary), model_path=model.path if isinstance(model, gguf.ModelInfo) else Path(model),
-        argv=tuple(argv), env=env,
+        argv=argv, env=env, options=options, fallback_options=fallback_options,
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend, settings=settings,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
         expected_devices=tuple(expected_devices), fix_devices=tuple(fix_devices),

@@ -1,7 +1,9 @@
 """llama-server's command line, built from the decisions (never by editing an old one).
 
-`build_argv` is the only place a llama-server argv is assembled: the window, `draftwise plan`
-and `launch`, the self-test and the machine check all reach it through core/launch/prepare.py
+`build_options` is the only place a llama-server command is assembled, as options (data:
+`engine_args.Option`); `engine_args.render` writes them as argv, and nothing reads that argv
+back (tests/test_own_argv.py). The window, `draftwise plan` and `launch`, `serve`'s preset,
+the self-test and the machine check all reach it through core/launch/prepare.py
 (docs/launch-path.md).
 """
 
@@ -13,6 +15,9 @@ from pathlib import Path
 
 from draftwise.core.address import DEFAULT_PORT, LOOPBACK
 from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.args import Option
+from draftwise.core.engines.engine_settings import DEFAULTS as ENGINE_DEFAULTS
+from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.engines.spec_types import DRAFT_MTP
 from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
@@ -26,6 +31,49 @@ VERBOSITY = ("-lv", "4")
 _VERBOSITY_OPTIONS = ("--verbosity", "--verbose", "--log-disable")
 
 
+def build_options(
+    model: gguf.ModelInfo | Path,
+    spec: SpecDecision,
+    *,
+    extra_args: Sequence[str] = (),
+    host: str = LOOPBACK,
+    port: int = DEFAULT_PORT,
+    plan_options: Sequence[Option] = (),
+    engine: EngineSettings = ENGINE_DEFAULTS,
+) -> tuple[Option, ...]:
+    """The whole command, binary aside, as options in order: the model and address, the
+    planner's options (`plan_options`: context/KV/offload), the speculation, the user's extra
+    arguments (read here, the one place they meet ours) and Draftwise's own engine settings
+    beside the plan (`engine`: fixes, measured settings). `extra_args` must not repeat an
+    option set here (prepare() has read the planner's into the plan)."""
+    path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
+    user = engine_args.read_options(extra_args)
+    own = engine.options()
+    out = [engine_args.option("-m", str(path)), engine_args.option("--host", host),
+           engine_args.option("--port", str(port))]
+    if engine_args.find(user, "--metrics") is None:
+        out.append(engine_args.option("--metrics"))  # live figures (core/measuring/records/live_figures.py)
+    if engine_args.find([*user, *own, *plan_options], *_VERBOSITY_OPTIONS) is None:
+        # First: the engine loads its backends while it parses some options (-ngl all,
+        # --fit-target), and only what it prints after -lv says which CPU variant and which
+        # GPU it found ("ggml_vulkan: No devices found") — the GPU verdict reads those lines.
+        out.append(engine_args.option(*VERBOSITY))
+    out += plan_options
+    # The speculation as data (each option once: engine_args.OwnOptions).
+    speculative = spec.options().items()
+    out += speculative
+    if speculative:
+        out += ban_options(spec.bans)
+    # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.
+    if spec.spec_type == DRAFT_MTP and engine_args.find([*user, *own, *plan_options], "--parallel") is None:
+        out.append(engine_args.option("-np", "1"))
+    # The user's arguments, in the only form the engine reads (`--flag value`), then ours.
+    out += user
+    out += own
+    check_no_duplicates(out)
+    return tuple(out)
+
+
 def build_argv(
     binary: Path | str,
     model: gguf.ModelInfo | Path,
@@ -34,50 +82,35 @@ def build_argv(
     extra_args: Sequence[str] = (),
     host: str = LOOPBACK,
     port: int = DEFAULT_PORT,
-    plan_args: Sequence[str] = (),
+    plan_options: Sequence[Option] = (),
+    engine: EngineSettings = ENGINE_DEFAULTS,
 ) -> list[str]:
-    """The full argv. `plan_args` carries the planner's context/KV/offload tokens; `extra_args`
-    must not repeat an option set here (prepare() has read the planner's into the plan)."""
-    path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
-    argv = [str(binary), "-m", str(path), "--host", host, "--port", str(port)]
-    argv += [] if engine_args.sets(extra_args, "--metrics") else ["--metrics"]  # live figures (core/measuring/records/live_figures.py)
-    user = engine_args.engine_form(extra_args)
-    if not any(engine_args.canonical(t) in _VERBOSITY_OPTIONS for t in [*user, *plan_args]):
-        # First: the engine loads its backends while it parses some options (-ngl all,
-        # --fit-target), and only what it prints after -lv says which CPU variant and which
-        # GPU it found ("ggml_vulkan: No devices found") — the GPU verdict reads those lines.
-        argv += VERBOSITY
-    argv += list(plan_args)
-    # The speculation as data, rendered here once (each option once: engine_args.OwnOptions).
-    speculative = spec.options().argv()
-    argv += speculative
-    if speculative:
-        argv += ban_args(spec.bans)
-    # MTP with more than one slot was unreliable (docs/launch-path.md): one slot unless the plan says.
-    if spec.spec_type == DRAFT_MTP and not engine_args.sets([*extra_args, *plan_args], "-np", "--parallel"):
-        argv += ["-np", "1"]
-    # The user's arguments last, in the only form the engine reads (`--flag value`).
-    argv += user
-    check_no_duplicates(argv)
-    return argv
+    """The full argv: `build_options` rendered after the binary."""
+    options = build_options(model, spec, extra_args=extra_args, host=host, port=port, plan_options=plan_options,
+                            engine=engine)
+    return [str(binary), *engine_args.render(options)]
 
 
-def ban_args(bans: Sequence[int]) -> list[str]:
+def ban_options(bans: Sequence[int]) -> tuple[Option, ...]:
     """`-l ID-inf` for each id the drafter cannot take (core/speculation/pairing.py): the
     model never samples it, so the draft never meets it. The pinned engine takes one id per
     `--logit-bias` (common/arg.cpp: "TOKEN_ID(+/-)BIAS", `std::stof` reads "inf"), no ranges;
     the pairing rule allows at most 128 of them (the engine's size limit)."""
-    return [t for token_id in bans for t in ("-l", f"{token_id}-inf")]
+    return tuple(engine_args.option("-l", f"{token_id}-inf") for token_id in bans)
 
 
-def check_no_duplicates(argv: Sequence[str]) -> None:
+def ban_args(bans: Sequence[int]) -> list[str]:
+    """`ban_options` as the engine reads them."""
+    return list(engine_args.render(ban_options(bans)))
+
+
+def check_no_duplicates(options: Sequence[Option]) -> None:
     """An option twice means the engine runs the last one, not what was planned and shown.
 
-    The renderer checking the command it assembled: the speculation cannot repeat an option
-    (engine_args.OwnOptions refuses a second value), so what this finds is the user's extra
-    arguments repeating one of ours (or of the plan's tokens), named to them."""
-    names = Counter(name for _s, _e, name, _v in engine_args.options(list(argv[1:]))
-                    if name in engine_args.KNOWN and name not in engine_args.REPEATABLE)
+    The speculation cannot repeat an option (engine_args.OwnOptions refuses a second value),
+    so what this finds is the user's extra arguments repeating one of ours (or of the plan's),
+    named to them."""
+    names = Counter(o.name for o in options if o.name in engine_args.KNOWN and o.name not in engine_args.REPEATABLE)
     twice = sorted(n for n, count in names.items() if count > 1)
     if twice:
         raise FieldError("extra_args", msg(  # type: ignore[arg-type]  # FieldError takes Text

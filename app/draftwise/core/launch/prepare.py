@@ -145,9 +145,9 @@ class Prepared:
             return mlx.mlx_launch(binary, self.model.path, self.spec, port=port, extra_args=self.extra_args,
                                   network=request.network)
         spec = launch_spec.llamacpp_launch(
-            binary, self.model, self.spec, port=port, extra_args=(*self.extra_args, *self.engine.beside_plan().argv()),
-            plan_args=self.plan.plan_args,
-            fallback_plan_args=self.plan.fallback_plan_args or self.plan.plan_args,
+            binary, self.model, self.spec, port=port, extra_args=self.extra_args, engine=self.engine.beside_plan(),
+            plan_options=self.plan.plan_options,
+            fallback_plan_options=self.plan.fallback_plan_options or self.plan.plan_options,
             network=request.network, api_key=key, backend=engine_backend, gpus=gpus,
             kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
             chosen_gpus=chosen_gpus, expected_devices=self.gpu_devices or tuple(requested),

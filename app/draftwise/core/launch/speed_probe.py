@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from draftwise.core import paths
+from draftwise.core.engines import args as engine_args
 from draftwise.core.launch import headless, launch_spec
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.machine import speed
@@ -35,17 +36,18 @@ log = logging.getLogger(__name__)
 # measures nothing; on AVX2 the repacked Q4_K decodes no faster, bench/speed_estimate.py), at
 # the engine's own default verbosity (`-lv 3`, info: the launch's trace level, llamacpp.VERBOSITY,
 # is for the memory lines a plan is compared with; the probe's constants were measured without it).
-PROBE_ARGS = ("-lv", "3", "-c", "256", "-np", "1", "-dev", "none", "-ngl", "0", "-nr")
+PROBE_OPTIONS = tuple(engine_args.option(*o) for o in (("-lv", "3"), ("-c", "256"), ("-np", "1"), ("-dev", "none"),
+                                                      ("-ngl", "0"), ("-nr",)))
 TIMEOUT_S = 90.0
 WARM_UP_TOKENS = 8  # the first request allocates the graphs: not counted
 
 
 def probe_spec(binary: Path, model: Path) -> LaunchSpec:
-    """The probe's launch: the raw engine on the probe model with PROBE_ARGS, on loopback,
+    """The probe's launch: the raw engine on the probe model with PROBE_OPTIONS, on loopback,
     nothing to fall back to."""
     spec = launch_spec.llamacpp_launch(binary, model, launch_spec.NO_SPECULATION, port=launch_spec.any_free_port(),
-                                       plan_args=PROBE_ARGS)
-    return replace(spec, fallback_argv=None)
+                                       plan_options=PROBE_OPTIONS)
+    return replace(spec, fallback_argv=None, fallback_options=None)
 
 
 def probe_engine(binary: Path, *, model: Path | None = None, timeout: float = TIMEOUT_S) -> speed.Throughput | None:

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from draftwise.core.engines import args as engine_args
 from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import gpu_speed, speed
 from draftwise.core.machine.hardware import Machine
@@ -86,13 +87,18 @@ def moves(name: str, n_cpu_ffn: int) -> bool:
     return m is not None and int(m.group(1)) < n_cpu_ffn
 
 
-def override_args(n_cpu_ffn: int) -> tuple[str, ...]:
+def override_options(n_cpu_ffn: int) -> tuple[engine_args.Option, ...]:
     """`-ot` for the FFN weights of blocks 0..n_cpu_ffn-1 (one pattern: the engine splits the
     value at commas, so the blocks are an alternation)."""
     if n_cpu_ffn <= 0:
         return ()
     blocks = "|".join(str(i) for i in range(n_cpu_ffn))
-    return ("-ot", rf"blk\.({blocks}){FFN_TENSORS}={CPU_BUFFER}")
+    return (engine_args.option("-ot", rf"blk\.({blocks}){FFN_TENSORS}={CPU_BUFFER}"),)
+
+
+def override_args(n_cpu_ffn: int) -> tuple[str, ...]:
+    """`override_options` as the engine reads them."""
+    return engine_args.render(override_options(n_cpu_ffn))
 
 
 def smallest_k(gpus_fit: Any, n: int) -> int | None:

@@ -1,4 +1,4 @@
-"""The plan as llama-server arguments (`_args`: -c, -np, the KV types, -ngl or --fit, the
+"""The plan as llama-server options, as data (`_args`: -c, -np, the KV types, -ngl or --fit, the
 overrides, the drafter's options), and the host cache the running server may fill:
 context checkpoints and the prompt cache, sized from the RAM the plan leaves free.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from draftwise.core.engines.args import Option, option
 from draftwise.core.kinds import DeviceKind, Switch
 from draftwise.core.messages import Message, msg
 from draftwise.core.planning import context_checkpoints, cpu_buffers, ffn_offload, kv_cache
@@ -17,48 +18,48 @@ MiB = 1 << 20
 
 
 # ------------------------------------------------------------------ argv
-def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple[str, ...]:
+def _args(p: _Planner, r: _Setup, prefs: PlanPrefs, with_drafter: bool) -> tuple[Option, ...]:
     c = kv_cache.cells(r.ctx, r.slots, p.shape.n_swa, prefs.swa_full, batch=prefs.batch, ubatch=prefs.ubatch)
     # The workers first: the engine connects to them while it reads its command line.
-    args = ["--rpc", ",".join(p.workers)] if p.workers else []
-    args += ["-c", str(c.n_ctx), "-np", str(r.slots), "-ctk", r.kv_type, "-ctv", r.kv_type]
+    args = [option("--rpc", ",".join(p.workers))] if p.workers else []
+    args += [option("-c", str(c.n_ctx)), option("-np", str(r.slots)), option("-ctk", r.kv_type), option("-ctv", r.kv_type)]
     if prefs.swa_full:
-        args.append("--swa-full")
+        args.append(option("--swa-full"))
     if prefs.flash_attn:
-        args += ["-fa", prefs.flash_attn]
+        args.append(option("-fa", prefs.flash_attn))
     if prefs.batch:
-        args += ["-b", str(prefs.batch)]
+        args.append(option("-b", str(prefs.batch)))
     if prefs.ubatch:
-        args += ["-ub", str(prefs.ubatch)]
+        args.append(option("-ub", str(prefs.ubatch)))
     if p.no_repack_arg:
-        args.append(cpu_buffers.NO_REPACK_FLAGS[0])
+        args.append(option(cpu_buffers.NO_REPACK_FLAGS[0]))
     args += _host_cache(p, r, prefs).args
     if prefs.projector is not None:
-        args += ["--mmproj", str(prefs.projector)]
+        args.append(option("--mmproj", str(prefs.projector)))
     partial = p.gpus and not p.unified and (0 < r.ngl < p.full_ngl or r.n_cpu_moe)
     fixed = prefs.gpu_layers is not None or prefs.n_cpu_moe is not None or prefs.n_cpu_ffn is not None
     if partial and prefs.engine_fit and not fixed:
         # The engine measures exactly and splits layers/experts itself; our margin is its
         # target. -c is set, so it will not touch the context.
         targets = ",".join(str(d.margin // MiB) for d in p.gpus)
-        args += ["--fit", Switch.ON, "--fit-target", targets]
+        args += [option("--fit", Switch.ON), option("--fit-target", targets)]
     else:
-        args += ["-ngl", "all" if r.ngl >= p.full_ngl else str(r.ngl)]
+        args.append(option("-ngl", "all" if r.ngl >= p.full_ngl else str(r.ngl)))
         if r.n_cpu_moe:
-            args += ["--n-cpu-moe", str(r.n_cpu_moe)]
-        args += ffn_offload.override_args(r.n_cpu_ffn)
-        args += ["--fit", Switch.OFF]
+            args.append(option("--n-cpu-moe", str(r.n_cpu_moe)))
+        args += ffn_offload.override_options(r.n_cpu_ffn)
+        args.append(option("--fit", Switch.OFF))
     if with_drafter and p.drafter is not None:
         if r.kv_type != "f16":
-            args += ["--spec-draft-type-k", r.kv_type, "--spec-draft-type-v", r.kv_type]
+            args += [option("--spec-draft-type-k", r.kv_type), option("--spec-draft-type-v", r.kv_type)]
         if p.drafter.kind == "model":
             on_gpu = bool(p.local) and r.ngl >= p.full_ngl
-            args += ["--spec-draft-ngl", "all" if on_gpu else "0"]
+            args.append(option("--spec-draft-ngl", "all" if on_gpu else "0"))
             if p.workers:
                 # The draft model runs every token: over the network it would cost more than it
                 # saves. It follows --device by default, which includes the workers.
                 local = [p.gpus[i].buffer for i in p.local]
-                args += ["--spec-draft-device", ",".join(local) if on_gpu and local else "none"]
+                args.append(option("--spec-draft-device", ",".join(local) if on_gpu and local else "none"))
     return tuple(args)
 
 
@@ -68,7 +69,7 @@ class _HostCache:
     checkpoint_bytes: int  # one checkpoint of one slot (target and drafter)
     checkpoints_total: int  # every slot's at their most
     prompt_cache: int  # bytes (--cache-ram)
-    args: tuple[str, ...]
+    args: tuple[Option, ...]
     reason: Message | None = None
 
 
@@ -110,10 +111,10 @@ def _host_cache(p: _Planner, r: _Setup, prefs: PlanPrefs) -> _HostCache:
     total = per_slot * (n + int(speculative)) if size else 0
     if prefs.cache_ram_mib is not None:
         cache = headroom if prefs.cache_ram_mib < 0 else prefs.cache_ram_mib * MiB
-        args: tuple[str, ...] = ()
+        args: tuple[Option, ...] = ()
     else:
         cache = min(context_checkpoints.CACHE_RAM_MIB * MiB, max(headroom - total, 0)) // MiB * MiB
-        args = ("--cache-ram", str(cache // MiB))
+        args = (option("--cache-ram", str(cache // MiB)),)
     if reason is not None:
-        args += ("--ctx-checkpoints", str(n))
+        args += (option("--ctx-checkpoints", str(n)),)
     return _HostCache(n, size, total, cache, args, reason)

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import readable
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines.args import Option
 from draftwise.core.kinds import DeviceKind, Switch
 from draftwise.core.machine.hardware import GB
 from draftwise.core.messages import Message
@@ -168,13 +170,15 @@ class Plan:
     bytes: PlanBytes
     per_device: list[DeviceUse]
     reasons: list[Message]
-    plan_args: tuple[str, ...]
+    # The plan's own engine options (context, slots, KV, offload, host cache, the drafter's
+    # placement), as data: the launch renders them once (core/launch/llamacpp.py).
+    plan_options: tuple[Option, ...]
     # The plan without the drafter (for the launcher's startup fallback).
-    fallback_plan_args: tuple[str, ...] = ()
-    # This plan's arguments without the drafter's own (--spec-draft-*: its KV, offload,
+    fallback_plan_options: tuple[Option, ...] = ()
+    # This plan's options without the drafter's own (--spec-draft-*: its KV, offload,
     # device), the rest as planned: a measurement arm that runs no model drafter on the same
-    # context, KV and offload. None: `plan_args` holds none.
-    target_plan_args: tuple[str, ...] | None = None
+    # context, KV and offload. None: `plan_options` holds none.
+    target_plan_options: tuple[Option, ...] | None = None
     drop_reason: Message | None = None
     max_context: int = 0  # the largest context the model allows (trained, or the user's)
     drafter: Message | None = None  # "MTP head" / "draft model" when one is planned
@@ -192,6 +196,19 @@ class Plan:
     # The plan passes -nr itself (the CPU's re-laid copies did not fit): what runs, as data
     # (LaunchSpec.settings), so a crash's fix need not read the command (crash.feature_fix).
     no_repack: bool = False
+
+    @property
+    def plan_args(self) -> tuple[str, ...]:
+        """`plan_options` as the engine reads them (shown by `plan`, never read back)."""
+        return engine_args.render(self.plan_options)
+
+    @property
+    def fallback_plan_args(self) -> tuple[str, ...]:
+        return engine_args.render(self.fallback_plan_options)
+
+    @property
+    def target_plan_args(self) -> tuple[str, ...] | None:
+        return None if self.target_plan_options is None else engine_args.render(self.target_plan_options)
 
     @property
     def fit_state(self) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from draftwise.core.engines.args import Option
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, DeviceKind
 from draftwise.core.machine.hardware import Machine
@@ -165,7 +166,7 @@ def _no_repack_reason(p: _Planner, flat: _Planner, r: _Result, kv_choices: list[
 
 
 def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: int, floor: int,
-            notes: list[Message], drafter: Message | None, fallback: tuple[str, ...] | None) -> Plan:  # fmt: skip
+            notes: list[Message], drafter: Message | None, fallback: tuple[Option, ...] | None) -> Plan:  # fmt: skip
     setup = r.setup
     fits = setup is not None
     if setup is None:
@@ -196,9 +197,9 @@ def _finish(p: _Planner, r: _Result, prefs: PlanPrefs, machine: Machine, want: i
         n_cpu_moe=setup.n_cpu_moe, n_cpu_ffn=setup.n_cpu_ffn if p.gpus else 0,
         layouts=p.layouts.get((setup.slots, setup.kv_type, setup.ctx), []) if fits else [],
         drop_drafter=False, fits=fits, bytes=b, per_device=devices,
-        reasons=reasons, plan_args=args,
-        fallback_plan_args=fallback if fallback is not None else args,
-        target_plan_args=(_args(p, setup, prefs, False) if fits else ()) if drafter is not None else None,
+        reasons=reasons, plan_options=args,
+        fallback_plan_options=fallback if fallback is not None else args,
+        target_plan_options=(_args(p, setup, prefs, False) if fits else ()) if drafter is not None else None,
         max_context=slot_cap(p.model, prefs) or max(prefs.ctx or 0, want),
         drafter=drafter, warnings=warnings, estimated_weights=not p.wt.exact,
         ctx_checkpoints=host.checkpoints, cache_ram_mib=host.prompt_cache // MiB if fits else 0,

@@ -5,12 +5,13 @@ reads an INI file (common/preset.cpp): `[name]` then `key = value`, a key being 
 of an option without its dashes; a switch takes `true`. It renders each section back into the
 instance's argv itself, adding `--host`, `--port` and `--alias` and dropping the key, and lays
 the router's own command-line options over every section. So a section is the launch
-session's argv for that file less what the router owns (host, port, key) — written from the
-argv `build_argv` made, never assembled again here.
+session's command for that file less what the router owns (host, port, key) — written from
+the options `llamacpp.build_options` made (`LaunchSpec.options`, the data its argv was
+rendered from), never assembled again here, and never read back from the argv.
 
 Two limits of that format, from the same parser: an option holds one value per section (a
 second `-l` replaces the first), and `;` or `#` starts a comment wherever it stands.
-`section` refuses such an argv with PresetError; the caller decides what runs instead.
+`section` refuses such a command with PresetError; the caller decides what runs instead.
 """
 
 from __future__ import annotations
@@ -49,26 +50,27 @@ class Section:
         return dict(self.options)
 
 
-def key_of(option: str) -> str:
-    """The INI key of an option: its canonical spelling without the dashes."""
-    return engine_args.canonical(option).lstrip("-")
+def key_of(name: str) -> str:
+    """The INI key of an option: its canonical name (`Option.name`) without the dashes."""
+    return name.lstrip("-")
 
 
-def section(name: str, argv: Sequence[str]) -> Section:
-    """The section for an instance started as `argv` (binary first): every option in order,
-    less the router's. PresetError for an option given twice or a value the file cannot hold."""
+def section(name: str, options: Sequence[engine_args.Option]) -> Section:
+    """The section for an instance started with `options` (`LaunchSpec.options`): every option
+    in order, less the router's (a plain value the user gave with no option is no key). PresetError
+    for an option given twice or a value the file cannot hold."""
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for _start, _end, option, value in engine_args.options(list(argv[1:])):
-        if option in ROUTER_OWNED or engine_args.canonical(option) in ROUTER_OWNED:
+    for o in options:
+        if not o.name or o.name in ROUTER_OWNED:
             continue
-        key = key_of(option)
+        key = key_of(o.name)
         if key in seen:
-            raise PresetError(option, "given more than once; a preset section holds one value per option")
+            raise PresetError(o.name, "given more than once; a preset section holds one value per option")
         seen.add(key)
-        text = SWITCH_VALUE if value is None else value
+        text = SWITCH_VALUE if o.value is None else o.value
         if _COMMENT.search(text) or text != text.strip():
-            raise PresetError(option, f"its value {text!r} cannot be written in a preset file")
+            raise PresetError(o.name, f"its value {text!r} cannot be written in a preset file")
         out.append((key, text))
     return Section(name, tuple(out))
 
@@ -107,11 +109,3 @@ def parse(text: str) -> dict[str, dict[str, str]]:
         if kv:
             out.setdefault(current, {})[kv.group(1)] = kv.group(2)
     return out
-
-
-def argv_options(argv: Sequence[str]) -> dict[str, str]:
-    """`{key: value}` of an argv (binary first) as a section would hold it, router's options
-    left out: what a section is compared with."""
-    return {key_of(o): (SWITCH_VALUE if v is None else v) for _s, _e, o, v in engine_args.options(list(argv[1:]))
-            if engine_args.canonical(o) not in ROUTER_OWNED}
-

@@ -3,8 +3,8 @@ many stay loaded together, and the router's own command.
 
 Every model is planned exactly as `draftwise plan FILE` plans it (core/launch/session.py
 `plan_launch`, the same records), on its share of the machine (together.py); its section is
-that launch's argv (preset.py). The router is the engine itself (`llama-server` without a
-model: tools/server/server-models.cpp), started as one LaunchSpec, so its process group, run
+that launch's options, the data its argv was rendered from (preset.py). The router is the
+engine itself (`llama-server` without a model: tools/server/server-models.cpp), started as one LaunchSpec, so its process group, run
 file and lifeline are owned like any launch's (core/launch/headless.py).
 """
 
@@ -164,9 +164,9 @@ def _plan(m: LibraryFile, request: prepare.Request, engine: Engine, machine: Mac
 
 def _served(m: LibraryFile, planned: PlannedLaunch, port: int, api_key: str) -> ServedModel:
     launch = planned.spec(port, api_key)
-    fallback = preset.section(m.id, launch.fallback_argv) if launch.fallback_argv else None
+    fallback = preset.section(m.id, launch.fallback_options) if launch.fallback_options else None
     try:
-        section = preset.section(m.id, launch.argv)
+        section = preset.section(m.id, launch.options)
     except preset.PresetError as exc:
         if fallback is None:
             raise ServeError("model", msg("{name} cannot be served as planned: {why}.", name=m.path.name,

@@ -411,8 +411,8 @@ class EngineArms:
             prepared = self._planned[key]
         decision = decision_for(prepared.spec, setup)
         plan = prepared.plan
-        plan_args = tuple(plan.plan_args if setup.drafter or plan.target_plan_args is None else plan.target_plan_args)
-        plan = replace(plan, plan_args=plan_args, fallback_plan_args=plan_args)
+        options = plan.plan_options if setup.drafter or plan.target_plan_options is None else plan.target_plan_options
+        plan = replace(plan, plan_options=options, fallback_plan_options=options)
         # A fix found by an earlier arm rides on the command as the running launch's does
         # (launch_flow), less what the user's arguments or the plan's own options already set.
         fixed = self.fixed.without(prepared.extra_args).less(prepared.engine)

@@ -18,9 +18,9 @@ import pytest
 
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.engine_settings import EngineSettings
+from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN
 from draftwise.core.launch import launch_spec
 from draftwise.core.serving import preset
-from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN
 from draftwise.core.speculation import resolver
 
 APP = Path(__file__).resolve().parents[1] / "app" / "draftwise"

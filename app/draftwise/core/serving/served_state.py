@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from draftwise.core.engines import spec_types
 from draftwise.core.measuring.records import live_figures
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.serving import instances
@@ -46,9 +47,9 @@ class ServedRow:
 def speculation_words(section: Section) -> Text:
     """The speculation a model's section runs, in words ("MTP head", "n-gram lookup + draft
     model"); "none" when it runs without."""
-    types = [t for t in section.as_dict().get("spec-type", "").split(",") if t and t != "none"]
+    types = [t for t in spec_types.split_types(section.as_dict().get("spec-type")) if t != spec_types.NONE]
     if not types and section.as_dict().get("model-draft"):
-        types = ["draft-simple"]
+        types = [spec_types.DRAFT_SIMPLE]
     if not types:
         return msg("none")
     return " + ".join(str(type_words(t)) for t in types) if len(types) > 1 else type_words(types[0])

@@ -47,9 +47,11 @@ def app_command(executable: str = sys.executable, which=shutil.which) -> list[st
     return [found, SERVE_FLAG] if found else [executable, "-m", "draftwise.gui", SERVE_FLAG]
 
 
-def entry(command: Sequence[str], *, platform: str = sys.platform, home: Path | None = None,
+def entry(command: Sequence[str], *, platform: str | None = None, home: Path | None = None,
           env: Mapping[str, str] | None = None) -> AutostartEntry:
-    """The entry that runs `command` at login on `platform` (`sys.platform` spelling)."""
+    """The entry that runs `command` at login on `platform` (`sys.platform` spelling; this
+    one's by default)."""
+    platform = sys.platform if platform is None else platform
     home = Path.home() if home is None else home
     env = os.environ if env is None else env
     if platform == WINDOWS:

@@ -137,3 +137,16 @@ def test_start_when_i_log_in_writes_and_removes_the_entry(qtbot, tmp_path: Path,
     assert "--serve" in entry.read_text(encoding="utf-8").splitlines()[4]
     assert vm.serve.set_at_login(False)
     assert not vm.serve.at_login and not vm.settings.serve_at_login and not entry.exists()
+
+
+def test_a_failed_model_says_why_from_its_own_lines_and_names_itself() -> None:
+    section = preset.section("beta-F32", ["llama-server", "-m", "/m/beta-F32.gguf"])
+    failed = {"beta-F32": instances.Instance("beta-F32", instances.FAILED, ("llama-server", "--port", "55002"), 1)}
+    lines = instances.ChildLines.new()
+    # An instance's Vulkan allocation failure, as the router forwards it (tests/test_crash.py's line).
+    lines.add(["[55002] E ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
+               "[55001] srv  log_server_r: done request: GET /health 127.0.0.1 200"])
+    row = served_state.rows({"beta-F32": section}, failed, served_state.LiveByModel(), {}, lines)[0]
+    text = str(row.problem)
+    assert text.startswith("beta-F32 could not start: ") and text.endswith(" The other models keep serving.")
+    assert "memory" in text

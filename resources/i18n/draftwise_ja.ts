@@ -2324,6 +2324,11 @@
       <translation>{id} は起動中に停止しました（終了コード {code}）。ほかのモデルはサーブを続けます。理由はログにあります。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/serving/served_state.py" line="72" />
+      <source>{id} could not start: {sentence} {next_step} The other models keep serving.</source>
+      <translation>{id} を起動できませんでした: {sentence} {next_step} ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/serving/together.py" line="100" />
       <source>{id} needs {needs} of this computer's {capacity}, more than a 1-in-{k} share, so models are loaded one at a time: a request for another model unloads the one loaded first.</source>
       <translation>{id} はこのコンピューターの {capacity} のうち {needs} を必要とし、{k} 分の1を超えるため、モデルは1つずつ読み込みます: 別のモデルへのリクエストは、先に読み込んだモデルを解放します。</translation>
@@ -3942,97 +3947,97 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ターミナルからの確認: 最初のモデルに1つ質問します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="143" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="146" />
       <source>Serve my models</source>
       <translation>モデルをサーブ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="145" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="148" />
       <source>Let other programs — Claude Code, Open WebUI, your editor — use every model in your library at one address. Each model starts when a program asks for it by name, with its own speculation, and rests when it is not used. Launch keeps working beside it.</source>
       <translation>Claude Code、Open WebUI、エディターなどのほかのプログラムが、ライブラリのすべてのモデルを1つのアドレスで使えるようにします。各モデルはプログラムが名前で求めたときに、そのモデル用の投機設定で起動し、使われていないときは休みます。「起動」はこれと並んでそのまま使えます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="148" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="151" />
       <source>One llama.cpp engine in router mode serves the OpenAI and Anthropic APIs; each model runs the plan the Model page shows for it, and only as many stay loaded together as fit this computer.</source>
       <translation>ルーターモードの llama.cpp エンジン1つが OpenAI と Anthropic の API を提供します。各モデルはモデルページに表示される計画で動き、同時に読み込まれるのはこのコンピューターに収まる数だけです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="151" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="154" />
       <source>Serve every model of the library</source>
       <translation>ライブラリのすべてのモデルをサーブ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="152" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="155" />
       <source>Start serving every model of your library folders at one address</source>
       <translation>ライブラリフォルダーのすべてのモデルを1つのアドレスでサーブし始めます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="154" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="157" />
       <source>Stop the engine that serves your models (Launch is not affected)</source>
       <translation>モデルをサーブしているエンジンを停止します（「起動」には影響しません）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="155" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="158" />
       <source>Address</source>
       <translation>アドレス</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="156" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="159" />
       <source>Where programs send their requests</source>
       <translation>プログラムがリクエストを送る先</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="157" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="160" />
       <source>Key</source>
       <translation>キー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="158" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="161" />
       <source>Programs must send this key; without it the engine answers 401</source>
       <translation>プログラムはこのキーを送る必要があります。ないとエンジンは 401 を返します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="163" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="166" />
       <source>Copy this line</source>
       <translation>この行をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="167" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="170" />
       <source>Let idle models sleep after</source>
       <translation>使われていないモデルを休ませるまで</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="168" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="171" />
       <source> min</source>
       <translation> 分</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="169" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="172" />
       <source>never</source>
       <translation>休ませない</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="170" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="173" />
       <source>A model nobody used for this long gives its memory back; the next request wakes it. Takes effect the next time serving starts.</source>
       <translation>この時間使われなかったモデルはメモリーを返し、次のリクエストで目覚めます。次にサーブを始めたときから有効です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="174" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="177" />
       <source>Start when I log in</source>
       <translation>ログイン時に開始</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="175" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="178" />
       <source>Serve your models each time you log in to this computer; Draftwise waits in the tray</source>
       <translation>このコンピューターにログインするたびにモデルをサーブします。Draftwise はトレイで待機します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="219" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="228" />
       <source>Measured on this computer: {0}× as fast with speculation</source>
       <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="220" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="229" />
       <source>Not measured on this computer yet</source>
       <translation>このコンピューターではまだ測定していません</translation>
     </message>
@@ -5367,72 +5372,72 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンがまだ一覧に載せていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="176" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="177" />
       <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
       <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="178" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="179" />
       <source>Looking at this computer…</source>
       <translation>このコンピューターを調べています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="180" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="181" />
       <source>Add a folder of models to the library first.</source>
       <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="187" />
       <source>Getting your models ready…</source>
       <translation>モデルを準備しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="188" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="189" />
       <source>Not serving.</source>
       <translation>サーブしていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="192" />
       <source>Serving {0} models. Programs pick one by its name.</source>
       <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="193" />
       <source>Serving 1 model. Programs pick it by its name.</source>
       <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="196" />
       <source>Serving stopped: {0}</source>
       <translation>サーブが止まりました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
       <source>Serving stopped.</source>
       <translation>サーブが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="198" />
       <source>Starting the engine…</source>
       <translation>エンジンを起動しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="242" />
       <source>{0} tokens/s</source>
       <translation>{0} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="244" />
       <source>{0} % of drafts accepted</source>
       <translation>ドラフトの {0} % を採用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="310" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="312" />
       <source>Your models could not be planned: {0}</source>
       <translation>モデルの計画を立てられませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="387" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="390" />
       <source>Could not change the start at login ({0}): {1}</source>
       <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>

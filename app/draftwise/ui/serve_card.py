@@ -92,6 +92,9 @@ class ServeCard(Card):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.body.addWidget(self.table)
+        self.failures = muted(QLabel())  # which model failed and why, in plain words
+        self.failures.setObjectName("serveFailures")
+        self.body.addWidget(self.failures)
         self.notes = muted(QLabel())
         self.notes.setObjectName("serveNotes")
         self.body.addWidget(self.notes)
@@ -197,7 +200,13 @@ class ServeCard(Card):
             for client, (_label, field, _copy) in self.client_rows.items():
                 field.setText(lines.get(client, ""))
                 field.setCursorPosition(0)
+                # The whole line where the field cuts it.
+                field.setToolTip(f"{tr(CLIENT_TIPS[client])}\n\n{field.text()}")
         self._fill_table()
+        failed = [tr_message(r.problem) for r in vm.rows() if r.problem is not None]
+        self.failures.setText("\n".join(failed))
+        self.failures.setVisible(bool(failed))
+        set_tone(self.failures, "error" if failed else "")
         notes = vm.notes()
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))

@@ -137,6 +137,7 @@ class ServeViewModel(QObject):
         self.prepared: Prepared | None = None
         self.instances: dict[str, instances.Instance] = {}
         self.live = LiveByModel()
+        self.lines = instances.ChildLines.new()  # each instance's last lines: why one failed
         self.pending_start = False  # --serve: start once the engine and the machine are known
         self._watch = None  # services.router_models.RouterModels, made when first ready
         self._plans = 0  # the newest planning's number: an older answer is dropped
@@ -200,7 +201,8 @@ class ServeViewModel(QObject):
         if self.prepared is None:
             return ()
         sections = {m.id: m.section for m in self.prepared.plan.models}
-        return served_state.rows(sections, self.instances if self.ready else {}, self.live, self.prepared.speedups)
+        return served_state.rows(sections, self.instances if self.ready else {}, self.live, self.prepared.speedups,
+                                 self.lines)
 
     def notes(self) -> list[str]:
         """What planning said: files left out and why, and how many stay loaded together."""
@@ -268,7 +270,7 @@ class ServeViewModel(QObject):
         inp = ServeInputs(tuple(Path(p) for p in (*settings.model_folders, *settings.model_files)), engine,
                           self.app.machine, port, settings.api_key, settings.network, settings.serve_sleep_idle_s)
         self.planning, self.problem, self.prepared = True, "", None
-        self.instances, self.live = {}, LiveByModel()
+        self.instances, self.live, self.lines = {}, LiveByModel(), instances.ChildLines.new()
         self._plans += 1
         number = self._plans
         self.changed.emit()
@@ -353,6 +355,7 @@ class ServeViewModel(QObject):
 
     def _on_lines(self, lines: list[str]) -> None:
         self.log_lines.emit(lines)
+        self.lines.add(lines)
         if self.live.add(lines):
             self.changed.emit()
 

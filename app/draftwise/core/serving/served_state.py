@@ -60,6 +60,19 @@ def failed_words(ident: str, exit_code: int | None) -> Message:
                id=ident, code=exit_code if exit_code is not None else "?")
 
 
+def failure(inst: instances.Instance, lines: list[str], section: Section) -> Message:
+    """Why a model's instance stopped, from its own last lines (instances.ChildLines), as one
+    launch's failure is told (core/launch/crash.py); the other models keep serving."""
+    from draftwise.core.launch import crash
+
+    if not lines:
+        return failed_words(inst.id, inst.exit_code)
+    status = crash.ExitStatus.from_returncode(inst.exit_code if inst.exit_code is not None else 1)
+    cause = crash.classify(status, lines, speculation="spec-type" in section.as_dict())
+    return msg("{id} could not start: {sentence} {next_step} The other models keep serving.", id=inst.id,
+               sentence=cause.sentence, next_step=cause.next_step)
+
+
 def port_of(args: tuple[str, ...]) -> int | None:
     """The port an instance was started on (its `--port`), None when the argv has none."""
     if "--port" not in args[:-1]:
@@ -110,12 +123,15 @@ class LiveByModel:
 
 
 def rows(models: Mapping[str, Section], now: Mapping[str, instances.Instance], live: LiveByModel,
-         speedups: Mapping[str, float | None]) -> tuple[ServedRow, ...]:
-    """One row per served model (`models`: id -> its section, in the plan's order)."""
+         speedups: Mapping[str, float | None], lines: instances.ChildLines | None = None) -> tuple[ServedRow, ...]:
+    """One row per served model (`models`: id -> its section, in the plan's order); a failed
+    one says why from its instance's own lines (`lines`) where they were read."""
     out = []
     for ident, section in models.items():
         inst = now.get(ident)
         state = inst.state if inst is not None else WAITING
-        problem = failed_words(ident, inst.exit_code) if inst is not None and state == instances.FAILED else None
+        problem = None
+        if inst is not None and state == instances.FAILED:
+            problem = failure(inst, lines.of(inst.args) if lines is not None else [], section)
         out.append(ServedRow(ident, state, speculation_words(section), speedups.get(ident), live.of(ident), problem))
     return tuple(out)

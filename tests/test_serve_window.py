@@ -59,9 +59,17 @@ def test_the_macos_agent_and_the_windows_run_value(tmp_path: Path) -> None:
     assert win.content == r'"C:\Program Files\Draftwise\draftwise-gui.exe" --serve'
 
 
-def test_the_command_is_the_installed_window_or_this_python_running_it() -> None:
-    assert autostart.app_command("/py", lambda name: f"/bin/{name}") == ["/bin/draftwise-gui", "--serve"]
-    assert autostart.app_command("/py", lambda name: None) == ["/py", "-m", "draftwise.gui", "--serve"]
+def test_the_command_is_the_packaged_app_the_installed_window_or_this_python_running_it(tmp_path: Path) -> None:
+    assert autostart.app_command("/opt/Draftwise/Draftwise", frozen=True) == ["/opt/Draftwise/Draftwise", "--serve"]
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "draftwise-gui").write_text("#!/bin/sh\n")
+    assert autostart.app_command(str(venv / "python"), lambda name: None, frozen=False) == [
+        str(venv / "draftwise-gui"), "--serve"]
+    assert autostart.app_command("/py", lambda name: f"/bin/{name}", frozen=False) == ["/bin/draftwise-gui",
+                                                                                      "--serve"]
+    assert autostart.app_command("/py", lambda name: None, frozen=False) == ["/py", "-m", "draftwise.gui",
+                                                                             "--serve"]
 
 
 # The router forwards an instance's lines as `[%5d] %s` with the instance's port

@@ -44,7 +44,7 @@ from draftwise.ui.drafting_card import DraftingCard
 from draftwise.ui.library_panel import LibraryPanel
 from draftwise.ui.logs_panel import LogsPanel
 from draftwise.ui.model_page import ModelPage
-from draftwise.ui.serve_card import ServePage
+from draftwise.ui.serve_card import ServePage, ServingButton
 from draftwise.ui.status_bar import Banner, FailureStrip, StatusStrip
 from draftwise.ui.theme import app_icon, is_dark, state_icon
 from draftwise.viewmodels.app import AppViewModel
@@ -113,6 +113,9 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         bar.setSizeGripEnabled(True)
         bar.addPermanentWidget(self.status, 1)
+        self.serving_button = ServingButton(vm.serve)  # serving beside Launch, one click to its page
+        self.serving_button.clicked.connect(lambda: self.open_serve_page())
+        bar.addPermanentWidget(self.serving_button)
         self._build_tray()
 
         self._connect()
@@ -254,6 +257,7 @@ class MainWindow(QMainWindow):
         self.right_tabs.setTabText(2, tr("Serve"))
         self.right_tabs.setTabToolTip(2, tr("Serve every model of your library to other programs at one address"))
         self.serve_page.retranslate()
+        self.serving_button.retranslate()
         self.banner.retranslate()
         self.failure.retranslate()
         if self.tray is not None:

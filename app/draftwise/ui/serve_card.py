@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from draftwise.core.launch.outcome import FAILED
 from draftwise.core.serving.copy_lines import CLAUDE_CODE, CURL, OPENAI
 from draftwise.ui.cards import Card, explain, muted, set_tone
-from draftwise.ui.theme import text_color
+from draftwise.ui.theme import state_icon, text_color
 from draftwise.viewmodels.i18n import N_, tr, tr_message
 from draftwise.viewmodels.serve import ServeViewModel
 
@@ -183,9 +183,12 @@ class ServeCard(Card):
     def refresh(self) -> None:
         vm = self.vm
         why = vm.block_reason()
+        had_focus = self.serve_button.hasFocus() or self.stop_button.hasFocus()
         self.serve_button.setVisible(not vm.running)
         self.serve_button.setEnabled(why is None)
         self.stop_button.setVisible(vm.running)
+        if had_focus:  # the button pressed gave way to the other: the focus follows, not to the next field
+            (self.stop_button if vm.running else self.serve_button).setFocus()
         status = vm.status_text()
         if why is not None and not vm.running and not vm.problem:
             status = why
@@ -264,3 +267,30 @@ class ServePage(QWidget):
 
     def refresh(self) -> None:
         self.card.refresh()
+
+
+class ServingButton(QPushButton):
+    """In the status bar while serving (the bar's strip is the launched engine's): the
+    router's state and how many models, a click away from the Serve page."""
+
+    def __init__(self, vm: ServeViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vm = vm
+        self.setObjectName("servingStatus")
+        self.setFlat(True)
+        vm.changed.connect(self.refresh)
+        self.refresh()
+
+    def retranslate(self) -> None:
+        self.setToolTip(tr("Show the models being served"))
+        self.refresh()
+
+    def refresh(self) -> None:
+        vm = self.vm
+        self.setVisible(vm.running)
+        if not vm.running:
+            return
+        self.setIcon(state_icon(vm.outcome.stage))
+        n = len(vm.rows())
+        self.setText(tr("Serving {0} models").format(n) if vm.ready and n != 1 else
+                     tr("Serving 1 model") if vm.ready else tr("Starting to serve…"))

@@ -40,9 +40,18 @@ class AutostartEntry:
     content: str  # the file's text, or the Run value's command line (Windows)
 
 
-def app_command(executable: str = sys.executable, which=shutil.which) -> list[str]:
-    """The window with --serve: the installed `draftwise-gui` when there is one, else this
-    Python running the window's module (a source checkout)."""
+def app_command(executable: str = sys.executable, which=shutil.which, frozen: bool | None = None) -> list[str]:
+    """The window with --serve: the packaged app itself (PyInstaller: `executable` is the
+    window's launcher), else the `draftwise-gui` beside this Python (a virtual environment's,
+    found even when it is not on PATH at login) or on PATH, else this Python running the
+    window's module (a source checkout)."""
+    frozen = bool(getattr(sys, "frozen", False)) if frozen is None else frozen
+    if frozen:
+        return [executable, SERVE_FLAG]
+    for name in (GUI_SCRIPT, f"{GUI_SCRIPT}.exe"):
+        beside = Path(executable).parent / name
+        if beside.is_file():
+            return [str(beside), SERVE_FLAG]
     found = which(GUI_SCRIPT)
     return [found, SERVE_FLAG] if found else [executable, "-m", "draftwise.gui", SERVE_FLAG]
 

@@ -3615,154 +3615,154 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="240" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="242" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="240" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="243" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="242" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="243" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="247" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="248" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="249" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="252" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="255" />
       <source>Model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="253" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="256" />
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="254" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="257" />
       <source>Serve</source>
       <translation>サーブ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="255" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="258" />
       <source>Serve every model of your library to other programs at one address</source>
       <translation>ライブラリのすべてのモデルを、1つのアドレスでほかのプログラムに提供します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="260" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="264" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="261" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="265" />
       <source>Stop serving</source>
       <translation>サーブを停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="333" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="337" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="333" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="337" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="365" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="369" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="366" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="370" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="441" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="445" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="442" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="446" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="445" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="449" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="446" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="450" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="448" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="452" />
       <source>The engine is still running. Stop it and quit?</source>
       <translation>エンジンはまだ動いています。停止して終了しますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="463" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="467" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -3947,99 +3947,124 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ターミナルからの確認: 最初のモデルに1つ質問します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="146" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="46" />
+      <source>OpenAI-compatible</source>
+      <translation>OpenAI 互換</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="148" />
       <source>Serve my models</source>
       <translation>モデルをサーブ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="148" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="150" />
       <source>Let other programs — Claude Code, Open WebUI, your editor — use every model in your library at one address. Each model starts when a program asks for it by name, with its own speculation, and rests when it is not used. Launch keeps working beside it.</source>
       <translation>Claude Code、Open WebUI、エディターなどのほかのプログラムが、ライブラリのすべてのモデルを1つのアドレスで使えるようにします。各モデルはプログラムが名前で求めたときに、そのモデル用の投機設定で起動し、使われていないときは休みます。「起動」はこれと並んでそのまま使えます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="151" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="153" />
       <source>One llama.cpp engine in router mode serves the OpenAI and Anthropic APIs; each model runs the plan the Model page shows for it, and only as many stay loaded together as fit this computer.</source>
       <translation>ルーターモードの llama.cpp エンジン1つが OpenAI と Anthropic の API を提供します。各モデルはモデルページに表示される計画で動き、同時に読み込まれるのはこのコンピューターに収まる数だけです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="154" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="156" />
       <source>Serve every model of the library</source>
       <translation>ライブラリのすべてのモデルをサーブ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="155" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="157" />
       <source>Start serving every model of your library folders at one address</source>
       <translation>ライブラリフォルダーのすべてのモデルを1つのアドレスでサーブし始めます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="157" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="159" />
       <source>Stop the engine that serves your models (Launch is not affected)</source>
       <translation>モデルをサーブしているエンジンを停止します（「起動」には影響しません）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="158" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="160" />
       <source>Address</source>
       <translation>アドレス</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="159" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="161" />
       <source>Where programs send their requests</source>
       <translation>プログラムがリクエストを送る先</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="160" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="162" />
       <source>Key</source>
       <translation>キー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="161" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="163" />
       <source>Programs must send this key; without it the engine answers 401</source>
       <translation>プログラムはこのキーを送る必要があります。ないとエンジンは 401 を返します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="166" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="168" />
       <source>Copy this line</source>
       <translation>この行をコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="170" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="172" />
       <source>Let idle models sleep after</source>
       <translation>使われていないモデルを休ませるまで</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="171" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="173" />
       <source> min</source>
       <translation> 分</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="172" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="174" />
       <source>never</source>
       <translation>休ませない</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="173" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="175" />
       <source>A model nobody used for this long gives its memory back; the next request wakes it. Takes effect the next time serving starts.</source>
       <translation>この時間使われなかったモデルはメモリーを返し、次のリクエストで目覚めます。次にサーブを始めたときから有効です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="177" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="179" />
       <source>Start when I log in</source>
       <translation>ログイン時に開始</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="178" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="180" />
       <source>Serve your models each time you log in to this computer; Draftwise waits in the tray</source>
       <translation>このコンピューターにログインするたびにモデルをサーブします。Draftwise はトレイで待機します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="228" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="233" />
       <source>Measured on this computer: {0}× as fast with speculation</source>
       <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/serve_card.py" line="229" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="234" />
       <source>Not measured on this computer yet</source>
       <translation>このコンピューターではまだ測定していません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="287" />
+      <source>Show the models being served</source>
+      <translation>サーブ中のモデルを表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="297" />
+      <source>Serving {0} models</source>
+      <translation>{0} 個のモデルをサーブ中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="298" />
+      <source>Serving 1 model</source>
+      <translation>1 個のモデルをサーブ中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="298" />
+      <source>Starting to serve…</source>
+      <translation>サーブを開始しています…</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />

@@ -42,6 +42,8 @@ CLIENT_TIPS = {
     OPENAI: N_("For Open WebUI, an editor or any program that speaks the OpenAI API: its base URL and key"),
     CURL: N_("A test from a terminal: one question to the first model"),
 }
+# The clients' labels: program names as their makers write them, the OpenAI kind in words.
+CLIENT_NAMES = {CLAUDE_CODE: CLAUDE_CODE, OPENAI: N_("OpenAI-compatible"), CURL: CURL}
 STATE_TONES = {"failed": "error", "loaded": "ok"}
 
 
@@ -160,7 +162,7 @@ class ServeCard(Card):
         self.key_label.setText(tr("Key"))
         self.key.setToolTip(tr("Programs must send this key; without it the engine answers 401"))
         for client, (label, field, copy) in self.client_rows.items():
-            label.setText(client)  # a program's name
+            label.setText(tr(CLIENT_NAMES[client]))
             field.setToolTip(tr(CLIENT_TIPS[client]))
             copy.setText(tr("Copy"))
             copy.setToolTip(tr("Copy this line"))

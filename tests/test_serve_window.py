@@ -158,3 +158,44 @@ def test_a_failed_model_says_why_from_its_own_lines_and_names_itself() -> None:
     text = str(row.problem)
     assert text.startswith("beta-F32 could not start: ") and text.endswith(" The other models keep serving.")
     assert "memory" in text
+
+
+def test_serve_flag_starts_once_the_engine_and_the_machine_are_known_and_reads_the_router(
+        qtbot, tmp_path: Path, described_machine) -> None:
+    """`draftwise-gui --serve` (the login entry): nothing starts before an engine and the
+    machine are known; then the library is planned and the router started as one LaunchSpec
+    with the user's idle time; its `/models` answer and its lines fill the rows."""
+    from draftwise.core.engines import capabilities
+    from draftwise.testing import tinymodels as tm
+    from draftwise.viewmodels.engine import EngineChoice
+    from test_viewmodels import FakeProcess
+
+    lib = tmp_path / "lib"
+    tm.write_tiny_model(lib / "alpha-F32.gguf", tm.TinyModel(name="alpha"))
+    tm.write_tiny_model(lib / "beta-F32.gguf", tm.TinyModel(name="beta", seed=7))
+    vm = _vm(qtbot, tmp_path, model_folders=[str(lib)], serve_sleep_idle_s=300)
+    made: list[FakeProcess] = []
+    vm.serve.factory = lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1]
+    vm.serve.start_when_ready()
+    assert vm.serve.pending_start and not vm.serve.running
+    vm.engine.set_engines([EngineChoice("llama.cpp", Path("/opt/llama/llama-server"), caps=capabilities.pinned_caps())])
+    assert vm.serve.pending_start, "the machine is not known yet"
+    vm.set_machine(described_machine)
+    assert not vm.serve.pending_start and vm.serve.running
+    qtbot.waitUntil(lambda: bool(made), timeout=30_000)
+    spec = made[0].spec
+    argv = list(spec.argv)
+    assert argv[:2] == ["/opt/llama/llama-server", "--models-preset"]
+    assert argv[argv.index("--sleep-idle-seconds") + 1] == "300"
+    assert spec.api_key == vm.settings.api_key and spec.port == vm.settings.port
+    assert [r.state for r in vm.serve.rows()] == ["waiting", "waiting"]
+    made[0].ready(f"http://127.0.0.1:{spec.port}")
+    assert vm.serve.ready and vm.serve.copy_lines()[0].text.endswith("claude --model alpha-F32")
+    vm.serve._on_models(b'{"data": [{"id": "alpha-F32", "status": {"value": "loaded", "args": '
+                        b'["llama-server", "--port", "55001"]}}, {"id": "beta-F32", "status": {"value": "sleeping"}}]}')
+    vm.serve._on_lines(ROUTER_LINES[:3])
+    rows = vm.serve.rows()
+    assert [(r.id, r.state) for r in rows] == [("alpha-F32", "loaded"), ("beta-F32", "sleeping")]
+    assert vm.serve.live_text(rows[0]) == "50.0 tokens/s" and vm.serve.live_text(rows[1]) == ""
+    vm.serve.stop()
+    qtbot.waitUntil(lambda: not vm.serve.running, timeout=5_000)

@@ -97,6 +97,13 @@ def test_the_card_serves_two_models_shows_their_states_and_one_answers_by_name(q
     assert _cells(card.table, 4)["beta-F32"] == ""
     win.grab().save(os.environ.get("SERVE_SHOT", str(lib.parent / "serve.png")))
 
+    # Closing the window to the tray keeps serving, as it keeps a launched engine.
+    win.ask_close = lambda: "tray"
+    win.close()
+    assert not win.isVisible() and serve.running
+    assert headless.request(serve.url, serve.api_key, "/health", None, 10.0)[0] == 200
+    win.show()
+
     qtbot.mouseClick(card.stop_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not serve.running, timeout=30_000)
     assert serve.outcome.stage == STOPPED

@@ -107,4 +107,5 @@ def test_the_card_serves_two_models_shows_their_states_and_one_answers_by_name(q
     qtbot.mouseClick(card.stop_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not serve.running, timeout=30_000)
     assert serve.outcome.stage == STOPPED
-    assert card.serve_button.isVisible() and not card.lines_box.isVisible()
+    assert card.serve_button.isVisible() and not card.lines_box.isVisible() and not card.table.isVisible()
+    assert card.status.text() == "Not serving."

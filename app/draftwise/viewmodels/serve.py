@@ -198,7 +198,8 @@ class ServeViewModel(QObject):
         return tr("Starting the engine…")
 
     def rows(self) -> tuple[ServedRow, ...]:
-        if self.prepared is None:
+        """One per served model while serving (none once it stopped: nothing is served)."""
+        if self.prepared is None or not self.running:
             return ()
         sections = {m.id: m.section for m in self.prepared.plan.models}
         return served_state.rows(sections, self.instances if self.ready else {}, self.live, self.prepared.speedups,
@@ -206,7 +207,7 @@ class ServeViewModel(QObject):
 
     def notes(self) -> list[str]:
         """What planning said: files left out and why, and how many stay loaded together."""
-        if self.prepared is None:
+        if self.prepared is None or not self.running:
             return []
         plan = self.prepared.plan
         out = [tr_message(x.why) for x in plan.left_out]

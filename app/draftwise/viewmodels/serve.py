@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -48,6 +49,9 @@ from draftwise.core.serving import (
 from draftwise.core.serving.served_state import LiveByModel, ServedRow
 from draftwise.viewmodels.i18n import N_, tr, tr_error, tr_message
 from draftwise.viewmodels.roles import EngineProcessRole
+
+if TYPE_CHECKING:
+    from draftwise.viewmodels.app import AppViewModel
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +130,8 @@ class ServeViewModel(QObject):
     log_lines = Signal(list)
     message = Signal(str)  # a passing note (the login entry could not be written)
 
-    def __init__(self, app, factory: RouterFactory | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, app: AppViewModel, factory: RouterFactory | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.app = app  # AppViewModel: its settings, runner, engine, machine and library
         self.factory = factory or default_router_factory

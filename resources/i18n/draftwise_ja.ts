@@ -2284,39 +2284,54 @@
       <translation>{paths} にサーブできるモデルがありません: どの GGUF もドラフター、プロジェクター、または読めないファイルです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="110" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="112" />
       <source>{name} is left out: {why}</source>
       <translation>{name} は除外しました: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="111" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="113" />
       <source>it does not fit this computer</source>
       <translation>このコンピューターに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="122" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="124" />
       <source>No model to serve.</source>
       <translation>サーブするモデルがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="152" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="154" />
       <source>Models are loaded one at a time: planned on half of this computer each, they would not fit.</source>
       <translation>モデルは1つずつ読み込みます: それぞれこのコンピューターの半分で計画すると収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="172" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="174" />
       <source>{name} cannot be served as planned: {why}.</source>
       <translation>{name} は計画どおりにサーブできません: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="175" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="177" />
       <source>{id}: its drafter needs {n} tokens banned, and the engine's model list holds one ban per model, so it is served without speculation (`draftwise launch` runs it with).</source>
       <translation>{id}: ドラフターには {n} 個のトークンの禁止が必要ですが、エンジンのモデル一覧はモデルごとに1つしか保持できないため、投機なしでサーブします（`draftwise launch` では投機ありで実行します）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="178" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="180" />
       <source>{id} is served without speculation: {why}.</source>
       <translation>{id} は投機なしでサーブします: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/served_state.py" line="54" />
+      <source>none</source>
+      <translation>なし</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/served_state.py" line="59" />
+      <source>{id} stopped while starting (exit code {code}). The other models keep serving; the log says why.</source>
+      <translation>{id} は起動中に停止しました（終了コード {code}）。ほかのモデルはサーブを続けます。理由はログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/served_state.py" line="72" />
+      <source>{id} could not start: {sentence} {next_step} The other models keep serving.</source>
+      <translation>{id} を起動できませんでした: {sentence} {next_step} ほかのモデルはサーブを続けます。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/serving/together.py" line="100" />
@@ -2329,27 +2344,27 @@
       <translation>{n} 個のモデルのうち最大 {k} 個を同時に読み込んだままにします。それぞれこのコンピューターのメモリーの {k} 分の1で計画するため、どの {k} 個でも収まります。別のモデルへのリクエストは、最も長く使われていないモデルを解放します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="303" />
+      <location filename="../../app/draftwise/core/settings.py" line="314" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="311" />
+      <location filename="../../app/draftwise/core/settings.py" line="322" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="320" />
+      <location filename="../../app/draftwise/core/settings.py" line="331" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="327" />
+      <location filename="../../app/draftwise/core/settings.py" line="338" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="330" />
+      <location filename="../../app/draftwise/core/settings.py" line="341" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -3605,139 +3620,154 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="240" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="242" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="243" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="247" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="248" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="249" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="255" />
       <source>Model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="256" />
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="250" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="257" />
+      <source>Serve</source>
+      <translation>サーブ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="258" />
+      <source>Serve every model of your library to other programs at one address</source>
+      <translation>ライブラリのすべてのモデルを、1つのアドレスでほかのプログラムに提供します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="264" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="311" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="265" />
+      <source>Stop serving</source>
+      <translation>サーブを停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="337" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="311" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="337" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="343" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="369" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="344" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="370" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="445" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="420" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="446" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="423" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="449" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="424" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="450" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="426" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="452" />
       <source>The engine is still running. Stop it and quit?</source>
       <translation>エンジンはまだ動いています。停止して終了しますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="441" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="467" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -3887,9 +3917,159 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>モデルファイルが自分について記していること：サイズ、レイヤー、語彙、組み込みの補助役</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="105" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
+      <source>State</source>
+      <translation>状態</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
+      <source>Speed-up</source>
+      <translation>高速化</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
+      <source>Last request</source>
+      <translation>直近のリクエスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="41" />
+      <source>Paste this line into a terminal to run Claude Code on a served model</source>
+      <translation>この行をターミナルに貼り付けると、サーブ中のモデルで Claude Code が動きます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="42" />
+      <source>For Open WebUI, an editor or any program that speaks the OpenAI API: its base URL and key</source>
+      <translation>Open WebUI、エディター、OpenAI API を話すプログラム向け: ベース URL とキー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="43" />
+      <source>A test from a terminal: one question to the first model</source>
+      <translation>ターミナルからの確認: 最初のモデルに1つ質問します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="46" />
+      <source>OpenAI-compatible</source>
+      <translation>OpenAI 互換</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="148" />
+      <source>Serve my models</source>
+      <translation>モデルをサーブ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="150" />
+      <source>Let other programs — Claude Code, Open WebUI, your editor — use every model in your library at one address. Each model starts when a program asks for it by name, with its own speculation, and rests when it is not used. Launch keeps working beside it.</source>
+      <translation>Claude Code、Open WebUI、エディターなどのほかのプログラムが、ライブラリのすべてのモデルを1つのアドレスで使えるようにします。各モデルはプログラムが名前で求めたときに、そのモデル用の投機設定で起動し、使われていないときは休みます。「起動」はこれと並んでそのまま使えます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="153" />
+      <source>One llama.cpp engine in router mode serves the OpenAI and Anthropic APIs; each model runs the plan the Model page shows for it, and only as many stay loaded together as fit this computer.</source>
+      <translation>ルーターモードの llama.cpp エンジン1つが OpenAI と Anthropic の API を提供します。各モデルはモデルページに表示される計画で動き、同時に読み込まれるのはこのコンピューターに収まる数だけです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="156" />
+      <source>Serve every model of the library</source>
+      <translation>ライブラリのすべてのモデルをサーブ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="157" />
+      <source>Start serving every model of your library folders at one address</source>
+      <translation>ライブラリフォルダーのすべてのモデルを1つのアドレスでサーブし始めます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="159" />
+      <source>Stop the engine that serves your models (Launch is not affected)</source>
+      <translation>モデルをサーブしているエンジンを停止します（「起動」には影響しません）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="160" />
+      <source>Address</source>
+      <translation>アドレス</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="161" />
+      <source>Where programs send their requests</source>
+      <translation>プログラムがリクエストを送る先</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="163" />
+      <source>Key</source>
+      <translation>キー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="165" />
+      <source>Programs must send this key; without it the engine answers 401</source>
+      <translation>プログラムはこのキーを送る必要があります。ないとエンジンは 401 を返します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="169" />
+      <source>Copy this line</source>
+      <translation>この行をコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="176" />
+      <source>Let idle models sleep after</source>
+      <translation>使われていないモデルを休ませるまで</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="177" />
+      <source> min</source>
+      <translation> 分</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="178" />
+      <source>never</source>
+      <translation>休ませない</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="179" />
+      <source>A model nobody used for this long gives its memory back; the next request wakes it. Takes effect the next time serving starts.</source>
+      <translation>この時間使われなかったモデルはメモリーを返し、次のリクエストで目覚めます。次にサーブを始めたときから有効です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="183" />
+      <source>Start when I log in</source>
+      <translation>ログイン時に開始</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="184" />
+      <source>Serve your models each time you log in to this computer; Draftwise waits in the tray</source>
+      <translation>このコンピューターにログインするたびにモデルをサーブします。Draftwise はトレイで待機します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="237" />
+      <source>Measured on this computer: {0}× as fast with speculation</source>
+      <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="238" />
+      <source>Not measured on this computer yet</source>
+      <translation>このコンピューターではまだ測定していません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="291" />
+      <source>Show the models being served</source>
+      <translation>サーブ中のモデルを表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="301" />
+      <source>Serving {0} models</source>
+      <translation>{0} 個のモデルをサーブ中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="302" />
+      <source>Serving 1 model</source>
+      <translation>1 個のモデルをサーブ中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="302" />
+      <source>Starting to serve…</source>
+      <translation>サーブを開始しています…</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
@@ -4157,27 +4337,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="228" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="230" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="319" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="322" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="405" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="408" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="481" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="484" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -4777,11 +4957,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="51" />
-      <source>Speed-up</source>
-      <translation>高速化</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
@@ -4870,11 +5045,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/library.py" line="212" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="217" />
-      <source>Measured on this computer: {0}× as fast with speculation</source>
-      <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/library.py" line="233" />
@@ -5175,6 +5345,131 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/replan.py" line="249" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="63" />
+      <source>Loaded</source>
+      <translation>読み込み済み</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="64" />
+      <source>Loading…</source>
+      <translation>読み込み中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="65" />
+      <source>Sleeping</source>
+      <translation>休止中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="66" />
+      <source>Not loaded</source>
+      <translation>未読み込み</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
+      <source>Waiting</source>
+      <translation>待機中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="71" />
+      <source>In memory: answers at once</source>
+      <translation>メモリー上にあり、すぐに応答します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="72" />
+      <source>Being read into memory for a request</source>
+      <translation>リクエストのためにメモリーへ読み込んでいます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="73" />
+      <source>Idle for a while, so its memory was given back; the next request wakes it</source>
+      <translation>しばらく使われなかったのでメモリーを返しました。次のリクエストで目覚めます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="74" />
+      <source>Not in memory: it starts when a program asks for it by name</source>
+      <translation>メモリーにありません。プログラムが名前で求めると起動します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
+      <source>It could not start; the other models keep serving</source>
+      <translation>起動できませんでした。ほかのモデルはサーブを続けます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
+      <source>The engine has not listed it yet</source>
+      <translation>エンジンがまだ一覧に載せていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="182" />
+      <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
+      <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="184" />
+      <source>Looking at this computer…</source>
+      <translation>このコンピューターを調べています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="186" />
+      <source>Add a folder of models to the library first.</source>
+      <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="192" />
+      <source>Getting your models ready…</source>
+      <translation>モデルを準備しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="194" />
+      <source>Not serving.</source>
+      <translation>サーブしていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
+      <source>Serving {0} models. Programs pick one by its name.</source>
+      <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="198" />
+      <source>Serving 1 model. Programs pick it by its name.</source>
+      <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="201" />
+      <source>Serving stopped: {0}</source>
+      <translation>サーブが止まりました: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="202" />
+      <source>Serving stopped.</source>
+      <translation>サーブが止まりました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
+      <source>Starting the engine…</source>
+      <translation>エンジンを起動しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="248" />
+      <source>{0} tokens/s</source>
+      <translation>{0} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="250" />
+      <source>{0} % of drafts accepted</source>
+      <translation>ドラフトの {0} % を採用</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="318" />
+      <source>Your models could not be planned: {0}</source>
+      <translation>モデルの計画を立てられませんでした: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="396" />
+      <source>Could not change the start at login ({0}): {1}</source>
+      <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="96" />

@@ -105,14 +105,11 @@ def serving_plan(args: argparse.Namespace, *, port: int, api_key: str):
 
 
 def copy_lines(url: str, key_shown: str, model_id: str) -> list[str]:
-    """Ready-to-paste lines for Claude Code, an OpenAI-compatible client and curl."""
-    body = json.dumps({"model": model_id, "messages": [{"role": "user", "content": "Hello"}]})
-    return [
-        f"  Claude Code:  ANTHROPIC_BASE_URL={url} ANTHROPIC_AUTH_TOKEN={key_shown} claude --model {model_id}",
-        f"  OpenAI-compatible:  base URL {url}/v1  key {key_shown}",
-        f"  curl:  curl {url}/v1/chat/completions -H 'Authorization: Bearer {key_shown}' "
-        f"-H 'Content-Type: application/json' -d '{body}'",
-    ]
+    """Ready-to-paste lines for Claude Code, an OpenAI-compatible client and curl, as printed
+    (the lines themselves are core/serving/copy_lines.py's, shared with the window)."""
+    from draftwise.core.serving import copy_lines as lines
+
+    return [f"  {line.client}:  {line.text}" for line in lines.copy_lines(url, key_shown, model_id)]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -120,7 +117,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from draftwise.core.address import DEFAULT_PORT, LOOPBACK
     from draftwise.core.launch import launch_spec
     from draftwise.core.processes import orphans
-    from draftwise.core.serving import preset, serve_plan
+    from draftwise.core.serving import serve_plan
 
     if args.network and os.environ.get(API_KEY_VARIABLE) == "":
         raise UserError(f"--network needs an API key; unset {API_KEY_VARIABLE} or give it a value.")
@@ -141,17 +138,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(plan.to_json(), indent=2, default=str))
         return 0
-    folder = paths.cache_dir() / "serve"
-    folder.mkdir(parents=True, exist_ok=True)
-    preset_path = folder / f"models-{port}.ini"
-    preset_path.write_text(preset.render(plan.sections()), encoding="utf-8")
-    empty_cache = folder / "no-download-cache"
-    empty_cache.mkdir(exist_ok=True)
     sleep = serve_plan.SLEEP_IDLE_S if args.sleep_idle_seconds is None else args.sleep_idle_seconds
     notes = (port_note,) if port_note else ()
-    router = serve_plan.router_launch(binary, preset_path, plan, port=port, api_key=api_key,
-                                      network=args.network, cache_dir=empty_cache, sleep_idle_s=sleep,
-                                      pinned_port=args.port is not None, notes=notes)
+    router, preset_path = serve_plan.write_router(binary, plan, paths.cache_dir() / "serve", port=port,
+                                                  api_key=api_key, network=args.network, sleep_idle_s=sleep,
+                                                  pinned_port=args.port is not None, notes=notes)
     _say_plan(plan, preset_path)
     return _run(router, plan, preset_path, binary, verbose=args.verbose)
 

@@ -43,6 +43,7 @@ FILE_NAME = "settings.json"
 SCHEMA_VERSION = 1
 LANGUAGES = ("system", "en", "ja")
 CLOSE_ACTIONS = ("ask", "stop", "tray")
+SERVE_SLEEP_IDLE_S = 600  # 10 minutes: what `draftwise serve` uses without --sleep-idle-seconds
 
 
 @dataclass
@@ -148,6 +149,11 @@ class Settings:
     device: str | None = None
     # Per GPU (hardware.Gpu.key): {"keep_free_gb": N} or {"max_gb": N}, the user's limit.
     device_limits: dict[str, dict[str, float]] = field(default_factory=dict)
+    # "Serve my models" (core/serving/): a served model idle this long sleeps (the router's
+    # --sleep-idle-seconds; -1 never), and whether serving starts when the user logs in (the
+    # entry itself is core/serving/autostart.py's; this remembers the choice).
+    serve_sleep_idle_s: int = SERVE_SLEEP_IDLE_S
+    serve_at_login: bool = False
     # Keys this version does not know, kept so they survive a round trip.
     unknown: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -219,6 +225,8 @@ class Settings:
                 "measure_automatically": self.measure_automatically,
                 "device": self.device,
                 "device_limits": {k: dict(v) for k, v in sorted(self.device_limits.items())},
+                "serve_sleep_idle_s": self.serve_sleep_idle_s,
+                "serve_at_login": self.serve_at_login,
             }
         )
         return data
@@ -270,8 +278,11 @@ class Settings:
                 limit = _limit(v)
                 if isinstance(k, str) and limit is not None:
                     s.device_limits[k] = limit
+        sleep = data.get("serve_sleep_idle_s")
+        if isinstance(sleep, int) and not isinstance(sleep, bool) and (sleep > 0 or sleep == -1):
+            s.serve_sleep_idle_s = sleep
         for name in ("logs_visible", "advanced_visible", "network", "chat_save", "keep_prompts",
-                     "measure_automatically"):
+                     "measure_automatically", "serve_at_login"):
             if isinstance(data.get(name), bool):
                 setattr(s, name, data[name])
         return s

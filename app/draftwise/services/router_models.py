@@ -1,16 +1,20 @@
 """The router's list of models (`GET /models`), asked on a timer through Qt's network client:
-each served model's state without blocking the window. Like the engine's health checks
+each served model's state without blocking the window, and, when a model's section was
+written again (its fallback, its ladder rung), the router's reload and that model's load. Like the engine's health checks
 (engine_process.py): QNetworkAccessManager, never through a proxy, the key sent as Bearer,
 one request on its way at a time.
 """
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QByteArray, QObject, QTimer, QUrl, Signal
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkProxy, QNetworkReply, QNetworkRequest
 
 EVERY_MS = 1000  # as `draftwise serve` reads it (cli/serve.py WATCH_EVERY_S)
 TIMEOUT_MS = 2000
+RELOAD_TIMEOUT_MS = 10_000  # reading the preset again and loading a model: as cli/serve.py waits
 
 
 class RouterModels(QObject):
@@ -41,14 +45,38 @@ class RouterModels(QObject):
         """One request now (none when one is on its way or the watch is stopped)."""
         if not self._url or self._reply is not None:
             return
+        self._reply = self._manager().get(self._request("/models"))
+        self._reply.finished.connect(self._answered)
+
+    def reload(self, load: str | None) -> None:
+        """Have the router read its preset file again (`/models?reload=1`), then load `load`
+        (a model's section was written again: core/serving/serve_flow.py `Rewrite`)."""
+        if not self._url:
+            return
+        net = self._manager()
+        reply = net.get(self._request("/models?reload=1"))
+
+        def reloaded() -> None:
+            reply.deleteLater()
+            if load is not None and self._url:
+                request = self._request("/models/load")
+                request.setHeader(QNetworkRequest.KnownHeaders.ContentTypeHeader, "application/json")
+                posted = net.post(request, QByteArray(json.dumps({"model": load}).encode()))
+                posted.finished.connect(posted.deleteLater)
+
+        reply.finished.connect(reloaded)
+
+    def _manager(self) -> QNetworkAccessManager:
         if self._net is None:
             self._net = QNetworkAccessManager(self)
             self._net.setProxy(QNetworkProxy(QNetworkProxy.ProxyType.NoProxy))
-        request = QNetworkRequest(QUrl(self._url + "/models"))
+        return self._net
+
+    def _request(self, path: str) -> QNetworkRequest:
+        request = QNetworkRequest(QUrl(self._url + path))
         request.setRawHeader(QByteArray(b"Authorization"), QByteArray(f"Bearer {self._key}".encode()))
-        request.setTransferTimeout(TIMEOUT_MS)
-        self._reply = self._net.get(request)
-        self._reply.finished.connect(self._answered)
+        request.setTransferTimeout(RELOAD_TIMEOUT_MS if path != "/models" else TIMEOUT_MS)
+        return request
 
     def _answered(self) -> None:
         reply, self._reply = self._reply, None

@@ -212,10 +212,10 @@ class ServeCard(Card):
                 # The whole line where the field cuts it.
                 field.setToolTip(f"{tr(CLIENT_TIPS[client])}\n\n{field.text()}")
         self._fill_table()
-        failed = [tr_message(r.problem) for r in vm.rows() if r.problem is not None]
-        self.failures.setText("\n".join(failed))
-        self.failures.setVisible(bool(failed))
-        set_tone(self.failures, "error" if failed else "")
+        failed, done = vm.failures()
+        self.failures.setText("\n".join(failed + done))
+        self.failures.setVisible(bool(failed or done))
+        set_tone(self.failures, "error" if failed else "warn" if done else "")
         notes = vm.notes()
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))

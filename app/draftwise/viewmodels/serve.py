@@ -6,7 +6,9 @@ in router mode as one LaunchSpec, owned by `services.engine_process.EngineProces
 launch (its outcome is the router's; Launch keeps its own engine). Once the router is ready its
 `/models` list is read on a timer (services/router_models.py) and each model's state, its
 speculation, its measured speed-up and its last request's figures are core/serving/
-served_state.py's rows. The idle time and "Start when I log in" are the user's settings.
+served_state.py's rows. Each model's failures follow core/serving/serve_flow.py's rules, as
+`draftwise serve`'s do: this only writes the preset and asks the router to load the model
+again when it says so, and shows what it says. The idle time and "Start when I log in" are the user's settings.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from draftwise.core.serving import (
     copy_lines,
     instances,
     library,
+    serve_flow,
     serve_plan,
     served_state,
 )
@@ -102,6 +105,7 @@ class ServeInputs:
 class Prepared:
     plan: serve_plan.ServePlan
     router: LaunchSpec
+    preset: Path  # the router's preset file, written again when a model falls back or climbs
     speedups: dict[str, float | None]  # id -> measured speed-up
 
 
@@ -113,7 +117,7 @@ def prepare_serving(inp: ServeInputs) -> Prepared:
                               port=inp.port, network=inp.network, api_key=inp.api_key)
     plan = serve_plan.plan_library(lib, request, inp.engine, inp.machine, records, port=inp.port,
                                    api_key=inp.api_key)
-    router, _preset = serve_plan.write_router(inp.engine.binary, plan, paths.cache_dir() / "serve", port=inp.port,
+    router, preset_path = serve_plan.write_router(inp.engine.binary, plan, paths.cache_dir() / "serve", port=inp.port,
                                               api_key=inp.api_key, network=inp.network,
                                               sleep_idle_s=inp.sleep_idle_s)
     try:
@@ -122,7 +126,7 @@ def prepare_serving(inp: ServeInputs) -> Prepared:
         log.info("measured speed-ups not read: %s", exc)
         measured = {}
     speedups = {m.id: measured.get(path_key(m.path)) for m in plan.models}
-    return Prepared(plan, router, speedups)
+    return Prepared(plan, router, preset_path, speedups)
 
 
 class ServeViewModel(QObject):
@@ -143,6 +147,7 @@ class ServeViewModel(QObject):
         self.instances: dict[str, instances.Instance] = {}
         self.live = LiveByModel()
         self.lines = instances.ChildLines.new()  # each instance's last lines: why one failed
+        self.flow: serve_flow.ServeFlow | None = None  # each model's failures and what is done about them
         self.pending_start = False  # --serve: start once the engine and the machine are known
         self._watch = None  # services.router_models.RouterModels, made when first ready
         self._plans = 0  # the newest planning's number: an older answer is dropped
@@ -208,7 +213,7 @@ class ServeViewModel(QObject):
             return ()
         sections = {m.id: m.section for m in self.prepared.plan.models}
         return served_state.rows(sections, self.instances if self.ready else {}, self.live, self.prepared.speedups,
-                                 self.lines)
+                                 self.lines, self.flow)
 
     def notes(self) -> list[str]:
         """What planning said: files left out and why, and how many stay loaded together."""
@@ -219,6 +224,12 @@ class ServeViewModel(QObject):
         out += [tr_message(w) for w in plan.budget.words]
         out += [tr_message(n) for m in plan.models for n in m.notes]
         return out
+
+    def failures(self) -> tuple[list[str], list[str]]:
+        """(why models failed, what was done about failures), in words, one sentence per model."""
+        rows = self.rows()
+        return ([tr_message(r.problem) for r in rows if r.problem is not None],
+                [tr_message(r.done) for r in rows if r.done is not None])
 
     def copy_lines(self) -> tuple[copy_lines.CopyLine, ...]:
         """The ready-to-paste lines (the first served model's name in them)."""
@@ -233,7 +244,8 @@ class ServeViewModel(QObject):
     @staticmethod
     def state_tip(row: ServedRow) -> str:
         tip = tr(STATE_TIPS.get(row.state, "")) if row.state in STATE_TIPS else ""
-        return "\n".join(filter(None, [tip, tr_message(row.problem) if row.problem is not None else ""]))
+        return "\n".join(filter(None, [tip, tr_message(row.problem) if row.problem is not None else "",
+                                       tr_message(row.done) if row.done is not None else ""]))
 
     @staticmethod
     def speedup_text(row: ServedRow) -> str:
@@ -277,6 +289,7 @@ class ServeViewModel(QObject):
                           self.app.machine, port, settings.api_key, settings.network, settings.serve_sleep_idle_s)
         self.planning, self.problem, self.prepared = True, "", None
         self.instances, self.live, self.lines = {}, LiveByModel(), instances.ChildLines.new()
+        self.flow = None
         self._plans += 1
         number = self._plans
         self.changed.emit()
@@ -300,6 +313,7 @@ class ServeViewModel(QObject):
             return  # stopped (or started again) while planning
         self.planning = False
         self.prepared = prepared
+        self.flow = serve_flow.ServeFlow.from_plan(prepared.plan, Path(prepared.router.binary))
         process = self.factory(prepared.router, self)
         self.process = process
         process.changed.connect(self._on_outcome)
@@ -357,11 +371,39 @@ class ServeViewModel(QObject):
             return
         self.instances = now
         self.live.set_instances(now)
+        if self.flow is not None:
+            self._do(self.flow.models(now))
         self.changed.emit()
+
+    def _do(self, actions: list[serve_flow.Action]) -> None:
+        """What the flow says: the preset written and the model loaded again, its sentences logged
+        (the rows show them)."""
+        for a in actions:
+            if isinstance(a, serve_flow.Rewrite):
+                self._rewrite(a)
+            elif isinstance(a, serve_flow.FellBack | serve_flow.Climbed):
+                self.log_lines.emit([f"draftwise: {a.reason}"])
+            elif isinstance(a, serve_flow.Failed):
+                self.log_lines.emit([f"draftwise: {a.problem}"])
+            elif isinstance(a, serve_flow.Notice):
+                self.log_lines.emit([f"draftwise: {a.text}"])
+
+    def _rewrite(self, action: serve_flow.Rewrite) -> None:
+        if self.prepared is None or self._watch is None:
+            return
+        try:
+            self.prepared.preset.write_text(action.text, encoding="utf-8")
+        except OSError as exc:
+            self.message.emit(tr("The engine's model list could not be written ({0}): {1}").format(
+                self.prepared.preset, exc.strerror or exc))
+            return
+        self._watch.reload(action.load)
 
     def _on_lines(self, lines: list[str]) -> None:
         self.log_lines.emit(lines)
         self.lines.add(lines)
+        if self.flow is not None:
+            self.flow.add_lines(lines)
         if self.live.add(lines):
             self.changed.emit()
 

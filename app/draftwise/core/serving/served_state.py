@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from draftwise.core.engines import spec_types
 from draftwise.core.measuring.records import live_figures
 from draftwise.core.messages import Message, Text, msg
-from draftwise.core.serving import instances
+from draftwise.core.serving import instances, serve_flow
 from draftwise.core.serving.preset import Section
 from draftwise.core.speculation.decision_types import type_words
 
@@ -42,6 +42,7 @@ class ServedRow:
     speedup: float | None  # measured here where speculation pays (measured.speedups), else None
     live: LiveFigures = field(default_factory=LiveFigures)
     problem: Message | None = None  # why it failed, in plain words
+    done: Message | None = None  # what was done about its failure (started again without its drafter, lower)
 
 
 def speculation_words(section: Section) -> Text:
@@ -55,22 +56,16 @@ def speculation_words(section: Section) -> Text:
     return " + ".join(str(type_words(t)) for t in types) if len(types) > 1 else type_words(types[0])
 
 
-def failed_words(ident: str, exit_code: int | None) -> Message:
-    return msg("{id} stopped while starting (exit code {code}). The other models keep serving; the log says why.",
-               id=ident, code=exit_code if exit_code is not None else "?")
-
-
 def failure(inst: instances.Instance, lines: list[str], section: Section) -> Message:
     """Why a model's instance stopped, from its own last lines (instances.ChildLines), as one
     launch's failure is told (core/launch/crash.py); the other models keep serving."""
     from draftwise.core.launch import crash
 
     if not lines:
-        return failed_words(inst.id, inst.exit_code)
+        return serve_flow.failed_words(inst.id, inst.exit_code)
     status = crash.ExitStatus.from_returncode(inst.exit_code if inst.exit_code is not None else 1)
     cause = crash.classify(status, lines, speculation="spec-type" in section.as_dict())
-    return msg("{id} could not start: {sentence} {next_step} The other models keep serving.", id=inst.id,
-               sentence=cause.sentence, next_step=cause.next_step)
+    return serve_flow.problem_words(inst.id, cause, inst.exit_code)
 
 
 def port_of(args: tuple[str, ...]) -> int | None:
@@ -123,15 +118,23 @@ class LiveByModel:
 
 
 def rows(models: Mapping[str, Section], now: Mapping[str, instances.Instance], live: LiveByModel,
-         speedups: Mapping[str, float | None], lines: instances.ChildLines | None = None) -> tuple[ServedRow, ...]:
+         speedups: Mapping[str, float | None], lines: instances.ChildLines | None = None,
+         flow: serve_flow.ServeFlow | None = None) -> tuple[ServedRow, ...]:
     """One row per served model (`models`: id -> its section, in the plan's order); a failed
-    one says why from its instance's own lines (`lines`) where they were read."""
+    one says why — the flow's cause where a ServeFlow reads the failures, else from its
+    instance's own lines (`lines`) — and what was done about it."""
     out = []
     for ident, section in models.items():
         inst = now.get(ident)
         state = inst.state if inst is not None else WAITING
+        if flow is not None:
+            section = flow.sections.get(ident, section)  # the running one: after a fallback, without
         problem = None
         if inst is not None and state == instances.FAILED:
-            problem = failure(inst, lines.of(inst.args) if lines is not None else [], section)
-        out.append(ServedRow(ident, state, speculation_words(section), speedups.get(ident), live.of(ident), problem))
+            # With a flow, a failure it is starting again (fallback, rung) is no problem: `done` says so.
+            problem = flow.problem(ident, inst) if flow is not None else \
+                failure(inst, lines.of(inst.args) if lines is not None else [], section)
+        done = flow.done(ident) if flow is not None else None
+        out.append(ServedRow(ident, state, speculation_words(section), speedups.get(ident), live.of(ident), problem,
+                             done))
     return tuple(out)

@@ -199,3 +199,50 @@ def test_serve_flag_starts_once_the_engine_and_the_machine_are_known_and_reads_t
     assert vm.serve.live_text(rows[0]) == "50.0 tokens/s" and vm.serve.live_text(rows[1]) == ""
     vm.serve.stop()
     qtbot.waitUntil(lambda: not vm.serve.running, timeout=5_000)
+
+
+def test_a_model_that_fell_back_says_so_on_its_row_and_the_others_keep_serving(
+        qtbot, tmp_path: Path, described_machine) -> None:
+    """A model whose instance died at start with its drafter: the row says what was done (core/
+    serving/serve_flow.py's sentence), its section is written again without speculation in the
+    router's preset, and the other model's row is untouched."""
+    from dataclasses import replace
+
+    from draftwise.core.engines import capabilities
+    from draftwise.core.serving import serve_flow
+    from draftwise.testing import tinymodels as tm
+    from draftwise.viewmodels.engine import EngineChoice
+    from test_viewmodels import FakeProcess
+
+    lib = tmp_path / "lib"
+    tm.write_tiny_model(lib / "alpha-F32.gguf", tm.TinyModel(name="alpha"))
+    tm.write_tiny_model(lib / "beta-F32.gguf", tm.TinyModel(name="beta", seed=7))
+    vm = _vm(qtbot, tmp_path, model_folders=[str(lib)])
+    made: list[FakeProcess] = []
+    vm.serve.factory = lambda spec, parent: made.append(FakeProcess(spec, parent)) or made[-1]
+    vm.engine.set_engines([EngineChoice("llama.cpp", Path("/opt/llama/llama-server"), caps=capabilities.pinned_caps())])
+    vm.set_machine(described_machine)
+    assert vm.serve.start()
+    qtbot.waitUntil(lambda: bool(made), timeout=30_000)
+    # The tiny models plan no drafter: alpha is given one here, with its section without it.
+    plan = vm.serve.prepared.plan
+    with_draft = preset.section("alpha-F32", ["llama-server", "-m", str(lib / "alpha-F32.gguf"),
+                                              "--spec-type", "draft-simple", "-md", "/m/draft.gguf"])
+    facts = [serve_flow.facts_of(m) for m in plan.models]
+    facts[0] = replace(facts[0], section=with_draft, fallback=plan.models[0].section, drafter_key=None)
+    vm.serve.flow = serve_flow.ServeFlow(facts)
+    made[0].ready("http://127.0.0.1:9")  # nothing answers there: the reload asked for goes nowhere
+    vm.serve._on_models(b'{"data": [{"id": "alpha-F32", "status": {"value": "unloaded", "failed": true, '
+                        b'"exit_code": 1, "args": ["llama-server", "--port", "55001"]}}, '
+                        b'{"id": "beta-F32", "status": {"value": "loaded", "args": ["llama-server", "--port", "55002"]}}]}')
+    said = ("alpha-F32 stopped at start with its draft model, so it was started again without it. The other models "
+            "keep serving.")
+    alpha, beta = vm.serve.rows()
+    assert (alpha.id, alpha.problem, str(alpha.done), str(alpha.speculation)) == ("alpha-F32", None, said, "none")
+    assert (beta.state, beta.problem, beta.done) == ("loaded", None, None)
+    assert vm.serve.failures() == ([], [said])
+    assert vm.serve.state_tip(alpha).endswith(said)
+    written = preset.parse(vm.serve.prepared.preset.read_text(encoding="utf-8"))
+    assert "spec-type" not in written["alpha-F32"] and written["alpha-F32"] == dict(plan.models[0].section.options)
+    vm.serve.stop()
+    qtbot.waitUntil(lambda: not vm.serve.running, timeout=5_000)

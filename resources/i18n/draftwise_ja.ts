@@ -2284,6 +2284,46 @@
       <translation>{paths} にサーブできるモデルがありません: どの GGUF もドラフター、プロジェクター、または読めないファイルです。</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="132" />
+      <source>{id} stopped while starting (exit code {code}). The other models keep serving; the log says why.</source>
+      <translation>{id} は起動中に停止しました（終了コード {code}）。ほかのモデルはサーブを続けます。理由はログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="140" />
+      <source>{id} could not start: {sentence} {next_step} The other models keep serving.</source>
+      <translation>{id} を起動できませんでした: {sentence} {next_step} ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="146" />
+      <source>{id} stopped at start with its draft model, so it was started again without it. The other models keep serving.</source>
+      <translation>{id} はドラフトモデル付きの起動で停止したため、ドラフトモデルなしで起動し直しました。ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="148" />
+      <source>{id} stopped at start with its draft model ({sentence}), so it was started again without it. The other models keep serving.</source>
+      <translation>{id} はドラフトモデル付きの起動で停止したため（{sentence}）、ドラフトモデルなしで起動し直しました。ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="153" />
+      <source>{id}: {reason} The other models keep serving.</source>
+      <translation>{id}: {reason} ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="235" />
+      <source>{problem} {halt}</source>
+      <translation>{problem} {halt}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="240" />
+      <source>{problem} The lower setting cannot be written for the engine ({why}).</source>
+      <translation>{problem} 下げた設定をエンジン用に書き出せませんでした（{why}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="269" />
+      <source>{id} runs without its draft model from now on; `draftwise broken clear` lets it try again later.</source>
+      <translation>{id} は今後ドラフトモデルなしで動きます。`draftwise broken clear` で後からもう一度試せます。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/serving/serve_plan.py" line="112" />
       <source>{name} is left out: {why}</source>
       <translation>{name} は除外しました: {why}</translation>
@@ -2319,19 +2359,9 @@
       <translation>{id} は投機なしでサーブします: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/served_state.py" line="54" />
+      <location filename="../../app/draftwise/core/serving/served_state.py" line="55" />
       <source>none</source>
       <translation>なし</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/serving/served_state.py" line="59" />
-      <source>{id} stopped while starting (exit code {code}). The other models keep serving; the log says why.</source>
-      <translation>{id} は起動中に停止しました（終了コード {code}）。ほかのモデルはサーブを続けます。理由はログにあります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/serving/served_state.py" line="72" />
-      <source>{id} could not start: {sentence} {next_step} The other models keep serving.</source>
-      <translation>{id} を起動できませんでした: {sentence} {next_step} ほかのモデルはサーブを続けます。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/serving/together.py" line="100" />
@@ -5347,127 +5377,132 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="63" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="66" />
       <source>Loaded</source>
       <translation>読み込み済み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="64" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="67" />
       <source>Loading…</source>
       <translation>読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="65" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
       <source>Sleeping</source>
       <translation>休止中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="66" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="69" />
       <source>Not loaded</source>
       <translation>未読み込み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="71" />
       <source>Waiting</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="71" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="74" />
       <source>In memory: answers at once</source>
       <translation>メモリー上にあり、すぐに応答します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="72" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
       <source>Being read into memory for a request</source>
       <translation>リクエストのためにメモリーへ読み込んでいます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="73" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
       <source>Idle for a while, so its memory was given back; the next request wakes it</source>
       <translation>しばらく使われなかったのでメモリーを返しました。次のリクエストで目覚めます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="74" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="77" />
       <source>Not in memory: it starts when a program asks for it by name</source>
       <translation>メモリーにありません。プログラムが名前で求めると起動します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="78" />
       <source>It could not start; the other models keep serving</source>
       <translation>起動できませんでした。ほかのモデルはサーブを続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="79" />
       <source>The engine has not listed it yet</source>
       <translation>エンジンがまだ一覧に載せていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="182" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="187" />
       <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
       <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="184" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="189" />
       <source>Looking at this computer…</source>
       <translation>このコンピューターを調べています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="186" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="191" />
       <source>Add a folder of models to the library first.</source>
       <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="192" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
       <source>Getting your models ready…</source>
       <translation>モデルを準備しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="194" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="199" />
       <source>Not serving.</source>
       <translation>サーブしていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="202" />
       <source>Serving {0} models. Programs pick one by its name.</source>
       <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
       <source>Serving 1 model. Programs pick it by its name.</source>
       <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="201" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="206" />
       <source>Serving stopped: {0}</source>
       <translation>サーブが止まりました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="207" />
       <source>Serving stopped.</source>
       <translation>サーブが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
       <source>Starting the engine…</source>
       <translation>エンジンを起動しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="248" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="260" />
       <source>{0} tokens/s</source>
       <translation>{0} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="250" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="262" />
       <source>{0} % of drafts accepted</source>
       <translation>ドラフトの {0} % を採用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="318" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="332" />
       <source>Your models could not be planned: {0}</source>
       <translation>モデルの計画を立てられませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="396" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="397" />
+      <source>The engine's model list could not be written ({0}): {1}</source>
+      <translation>エンジンのモデル一覧を書き込めませんでした（{0}）: {1}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="438" />
       <source>Could not change the start at login ({0}): {1}</source>
       <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>

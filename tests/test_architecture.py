@@ -306,7 +306,7 @@ def test_only_the_launch_session_calls_prepare():
 
 def test_only_the_launch_flow_writes_an_engines_outcome():
     """core/launch/launch_flow.py is the one writer of a running engine's EngineOutcome (issue
-    36): the drivers pass it on, the view-models, the CLI and the UI read it. The outcome is
+    36), core/serving/serve_flow.py of each served model's: the drivers pass it on, the view-models, the CLI and the UI read it. The outcome is
     frozen, so a writer has to make a new one: EngineOutcome(...) or dataclasses.replace."""
     import ast
 
@@ -320,8 +320,10 @@ def test_only_the_launch_flow_writes_an_engines_outcome():
             replaced = ast.unparse(node.args[0]) if name == "replace" and node.args else ""
             if name == "EngineOutcome" or "outcome" in replaced:
                 writers.append(str(path.relative_to(ROOT / "app")))
-    # outcome.py makes the one empty outcome (NOTHING: no engine launched).
-    assert sorted(set(writers)) == ["draftwise/core/launch/launch_flow.py", "draftwise/core/launch/outcome.py"], writers
+    # outcome.py makes the one empty outcome (NOTHING: no engine launched); core/serving/
+    # serve_flow.py is the one writer of each served model's outcome (one per model, issue 36).
+    assert sorted(set(writers)) == ["draftwise/core/launch/launch_flow.py", "draftwise/core/launch/outcome.py",
+                                    "draftwise/core/serving/serve_flow.py"], writers
 
 
 def test_the_engine_stage_has_one_definition():

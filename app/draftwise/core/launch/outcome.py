@@ -12,7 +12,8 @@ piecing it together from a dozen signals. Here:
   place (ui/theme.py, viewmodels/launch.py `status_text`).
 
 One outcome belongs to one engine for one model: serving many models keeps one per model
-(`model` says whose it is), none shared.
+(`model` says whose it is), none shared, written by core/serving/serve_flow.py `ServeFlow`
+alone (the router starts those instances, not a LaunchFlow).
 
 Not in it: the live figures (tokens a second, acceptance), measured per request from the
 engine's /metrics and log lines by their own owner (core/measuring/records/live_figures.py),
@@ -62,7 +63,7 @@ ENDED = frozenset({STOPPED, FAILED})
 
 @dataclass(frozen=True)
 class EngineOutcome:
-    """One engine's state. Written by `LaunchFlow` alone; everyone else reads it."""
+    """One engine's state. Written by `LaunchFlow` alone (a served model's by `ServeFlow`); everyone else reads it."""
 
     model: Path | None = None  # whose engine this is (one outcome per model served)
     stage: Stage = IDLE

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from draftwise.core.launch import crash
 from draftwise.core.launch.ladder import Climb, Halt
@@ -33,6 +33,9 @@ from draftwise.core.launch.outcome import FAILED, IDLE, LOADING, READY, EngineOu
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import write_error
 from draftwise.core.serving import instances, preset
+
+if TYPE_CHECKING:
+    from draftwise.core.serving.serve_plan import ServedModel, ServePlan
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +71,7 @@ class ServedFacts:
     ladder: Callable[[], Rungs | None] = field(default=lambda: None)  # made at its first out-of-memory
 
 
-def facts_of(served: Any) -> ServedFacts:
+def facts_of(served: ServedModel) -> ServedFacts:
     """The facts of a `serve_plan.ServedModel`: its ladder is the launch session's."""
     spec = served.planned.prepared.spec
     return ServedFacts(served.id, served.path, served.section, tuple(served.launch.argv), served.fallback,
@@ -170,7 +173,7 @@ class ServeFlow:
         self._remembered: set[str] = set()  # ids whose lower rung is remembered
 
     @classmethod
-    def from_plan(cls, plan: Any, binary: Path) -> ServeFlow:
+    def from_plan(cls, plan: ServePlan, binary: Path) -> ServeFlow:
         """The flow of a `serve_plan.ServePlan` (one Records for all its models)."""
         records = plan.models[0].planned.records if plan.models else None
         return cls([facts_of(m) for m in plan.models], binary=binary,
@@ -207,8 +210,8 @@ class ServeFlow:
         facts = self.facts[inst.id]
         lines = self.lines.of(inst.args)
         status = crash.ExitStatus.from_returncode(inst.exit_code if inst.exit_code is not None else 1)
-        speculation = "spec-type" in self.sections[inst.id].as_dict() or "model-draft" in \
-            self.sections[inst.id].as_dict()
+        running = self.sections[inst.id].as_dict()
+        speculation = "spec-type" in running or "model-draft" in running
         cause = crash.classify(status, lines, speculation=speculation) if lines else None
         self._set(inst.id, stage=FAILED, cause=cause)
         if cause is not None and cause.kind == crash.OUT_OF_MEMORY:

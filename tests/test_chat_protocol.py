@@ -178,19 +178,6 @@ def test_a_corrupt_file_is_set_aside_and_reported(tmp_path: Path, content: bytes
     assert loaded.set_aside.name in str(loaded.problem) and not path.exists() and not loaded.save_blocked
 
 
-def test_markdown_pieces_of_a_growing_reply_stay_put():
-    text = "".join((f"Paragraph {i} " + "word " * 80 + "\n\n") if i % 5 else "```python\nx = 1\n\ny = 2\n```\n\n"
-                   for i in range(40))
-    whole = chat.markdown_segments(text, size=500)
-    assert "\n\n".join(whole) == text and len(whole) > 4
-    assert all(p.count("```") % 2 == 0 for p in whole[:-1])  # never cut inside a code block
-    previous: list[str] = []
-    for n in range(1, len(text), 53):
-        pieces = chat.markdown_segments(text[:n], size=500)
-        assert pieces[:len(previous) - 1] == previous[:-1]  # only the last piece changes
-        previous = pieces
-
-
 # ------------------------------------------------------------------ continuing text (issue 20)
 def _text_chunk(text: str, finish: str | None = None, timings: dict | None = None) -> bytes:
     """A /v1/completions stream chunk as the pinned engine writes it (to_json_oaicompat)."""

@@ -415,30 +415,6 @@ def figures_line(f: Figures) -> list[Message]:
     return parts
 
 
-# ------------------------------------------------------------------ rendering in pieces
-def markdown_segments(text: str, size: int = 1500) -> list[str]:
-    """`text` cut at blank lines outside code fences into pieces of about `size` characters.
-
-    The cuts depend only on what comes before them, so while a reply grows every piece but
-    the last stays the same: the window renders only the last one again.
-    """
-    out: list[str] = []
-    start = 0
-    pos = 0
-    fences = 0
-    while True:
-        cut = text.find("\n\n", pos)
-        if cut < 0:
-            break
-        fences += text.count("```", pos, cut)
-        pos = cut + 2
-        if fences % 2 == 0 and cut - start >= size:
-            out.append(text[start:cut])
-            start = pos
-    out.append(text[start:])
-    return out
-
-
 # ------------------------------------------------------------------ the conversation
 @dataclass
 class Turn:

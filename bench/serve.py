@@ -84,7 +84,7 @@ def main() -> int:
     from draftwise.core.launch import headless, launch_spec, prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
     from draftwise.core.machine import hardware
-    from draftwise.core.measuring.runs.prompts import PROMPTS, body
+    from draftwise.core.measuring.prompts import PROMPTS, body
     from draftwise.core.serving import library, preset, serve_plan
     from draftwise.testing import realmodels
 

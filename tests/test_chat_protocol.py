@@ -1,4 +1,4 @@
-"""core/chat.py and core/chat_store.py: the stream as llama-server writes it, errors, figures,
+"""core/chat/protocol.py and core/chat/store.py: the stream as llama-server writes it, errors, figures,
 saved chats. Pure Python; the bytes are the pinned engine's format (tools/server)."""
 
 from __future__ import annotations
@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import chat, chat_store
-from draftwise.core.chat import (
+from draftwise.core.chat import protocol as chat
+from draftwise.core.chat import store as chat_store
+from draftwise.core.chat.protocol import (
     Conversation,
     Delta,
     Done,
     Failure,
-    Figures,
     Finish,
     Options,
+    ReplyFigures,
     Timings,
     Turn,
 )
@@ -109,7 +110,7 @@ def test_the_chat_never_sends_logit_bias():
     from pathlib import Path
 
     # Nor do the stream and the chat's state add one of their own.
-    app = Path(chat.__file__).parents[1]
+    app = Path(chat.__file__).parents[2]
     assert all("logit_bias" not in (app / f).read_text(encoding="utf-8")
                for f in ("services/chat_client.py", "viewmodels/chat.py", "ui/chat_panel.py"))
 
@@ -146,7 +147,7 @@ def test_length_says_which_limit():
 def _conversation() -> Conversation:
     return Conversation("c1", 1.0, "sys", [
         Turn("user", "What is MTP?"),
-        Turn("assistant", "It **predicts**.", "thinking", Figures(0.2, 20, 100.0, 10, 5, True, True),
+        Turn("assistant", "It **predicts**.", "thinking", ReplyFigures(0.2, 20, 100.0, 10, 5, True, True),
              chat.stopped_note()),
     ])
 

@@ -82,7 +82,7 @@ def test_a_model_killed_by_its_drafter_is_loaded_once_more_without_it_and_the_ot
     died = flow.models(_answer(
         ("alpha", {"value": "unloaded", "failed": True, "exit_code": 1, "args": ["llama-server", "--port", "55001"]}),
         ("beta", {"value": "loaded", "args": ["llama-server", "--port", "55002"]})))
-    assert [type(a) for a in died] == [sf.StateChanged, sf.FellBack, sf.Notice, sf.Rewrite]
+    assert [type(a) for a in died] == [sf.StateChanged, sf.ModelFellBack, sf.ModelNotice, sf.Rewrite]
     said = ("alpha stopped at start with its draft model, so it was started again without it. The other models "
             "keep serving.")
     assert str(died[1].reason) == said
@@ -119,7 +119,7 @@ def test_a_model_out_of_memory_takes_its_ladder_rung_and_remembers_it_once_loade
                     "[55002] srv  log_server_r: done request: GET /health 127.0.0.1 200"])
     died = flow.models(_answer(
         ("gamma", {"value": "unloaded", "failed": True, "exit_code": 1, "args": ["llama-server", "--port", "55005"]})))
-    assert [type(a) for a in died] == [sf.StateChanged, sf.Climbed, sf.Rewrite]
+    assert [type(a) for a in died] == [sf.StateChanged, sf.ModelClimbed, sf.Rewrite]
     assert [c.kind for c in rungs.causes] == [crash.OUT_OF_MEMORY]
     assert str(died[1].reason) == ("gamma: Out of memory. Starting it again with a 16k context. The other models "
                                    "keep serving.")
@@ -130,7 +130,7 @@ def test_a_model_out_of_memory_takes_its_ladder_rung_and_remembers_it_once_loade
     assert str(flow.done("gamma")) == str(died[1].reason)
 
     loaded = flow.models(_answer(("gamma", {"value": "loaded", "args": ["llama-server", "--port", "55006"]})))
-    assert [type(a) for a in loaded] == [sf.StateChanged, sf.Notice]
+    assert [type(a) for a in loaded] == [sf.StateChanged, sf.ModelNotice]
     assert str(loaded[1].text) == "gamma starts with a 16k context from now on."
     flow.models(_answer(("gamma", {"value": "sleeping"})))
     flow.models(_answer(("gamma", {"value": "loaded", "args": ["llama-server", "--port", "55007"]})))

@@ -166,7 +166,7 @@ def _first_paint(app) -> int:
 
     vm, win = _make_window(LoadResult(Settings(), Path(os.devnull)), persist=False, lang="en")
 
-    class Watch(QObject):
+    class FirstPaintWatch(QObject):
         def eventFilter(self, obj, event):  # noqa: N802 — Qt override
             if event.type() == QEvent.Type.Paint:
                 print(f"first-paint {time.time():.6f} import-start {_T0:.6f}", flush=True)
@@ -174,7 +174,7 @@ def _first_paint(app) -> int:
                 app.removeEventFilter(self)
             return False
 
-    watch = Watch()
+    watch = FirstPaintWatch()
     app.installEventFilter(watch)
     win.show()
     QTimer.singleShot(0, lambda: vm.start(reopen_last=False, scan=False))

@@ -284,14 +284,14 @@ class _Instances:
                     print(f"model {inst.id}: failed (exit code {inst.exit_code})", flush=True)
                 else:
                     print(f"model {inst.id}: {inst.state}", flush=True)
-            elif isinstance(a, sf.Climbed):
+            elif isinstance(a, sf.ModelClimbed):
                 print(f"ladder: {a.id}: {self.flow.outcomes[a.id].ladder_reason}", flush=True)
-            elif isinstance(a, sf.FellBack):
+            elif isinstance(a, sf.ModelFellBack):
                 print(f"fallback: {a.id} is loaded again without speculation (its drafter made it stop at start; "
                       f"`draftwise broken clear` lets auto try it again later)", flush=True)
             elif isinstance(a, sf.Failed):
                 print(f"model {a.id}: {a.problem}", flush=True)
-            elif isinstance(a, sf.Notice):
+            elif isinstance(a, sf.ModelNotice):
                 print(f"  - {a.text}", flush=True)
             elif isinstance(a, sf.Rewrite):
                 self._rewrite(a)

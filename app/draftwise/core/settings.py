@@ -122,13 +122,13 @@ class Settings:
     api_key: str | None = None
     close_action: str = "ask"
     # Other computers (RPC workers, "host:port") the model may be split across; checked when
-    # used (core/machine/workers.py), kept as typed so a bad entry can be shown and fixed.
+    # used (core/rpc/workers.py), kept as typed so a bad entry can be shown and fixed.
     workers: list[str] = field(default_factory=list)
     # Use them even when this computer alone is predicted faster (`--use-workers always`);
     # False: auto, only when the model does not fit without them or they pay.
     workers_always: bool = False
     # Share this computer (ggml-rpc-server): where it listens. Loopback unless the user picks
-    # another address (core/machine/share.py warns); the worker stops with the app.
+    # another address (core/rpc/share.py warns); the worker stops with the app.
     share_host: str = LOOPBACK
     share_port: int = RPC_PORT
     # Window state from Qt (saveGeometry/saveState), base64 text.
@@ -138,7 +138,7 @@ class Settings:
     logs_visible: bool = False
     advanced_visible: bool = False
     chat_save: bool = False  # keep chats in the data folder (opt-in: they may be private)
-    # Keep the chat's last prompts per model (core/measuring/records/usage.py) so speed can be
+    # Keep the chat's last prompts per model (core/measurements/usage.py) so speed can be
     # measured again on the user's own work. On by default, shown beside the box above, and
     # turning it off deletes them: only the last 20 per model, and nothing ever sends them.
     keep_prompts: bool = True

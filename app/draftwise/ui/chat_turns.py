@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.chat import Turn
+from draftwise.core.chat.protocol import Turn
 from draftwise.ui.chat_pictures import thumbnail
 from draftwise.ui.theme import text_color
 from draftwise.viewmodels.chat import ChatViewModel

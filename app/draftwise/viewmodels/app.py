@@ -22,11 +22,11 @@ from draftwise.core.kinds import EngineKind, WorkerUse
 from draftwise.core.launch import launch_spec
 from draftwise.core.launch.outcome import IDLE, LOADING, READY, RUNNING, STARTING
 from draftwise.core.machine import hardware
-from draftwise.core.machine import workers as workers_mod
 from draftwise.core.messages import Text
 from draftwise.core.processes import orphans
 from draftwise.core.readable import command_line
 from draftwise.core.records import write_error
+from draftwise.core.rpc import workers as workers_mod
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels import launch_gate

@@ -102,14 +102,14 @@ class ServeInputs:
 
 
 @dataclass(frozen=True)
-class Prepared:
+class ServePrepared:
     plan: serve_plan.ServePlan
     router: LaunchSpec
     preset: Path  # the router's preset file, written again when a model falls back or climbs
     speedups: dict[str, float | None]  # id -> measured speed-up
 
 
-def prepare_serving(inp: ServeInputs) -> Prepared:
+def prepare_serving(inp: ServeInputs) -> ServePrepared:
     """Plan every model and write the router's preset (a worker thread: reads every header)."""
     lib = library.collect(list(inp.sources))
     records = Records.load(inp.machine)
@@ -126,7 +126,7 @@ def prepare_serving(inp: ServeInputs) -> Prepared:
         log.info("measured speed-ups not read: %s", exc)
         measured = {}
     speedups = {m.id: measured.get(path_key(m.path)) for m in plan.models}
-    return Prepared(plan, router, preset_path, speedups)
+    return ServePrepared(plan, router, preset_path, speedups)
 
 
 class ServeViewModel(QObject):
@@ -143,7 +143,7 @@ class ServeViewModel(QObject):
         self.process: EngineProcessRole | None = None
         self.planning = False
         self.problem: str = ""  # why serving could not start, in words
-        self.prepared: Prepared | None = None
+        self.prepared: ServePrepared | None = None
         self.instances: dict[str, instances.Instance] = {}
         self.live = LiveByModel()
         self.lines = instances.ChildLines.new()  # each instance's last lines: why one failed
@@ -308,7 +308,7 @@ class ServeViewModel(QObject):
             self.pending_start = False
             self.start()
 
-    def _planned(self, number: int, prepared: Prepared) -> None:
+    def _planned(self, number: int, prepared: ServePrepared) -> None:
         if number != self._plans or not self.planning:
             return  # stopped (or started again) while planning
         self.planning = False
@@ -381,11 +381,11 @@ class ServeViewModel(QObject):
         for a in actions:
             if isinstance(a, serve_flow.Rewrite):
                 self._rewrite(a)
-            elif isinstance(a, serve_flow.FellBack | serve_flow.Climbed):
+            elif isinstance(a, serve_flow.ModelFellBack | serve_flow.ModelClimbed):
                 self.log_lines.emit([f"draftwise: {a.reason}"])
             elif isinstance(a, serve_flow.Failed):
                 self.log_lines.emit([f"draftwise: {a.problem}"])
-            elif isinstance(a, serve_flow.Notice):
+            elif isinstance(a, serve_flow.ModelNotice):
                 self.log_lines.emit([f"draftwise: {a.text}"])
 
     def _rewrite(self, action: serve_flow.Rewrite) -> None:

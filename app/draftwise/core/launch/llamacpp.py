@@ -40,7 +40,7 @@ def build_argv(
     must not repeat an option set here (prepare() has read the planner's into the plan)."""
     path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
     argv = [str(binary), "-m", str(path), "--host", host, "--port", str(port)]
-    argv += [] if engine_args.sets(extra_args, "--metrics") else ["--metrics"]  # live figures (core/measuring/records/live_figures.py)
+    argv += [] if engine_args.sets(extra_args, "--metrics") else ["--metrics"]  # live figures (core/measurements/live_figures.py)
     user = engine_args.engine_form(extra_args)
     if not any(engine_args.canonical(t) in _VERBOSITY_OPTIONS for t in [*user, *plan_args]):
         # First: the engine loads its backends while it parses some options (-ngl all,

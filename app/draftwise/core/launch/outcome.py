@@ -16,7 +16,7 @@ One outcome belongs to one engine for one model: serving many models keeps one p
 alone (the router starts those instances, not a LaunchFlow).
 
 Not in it: the live figures (tokens a second, acceptance), measured per request from the
-engine's /metrics and log lines by their own owner (core/measuring/records/live_figures.py),
+engine's /metrics and log lines by their own owner (core/measurements/live_figures.py),
 and the output lines themselves, a stream the drivers hand on beside it.
 
 Frozen: a reader cannot change what it was given, and an old outcome stays what it was
@@ -79,7 +79,7 @@ class EngineOutcome:
     concessions: Concessions = field(default_factory=Concessions)
     ladder_reason: Message | None = None
     fix: crash.FeatureFix | None = None  # the feature switched off after it crashed the engine
-    gpu_verdict: gpu_check.Verdict | None = None  # what the ready engine did with the GPU
+    gpu_verdict: gpu_check.GpuVerdict | None = None  # what the ready engine did with the GPU
     # What the user should know while it runs: the launch's warnings that are not about
     # speculation, speculation silently off, the GPU used (or not).
     notices: tuple[Message, ...] = ()

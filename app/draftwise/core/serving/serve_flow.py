@@ -96,7 +96,7 @@ class StateChanged:
 
 
 @dataclass(frozen=True)
-class FellBack:
+class ModelFellBack:
     """`id` is loaded again without speculation; `reason` says so in plain words."""
 
     id: str
@@ -104,7 +104,7 @@ class FellBack:
 
 
 @dataclass(frozen=True)
-class Climbed:
+class ModelClimbed:
     """`id` is loaded again on its ladder's next rung; `reason` says what ran out and what is given up."""
 
     id: str
@@ -120,14 +120,14 @@ class Failed:
 
 
 @dataclass(frozen=True)
-class Notice:
+class ModelNotice:
     """Something to know about `id` (a rung or a drafter remembered, or not)."""
 
     id: str
     text: Message
 
 
-Action = Rewrite | StateChanged | FellBack | Climbed | Failed | Notice
+Action = Rewrite | StateChanged | ModelFellBack | ModelClimbed | Failed | ModelNotice
 
 
 # ---------------------------------------------------------------- sentences
@@ -247,7 +247,7 @@ class ServeFlow:
         out = self.outcomes[facts.id]
         self._set(facts.id, stage=LOADING, attempt=out.attempt + 1, concessions=step.concessions,
                   ladder_reason=step.reason, plan=step.prepared.plan)
-        return [Climbed(facts.id, climbed_words(facts.id, step.reason)), Rewrite(self._render(), facts.id)]
+        return [ModelClimbed(facts.id, climbed_words(facts.id, step.reason)), Rewrite(self._render(), facts.id)]
 
     def _fall_back(self, facts: ServedFacts, inst: instances.Instance, cause: crash.Cause | None) -> list[Action]:
         assert facts.fallback is not None
@@ -255,7 +255,7 @@ class ServeFlow:
         reason = fallback_words(facts.id, cause)
         out = self.outcomes[facts.id]
         self._set(facts.id, stage=LOADING, attempt=out.attempt + 1, fallback_reason=reason, fallback_cause=cause)
-        actions: list[Action] = [FellBack(facts.id, reason)]
+        actions: list[Action] = [ModelFellBack(facts.id, reason)]
         actions += self._record_broken(facts, inst)
         actions.append(Rewrite(self._render(), facts.id))
         return actions
@@ -272,7 +272,7 @@ class ServeFlow:
             text = msg("{id} runs without its draft model from now on; `draftwise broken clear` lets it try "
                        "again later.", id=facts.id)
         self._tell(facts.id, text, about_fallback=True)
-        return [Notice(facts.id, text)]
+        return [ModelNotice(facts.id, text)]
 
     def _loaded(self, ident: str) -> list[Action]:
         """Loaded on a lower rung: that rung is remembered for the model, as a launch's is."""
@@ -283,7 +283,7 @@ class ServeFlow:
         out = []
         for note in steps.succeeded():
             self._tell(ident, note)
-            out.append(Notice(ident, note))
+            out.append(ModelNotice(ident, note))
         return out
 
     # ------------------------------------------------------------ the outcomes

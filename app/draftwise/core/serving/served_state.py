@@ -5,7 +5,7 @@ live tokens/s and acceptance from the engine's own per-request lines.
 The router forwards each instance's lines as `[ PORT] line` (instances.child_line); an
 instance's port is in the argv the router lists for it (`/models`: `status.args`), so a line
 is tied to its model through that port. The figures are the engine's `print_timings` lines
-of each request (core/measuring/records/live_figures.py parses them): the generation line
+of each request (core/measurements/live_figures.py parses them): the generation line
 `eval time = X ms / N tokens` and, with speculation, `draft acceptance = R (...)`.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from draftwise.core.engines import spec_types
-from draftwise.core.measuring.records import live_figures
+from draftwise.core.measurements import live_figures
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.serving import instances, serve_flow
 from draftwise.core.serving.preset import Section

@@ -1,4 +1,4 @@
-"""What the arms ask the engine (core/measuring/runs/arms.py): the prompts every start
+"""What the arms ask the engine (core/measuring/arms.py): the prompts every start
 generates from, the long prompt the settings stage times the engine's reading on, and the
 request body that makes every arm and round do the same work.
 """
@@ -29,7 +29,7 @@ PROMPTS: tuple[Prompt, ...] = (
                       "Rewritten:"),
 )
 
-# The prompt the settings stage times prompt processing on (core/measuring/runs/tuning.py):
+# The prompt the settings stage times prompt processing on (core/measuring/tuning.py):
 # `LONG_PROMPT_TOKENS` tokens, past the largest prompt batch it tries (-ub 1024), so a batch
 # size shows in it, cut from this text by the engine's own tokenizer (/tokenize) to what the
 # plan's context holds. Gemma 3's tokenizer reads the text as 1,169 tokens; a byte-level one

@@ -1,6 +1,6 @@
 """What speculation measurably did on this machine, remembered per combination.
 
-A measurement (core/measuring/runs/quick.py) runs a fixed prompt set twice, with the chosen
+A measurement (core/measuring/quick.py) runs a fixed prompt set twice, with the chosen
 speculation and without it, and tunes the draft length. Its result is recorded here per
 (model, drafter, engine build, machine), because each of the four changes the outcome: a
 new engine build or another computer gets a new measurement, as a rebuilt drafter does.
@@ -9,7 +9,7 @@ The next plan asks `decide()`: an automatic drafter measured slower than none, b
 noise the measurement itself reported, is left out; a drafter the user forced stays, with
 the figure shown and its tuned draft length and p-min; otherwise the fastest setup measured
 (core/speculation/setup.py: the types, an n-gram type beside the drafter too, the lengths,
-p-min) is run. A sweep's best (core/measuring/records/sweep_record.py, the file beside this one)
+p-min) is run. A sweep's best (core/measurements/sweep_record.py, the file beside this one)
 outranks a quick measurement of the same combination; forgetting a model forgets both. Without a measurement, the
 live figures still count: `cannot_pay()` says when the acceptance seen so far is too low
 for drafting to pay, from the break-even worked out in `break_even_acceptance()`.
@@ -32,12 +32,12 @@ from typing import Any
 from draftwise.core import paths
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines.spec_types import DRAFT_N_MAX, DRAFT_P_MIN, LENGTH_FLAGS
-from draftwise.core.measuring.records.learned import switched_words
-from draftwise.core.measuring.records.measurement import Combination, Measurement
-from draftwise.core.measuring.records.sweep_record import FILE_NAME as SWEEPS
-from draftwise.core.measuring.records.sweep_record import Sweep, SweepRecords
-from draftwise.core.measuring.records.tuned import FILE_NAME as TUNED
-from draftwise.core.measuring.records.tuned import TunedRecords
+from draftwise.core.measurements.learned import switched_words
+from draftwise.core.measurements.measurement import Combination, Measurement
+from draftwise.core.measurements.sweep_record import FILE_NAME as SWEEPS
+from draftwise.core.measurements.sweep_record import Sweep, SweepRecords
+from draftwise.core.measurements.tuned import FILE_NAME as TUNED
+from draftwise.core.measurements.tuned import TunedRecords
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.setup import Setup
@@ -243,7 +243,7 @@ class MeasuredRecords(Store):
         return self._sweeps
 
     def tuned(self) -> TunedRecords:
-        """The engine settings kept beside this file (core/measuring/records/tuned.py)."""
+        """The engine settings kept beside this file (core/measurements/tuned.py)."""
         if self._tuned is None:
             self._tuned = TunedRecords(self.path.with_name(TUNED))
         return self._tuned

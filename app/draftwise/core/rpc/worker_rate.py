@@ -23,7 +23,7 @@ engine build in `speed-probe.json`); the worker's rate is Throughput.cpu x (the 
 figure / this one). Every failure is a RateError naming the worker: its rate stays unknown
 (this computer's, as before) and the plan says so.
 
-The graph is sent only to a worker that answers exactly rpc_wire.PROTOCOL: another build may
+The graph is sent only to a worker that answers exactly wire.PROTOCOL: another build may
 number ggml's operations otherwise, and a graph it cannot compute ends the worker (an assert).
 The engine sends its own graphs to any worker of the same major and minor version without
 asking what it supports (ggml-rpc.cpp `supports_op` answers yes), so a worker that runs the
@@ -41,10 +41,10 @@ from pathlib import Path
 from draftwise.core import identity
 from draftwise.core.address import LOOPBACK
 from draftwise.core.errors import FieldError
-from draftwise.core.machine import rpc_wire as wire
-from draftwise.core.machine import share, speed
+from draftwise.core.machine import speed
 from draftwise.core.messages import msg
 from draftwise.core.processes import process_group
+from draftwise.core.rpc import share, wire
 
 ROW = 4096  # values a row: the speed probe's model's width (speed._E)
 MATRIX_BYTES = 256 << 20  # more than a processor's cache or a graphics card's L2
@@ -61,7 +61,7 @@ HERE_DEVICE = "CPU"  # the name ggml gives the processor: this computer's figure
 HERE_KIND = "rpc-mul-mat"  # the figure's source in speed-probe.json (beside the engine probe's)
 
 
-class RateError(wire.WorkerError):
+class RateError(wire.WorkerMeasureError):
     """The compute rate could not be measured; `message` says why, in a clause."""
 
 

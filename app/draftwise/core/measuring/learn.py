@@ -1,5 +1,5 @@
 """Learning from use: measure the kept setup again, on the user's own prompts, when their
-requests say another setup may be faster (core/measuring/records/usage_check.py).
+requests say another setup may be faster (core/measurements/usage_check.py).
 
 When: at the next launch, before its engine starts (`before_launch`: `draftwise launch`, the
 window's launch). The measurement starts engines of its own, one setup at a time; beside the
@@ -8,7 +8,7 @@ request in flight would slow every round. Before the launch nothing of the user'
 idle probe (core/machine/idle.py) says whether anything else does.
 
 What: none, the setup kept and its rivals (`Trigger.rivals`: the fastest other setups the
-measurement ran), interleaved as every measurement is (core/measuring/runs/arms.py), on up to
+measurement ran), interleaved as every measurement is (core/measuring/arms.py), on up to
 `MAX_PROMPTS` of the user's latest prompts (usage.py). The result is recorded like a quick
 measurement of the same combination (measured.py), with `Learned` saying what ran before and
 how fast it was on those prompts, so the plan made next runs the fastest and says why:
@@ -28,10 +28,10 @@ from draftwise.core.kinds import AUTO_SOURCES, Backend
 from draftwise.core.launch import prepare, session
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measuring.records import measured, usage, usage_check
-from draftwise.core.measuring.records.learned import Learned
-from draftwise.core.measuring.runs import arms, quick
-from draftwise.core.measuring.runs.arms import Line, Progress, Results, Runner, Settings, Steps
+from draftwise.core.measurements import measured, usage, usage_check
+from draftwise.core.measurements.learned import Learned
+from draftwise.core.measuring import arms, quick
+from draftwise.core.measuring.arms import Line, MeasureSettings, Progress, Results, Runner, Steps
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.setup import Setup
@@ -58,7 +58,7 @@ def usage_key(planned: session.PlannedLaunch) -> usage.Key:
 
 
 def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigger: usage_check.Trigger,
-              texts: Sequence[str], *, requests: int = 0, settings: Settings = arms.DEFAULT_SETTINGS,
+              texts: Sequence[str], *, requests: int = 0, settings: MeasureSettings = arms.DEFAULT_SETTINGS,
               backend: str = Backend.CPU, gpus: Sequence[Gpu] = (), cancel: threading.Event | None = None,
               report: Callable[[Progress], None] | None = None, fixes: EngineFixes | None = None,
               runner: Runner | None = None) -> measured.Measurement:
@@ -98,7 +98,7 @@ def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigge
 
 # ------------------------------------------------------------------ at the next launch
 @dataclass(frozen=True)
-class Outcome:
+class LearnOutcome:
     trigger: usage_check.Trigger | None  # None: nothing called for a measurement
     measurement: measured.Measurement | None = None  # recorded; the caller plans again
     note: Message | None = None  # what to tell the user (why it measured, or why not now)
@@ -154,7 +154,7 @@ def due(planned: session.PlannedLaunch, store: usage.UsageRecords, *, now: float
 
 
 def run_due(d: Due, store: usage.UsageRecords, *, now: float | None = None,
-            settings: Settings = arms.DEFAULT_SETTINGS, cancel: threading.Event | None = None,
+            settings: MeasureSettings = arms.DEFAULT_SETTINGS, cancel: threading.Event | None = None,
             report: Callable[[Progress], None] | None = None, runner: Runner | None = None) -> measured.Measurement:
     """Measure again on the user's prompts and record it (with when, for once a day)."""
     target = d.target
@@ -170,19 +170,19 @@ def run_due(d: Due, store: usage.UsageRecords, *, now: float | None = None,
 
 
 def before_launch(planned: session.PlannedLaunch, store: usage.UsageRecords, *, now: float | None = None,
-                  idle: Callable[[], bool], settings: Settings = arms.DEFAULT_SETTINGS,
+                  idle: Callable[[], bool], settings: MeasureSettings = arms.DEFAULT_SETTINGS,
                   cancel: threading.Event | None = None, report: Callable[[Progress], None] | None = None,
-                  on_start: Callable[[Message], None] | None = None, runner: Runner | None = None) -> Outcome:
+                  on_start: Callable[[Message], None] | None = None, runner: Runner | None = None) -> LearnOutcome:
     """Measure again on the user's prompts when their requests call for it and the machine is
     idle; record the measurement. `idle` is asked last (it takes seconds); `on_start` hears
     why it measures before it does."""
     d = due(planned, store, now=now)
     if d is None:
-        return Outcome(None)
+        return LearnOutcome(None)
     if not idle():
-        return Outcome(d.trigger, note=msg("Your requests suggest measuring again ({why}), but the computer is busy; "
+        return LearnOutcome(d.trigger, note=msg("Your requests suggest measuring again ({why}), but the computer is busy; "
                                            "Draftwise asks again at the next launch.", why=d.trigger.reason))
     if on_start is not None:
         on_start(d.note())
     result = run_due(d, store, now=now, settings=settings, cancel=cancel, report=report, runner=runner)
-    return Outcome(d.trigger, result, d.note())
+    return LearnOutcome(d.trigger, result, d.note())

@@ -2,8 +2,8 @@
 (`Measurement`), with the noise rule that calls it faster or slower.
 
 Its own module so that both records build on it without importing each other: the quick
-measurements' (core/measuring/records/measured.py) and the sweeps'
-(core/measuring/records/sweep_record.py), which measured.py consults beside its own.
+measurements' (core/measurements/measured.py) and the sweeps'
+(core/measurements/sweep_record.py), which measured.py consults beside its own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core.identity import same_file
-from draftwise.core.measuring.records.learned import Learned
+from draftwise.core.measurements.learned import Learned
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation.setup import Setup
 from draftwise.core.speculation.words import words_of
@@ -86,9 +86,9 @@ class Measurement:
     setup: Setup | None = None
     swept: bool = False  # the best of a sweep (every setup), not a quick measurement
     # Every speculating setup it ran, with its tokens/s: what the user's traffic is compared
-    # with (core/measuring/records/usage_check.py). Empty in records from before.
+    # with (core/measurements/usage_check.py). Empty in records from before.
     others: tuple[tuple[Setup, float], ...] = ()
-    # Measured again on the user's own prompts (core/measuring/runs/learn.py): what it replaced.
+    # Measured again on the user's own prompts (core/measuring/learn.py): what it replaced.
     learned: Learned | None = None
     # The engine's speed settings the run kept (tuned.Tuned, whose module builds on this one):
     # recorded in their own store (engine-settings.json), not in this entry; None when read back.

@@ -1,11 +1,11 @@
 """The settings stage: the engine's speed settings tried on the setup the measurement chose.
 
-After the speculation stages (core/measuring/runs/quick.py, sweep.py) have chosen what auto
+After the speculation stages (core/measuring/quick.py, sweep.py) have chosen what auto
 will run (`carrier_of`: the best setup where auto would run it, else none), this stage tries
 the engine's speed settings on that one setup — never crossed with every setup, so it costs a
-few starts — with the same arms, rounds and noise bounds (core/measuring/runs/arms.py), each
+few starts — with the same arms, rounds and noise bounds (core/measuring/arms.py), each
 start also timing a long prompt (`Settings.prompt_speed`), because a setting is judged on the
-time of a whole request (core/measuring/records/tuned.py, "The rule").
+time of a whole request (core/measurements/tuned.py, "The rule").
 
 The dimensions, each where it applies to this engine build (its `--help` lists the flag), this
 plan and this device, and where neither the user's own arguments nor a remembered engine fix
@@ -52,9 +52,9 @@ from draftwise.core.kinds import AUTO_SOURCES, DeviceKind, Switch
 from draftwise.core.launch import crash
 from draftwise.core.launch.prepare import Prepared
 from draftwise.core.machine import cores
-from draftwise.core.measuring.records import live_figures, tuned
-from draftwise.core.measuring.records.measurement import Combination, Measurement
-from draftwise.core.measuring.runs.arms import (
+from draftwise.core.measurements import live_figures, tuned
+from draftwise.core.measurements.measurement import Combination, Measurement
+from draftwise.core.measuring.arms import (
     Arm,
     EngineArms,
     Line,

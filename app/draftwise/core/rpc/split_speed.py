@@ -18,7 +18,7 @@ without waiting, and the next reader's GET_TENSOR waits for the worker's answer)
 
 A worker's rate is its part's own when given, else this computer's measured rate times the
 ratio its link measured (link.Link.rate_ratio: the same matrix-times-vector product on the
-worker's first device and on this processor, core/machine/worker_rate.py), else this
+worker's first device and on this processor, core/rpc/worker_rate.py), else this
 computer's rate: on the bench both run on the same processor, and without a figure from there
 it is the best guess.
 Hops: one per run of layers on a worker, which in the engine's token graph is one split on
@@ -40,8 +40,8 @@ from typing import Any
 
 from draftwise.core.kinds import DeviceKind
 from draftwise.core.machine import speed
-from draftwise.core.machine.link import Link
 from draftwise.core.machine.machine_types import Machine
+from draftwise.core.rpc.link import Link
 
 # A layout with workers is chosen over one with fewer only when predicted this much faster:
 # the bench's rounds spread a few percent, and a worker is a second computer to keep running.

@@ -16,7 +16,7 @@ protocol 7.0.0: `| cmd (1 byte) | size (8 bytes, LE) | data |`, answers `| size 
   MAX_PROBE_BYTES, so a slow link is not kept busy for long and a fast one is not timed on
   a few packets;
 - the worker's compute rate, when the caller gives this computer's figure to compare with
-  (`reference`, core/machine/worker_rate.py): one matrix times a vector on the worker's first
+  (`reference`, core/rpc/worker_rate.py): one matrix times a vector on the worker's first
   device, on the same connection after the bandwidth; `rate_ratio` is the worker's figure
   over this computer's. A failure there leaves the round trip and the bandwidth standing:
   the ratio stays unknown and `rate_error` says why.
@@ -37,10 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
-from draftwise.core.machine import rpc_wire as wire
-from draftwise.core.machine import worker_rate
 from draftwise.core.messages import Message, from_data, msg, to_data
 from draftwise.core.records import JsonRecord, keyed_record
+from draftwise.core.rpc import wire, worker_rate
 
 ROUND_TRIPS = 7
 PROBE_SECONDS = 0.25
@@ -53,7 +52,7 @@ MAX_AGE_S = 24 * 3600.0  # a link measured longer ago is measured again (Wi-Fi m
 Reference = Callable[[], float]
 
 
-class LinkError(wire.WorkerError):
+class LinkError(wire.WorkerMeasureError):
     """The worker could not be measured; `message` says which and why."""
 
 

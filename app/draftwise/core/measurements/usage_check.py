@@ -2,7 +2,7 @@
 
 A measurement ran fixed prompts (chat, code, rewriting); the user's work may favour another
 setup: n-gram drafting pays on text that repeats its input and not on fresh code. The live
-figures of the setup kept (core/measuring/records/usage.py) are compared with what the other
+figures of the setup kept (core/measurements/usage.py) are compared with what the other
 setups of the measurement reached. `should_remeasure` says why to measure again, or None:
 
 - a measurement of this combination exists (it names the other setups and their figures);
@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from draftwise.core.measuring.records import measured
-from draftwise.core.measuring.records.measurement import NOISE_FLOOR, Measurement
-from draftwise.core.measuring.records.usage import Usage
+from draftwise.core.measurements import measured
+from draftwise.core.measurements.measurement import NOISE_FLOOR, Measurement
+from draftwise.core.measurements.usage import Usage
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.setup import Setup

@@ -57,7 +57,7 @@ assert TENSOR.size == 296
 MAX_SRC = 10
 
 
-class WorkerError(Exception):
+class WorkerMeasureError(Exception):
     """A worker could not be measured (link.LinkError, worker_rate.RateError); `message`
     says which and why."""
 

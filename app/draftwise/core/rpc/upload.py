@@ -7,7 +7,7 @@ load-progress callback goes to the router only, tools/server/server-context.cpp)
 truthful source is the engine's own sockets: on Linux `ss -tinp` gives, per connection, the
 bytes the worker has acknowledged (`bytes_acked`, from the kernel's tcp_info). Where that
 cannot be read (no `ss`: macOS, Windows, a minimal container), the time left is the expected
-one, from the link measured before the launch (core/machine/link.py), and says so.
+one, from the link measured before the launch (core/rpc/link.py), and says so.
 
 The total is the plan's: the worker's weights and output head (`DeviceUse.weights + output`).
 A worker whose tensor cache (`ggml-rpc-server -c`) already holds the big tensors is only sent
@@ -134,7 +134,7 @@ def read_sent(pid: int, peers: Mapping[str, tuple[str, int] | None]) -> dict[str
 
 # ------------------------------------------------------------------ progress
 @dataclass(frozen=True)
-class Progress:
+class UploadProgress:
     """Where the upload stands: bytes sent of the total (to every worker), the rate of the
     last seconds and the time left; `measured` False when no socket could be read (the time
     left is then the expected one from the measured link, and `sent` is unknown: 0)."""
@@ -170,7 +170,7 @@ class Progress:
 
 
 class UploadWatch:
-    """Turns socket readings over time into Progress. Pure: the caller reads the sockets
+    """Turns socket readings over time into UploadProgress. Pure: the caller reads the sockets
     (`read_sent`, or a QProcess running `ss_argv()`) and gives the time."""
 
     def __init__(self, planned: Sequence[Upload], started_at: float) -> None:
@@ -184,10 +184,10 @@ class UploadWatch:
     def active(self) -> bool:
         return self.total > 0
 
-    def update(self, now: float, sent: Mapping[str, int] | None) -> Progress:
+    def update(self, now: float, sent: Mapping[str, int] | None) -> UploadProgress:
         workers = tuple(u.endpoint for u in self.planned)
         if sent is None:
-            return Progress(0, self.total, None, self._expected_left(now), False, workers)
+            return UploadProgress(0, self.total, None, self._expected_left(now), False, workers)
         done = sum(min(sent.get(u.endpoint, 0), u.total) for u in self.planned)
         self._samples.append((now, done))
         while len(self._samples) > 2 and now - self._samples[1][0] >= RATE_WINDOW_S:
@@ -195,7 +195,7 @@ class UploadWatch:
         (t0, b0), (t1, b1) = self._samples[0], self._samples[-1]
         rate = (b1 - b0) / (t1 - t0) if t1 > t0 and b1 > b0 else None
         left = max(self.total - done, 0) / rate if rate else None
-        return Progress(done, self.total, rate, left, True, workers)
+        return UploadProgress(done, self.total, rate, left, True, workers)
 
     def _expected_left(self, now: float) -> float | None:
         """The time left were every worker's link as fast as measured (the workers' shares go

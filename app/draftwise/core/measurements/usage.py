@@ -14,7 +14,7 @@ Kept per (model `file_key`, engine build, machine, the setup running): the last 
 requests' figures (tokens, generation ms, drafted, accepted) and a count of all. Kept per model
 (its path: a re-download keeps them): the last `KEEP_PROMPTS` prompts, each cut to
 `PROMPT_CHARS`, and when it was last measured again on them. Nothing leaves this computer:
-the prompts are what a measurement on the user's own work (core/measuring/runs/learn.py)
+the prompts are what a measurement on the user's own work (core/measuring/learn.py)
 runs, and nothing else reads them.
 
 `speculation-usage.json` in paths.data_dir(), one `records.JsonRecord` (docs/records.md).
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import identity, paths
-from draftwise.core.measuring.records import live_figures, measurement
+from draftwise.core.measurements import live_figures, measurement
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store, write_error
 from draftwise.core.speculation.setup import Setup
@@ -54,7 +54,7 @@ PROMPT_CHARS = 4000
 
 
 @dataclass(frozen=True)
-class Request:
+class FinishedRequest:
     """One finished request, from the engine's own per-request lines."""
 
     tokens: int
@@ -87,7 +87,7 @@ class Usage:
     """The requests one setup served for one model (the last KEEP_REQUESTS, and how many in all)."""
 
     key: Key
-    requests: tuple[Request, ...] = ()
+    requests: tuple[FinishedRequest, ...] = ()
     count: int = 0
     last: str = ""
 
@@ -112,7 +112,7 @@ class Usage:
         speeds = [r.tokens_per_s for r in self.requests if r.tokens_per_s > 0]
         return measurement.relative_error(speeds) if len(speeds) >= 2 else 1.0
 
-    def plus(self, new: tuple[Request, ...], when: str) -> Usage:
+    def plus(self, new: tuple[FinishedRequest, ...], when: str) -> Usage:
         return replace(self, requests=(*self.requests, *new)[-KEEP_REQUESTS:], count=self.count + len(new), last=when)
 
 
@@ -146,7 +146,7 @@ def _usage_to_json(u: Usage) -> dict[str, Any]:
 def _usage_from_json(e: Any) -> Usage:
     k = e["key"]
     key = Key(str(k["model"]), str(k["engine"]), str(k["machine"]), Setup.from_json(k["setup"]))
-    requests = tuple(Request(int(t), float(ms), int(d), int(a)) for t, ms, d, a in e["requests"])
+    requests = tuple(FinishedRequest(int(t), float(ms), int(d), int(a)) for t, ms, d, a in e["requests"])
     return Usage(key, requests, int(e["count"]), str(e.get("last", "")))
 
 
@@ -183,7 +183,7 @@ class UsageRecords(Store):
         path = identity.path_key(model)
         return next((m for m in self.prompts_file.read() if m.path == path), None) or Model(path)
 
-    def add(self, key: Key, requests: tuple[Request, ...]) -> None:
+    def add(self, key: Key, requests: tuple[FinishedRequest, ...]) -> None:
         """Keep finished requests under `key` (the last KEEP_REQUESTS of them)."""
         if not requests:
             return
@@ -311,8 +311,8 @@ class Tally:
     """Reads the engine's lines of one launch; `take()` hands over the requests finished since."""
 
     def __init__(self) -> None:
-        self._pending: Request | None = None
-        self._done: list[Request] = []
+        self._pending: FinishedRequest | None = None
+        self._done: list[FinishedRequest] = []
 
     def line(self, line: str) -> None:
         acceptance = live_figures.parse_acceptance_line(line)
@@ -325,7 +325,7 @@ class Tally:
         if timing is not None:
             self._flush()
             if timing[0] > 0 and timing[1] > 0:
-                self._pending = Request(timing[0], timing[1])
+                self._pending = FinishedRequest(timing[0], timing[1])
         elif self._pending is not None and _AFTER_TIMINGS in line:
             self._flush()  # the request's last line: no acceptance line came (nothing drafted)
 
@@ -338,7 +338,7 @@ class Tally:
             self._done.append(self._pending)
             self._pending = None
 
-    def take(self, *, final: bool = False) -> tuple[Request, ...]:
+    def take(self, *, final: bool = False) -> tuple[FinishedRequest, ...]:
         """The requests finished since the last call. One whose acceptance line may still come
         (the batch ended after its eval line) waits for it, for its slot's release line, or for
         `final` (the engine stopped)."""

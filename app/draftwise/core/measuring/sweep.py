@@ -1,7 +1,7 @@
 """The sweep: every speculation setup the engine and the files allow, measured; the best kept.
 
 `draftwise measure --sweep` and the window's "Measure speed: all settings". Where the quick
-measurement (core/measuring/runs/quick.py) tries a few setups, the sweep tries, for each model
+measurement (core/measuring/quick.py) tries a few setups, the sweep tries, for each model
 drafter the files allow (the resolver's choice — a draft model, the MTP head, EAGLE-3, DFlash —
 and its `alternatives`: the companions beside an MTP head, the companions ranked below the
 chosen one; each that fits the machine's memory with its own plan) and for every n-gram type
@@ -13,7 +13,7 @@ the engine runs (ngram-mod, ngram-simple, ngram-map-k):
    in the types stage (the fastest drafter alone where none was: the default length may rank
    drafters wrongly, an MTP head's best is often 1 or 2), each n-gram type's draft length 8 to
    64 (`NGRAM_LENGTHS`), each widened from its start up and then down; then the two fastest
-   n-gram types together, each at its best length (`Plan.pairs`);
+   n-gram types together, each at its best length (`SweepPlan.pairs`);
 3. *p-min*: the fastest drafter so far at `--spec-draft-p-min` 0.5 and 0.75 (`P_MINS`), its
    length widened again from the best one (p-min moves the best length: Step-3.5's n-max 2
    with p-min 0.6, llama.cpp#24508); this and the next stages go to that one drafter only, so
@@ -27,14 +27,14 @@ the engine runs (ngram-mod, ngram-simple, ngram-map-k):
    fastest there is the sweep's best (with dozens of setups, the fastest of two rounds is
    partly the luckiest), and its ratio is against none measured in the same stage;
 6. *engine settings*: repack, threads, threads for prompts, flash attention on the CPU and
-   the prompt batch on the setup auto will run (core/measuring/runs/tuning.py), kept in
+   the prompt batch on the setup auto will run (core/measuring/tuning.py), kept in
    `Sweep.tuned`, which the caller records beside the sweep.
 
-The same arms, rounds and noise bounds as the quick measurement (core/measuring/runs/arms.py): one
+The same arms, rounds and noise bounds as the quick measurement (core/measuring/arms.py): one
 engine start per setup and round, interleaved round by round within a stage; a dimension stops
 widening once a setup is beyond the noise below its best and falling. A setting the user's
 own engine arguments fix is not swept. Nothing is recorded here: the caller records the
-result (core/measuring/records/sweep_record.py) once the whole sweep finished; auto runs its best
+result (core/measurements/sweep_record.py) once the whole sweep finished; auto runs its best
 from then on.
 """
 
@@ -59,17 +59,17 @@ from draftwise.core.kinds import Backend
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, PrepareError, combination, with_drafter
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measuring.records.sweep_record import Row, Sweep
-from draftwise.core.measuring.records.tuned import TunedRecords
-from draftwise.core.measuring.runs import quick, tuning
-from draftwise.core.measuring.runs.arms import (
+from draftwise.core.measurements.sweep_record import Sweep, SweepRow
+from draftwise.core.measurements.tuned import TunedRecords
+from draftwise.core.measuring import quick, tuning
+from draftwise.core.measuring.arms import (
     DEFAULT_SETTINGS,
     Line,
     MeasureError,
+    MeasureSettings,
     Progress,
     Results,
     Runner,
-    Settings,
     Steps,
     decision_for,
     ngram_pair,
@@ -97,7 +97,7 @@ def _user_sets(prepared: Prepared, *flags: str) -> bool:
     return engine_args.sets(list(prepared.extra_args), *flags)
 
 
-class Plan:
+class SweepPlan:
     """The sweep's stages for one prepared launch; each stage asks the results so far.
 
     `alternatives`: the other drafters to sweep beside the resolver's (decisions from
@@ -247,12 +247,12 @@ def _best(results: Results, which: Callable[[Setup], bool]) -> Setup | None:
     return max(arms, key=lambda a: a.tokens_per_s).setup if arms else None
 
 
-def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
+def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
                       engine_types: Collection[str] = NGRAM_MEASURED, *,
                       tokens_per_s: float | None = None) -> float:  # fmt: skip
     """The longest the sweep takes (nothing pruned; `tokens_per_s` as quick.seconds_per_start)."""
     per_start = quick.seconds_per_start(prepared, settings, tokens_per_s)
-    return Plan(prepared, engine_types).most_starts(settings.rounds) * per_start
+    return SweepPlan(prepared, engine_types).most_starts(settings.rounds) * per_start
 
 
 def sweep(
@@ -262,7 +262,7 @@ def sweep(
     *,
     backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
-    settings: Settings = DEFAULT_SETTINGS,
+    settings: MeasureSettings = DEFAULT_SETTINGS,
     cancel: threading.Event | None = None,
     report: Callable[[Progress], None] | None = None,
     fixes: EngineFixes | None = None,
@@ -279,7 +279,7 @@ def sweep(
     run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
                      cancel=cancel, fixes=fixes, runner=runner, drafters=drafters)
     started = time.monotonic()
-    plan = Plan(prepared, quick.engine_types_of(binary) if engine_types is None else engine_types,
+    plan = SweepPlan(prepared, quick.engine_types_of(binary) if engine_types is None else engine_types,
                 [d.spec for d in drafters.values()])
     results = Results()
     run_stage(run, plan.types(), settings.rounds, results, steps)
@@ -293,7 +293,7 @@ def sweep(
     run_stage(run, plan.final(results), max(settings.rounds, FINAL_ROUNDS), finals, steps)
     base = finals.arms[setup_mod.NONE]
     rows = tuple(
-        Row(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
+        SweepRow(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
             acceptance=a.figures.acceptance, mean_length=a.figures.mean_length, stopped=a.setup in results.stopped,
             what=str(what_is_drafting(decision_for(spec, a.setup))),
             final_tokens_per_s=finals.arms[a.setup].tokens_per_s if a.setup in finals.arms else None)
@@ -304,7 +304,7 @@ def sweep(
                    prompts=len(settings.prompts), seconds=time.monotonic() - started,
                    when=time.strftime("%Y-%m-%dT%H:%M:%S"),
                    stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s)
-    # The engine's speed settings, on the setup auto will run (core/measuring/runs/tuning.py).
+    # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
     kept = tuning.settings_stage(run, prepared, result.measurement(), binary, machine,
                                  has_flag=tuning.flags_of(binary, caps), which=tuning.SWEEP,
                                  rounds=settings.rounds, steps=steps, store=tuned)

@@ -24,9 +24,9 @@ from pathlib import Path
 from draftwise.core.address import RPC_PORT
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
-from draftwise.core.machine import rpc_wire as wire
 from draftwise.core.machine.machine_types import RPC, Gpu, Machine, MiB
 from draftwise.core.messages import Message, msg
+from draftwise.core.rpc import wire
 
 FIELD = "rpc"  # the setting a worker error points at (the window's "Other computers")
 DEFAULT_PORT = RPC_PORT

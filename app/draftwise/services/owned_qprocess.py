@@ -31,7 +31,7 @@ from draftwise.core.launch import crash
 from draftwise.core.processes import process_group
 
 
-class GroupProcess(QObject):
+class OwnedQProcess(QObject):
     """`start()`, then `started` (pid) or `port_busy` / `failed_to_start`; `output` while it
     runs; `exited` (crash.ExitStatus) at the end."""
 

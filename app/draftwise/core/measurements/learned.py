@@ -1,6 +1,6 @@
 """What a measurement on the user's own prompts found, kept in the measurement it made.
 
-Learning from use (core/measuring/records/usage_check.py, core/measuring/runs/learn.py) measures the
+Learning from use (core/measurements/usage_check.py, core/measuring/learn.py) measures the
 kept setup again beside the setups that may beat it, on prompts drawn from the user's requests.
 Its measurement is recorded like any other (measured.py), with this beside it: which setup ran
 before, its speed-up on those prompts, and why it was measured again, so the next plan can say

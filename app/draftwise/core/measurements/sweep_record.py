@@ -1,4 +1,4 @@
-"""The sweep's results (core/measuring/runs/sweep.py), remembered per model, drafter, engine
+"""The sweep's results (core/measuring/sweep.py), remembered per model, drafter, engine
 and machine.
 
 A sweep tries every speculation setup the engine and the files allow and keeps a table of
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from draftwise.core import paths
-from draftwise.core.measuring.records.measurement import Combination, Measurement
+from draftwise.core.measurements.measurement import Combination, Measurement
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store
 from draftwise.core.speculation.setup import Setup
@@ -34,7 +34,7 @@ VERSION = 1
 
 
 @dataclass(frozen=True)
-class Row:
+class SweepRow:
     """One setup the sweep ran: its tokens/s over every round it got."""
 
     setup: Setup
@@ -54,7 +54,7 @@ class Row:
                 "stopped": self.stopped, "what": self.what, "final_tokens_per_s": self.final_tokens_per_s}
 
     @classmethod
-    def from_json(cls, data: Any) -> Row:
+    def from_json(cls, data: Any) -> SweepRow:
         if not isinstance(data, dict):
             raise ValueError("a row is not an object")
         return cls(setup=Setup.from_json(data["setup"]), tokens_per_s=float(data["tokens_per_s"]),
@@ -73,7 +73,7 @@ class Sweep:
     combination: Combination
     base_tokens_per_s: float  # without speculation (in the final stage, beside the finalists)
     base_noise: float
-    rows: tuple[Row, ...]  # every speculating setup tried, in the order run
+    rows: tuple[SweepRow, ...]  # every speculating setup tried, in the order run
     tokens: int = 0  # generated per prompt and round
     # Without speculation in the stages before the final: what the rows' own tokens/s compare with.
     stages_base_tokens_per_s: float = 0.0
@@ -85,7 +85,7 @@ class Sweep:
     tuned: Any = field(default=None, compare=False)
 
     @property
-    def best(self) -> Row | None:
+    def best(self) -> SweepRow | None:
         """The fastest finalist (the final stage compared them on the same rounds); without a
         final, the fastest speculating setup. One that drafted nothing (no acceptance) ran as
         without speculation: it is the best only when no setup drafted at all."""
@@ -96,11 +96,11 @@ class Sweep:
         full = [r for r in full if r.acceptance is not None] or full
         return max(full, key=lambda r: r.tokens_per_s) if full else None
 
-    def speed(self, row: Row) -> float:
+    def speed(self, row: SweepRow) -> float:
         """A row's tokens/s as its ratio counts it: the final stage's for a finalist."""
         return row.final_tokens_per_s if row.final_tokens_per_s is not None else row.tokens_per_s
 
-    def ratio(self, row: Row) -> float:
+    def ratio(self, row: SweepRow) -> float:
         """Against none measured beside it: in the final for a finalist, in the stages otherwise."""
         base = self.base_tokens_per_s if row.final_tokens_per_s is not None else (
             self.stages_base_tokens_per_s or self.base_tokens_per_s)
@@ -146,7 +146,7 @@ class Sweep:
         if not isinstance(rows, list):
             raise ValueError("an entry has no rows list")
         return cls(combination=combo, base_tokens_per_s=float(data["base_tokens_per_s"]),
-                   base_noise=float(data["base_noise"]), rows=tuple(Row.from_json(r) for r in rows),
+                   base_noise=float(data["base_noise"]), rows=tuple(SweepRow.from_json(r) for r in rows),
                    tokens=int(data.get("tokens", 0)), prompts=int(data.get("prompts", 0)),
                    seconds=float(data.get("seconds", 0.0)), when=str(data.get("when", "")),
                    stages_base_tokens_per_s=float(data.get("stages_base_tokens_per_s", 0.0)))

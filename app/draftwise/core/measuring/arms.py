@@ -15,8 +15,8 @@ setups of a stage come in lines — one dimension widened from a start (draft le
 and a line stops widening, in round 1, once a setup is beyond the noise below the line's best
 and below the setup before it (`falling`). Every setup run gets every round, the one that
 stopped its line too, so every row of a table has the same rounds and noise bound. The
-quick measurement (core/measuring/runs/quick.py) runs stages of single setups, the sweep
-(core/measuring/runs/sweep.py) stages of lines.
+quick measurement (core/measuring/quick.py) runs stages of single setups, the sweep
+(core/measuring/sweep.py) stages of lines.
 
 Runs headless (core/launch/headless.py) on the caller's thread; the window runs it on a worker
 thread. Engine fixes work as on every launch path (core/launch/fixes.py): a start that crashes
@@ -43,10 +43,10 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, PrepareError, Request, with_engine_settings
 from draftwise.core.machine import device_choice
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measuring.records import live_figures, measurement
-from draftwise.core.measuring.runs import prompts
-from draftwise.core.measuring.runs.prompts import PROMPTS, Prompt
-from draftwise.core.measuring.runs.prompts import body as _body
+from draftwise.core.measurements import live_figures, measurement
+from draftwise.core.measuring import prompts
+from draftwise.core.measuring.prompts import PROMPTS, Prompt
+from draftwise.core.measuring.prompts import body as _body
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.speculation import words
 from draftwise.core.speculation.resolver import SpecDecision
@@ -54,7 +54,7 @@ from draftwise.core.speculation.setup import Setup
 
 
 @dataclass(frozen=True)
-class Settings:
+class MeasureSettings:
     tokens: int = 128  # generated per prompt and round
     rounds: int = 2  # the noise needs at least 2
     prompts: tuple[Prompt, ...] = PROMPTS
@@ -66,7 +66,7 @@ class Settings:
     prompt_speed: bool = False
 
 
-DEFAULT_SETTINGS = Settings()
+DEFAULT_SETTINGS = MeasureSettings()
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class MeasureError(Exception):
 
 class SettingFault(MeasureError):
     """An engine setting the settings stage tried made the engine fail (`cause` the crash, or
-    None where the plan could not take it): the stage leaves it out (core/measuring/runs/
+    None where the plan could not take it): the stage leaves it out (core/measuring/
     tuning.py) instead of ending the measurement."""
 
     def __init__(self, message: Text, settings: EngineSettings, cause: crash.Cause | None = None) -> None:
@@ -112,7 +112,7 @@ class Arm:
     # Which type drafted how much (the engine's per-type statistics lines), last start's.
     per_type: tuple[live_figures.TypeStats, ...] = ()
     # Prompt processing: tokens and the engine's ms over the timed prompts (the long prompt
-    # where `Settings.prompt_speed`, else the measured ones), and each round's tokens/s.
+    # where `MeasureSettings.prompt_speed`, else the measured ones), and each round's tokens/s.
     prompt_tokens: float = 0.0
     prompt_ms: float = 0.0
     prompt_rounds: tuple[tuple[int, float], ...] = ()
@@ -331,7 +331,7 @@ def run_stage(run: Runner, lines: Sequence[Line], rounds: int, results: Results,
 
 # ------------------------------------------------------------------ the engine's arms
 def runner_for(prepared: Prepared, binary: Path, machine: Machine, steps: Steps, *, backend: str = Backend.CPU,
-               gpus: Sequence[Gpu] = (), settings: Settings = DEFAULT_SETTINGS,
+               gpus: Sequence[Gpu] = (), settings: MeasureSettings = DEFAULT_SETTINGS,
                cancel: threading.Event | None = None, fixes: EngineFixes | None = None,
                runner: Runner | None = None, drafters: Mapping[str, Prepared] | None = None) -> Runner:
     """What a measurement and a sweep both start with: refuse a launch with no speculation
@@ -354,7 +354,7 @@ class EngineArms:
     """Runs setups for one prepared launch on the real engine: a `Runner`."""
 
     def __init__(self, prepared: Prepared, binary: Path, *, backend: str = Backend.CPU, gpus: Sequence[Gpu] = (),
-                 settings: Settings = Settings(), cancel: threading.Event | None = None,
+                 settings: MeasureSettings = MeasureSettings(), cancel: threading.Event | None = None,
                  steps: Steps | None = None, fixes: EngineFixes | None = None,
                  requested: tuple[str, ...] = (), drafters: Mapping[str, Prepared] | None = None,
                  chosen_gpus: Sequence[int] | None = None, machine: Machine | None = None) -> None:
@@ -504,7 +504,7 @@ def _long_prompt(run: headless.HeadlessLaunch, ctx: int) -> list[int]:
     return list(json.loads(raw).get("tokens", []))[:prompts.long_prompt_length(ctx)]
 
 
-def _complete(run: headless.HeadlessLaunch, body: dict, settings: Settings,
+def _complete(run: headless.HeadlessLaunch, body: dict, settings: MeasureSettings,
               cancel: threading.Event | None) -> dict:
     """POST /completion on a helper thread while this one pumps the engine's output, so a
     crash mid-reply is seen (and classified) and a cancel is honoured at once."""

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from draftwise.core.engines.spec_types import DEFAULT_LENGTHS
-from draftwise.core.measuring.records import measured
+from draftwise.core.measurements import measured
 from draftwise.core.messages import Message, Text, msg
 
 if TYPE_CHECKING:
-    from draftwise.core.measuring.records.usage import Keeper
+    from draftwise.core.measurements.usage import Keeper
 
 # Counter names as the pinned engine writes them (server-task.cpp).
 DRAFTED = "llamacpp:spec_decode_num_draft_tokens_total"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from draftwise.core import paths, records
-from draftwise.core.chat import Conversation
+from draftwise.core.chat.protocol import Conversation
 from draftwise.core.messages import Message, msg
 
 FILE_NAME = "chats.json"

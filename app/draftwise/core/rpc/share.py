@@ -30,9 +30,9 @@ from draftwise.core import paths
 from draftwise.core.address import LOOPBACK
 from draftwise.core.engines import provision
 from draftwise.core.errors import FieldError
-from draftwise.core.machine.workers import DEFAULT_PORT
 from draftwise.core.messages import Message, msg
 from draftwise.core.processes import process_group
+from draftwise.core.rpc.workers import DEFAULT_PORT
 
 READY_TIMEOUT_S = 10.0
 NETWORK_WARNING = msg(

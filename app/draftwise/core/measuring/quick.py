@@ -1,6 +1,6 @@
 """The quick measurement: does speculation pay on this machine, and with which setup?
 
-The same prompts with speculation and without (core/measuring/runs/arms.py: one engine start per
+The same prompts with speculation and without (core/measuring/arms.py: one engine start per
 setup and round, the setups interleaved round by round, tokens/s from the engine's own
 timings, noise from the spread between rounds). What it tries, in two stages:
 
@@ -22,13 +22,13 @@ timings, noise from the spread between rounds). What it tries, in two stages:
    best prompt kinds (setup.py).
 
 3. the engine's speed settings (repack, threads, flash attention on the CPU) on the setup
-   auto will run, in a stage of their own (core/measuring/runs/tuning.py); the measurement
+   auto will run, in a stage of their own (core/measuring/tuning.py); the measurement
    carries what it kept (`Measurement.tuned`), which the caller records beside it.
 
 When none and the fastest are then still within the noise of each other (the error of their
 means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
 The fastest setup becomes the measurement's `setup`, which auto runs from then on
-(measured.decide). The sweep (core/measuring/runs/sweep.py) tries every setup; this stays within a
+(measured.decide). The sweep (core/measuring/sweep.py) tries every setup; this stays within a
 third of its time. Nothing is recorded here: the caller records the result once the whole
 measurement finished.
 """
@@ -56,17 +56,17 @@ from draftwise.core.kinds import AUTO_SOURCES, Backend
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measuring.records import live_figures, measured, measurement
-from draftwise.core.measuring.records.tuned import TunedRecords
-from draftwise.core.measuring.runs import arms, tuning
-from draftwise.core.measuring.runs.arms import (
+from draftwise.core.measurements import live_figures, measured, measurement
+from draftwise.core.measurements.tuned import TunedRecords
+from draftwise.core.measuring import arms, tuning
+from draftwise.core.measuring.arms import (
     DEFAULT_SETTINGS,
     Line,
     MeasureError,
+    MeasureSettings,
     Progress,
     Results,
     Runner,
-    Settings,
     Steps,
     decision_for,
     ngram_pair,
@@ -106,7 +106,7 @@ def own_setup(spec: SpecDecision) -> Setup:
     return setup_mod.of_decision(spec)
 
 
-def candidates(spec: SpecDecision, settings: Settings, extra_args: Sequence[str]) -> tuple[int | None, ...]:
+def candidates(spec: SpecDecision, settings: MeasureSettings, extra_args: Sequence[str]) -> tuple[int | None, ...]:
     """Draft lengths to try; (None,) when the type has no length flag or the user set one."""
     flag = measured.n_max_flag(spec.spec_type)
     if flag is None or engine_args.sets(list(extra_args), flag):
@@ -124,7 +124,7 @@ def ngram_request(prepared: Prepared, request: Request | None = None) -> Request
     return None if request.ngram_when_no_drafter else replace(request, ngram_when_no_drafter=True)
 
 
-def first_stage(prepared: Prepared, settings: Settings, engine_types: Collection[str]) -> list[Setup]:
+def first_stage(prepared: Prepared, settings: MeasureSettings, engine_types: Collection[str]) -> list[Setup]:
     """Without speculation, then the setups the first stage tries (see the module's text)."""
     spec = prepared.spec
     own = own_setup(spec)
@@ -194,7 +194,7 @@ def engine_types_of(binary: Path) -> tuple[str, ...]:
         return ()
 
 
-def engine_starts(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
+def engine_starts(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
                   engine_types: Collection[str] = NGRAM_MEASURED) -> int:
     """How many times a measurement loads the model at most: every setup, every round."""
     # The second stage: two drafter extras, or the pair of n-gram types.
@@ -203,7 +203,7 @@ def engine_starts(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
     return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune
 
 
-def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
+def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
                       engine_types: Collection[str] = NGRAM_MEASURED, *,
                       tokens_per_s: float | None = None) -> float:  # fmt: skip
     """A rough duration for the offer: every arm loads the model and generates the prompts
@@ -211,7 +211,7 @@ def estimated_seconds(prepared: Prepared, settings: Settings = DEFAULT_SETTINGS,
     return engine_starts(prepared, settings, engine_types) * seconds_per_start(prepared, settings, tokens_per_s)
 
 
-def seconds_per_start(prepared: Prepared, settings: Settings, tokens_per_s: float | None = None) -> float:
+def seconds_per_start(prepared: Prepared, settings: MeasureSettings, tokens_per_s: float | None = None) -> float:
     """One engine start: loading reads the weights (~1 GB/s from a warm disk); generation at
     `tokens_per_s` (the speed estimate here, speed.speed_here: every arm counted at the
     model's own speed, a drafter's help not counted, so the figure errs long), else at one
@@ -243,7 +243,7 @@ def measure(
     *,
     backend: str = Backend.CPU,
     gpus: Sequence[Gpu] = (),
-    settings: Settings = DEFAULT_SETTINGS,
+    settings: MeasureSettings = DEFAULT_SETTINGS,
     cancel: threading.Event | None = None,
     report: Callable[[Progress], None] | None = None,
     fixes: EngineFixes | None = None,
@@ -276,7 +276,7 @@ def measure(
         run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
     _resolve(run, results, settings, steps)
     m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
-    # The engine's speed settings, on the setup auto will run (core/measuring/runs/tuning.py).
+    # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
     kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
                                  which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned)
     steps.finish()
@@ -288,7 +288,7 @@ def ratio_error(base: Arm, best: Arm) -> float:
     return math.sqrt(base.error() ** 2 + best.error() ** 2)
 
 
-def _resolve(run: Runner, results: Results, settings: Settings, steps: Steps) -> None:
+def _resolve(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> None:
     """More rounds of none and the best while the verdict is within the noise (neither faster
     nor slower), up to MAX_ROUNDS: a busy machine's spread then still gives a verdict."""
     rounds = settings.rounds
@@ -306,7 +306,7 @@ def _resolve(run: Runner, results: Results, settings: Settings, steps: Steps) ->
         rounds += 1
 
 
-def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: Settings,
+def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: MeasureSettings,
                  seconds: float) -> measured.Measurement:
     spec = prepared.spec
     base, best = results.arms[setup_mod.NONE], results.best()

@@ -1,7 +1,7 @@
 """The engine's speed settings measured on this machine, the rule that calls one faster, and
 the record auto launches with.
 
-The settings stage (core/measuring/runs/tuning.py) tries repack, threads, flash attention and
+The settings stage (core/measuring/tuning.py) tries repack, threads, flash attention and
 the prompt batch sizes on the setup the measurement chose; what it found is remembered here
 per model file, engine build and machine (`key_for`: core/identity.py's keys, the drafter left
 out, because none of these settings is the drafter's), with the tokens/s it gave, and the
@@ -40,7 +40,7 @@ from typing import Any
 
 from draftwise.core import identity, paths
 from draftwise.core.engines.engine_settings import DEFAULTS, FLAGS, EngineSettings
-from draftwise.core.measuring.records.measurement import NOISE_FLOOR, Combination
+from draftwise.core.measurements.measurement import NOISE_FLOOR, Combination
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.records import JsonRecord, Store, sentence_from_json, sentence_to_json
 

@@ -34,7 +34,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from draftwise.core import pictures as pics
+from draftwise.core.chat import pictures as pics
 from draftwise.core.messages import Message, Text, msg
 
 CHAT_PATH = "/v1/chat/completions"
@@ -208,7 +208,7 @@ class Options:
 
 def request_body(messages: list[tuple[str, Any]], options: Options) -> dict[str, Any]:
     """The JSON body for `(role, content)` turns, streamed, with per-token timings. A content
-    is text, or a list of parts with pictures (`core.pictures.content`)."""
+    is text, or a list of parts with pictures (`core.chat.pictures.content`)."""
     turns = [{"role": "system", "content": options.system_prompt}] if options.system_prompt.strip() else []
     turns += [{"role": role, "content": content} for role, content in messages]
     body: dict[str, Any] = {
@@ -341,7 +341,7 @@ def length_note(max_tokens: int | None, generated: int, timings: Timings | None,
 
 # ------------------------------------------------------------------ figures
 @dataclass(frozen=True)
-class Figures:
+class ReplyFigures:
     """What one reply cost, for the quiet line under it."""
 
     first_token_s: float | None = None
@@ -357,7 +357,7 @@ class Figures:
                                                "speculative", "from_engine")}
 
     @classmethod
-    def from_json(cls, data: Any) -> Figures | None:
+    def from_json(cls, data: Any) -> ReplyFigures | None:
         if not isinstance(data, dict):
             return None
         try:
@@ -380,25 +380,25 @@ def _opt_int(v: Any) -> int | None:
 
 
 def figures(timings: Timings | None, *, first_token_s: float | None, counted: int,
-            elapsed_s: float | None, speculative: bool) -> Figures:
+            elapsed_s: float | None, speculative: bool) -> ReplyFigures:
     """The engine's figures when it sent them; otherwise what the client counted."""
     if timings is not None and timings.predicted_n > 0:
         rate = timings.predicted_per_second
         if rate is None and timings.predicted_ms > 0:
             rate = timings.predicted_n * 1000.0 / timings.predicted_ms
-        return Figures(first_token_s, timings.predicted_n, rate, timings.draft_n, timings.draft_accepted,
+        return ReplyFigures(first_token_s, timings.predicted_n, rate, timings.draft_n, timings.draft_accepted,
                        speculative, True)
     rate = None
     if counted and elapsed_s and first_token_s is not None and elapsed_s > first_token_s:
         rate = counted / (elapsed_s - first_token_s)
-    return Figures(first_token_s, counted, rate, None, None, speculative, False)
+    return ReplyFigures(first_token_s, counted, rate, None, None, speculative, False)
 
 
 def _seconds(s: float) -> str:
     return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.1f} s"
 
 
-def figures_line(f: Figures) -> list[Message]:
+def figures_line(f: ReplyFigures) -> list[Message]:
     """The parts of the line under a reply, in order."""
     parts: list[Message] = []
     if f.first_token_s is not None:
@@ -421,7 +421,7 @@ class Turn:
     role: str  # user | assistant
     content: str = ""
     reasoning: str = ""
-    figures: Figures | None = None
+    figures: ReplyFigures | None = None
     note: Message | None = None  # stopped, cut short, crashed, length...
     problem: bool = False  # the note is a failure, not a quiet remark
     pictures: list[pics.Picture] = field(default_factory=list)  # attached to a user turn
@@ -449,7 +449,7 @@ class Turn:
         content, reasoning, note = data.get("content"), data.get("reasoning", ""), data.get("note")
         if not isinstance(content, str) or not isinstance(reasoning, str):
             return None
-        return cls(data["role"], content, reasoning, Figures.from_json(data.get("figures")),
+        return cls(data["role"], content, reasoning, ReplyFigures.from_json(data.get("figures")),
                    Message(note) if isinstance(note, str) and note else None, bool(data.get("problem")),
                    _pictures_from_json(data.get("pictures")), bool(data.get("pictures_refused")))
 

@@ -3,6 +3,7 @@ rules are import-linter contracts (pyproject.toml), each proved able to fail."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -357,3 +358,25 @@ def test_the_engine_stage_has_one_definition():
             found += [f"{path.relative_to(ROOT / 'app')}:{n.lineno} {n.value!r}" for n in said
                       if isinstance(n, ast.Constant) and n.value in words]
     assert found == [], found
+
+
+def _classes_defined_twice(root: Path) -> dict[str, list[str]]:
+    """Class name -> the modules defining it, where more than one does (test helpers aside)."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "testing":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(rel.as_posix())
+    return {name: places for name, places in where.items() if len(places) > 1}
+
+
+def test_every_class_name_is_defined_once(tmp_path):
+    """Issue 36: a name read in a traceback or a grep names one class. A copy of the tree with
+    a second `Outcome` beside the launch's proves the check can fail."""
+    assert _classes_defined_twice(ROOT / "app" / "draftwise") == {}
+    (tmp_path / "a.py").write_text("class EngineOutcome:\n    pass\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("class EngineOutcome:\n    pass\n", encoding="utf-8")
+    assert _classes_defined_twice(tmp_path) == {"EngineOutcome": ["a.py", "b.py"]}

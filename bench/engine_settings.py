@@ -1,6 +1,6 @@
 """Auto's launch against the best of a sweep that also tries the engine's speed settings
 (issue 30, item 4): repack, threads, flash attention and the prompt batch sizes beside the
-speculation (core/measuring/runs/tuning.py), not a test.
+speculation (core/measuring/tuning.py), not a test.
 
 Per model, each in data folders of its own (nothing of the user's is read or written):
 1. `draftwise measure MODEL` (the quick measurement, its settings stage included): what auto
@@ -101,9 +101,9 @@ def _duel_child(argv: list[str]) -> int:
     from draftwise.core.launch import prepare, session
     from draftwise.core.launch.fixes import EngineFixes
     from draftwise.core.machine import device_choice, hardware
-    from draftwise.core.measuring.records import tuned
-    from draftwise.core.measuring.records.measured import MeasuredRecords
-    from draftwise.core.measuring.runs import arms, tuning
+    from draftwise.core.measurements import tuned
+    from draftwise.core.measurements.measured import MeasuredRecords
+    from draftwise.core.measuring import arms, tuning
     from draftwise.core.speculation import resolver
     from draftwise.core.speculation.setup import of_decision
 
@@ -132,7 +132,7 @@ def _duel_child(argv: list[str]) -> int:
     st = swept.tuned().get(tuned.key_for(model_p, binary_p, machine))
     best = replace(best, engine=st.settings if st else best.engine)
     print(f"  auto runs {auto_setup.label()} | the sweep's best: {best.label()}", flush=True)
-    settings = arms.Settings(tokens=int(tokens), rounds=int(rounds), prompt_speed=True)
+    settings = arms.MeasureSettings(tokens=int(tokens), rounds=int(rounds), prompt_speed=True)
     steps = arms.Steps(1 + len(settings.prompts))
     run = arms.EngineArms(base, binary_p, settings=settings, steps=steps, machine=machine, fixes=fixes)
     results = arms.Results()

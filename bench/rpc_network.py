@@ -1,6 +1,6 @@
 """A worker over a real network path: the real Gemma 3 270M's decode speed alone on this
 computer and split with a worker behind each link profile of issue 29, beside what
-core/machine/split_speed.py predicts (issue 29, items 2 and 3).
+core/rpc/split_speed.py predicts (issue 29, items 2 and 3).
 
 Per profile (draftwise/testing/netlab.py): a `ggml-rpc-server` in a network namespace behind
 a tc-shaped veth pair and a delaying relay; the link measured through the RPC protocol
@@ -38,7 +38,8 @@ import urllib.request
 from pathlib import Path
 
 from draftwise.core.launch import launch_spec, speed_probe
-from draftwise.core.machine import link, share, speed, split_speed
+from draftwise.core.machine import speed
+from draftwise.core.rpc import link, share, split_speed
 from draftwise.testing import netlab, realmodels
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -84,7 +84,7 @@ def main() -> int:
     from draftwise.core.launch import headless, launch_spec, prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
     from draftwise.core.machine import hardware
-    from draftwise.core.measuring.runs.prompts import PROMPTS, body
+    from draftwise.core.measuring.prompts import PROMPTS, body
     from draftwise.core.serving import library, preset, serve_plan
     from draftwise.testing import realmodels
 
@@ -125,7 +125,8 @@ def main() -> int:
     logs = home / "logs"
     logs.mkdir()
     router = headless.serve(router_spec, log_dir=logs)
-    single = headless.serve(single_spec(folder / "gemma-3-270m-a.gguf"), log_dir=logs)
+    single_launch = single_spec(folder / "gemma-3-270m-a.gguf")
+    single = headless.serve(single_launch, log_dir=logs)
     rows = []
     switches = []
     try:
@@ -133,7 +134,7 @@ def main() -> int:
         single.wait_ready(300)
         _post(router.base_url, key, "/models/load", {"model": a})
         _wait_loaded(router.base_url, key, a)
-        same = preset.argv_options(list(plan.by_id(a).launch.argv)) == preset.argv_options(list(single.argv))
+        same = preset.section(a, plan.by_id(a).launch.options) == preset.section(a, single_launch.options)
         for r in range(opts.rounds):
             for p in PROMPTS:
                 for arm in (("single", "router") if r % 2 == 0 else ("router", "single")):

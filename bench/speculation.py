@@ -2,8 +2,8 @@
 quick measurement, the sweep, and auto's choice against the sweep's best, side by side (not a test).
 
 For every row:
-1. the quick measurement (`core/measuring/runs/quick.measure`), recorded: what auto knows without a sweep;
-2. the sweep (`core/measuring/runs/sweep.sweep`), not recorded: every setup, its best (none, when no
+1. the quick measurement (`core/measuring/quick.measure`), recorded: what auto knows without a sweep;
+2. the sweep (`core/measuring/sweep.sweep`), not recorded: every setup, its best (none, when no
    setup beats it);
 3. auto's plan from the rules and the recorded quick measurement (`prepare.prepare`, no flag);
 4. a duel: auto's setup and the sweep's best in one interleaved run (same prompts, rounds
@@ -52,8 +52,8 @@ from draftwise.cli.measure import render_sweep  # noqa: E402
 from draftwise.core.engines import capabilities  # noqa: E402
 from draftwise.core.launch import prepare, session  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
-from draftwise.core.measuring.records import measured  # noqa: E402
-from draftwise.core.measuring.runs import arms, quick, sweep  # noqa: E402
+from draftwise.core.measurements import measured  # noqa: E402
+from draftwise.core.measuring import arms, quick, sweep  # noqa: E402
 from draftwise.core.speculation import resolver  # noqa: E402
 from draftwise.core.speculation import setup as setup_mod  # noqa: E402
 from draftwise.testing import realmodels  # noqa: E402
@@ -74,7 +74,7 @@ class Row:
     key: str
     label: str
     request: prepare.Request
-    settings: arms.Settings
+    settings: arms.MeasureSettings
     expect: str = ""  # "pays", "does not pay", or "" (no target of its own)
 
 
@@ -90,18 +90,18 @@ def _rows(args: argparse.Namespace, threads: tuple[str, ...]) -> list[Row]:
     slow = tm.write_tiny_model(SCRATCH / "slow" / "speedy.gguf", target)[0]
     tm.write_tiny_model(SCRATCH / "slow" / "speedy-draft.gguf", td.never_accepted_draft(target))
     alone = tm.write_tiny_model(SCRATCH / "alone" / "speedy.gguf", target)[0]
-    s = arms.Settings(tokens=args.tokens, rounds=args.rounds)
+    s = arms.MeasureSettings(tokens=args.tokens, rounds=args.rounds)
     rows = [
         Row("pay", "exact 1-block draft", prepare.Request(model=pay, extra_args=threads), s, "pays"),
         Row("slow", "never-accepted 5-block draft", prepare.Request(model=slow, extra_args=threads), s,
             "does not pay"),
         Row("ngram", "no drafter, repeating prompt", prepare.Request(model=alone, extra_args=threads),
-            arms.Settings(tokens=args.tokens * 2, rounds=args.rounds, prompts=(REPEAT,))),
+            arms.MeasureSettings(tokens=args.tokens * 2, rounds=args.rounds, prompts=(REPEAT,))),
     ]
     if args.only & {"gemma", "gemma-bench"}:
         gemma = realmodels.gemma3_270m()
         # As the window and `draftwise measure` run it: their token count, the engine's threads.
-        app = arms.Settings(rounds=args.rounds)
+        app = arms.MeasureSettings(rounds=args.rounds)
         rows.append(Row("gemma", f"Gemma 3 270M Q4_K_M ({app.tokens} tokens)", prepare.Request(model=gemma), app))
         rows.append(Row("gemma-bench", f"Gemma 3 270M Q4_K_M ({args.tokens} tokens, --threads)",
                         prepare.Request(model=gemma, extra_args=threads), s))
@@ -121,7 +121,7 @@ def _planned(request: prepare.Request, caps, machine, records=None) -> prepare.P
     return _session(ngram, caps, machine) if ngram is not None else p
 
 
-def _duel(prepared: prepare.Prepared, machine, settings: arms.Settings, setups: list[setup_mod.Setup]) -> dict:
+def _duel(prepared: prepare.Prepared, machine, settings: arms.MeasureSettings, setups: list[setup_mod.Setup]) -> dict:
     """The setups in one interleaved run: {setup: Arm}."""
     steps = arms.Steps(1 + len(settings.prompts))
     run = arms.EngineArms(prepared, BINARY, settings=settings, steps=steps)
@@ -131,7 +131,7 @@ def _duel(prepared: prepare.Prepared, machine, settings: arms.Settings, setups: 
     return results.arms
 
 
-def _kinds(arm: arms.Arm, settings: arms.Settings) -> str:
+def _kinds(arm: arms.Arm, settings: arms.MeasureSettings) -> str:
     return " ".join(f"{p.kind} {arm.tokens_per_s_of(i):.1f}" for i, p in enumerate(settings.prompts))
 
 

@@ -59,7 +59,7 @@ def _own_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
                 (engines / folder.name).symlink_to(folder, target_is_directory=True)
     # Links that failed are kept in memory a few minutes (link.FAILED_KEPT_S): not from an
     # earlier test whose worker had the same port.
-    from draftwise.core.machine import link
+    from draftwise.core.rpc import link
 
     link.forget_failure()
     return home

@@ -12,8 +12,8 @@ from draftwise.core.engines.capabilities import pinned_caps
 from draftwise.core.engines.spec_types import NGRAM_MEASURED
 from draftwise.core.launch import prepare
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.measuring.records import live_figures, measured
-from draftwise.core.measuring.runs import arms, quick
+from draftwise.core.measurements import live_figures, measured
+from draftwise.core.measuring import arms, quick
 from draftwise.core.planning import planner
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import Setup
@@ -23,7 +23,7 @@ CAPS = pinned_caps()
 TARGET = TinyModel(name="Tiny", n_layer=4, n_embd=128, n_ff=256)
 MACHINE = Machine(ram_total=16 << 30, ram_available=12 << 30, gpus=[], os="linux")
 ENGINE = Path("/e/llama-server")
-SETTINGS = arms.Settings(tokens=64, rounds=2)
+SETTINGS = arms.MeasureSettings(tokens=64, rounds=2)
 
 
 def _prefs() -> planner.PlanPrefs:
@@ -86,6 +86,6 @@ def run_measure(p: prepare.Prepared, fake: Fake) -> measured.Measurement:
 
 
 def run_sweep(p: prepare.Prepared, fake: Fake):
-    from draftwise.core.measuring.runs import sweep
+    from draftwise.core.measuring import sweep
 
     return sweep.sweep(p, ENGINE, MACHINE, settings=SETTINGS, runner=fake, engine_types=NGRAM_MEASURED)

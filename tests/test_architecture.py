@@ -3,6 +3,7 @@ rules are import-linter contracts (pyproject.toml), each proved able to fail."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -48,12 +49,11 @@ def _module_names(folder: Path, prefix: str) -> set[str]:
 
 
 def test_core_top_level_modules_are_all_in_the_helper_contract():
-    """core/*.py (the shared helpers, the chat's data: chat, chat_store, pictures) sit below every
-    core subpackage; a new top-level module is held to that too."""
+    """core/*.py (the shared helpers) sit below every core subpackage; a new top-level module is
+    held to that too (the chat is a package, core/chat, at the foot of the layers)."""
     helpers = _contract("Core's top-level modules")
     core = ROOT / "app" / "draftwise" / "core"
     top = {f"draftwise.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
-    assert {"draftwise.core.chat", "draftwise.core.chat_store"} <= top
     assert set(helpers["source_modules"]) == top
     assert set(helpers["forbidden_modules"]) == _module_names(core, "draftwise.core") - top
 
@@ -91,15 +91,19 @@ def test_contract_catches_an_upward_import_inside_core(tmp_path):
     assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
 
 
-def test_measuring_has_its_records_below_launch_and_its_runs_above():
-    """One package measures (issue 28): the records the launch session reads sit below
-    core/launch, the runs that start engines through it above; launch holds launching only."""
+def test_measurements_sit_below_launch_and_measuring_above():
+    """Measurement is two rooms (issues 28 and 36): core/measurements, what was measured (data
+    and stores the launch session reads), below core/launch; core/measuring, the runs that start
+    engines through it, above. The other computers (core/rpc) sit between launch and machine."""
     layers = [{name.strip() for name in layer.split("|")}
               for layer in _contract("Inside core: each subpackage uses only those below it")["layers"]]
     level = {name: i for i, layer in enumerate(layers) for name in layer}
-    assert level["measuring.runs"] < level["launch"] < level["measuring.records"] < level["speculation"]
+    assert level["measuring"] < level["launch"] < level["measurements"] < level["speculation"]
+    assert level["launch"] < level["rpc"] < level["machine"]
     core = ROOT / "app" / "draftwise" / "core"
-    assert _module_names(core / "measuring", "measuring") == {"measuring.records", "measuring.runs"}
+    assert not (core / "measuring" / "records").exists() and not (core / "measuring" / "runs").exists()
+    assert {"arms", "sweep", "quick"} <= {p.stem for p in (core / "measuring").glob("*.py")}
+    assert {"measured", "measurement", "live_figures"} <= {p.stem for p in (core / "measurements").glob("*.py")}
     moved = {"arms", "measure", "quick", "sweep", "live_figures", "share",
              "measured", "measurement", "sweep_record"}
     assert not moved & {p.stem for p in (core / "launch").glob("*.py")}
@@ -108,7 +112,7 @@ def test_measuring_has_its_records_below_launch_and_its_runs_above():
 
 def test_contract_catches_a_measurement_record_importing_the_launch(tmp_path):
     """A record importing core/launch would cycle with the launch session that reads it."""
-    out = _lint_copy_with(tmp_path, "draftwise/core/measuring/records/_planted.py",
+    out = _lint_copy_with(tmp_path, "draftwise/core/measurements/_planted.py",
                           "from draftwise.core.launch import prepare  # noqa: F401\n")
     assert out.returncode != 0
     assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
@@ -116,7 +120,7 @@ def test_contract_catches_a_measurement_record_importing_the_launch(tmp_path):
 
 def test_contract_catches_the_launch_importing_a_measurement_run(tmp_path):
     out = _lint_copy_with(tmp_path, "draftwise/core/launch/_planted.py",
-                          "from draftwise.core.measuring.runs import arms  # noqa: F401\n")
+                          "from draftwise.core.measuring import arms  # noqa: F401\n")
     assert out.returncode != 0
     assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
 
@@ -130,11 +134,11 @@ def test_contract_catches_app_code_importing_the_test_helpers(tmp_path):
 
 
 def test_contract_catches_the_chat_importing_a_core_subpackage(tmp_path):
-    out = _lint_copy_with(tmp_path, "draftwise/core/chat.py",
-                          (ROOT / "app/draftwise/core/chat.py").read_text(encoding="utf-8")
+    out = _lint_copy_with(tmp_path, "draftwise/core/chat/protocol.py",
+                          (ROOT / "app/draftwise/core/chat/protocol.py").read_text(encoding="utf-8")
                           + "\nfrom draftwise.core.launch import crash  # noqa: E402,F401\n")
     assert out.returncode != 0
-    assert "Core's top-level modules (shared helpers, chat) import no core subpackage BROKEN" in out.stdout
+    assert "Inside core: each subpackage uses only those below it BROKEN" in out.stdout
 
 
 def test_contract_catches_the_selftest_importing_the_gui(tmp_path):
@@ -306,7 +310,7 @@ def test_only_the_launch_session_calls_prepare():
 
 def test_only_the_launch_flow_writes_an_engines_outcome():
     """core/launch/launch_flow.py is the one writer of a running engine's EngineOutcome (issue
-    36): the drivers pass it on, the view-models, the CLI and the UI read it. The outcome is
+    36), core/serving/serve_flow.py of each served model's: the drivers pass it on, the view-models, the CLI and the UI read it. The outcome is
     frozen, so a writer has to make a new one: EngineOutcome(...) or dataclasses.replace."""
     import ast
 
@@ -320,8 +324,10 @@ def test_only_the_launch_flow_writes_an_engines_outcome():
             replaced = ast.unparse(node.args[0]) if name == "replace" and node.args else ""
             if name == "EngineOutcome" or "outcome" in replaced:
                 writers.append(str(path.relative_to(ROOT / "app")))
-    # outcome.py makes the one empty outcome (NOTHING: no engine launched).
-    assert sorted(set(writers)) == ["draftwise/core/launch/launch_flow.py", "draftwise/core/launch/outcome.py"], writers
+    # outcome.py makes the one empty outcome (NOTHING: no engine launched); core/serving/
+    # serve_flow.py is the one writer of each served model's outcome (one per model, issue 36).
+    assert sorted(set(writers)) == ["draftwise/core/launch/launch_flow.py", "draftwise/core/launch/outcome.py",
+                                    "draftwise/core/serving/serve_flow.py"], writers
 
 
 def test_the_engine_stage_has_one_definition():
@@ -352,3 +358,25 @@ def test_the_engine_stage_has_one_definition():
             found += [f"{path.relative_to(ROOT / 'app')}:{n.lineno} {n.value!r}" for n in said
                       if isinstance(n, ast.Constant) and n.value in words]
     assert found == [], found
+
+
+def _classes_defined_twice(root: Path) -> dict[str, list[str]]:
+    """Class name -> the modules defining it, where more than one does (test helpers aside)."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "testing":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(rel.as_posix())
+    return {name: places for name, places in where.items() if len(places) > 1}
+
+
+def test_every_class_name_is_defined_once(tmp_path):
+    """Issue 36: a name read in a traceback or a grep names one class. A copy of the tree with
+    a second `Outcome` beside the launch's proves the check can fail."""
+    assert _classes_defined_twice(ROOT / "app" / "draftwise") == {}
+    (tmp_path / "a.py").write_text("class EngineOutcome:\n    pass\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("class EngineOutcome:\n    pass\n", encoding="utf-8")
+    assert _classes_defined_twice(tmp_path) == {"EngineOutcome": ["a.py", "b.py"]}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QObject, Qt, Signal
 
-from draftwise.core import chat
+from draftwise.core.chat import protocol as chat
 from draftwise.core.engines import args as engine_args
 from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf

@@ -11,8 +11,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QImage
 from tests.test_chat_viewmodel import Ready, Scripted
 
-from draftwise.core import chat
-from draftwise.core import pictures as pics
+from draftwise.core.chat import pictures as pics
+from draftwise.core.chat import protocol as chat
 from draftwise.ui.chat_panel import ChatPanel
 from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.chat_pictures import png_bytes, read_picture

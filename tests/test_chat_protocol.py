@@ -1,4 +1,4 @@
-"""core/chat.py and core/chat_store.py: the stream as llama-server writes it, errors, figures,
+"""core/chat/protocol.py and core/chat/store.py: the stream as llama-server writes it, errors, figures,
 saved chats. Pure Python; the bytes are the pinned engine's format (tools/server)."""
 
 from __future__ import annotations
@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import chat, chat_store
-from draftwise.core.chat import (
+from draftwise.core.chat import protocol as chat
+from draftwise.core.chat import store as chat_store
+from draftwise.core.chat.protocol import (
     Conversation,
     Delta,
     Done,
     Failure,
-    Figures,
     Finish,
     Options,
+    ReplyFigures,
     Timings,
     Turn,
 )
@@ -109,7 +110,7 @@ def test_the_chat_never_sends_logit_bias():
     from pathlib import Path
 
     # Nor do the stream and the chat's state add one of their own.
-    app = Path(chat.__file__).parents[1]
+    app = Path(chat.__file__).parents[2]
     assert all("logit_bias" not in (app / f).read_text(encoding="utf-8")
                for f in ("services/chat_client.py", "viewmodels/chat.py", "ui/chat_panel.py"))
 
@@ -146,7 +147,7 @@ def test_length_says_which_limit():
 def _conversation() -> Conversation:
     return Conversation("c1", 1.0, "sys", [
         Turn("user", "What is MTP?"),
-        Turn("assistant", "It **predicts**.", "thinking", Figures(0.2, 20, 100.0, 10, 5, True, True),
+        Turn("assistant", "It **predicts**.", "thinking", ReplyFigures(0.2, 20, 100.0, 10, 5, True, True),
              chat.stopped_note()),
     ])
 
@@ -176,19 +177,6 @@ def test_a_corrupt_file_is_set_aside_and_reported(tmp_path: Path, content: bytes
     assert loaded.conversations == [] and why in str(loaded.problem)
     assert loaded.set_aside is not None and loaded.set_aside.read_bytes() == content
     assert loaded.set_aside.name in str(loaded.problem) and not path.exists() and not loaded.save_blocked
-
-
-def test_markdown_pieces_of_a_growing_reply_stay_put():
-    text = "".join((f"Paragraph {i} " + "word " * 80 + "\n\n") if i % 5 else "```python\nx = 1\n\ny = 2\n```\n\n"
-                   for i in range(40))
-    whole = chat.markdown_segments(text, size=500)
-    assert "\n\n".join(whole) == text and len(whole) > 4
-    assert all(p.count("```") % 2 == 0 for p in whole[:-1])  # never cut inside a code block
-    previous: list[str] = []
-    for n in range(1, len(text), 53):
-        pieces = chat.markdown_segments(text[:n], size=500)
-        assert pieces[:len(previous) - 1] == previous[:-1]  # only the last piece changes
-        previous = pieces
 
 
 # ------------------------------------------------------------------ continuing text (issue 20)

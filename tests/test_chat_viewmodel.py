@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from draftwise.core import chat
+from draftwise.core.chat import protocol as chat
 from draftwise.core.settings import Settings
 from draftwise.ui.chat_panel import ChatPanel
 from draftwise.viewmodels.chat import IDLE, ChatViewModel
@@ -78,9 +78,9 @@ def test_tokens_reach_the_view_in_batches_on_a_timer(qtbot):
 
 
 def test_the_prompts_sent_are_kept_per_model_on_this_computer(qtbot, tmp_path: Path):
-    """For measuring speculation on the user's own work (core/measuring/runs/learn.py): the
+    """For measuring speculation on the user's own work (core/measuring/learn.py): the
     chat as the engine gets it, the last few per model, in the data folder."""
-    from draftwise.core.measuring.records import usage
+    from draftwise.core.measurements import usage
 
     launch = Ready()
     launch.spec.model_path = tmp_path / "model.gguf"
@@ -95,7 +95,7 @@ def test_the_prompts_sent_are_kept_per_model_on_this_computer(qtbot, tmp_path: P
 def test_turning_kept_prompts_off_keeps_none_and_deletes_those_kept(qtbot, tmp_path: Path):
     """The chat's box "Keep my last prompts…" (settings.keep_prompts): unchecked, the prompts
     sent are not kept and the ones kept before are deleted, every model's."""
-    from draftwise.core.measuring.records import usage
+    from draftwise.core.measurements import usage
 
     launch = Ready()
     launch.spec.model_path = tmp_path / "model.gguf"
@@ -148,7 +148,7 @@ def test_japanese_pane_and_sentences(qtbot):
         panel = ChatPanel(vm)
         qtbot.addWidget(panel)
         assert panel.send_button.text() == "送信" and panel.new_button.text() == "新しいチャット"
-        f = chat.Figures(0.25, 40, 80.0, 30, 21, True, True)
+        f = chat.ReplyFigures(0.25, 40, 80.0, 30, 21, True, True)
         assert vm.figures_text(chat.Turn("assistant", "x", figures=f)) == \
             "最初のトークン 250 ms · 80.0 トークン/秒 · 40 トークン · ドラフト 30、採用 21（70 %）"
         crash = chat.crashed("The engine ran out of memory.").sentence
@@ -178,7 +178,7 @@ def test_every_chat_sentence_of_core_is_translated():
 
     root = Path(__file__).resolve().parents[1] / "app" / "draftwise" / "core"
     templates = set()
-    for name in ("chat.py", "chat_store.py"):
+    for name in ("chat/protocol.py", "chat/store.py"):
         for node in ast.walk(ast.parse((root / name).read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "msg":
                 templates.add(node.args[0].value)

@@ -169,7 +169,7 @@ def test_broken_list_and_clear(tmp_path, monkeypatch):
 def test_prompts_lists_and_deletes_the_kept_prompts(tmp_path, monkeypatch):
     """`draftwise prompts`: what the chat kept for measuring on the user's work, and a way to
     delete it (one model's or all) that leaves the speed figures."""
-    from draftwise.core.measuring.records import usage
+    from draftwise.core.measurements import usage
 
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"

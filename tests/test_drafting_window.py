@@ -16,8 +16,8 @@ import pytest
 
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import headless, launch_spec
-from draftwise.core.measuring.records.measured import MeasuredRecords
-from draftwise.core.measuring.runs import quick
+from draftwise.core.measurements.measured import MeasuredRecords
+from draftwise.core.measuring import quick
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
@@ -50,7 +50,7 @@ def _vm(engine, **settings) -> AppViewModel:
                       persist=False)
     vm.engine.set_engines([EngineChoice("llama.cpp", engine.binary, "cpu", "", "test", "",
                                         capabilities.capabilities(engine.binary))])
-    vm.drafting.settings = quick.Settings(tokens=8, rounds=1, n_max_values=(2,))
+    vm.drafting.settings = quick.MeasureSettings(tokens=8, rounds=1, n_max_values=(2,))
     vm.set_machine(probe_machine())
     return vm
 
@@ -125,7 +125,7 @@ def test_live_figures_offer_measure_record_and_restore(qtbot, engine, paying: Pa
 
 def test_closing_the_app_mid_measurement_leaves_no_engine_and_no_record(qtbot, engine, paying: Path):
     vm = _vm(engine)
-    vm.drafting.settings = quick.Settings(tokens=64, rounds=3, n_max_values=(2, 4))
+    vm.drafting.settings = quick.MeasureSettings(tokens=64, rounds=3, n_max_values=(2, 4))
     _open(qtbot, vm, paying)
     assert vm.drafting.measure_speed()
     qtbot.waitUntil(lambda: vm.drafting.fraction > 0, timeout=60000)
@@ -174,7 +174,7 @@ def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_be
     test is about the window's side), recorded with the sweeps, and the re-plan runs its best
     (a combined setup) without the user touching anything."""
     from draftwise.core.launch import prepare
-    from draftwise.core.measuring.records.sweep_record import Row, Sweep
+    from draftwise.core.measurements.sweep_record import Sweep, SweepRow
     from draftwise.core.speculation.setup import Setup, of_decision
     from draftwise.services import drafting_tasks as service
 
@@ -184,8 +184,8 @@ def test_measure_all_settings_runs_the_sweep_records_it_and_the_plan_runs_its_be
     def fake_sweep(prepared, binary, machine, **kw):
         calls.append(prepared.spec.source)
         return Sweep(prepare.combination(prepared.model.path, prepared.spec, binary, machine), 100.0, 0.0,
-                     (Row(Setup("draft-simple", n_max=3), 150.0, 0.0, 2, 1.0, 3.0),
-                      Row(best, 300.0, 0.0, 2, 0.95, 9.0, what="the draft model speedy-draft.gguf with n-gram")),
+                     (SweepRow(Setup("draft-simple", n_max=3), 150.0, 0.0, 2, 1.0, 3.0),
+                      SweepRow(best, 300.0, 0.0, 2, 0.95, 9.0, what="the draft model speedy-draft.gguf with n-gram")),
                      tokens=8, prompts=3)
 
     monkeypatch.setattr(service.sweep, "sweep", fake_sweep)
@@ -220,8 +220,8 @@ def test_the_window_offers_measuring_again_on_the_users_prompts_and_the_plan_say
     requests, tests/data/learn/, beside this tiny model's hundreds of tokens/s) and the chat
     kept two prompts. At the next launch the card offers measuring again with why; accepted, it
     measures on those prompts, records it as learned, and the plan says what it found."""
-    from draftwise.core.measuring.records import usage, usage_check
-    from draftwise.core.measuring.runs import learn
+    from draftwise.core.measurements import usage, usage_check
+    from draftwise.core.measuring import learn
 
     model = tm.write_tiny_model(tmp_path / "alone" / "plain.gguf", td.paying_target(**SMALL))[0]
     vm = _vm(engine)

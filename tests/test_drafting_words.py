@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.measuring.records import measured
-from draftwise.core.measuring.records.measured import Combination, Measurement
+from draftwise.core.measurements import measured
+from draftwise.core.measurements.measured import Combination, Measurement
 from draftwise.core.messages import Message
 from draftwise.core.speculation.setup import Setup
 from draftwise.core.speculation.words import drafting_words, words_of

@@ -19,8 +19,8 @@ from draftwise.core.kinds import Switch
 from draftwise.core.launch import crash, prepare, session
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measuring.records import live_figures, measured, tuned
-from draftwise.core.measuring.runs import arms, quick, tuning
+from draftwise.core.measurements import live_figures, measured, tuned
+from draftwise.core.measuring import arms, quick, tuning
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import NONE, Setup
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model

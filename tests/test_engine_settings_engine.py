@@ -20,8 +20,8 @@ from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.kinds import Switch
 from draftwise.core.launch import prepare
 from draftwise.core.machine import device_choice, hardware
-from draftwise.core.measuring.records import measured, tuned
-from draftwise.core.measuring.runs import arms, tuning
+from draftwise.core.measurements import measured, tuned
+from draftwise.core.measuring import arms, tuning
 from draftwise.core.planning import planned_vs_actual, planner
 from draftwise.core.speculation.setup import NONE
 from draftwise.testing import gpu_launch
@@ -49,7 +49,7 @@ def test_the_settings_stage_runs_every_setting_and_the_kept_layout_is_the_planne
     assert prepared.plan.bytes.cpu_extra.get("CPU_REPACK", 0) > 0
     dims = tuning.dimensions(prepared, caps.has_flag)
     assert {d.name for d in dims} >= {"repack", "flash_attn"}
-    settings = arms.Settings(tokens=8, rounds=2, prompt_speed=True)
+    settings = arms.MeasureSettings(tokens=8, rounds=2, prompt_speed=True)
     steps = arms.Steps(1 + len(settings.prompts))
     run = arms.EngineArms(prepared, haswell, settings=settings, steps=steps, machine=machine)
     key = tuned.key_for(model, haswell, machine)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.measuring.records import measured
+from draftwise.core.measurements import measured
 from draftwise.core.speculation import field_settings, resolver
 from draftwise.core.speculation.setup import Setup, of_decision
 
@@ -53,7 +53,7 @@ def test_a_measurement_supersedes_the_field_note_and_the_window_says_it_once(qwe
     from draftwise.core.engines import capabilities
     from draftwise.core.launch import prepare
     from draftwise.core.machine import hardware
-    from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
+    from draftwise.core.measurements.measured import MeasuredRecords, Measurement
     from draftwise.viewmodels.speculation import SpeculationViewModel
 
     binary = tmp_path / "llama-server"

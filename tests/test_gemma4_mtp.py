@@ -14,7 +14,7 @@ from tests.conftest import TEST_MACHINE
 from draftwise.core.engines.capabilities import MTP_ONE_NEXTN_11434, pinned_caps
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.launch import headless, prepare
-from draftwise.core.measuring.runs import quick
+from draftwise.core.measuring import quick
 from draftwise.core.planning import logparse, planner
 from draftwise.core.speculation import draft_check
 from draftwise.core.speculation import resolver as rs
@@ -110,7 +110,7 @@ def test_an_assistant_for_another_width_is_refused(tmp_path, pair_files, change,
 
 def test_mtp_lengths_tried_include_1_and_2(folder):
     p = prepare.prepare(prepare.Request(model=folder / MODEL), CAPS, TEST_MACHINE)
-    assert quick.candidates(p.spec, quick.Settings(), ())[:2] == (1, 2)
+    assert quick.candidates(p.spec, quick.MeasureSettings(), ())[:2] == (1, 2)
 
 
 # ------------------------------------------------------------------ nextn layers the engine asserts on

@@ -24,7 +24,7 @@ from draftwise.core.launch.ladder import Concessions
 from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.launch.session import devices_of
 from draftwise.core.machine import device_choice, hardware
-from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
+from draftwise.core.measurements.measured import MeasuredRecords, Measurement
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing.tinymodels import TinyModel, draft_model, write_tiny_model
@@ -135,8 +135,8 @@ class _Arms:
     then stops the measurement as a cancel would (nothing is started)."""
 
     def __init__(self, monkeypatch, arms: int = 2) -> None:
-        from draftwise.core.measuring.records import live_figures
-        from draftwise.core.measuring.runs import arms as arms_mod
+        from draftwise.core.measurements import live_figures
+        from draftwise.core.measuring import arms as arms_mod
 
         self.specs: list = []
         self.n_max: list = []
@@ -337,7 +337,7 @@ def test_the_measurement_arms_run_on_the_sessions_chosen_gpus(tmp_path):
     from draftwise.core.launch import prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
     from draftwise.core.machine.hardware import GB, Gpu, Machine
-    from draftwise.core.measuring.runs import arms
+    from draftwise.core.measuring import arms
     from draftwise.core.speculation import setup as setup_mod
 
     model = write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", TinyModel())[0]

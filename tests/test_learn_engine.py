@@ -1,6 +1,6 @@
 """Learning from use on the real llama-server with the real Gemma 3 270M Q4_K_M.
 
-The loop of core/measuring/runs/learn.py on the engine: the launch the plan makes serves the
+The loop of core/measuring/learn.py on the engine: the launch the plan makes serves the
 user's chat requests (their prompts kept as the chat keeps them, their figures read from the
 engine's own lines), the next launch measures again on those prompts, records it, and the plan
 after it runs what that measurement found and says why.
@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core import chat
+from draftwise.core.chat import protocol as chat
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import headless, launch_spec, prepare, session
 from draftwise.core.machine import hardware
-from draftwise.core.measuring.records import measured, usage, usage_check
-from draftwise.core.measuring.runs import arms, learn
+from draftwise.core.measurements import measured, usage, usage_check
+from draftwise.core.measuring import arms, learn
 from draftwise.core.messages import msg
 from draftwise.core.speculation.setup import NONE
 from draftwise.testing import realmodels
@@ -39,7 +39,7 @@ from draftwise.testing import realmodels
 RECORDED = Path(__file__).parent / "data" / "learn" / "gemma-3-270m-measured.json"
 MACHINE = hardware.Machine(ram_total=16 << 30, ram_available=12 << 30, os="linux")
 # Short answers and replies: the loop, not a benchmark (the app measures 128 tokens).
-SETTINGS = arms.Settings(tokens=32, rounds=2)
+SETTINGS = arms.MeasureSettings(tokens=32, rounds=2)
 ROWS = [("apple", "red", 3), ("banana", "yellow", 5), ("cherry", "red", 2), ("grape", "green", 7)]
 TABLE = "| fruit | colour | crates |\n" + "".join(f"| {n} | {c} | {k} |\n" for n, c, k in ROWS)
 ASKS = [f"Copy the stock table once more for shelf {s}, exactly as before.\n\n" + (TABLE + "\n") * 2

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.measuring.records import measured, usage, usage_check
-from draftwise.core.measuring.records.learned import Learned
-from draftwise.core.measuring.records.measurement import Combination, Measurement
-from draftwise.core.measuring.records.sweep_record import Row, Sweep
+from draftwise.core.measurements import measured, usage, usage_check
+from draftwise.core.measurements.learned import Learned
+from draftwise.core.measurements.measurement import Combination, Measurement
+from draftwise.core.measurements.sweep_record import Sweep, SweepRow
 from draftwise.core.speculation.setup import NONE, Setup
 
 LOGS = [Path(__file__).parent / "data" / "learn" / f"gemma-3-270m-{kind}.log"
@@ -34,7 +34,7 @@ def measurement(noise: float = 0.03) -> Measurement:
 
 def seen(kept: Setup, speeds: list[float], drafted: int = 0, accepted: int = 0) -> usage.Usage:
     key = usage.Key(COMBO.model, COMBO.engine, COMBO.machine, kept)
-    requests = tuple(usage.Request(100, 100_000.0 / s, drafted, accepted) for s in speeds)
+    requests = tuple(usage.FinishedRequest(100, 100_000.0 / s, drafted, accepted) for s in speeds)
     return usage.Usage(key, requests, len(requests))
 
 
@@ -92,7 +92,7 @@ def test_an_acceptance_far_below_the_measured_one_calls_for_measuring_again():
 
 
 def test_a_sweep_names_its_rows_as_the_other_setups():
-    rows = (Row(SIMPLE, 130.0, 0.02, 2, 0.9), Row(MOD, 125.0, 0.02, 2, 0.9))
+    rows = (SweepRow(SIMPLE, 130.0, 0.02, 2, 0.9), SweepRow(MOD, 125.0, 0.02, 2, 0.9))
     sw = Sweep(COMBO, 100.0, 0.02, rows)
     table = usage_check.measured_table(sw.measurement())
     assert table == {NONE: 100.0, SIMPLE: 130.0, MOD: 125.0}
@@ -115,7 +115,7 @@ def test_a_learned_measurement_round_trips_and_outranks_an_older_sweep(tmp_path)
                       when="2026-12-05T12:00:00")
     records.record(learned)
     assert records.entries() == [learned]
-    sweep = Sweep(COMBO, 100.0, 0.02, (Row(SIMPLE, 130.0, 0.02, 2, 0.9),), when="2026-12-04T12:00:00")
+    sweep = Sweep(COMBO, 100.0, 0.02, (SweepRow(SIMPLE, 130.0, 0.02, 2, 0.9),), when="2026-12-04T12:00:00")
     records.sweeps().record(sweep)
     assert records.get(COMBO) == learned
     records.sweeps().record(replace(sweep, when="2026-12-06T12:00:00"))  # a sweep after it wins again
@@ -129,7 +129,7 @@ def test_usage_and_prompts_round_trip_bounded(tmp_path):
     model.write_bytes(b"GGUF")
     key = usage.Key("m|1|2", "e|1|2", "ram=1", MOD)
     for i in range(usage.KEEP_REQUESTS + 5):
-        store.add(key, (usage.Request(10 + i, 100.0, 8, 6),))
+        store.add(key, (usage.FinishedRequest(10 + i, 100.0, 8, 6),))
         store.add_prompts(model, (f"prompt {i}" * 10,))
     u = store.usage(key)
     assert u is not None and u.count == usage.KEEP_REQUESTS + 5 and len(u.requests) == usage.KEEP_REQUESTS
@@ -148,8 +148,8 @@ def test_the_oldest_entries_go_first(tmp_path):
     store = usage.UsageRecords(tmp_path / usage.FILE_NAME)
     keys = [usage.Key(f"m{i}|1|2", "e", "ram=1", MOD) for i in range(usage.KEEP_KEYS + 2)]
     for key in keys:
-        store.add(key, (usage.Request(10, 100.0),))
-    store.add(keys[1], (usage.Request(10, 100.0),))  # used again: kept
+        store.add(key, (usage.FinishedRequest(10, 100.0),))
+    store.add(keys[1], (usage.FinishedRequest(10, 100.0),))  # used again: kept
     kept = [u.key for u in store.record_file.read()]
     assert len(kept) == usage.KEEP_KEYS and keys[0] not in kept and keys[2] not in kept and kept[-1] == keys[1]
 
@@ -161,7 +161,7 @@ def test_remeasured_drops_the_models_requests(tmp_path):
     from draftwise.core import identity
 
     key = usage.Key(identity.file_key(model), "e", "ram=1", MOD)
-    store.add(key, (usage.Request(10, 100.0),))
+    store.add(key, (usage.FinishedRequest(10, 100.0),))
     store.add_prompts(model, ("p",))
     store.remeasured(model, 5.0)
     assert store.usage(key) is None and store.model(model).prompts == ("p",)
@@ -184,7 +184,7 @@ def test_the_tally_reads_each_requests_figures_from_a_recorded_log():
         lines = log.read_text(encoding="utf-8").splitlines()
         tally = usage.Tally()
         # Lines come in batches: a batch may end between a request's eval line and its acceptance.
-        done: tuple[usage.Request, ...] = ()
+        done: tuple[usage.FinishedRequest, ...] = ()
         for i in range(0, len(lines), 3):
             tally.lines(lines[i:i + 3])
             done += tally.take()
@@ -232,8 +232,8 @@ def test_a_switch_after_use(tmp_path, monkeypatch):
     saying why; the day after the first, not before."""
     from tests import fake_arms as fa
 
-    from draftwise.core import chat
-    from draftwise.core.measuring.runs import learn, quick
+    from draftwise.core.chat import protocol as chat
+    from draftwise.core.measuring import learn, quick
 
     request, records, plan = _alone_model(tmp_path, monkeypatch)
 
@@ -293,7 +293,7 @@ def test_the_windows_measurement_from_use_says_when_nothing_calls_for_it(tmp_pat
     from tests import fake_arms as fa
 
     from draftwise.core.launch import session
-    from draftwise.core.measuring.runs import arms
+    from draftwise.core.measuring import arms
     from draftwise.services import drafting_tasks
 
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
@@ -312,7 +312,7 @@ def test_n_gram_not_faster_on_the_users_prompts_stays_off_and_the_plan_says_so(t
     the plan says why it stays off."""
     from tests import fake_arms as fa
 
-    from draftwise.core.measuring.runs import learn, quick
+    from draftwise.core.measuring import learn, quick
 
     request, records, plan = _alone_model(tmp_path, monkeypatch)
 

@@ -91,7 +91,7 @@ def test_the_speed_up_measured_here_shows_beside_the_tag(tmp_path, qtbot, monkey
     import json
     from dataclasses import replace
 
-    from draftwise.core.measuring.records import measured
+    from draftwise.core.measurements import measured
 
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(tmp_path / "data"))
     target = TinyModel(name="qwen2.5-1.5b-instruct", n_embd=128, n_layer=4)

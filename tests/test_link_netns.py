@@ -1,7 +1,7 @@
 """The link to a worker measured over a real network path (issue 29, items 1 and 4).
 
 A real `ggml-rpc-server` runs in a network namespace behind a veth pair shaped with tc (tbf)
-and a delaying relay (draftwise/testing/netlab.py); core/machine/link.py measures it through
+and a delaying relay (draftwise/testing/netlab.py); core/rpc/link.py measures it through
 the RPC protocol. The shaped rate and the relay's delay are what the probe must find: the
 round trip can be no shorter than twice the relay's delay, and the bandwidth no higher than
 the shaping allows. On loopback (no shaping, no relay) both would fail these bounds.
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.launch import launch_spec
-from draftwise.core.machine import link, share, speed, worker_rate
+from draftwise.core.machine import speed
+from draftwise.core.rpc import link, share, worker_rate
 from draftwise.testing import netlab
 
 NO_LAB = netlab.available()

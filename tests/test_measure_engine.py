@@ -21,14 +21,14 @@ from draftwise.core import identity
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import prepare
 from draftwise.core.machine import hardware
-from draftwise.core.measuring.records import measured
-from draftwise.core.measuring.runs import quick
+from draftwise.core.measurements import measured
+from draftwise.core.measuring import quick
 from draftwise.core.speculation import resolver
 from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 
 SMALL = dict(n_embd=64, n_layer=4, n_head=4, n_head_kv=2, n_ff=128, dtype="F32")
-QUICK = quick.Settings(tokens=8, rounds=1, n_max_values=(2,))
+QUICK = quick.MeasureSettings(tokens=8, rounds=1, n_max_values=(2,))
 MACHINE = hardware.Machine(ram_total=16 << 30, ram_available=12 << 30, os="linux")
 
 
@@ -169,7 +169,7 @@ def test_cancelled_measurement_leaves_no_engine_and_no_record(paying: Path, engi
 
     with pytest.raises(quick.Cancelled):
         quick.measure(_prepared(paying, engine), engine.binary, MACHINE,
-                      settings=quick.Settings(tokens=8, rounds=2, n_max_values=(2,)), cancel=cancel, report=report)
+                      settings=quick.MeasureSettings(tokens=8, rounds=2, n_max_values=(2,)), cancel=cancel, report=report)
     assert seen and seen[-1].step < seen[-1].steps
     # Engines of other tests may run on this machine: none may be serving this model.
     left = [p.pid for p in _engine_processes(engine.binary) if str(paying) in (p.info["cmdline"] or [])]
@@ -281,7 +281,7 @@ def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
             proc.kill()
     assert not any(line.startswith("warning: The engine started without") for line in lines.seen)
     # The request's own figures, kept per model and setup (docs/learn-from-use.md).
-    from draftwise.core.measuring.records import usage
+    from draftwise.core.measurements import usage
 
     [kept] = usage.UsageRecords().record_file.read()
     assert kept.count == 1 and kept.requests[0].tokens == 24 and kept.requests[0].drafted > 0
@@ -326,7 +326,7 @@ def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: 
 def test_a_sweep_arm_runs_the_draft_beside_an_mtp_head_with_its_own_plan(tmp_path: Path, engine):
     """The sweep's arm for the resolver's alternative (a draft model beside a model with its own
     MTP head) starts the engine with that file and the draft model's own plan flags, and drafts."""
-    from draftwise.core.measuring.runs import arms, sweep
+    from draftwise.core.measuring import arms, sweep
     from draftwise.core.speculation.setup import Setup
 
     target = tm.mtp_model(name="TinyMTP")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from draftwise.core.measuring.records import live_figures
-from draftwise.core.measuring.records import measured as m
+from draftwise.core.measurements import live_figures
+from draftwise.core.measurements import measured as m
 
 COMBO = m.Combination(model="/m/a.gguf|1|2", drafter="draft-simple|/m/a-draft.gguf|3|4",
                       engine="/e/llama-server|5|6", machine="linux|16|")

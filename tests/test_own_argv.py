@@ -42,14 +42,14 @@ ALLOWED = {
     "core.launch.prepare:_repack_read": "the user's",
     # ... and left to them: a setting they gave is never doubled.
     "core.launch.prepare:_apply_measurement": "the user's (their flag names, for measured.decide)",
-    "core.measuring.records.measured:_user_sets": "the user's",
+    "core.measurements.measured:_user_sets": "the user's",
     "core.engines.engine_settings:EngineSettings.without": "the user's",
     "core.speculation.field_settings:mtp_setting": "the user's",
-    "core.measuring.runs.quick:candidates": "the user's (prepared.extra_args)",
-    "core.measuring.runs.quick:second_stage": "the user's (prepared.extra_args)",
-    "core.measuring.runs.quick:_ngram_length": "the user's (prepared.extra_args)",
-    "core.measuring.runs.sweep:_user_sets": "the user's (prepared.extra_args)",
-    "core.measuring.runs.tuning:dimensions": "the user's (prepared.extra_args)",
+    "core.measuring.quick:candidates": "the user's (prepared.extra_args)",
+    "core.measuring.quick:second_stage": "the user's (prepared.extra_args)",
+    "core.measuring.quick:_ngram_length": "the user's (prepared.extra_args)",
+    "core.measuring.sweep:_user_sets": "the user's (prepared.extra_args)",
+    "core.measuring.tuning:dimensions": "the user's (prepared.extra_args)",
     # ... and read into options, once, where they join ours (the launch's options are data;
     # the one render of them is engine_args.render).
     "core.launch.llamacpp:build_options": "the user's (read_options)",

@@ -1,4 +1,4 @@
-"""Process groups Draftwise owns (core/processes/process_group.py, lifeline.py, services/group_process.py).
+"""Process groups Draftwise owns (core/processes/process_group.py, lifeline.py, services/owned_qprocess.py).
 
 The point of most of these: a Draftwise that dies — SIGKILL, a crash — takes its engine and
 its shared worker along within a second or two on Linux and macOS too, through the lifeline
@@ -24,9 +24,9 @@ import psutil
 import pytest
 
 from draftwise.core.launch import crash, launch_spec
-from draftwise.core.machine import share
 from draftwise.core.processes import lifeline, orphans, process_group
-from draftwise.services.group_process import GroupProcess
+from draftwise.core.rpc import share
+from draftwise.services.owned_qprocess import OwnedQProcess
 from draftwise.testing import tinymodels as tm
 from process_checks import gone
 
@@ -144,7 +144,7 @@ def test_a_killed_watcher_is_replaced_with_every_group_still_held(tmp_path):
 
 # ------------------------------------------------------------------ the Qt owner
 def test_a_stop_escalates_to_sigkill_for_a_group_that_ignores_sigterm(qtbot, tmp_path):
-    group = GroupProcess(stop_timeout_ms=300, record_run=False)
+    group = OwnedQProcess(stop_timeout_ms=300, record_run=False)
     script = "trap '' TERM; echo up; while :; do sleep 0.05; done"
     with qtbot.waitSignal(group.output, timeout=10_000):
         group.start(["/bin/sh", "-c", script], {"PATH": os.environ["PATH"]}, binary="/bin/sh", host="127.0.0.1",
@@ -160,7 +160,7 @@ def test_a_stop_escalates_to_sigkill_for_a_group_that_ignores_sigterm(qtbot, tmp
 
 
 def test_a_taken_port_is_refused_before_anything_starts(qtbot):
-    group = GroupProcess(record_run=False)
+    group = OwnedQProcess(record_run=False)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

@@ -31,10 +31,10 @@ from draftwise.core.launch.ladder import Concessions
 from draftwise.core.launch.ladder_record import LadderRecord
 from draftwise.core.machine import device_choice, hardware, speed
 from draftwise.core.machine.hardware import GB, Gpu, Machine
-from draftwise.core.measuring.records.measured import Combination, MeasuredRecords, Measurement
-from draftwise.core.measuring.records.usage import Key as UsageKey
-from draftwise.core.measuring.records.usage import Request as UsageRequest
-from draftwise.core.measuring.records.usage import UsageRecords
+from draftwise.core.measurements.measured import Combination, MeasuredRecords, Measurement
+from draftwise.core.measurements.usage import FinishedRequest as UsageRequest
+from draftwise.core.measurements.usage import Key as UsageKey
+from draftwise.core.measurements.usage import UsageRecords
 from draftwise.core.messages import Message, from_english, msg
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.core.speculation.setup import Setup
@@ -354,11 +354,11 @@ def test_no_other_module_renames_files_or_dumps_json_into_a_file():
 # The launch session's stores, each made in its own module and in `session.Records.load`
 # alone (issue 36 item 3): every caller uses the Records a plan was made from, or loads them.
 SESSION_STORES = {
-    "MeasuredRecords": "core/measuring/records/measured.py",
+    "MeasuredRecords": "core/measurements/measured.py",
     "BrokenDrafters": "core/speculation/broken.py",
     "EngineFixes": "core/launch/fixes.py",
     "LadderRecord": "core/launch/ladder_record.py",
-    "UsageRecords": "core/measuring/records/usage.py",
+    "UsageRecords": "core/measurements/usage.py",
 }
 
 
@@ -420,8 +420,8 @@ def laptop(tmp_path, monkeypatch):
 def _fake_arms(monkeypatch) -> None:
     """Every arm of a measurement as if the engine ran it: the drafter with draft length 4 is
     the fastest (tokens per second by draft length; None is the arm without speculation)."""
-    from draftwise.core.measuring.records import live_figures
-    from draftwise.core.measuring.runs import arms
+    from draftwise.core.measurements import live_figures
+    from draftwise.core.measuring import arms
 
     speeds = {None: 20.0, 1: 22.0, 2: 26.0, 4: 30.0, 8: 24.0}
 
@@ -551,7 +551,7 @@ def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tm
     GPU for, so only `requested` names it (an arm built without it would file under "none")."""
     from tests import fake_arms as fa
 
-    from draftwise.core.measuring.runs import arms, quick, sweep
+    from draftwise.core.measuring import arms, quick, sweep
 
     built: list[arms.EngineArms] = []
 
@@ -581,7 +581,7 @@ def test_measure_and_sweep_file_engine_fixes_under_the_launchs_devices(entry, tm
 def test_your_requests_and_prompts_name_a_failed_write_once(ctx, tmp_path):
     """The one write-error rule reaches the stores written while a model runs: a failed write
     is a sentence for the window or the CLI, said the first time, never only logged."""
-    from draftwise.core.measuring.records import usage
+    from draftwise.core.measurements import usage
 
     path = tmp_path / "speculation-usage.json"
     path.mkdir()  # a folder where the record should be: never written over

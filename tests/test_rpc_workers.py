@@ -20,10 +20,10 @@ import pytest
 
 from draftwise.core.engines import capabilities
 from draftwise.core.launch import crash, headless, launch_spec, prepare
-from draftwise.core.machine import share, workers
 from draftwise.core.machine.hardware import GB, RPC, Gpu, Machine, MiB
 from draftwise.core.planning import logparse, planned_vs_actual
 from draftwise.core.processes import orphans
+from draftwise.core.rpc import share, workers
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 from process_checks import gone, until_gone
 

@@ -17,8 +17,8 @@ from tests import fake_arms as fa
 
 from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MEASURED, NGRAM_MOD, NGRAM_SIMPLE
 from draftwise.core.launch import prepare
-from draftwise.core.measuring.records import live_figures, measured
-from draftwise.core.measuring.runs import arms, quick
+from draftwise.core.measurements import live_figures, measured
+from draftwise.core.measuring import arms, quick
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import NONE, Setup, of_decision
 

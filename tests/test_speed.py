@@ -364,7 +364,7 @@ def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: P
     from draftwise.core.engines import capabilities
     from draftwise.core.launch import prepare
     from draftwise.core.machine import hardware
-    from draftwise.core.measuring.runs import quick
+    from draftwise.core.measuring import quick
     from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
     monkeypatch.setattr(speed, "record_path", lambda: tmp_path / "speed-probe.json")
@@ -378,7 +378,7 @@ def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: P
     assert here == pytest.approx(speed.estimate(speed.workload_of(model), machine, speed.recorded(engine)).tokens_per_s)
     prepared = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), capabilities.pinned_caps(),
                                machine)
-    settings = quick.Settings()
+    settings = quick.MeasureSettings()
     tokens = len(settings.prompts) * settings.tokens + 8
     slow = quick.seconds_per_start(prepared, settings, 10.0)
     assert slow - quick.seconds_per_start(prepared, settings, 20.0) == pytest.approx(tokens / 20.0)

@@ -20,7 +20,8 @@ from dataclasses import replace
 import pytest
 
 from draftwise.core.launch import launch_spec, speed_probe
-from draftwise.core.machine import share, speed
+from draftwise.core.machine import speed
+from draftwise.core.rpc import share
 from draftwise.testing import netlab, realmodels
 
 NO_LAB = netlab.available()

@@ -1,5 +1,5 @@
 """The speed of a model split with workers and whether a worker pays (issue 29, items 2 and 3),
-with described links and rates: no network, no engine (core/machine/split_speed.py and the
+with described links and rates: no network, no engine (core/rpc/split_speed.py and the
 launch session's choice, core/launch/session.py)."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from draftwise.core.engines import capabilities
 from draftwise.core.kinds import WorkerUse
 from draftwise.core.launch import prepare, speed_probe
 from draftwise.core.launch.session import Engine, Records, plan_launch
-from draftwise.core.machine import link, speed, split_speed
+from draftwise.core.machine import speed
 from draftwise.core.machine.machine_types import GB, RPC, Gpu, Machine
 from draftwise.core.messages import msg
+from draftwise.core.rpc import link, split_speed
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 
 CAPS = capabilities.pinned_caps()

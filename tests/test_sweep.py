@@ -12,10 +12,10 @@ from tests import fake_arms as fa
 
 from draftwise.core.engines.spec_types import NGRAM_MEASURED, NGRAM_MOD
 from draftwise.core.launch import prepare
-from draftwise.core.measuring.records import measured
-from draftwise.core.measuring.records.sweep_record import SweepRecords
-from draftwise.core.measuring.runs import arms, sweep
-from draftwise.core.measuring.runs.sweep import Plan
+from draftwise.core.measurements import measured
+from draftwise.core.measurements.sweep_record import SweepRecords
+from draftwise.core.measuring import arms, sweep
+from draftwise.core.measuring.sweep import SweepPlan
 from draftwise.core.speculation.setup import NONE, Setup, of_decision
 
 
@@ -156,7 +156,7 @@ def test_the_sweep_runs_the_mtp_head_and_the_draft_beside_it_and_auto_runs_the_f
     assert best.setup == Setup("draft-simple", n_max=4, drafter_key=alt.drafter_key)
     assert best.what == f"the draft model {alt.draft.name}"
     assert best.setup.label() == "draft-simple (TinyMTP-draft.gguf) n-max 4"
-    assert Plan(p, NGRAM_MEASURED).most_starts(fa.SETTINGS.rounds) >= len(fake.starts)
+    assert SweepPlan(p, NGRAM_MEASURED).most_starts(fa.SETTINGS.rounds) >= len(fake.starts)
     # The table names each drafter's file (the head's is the model's).
     from draftwise.cli.measure import render_sweep
 

@@ -1,4 +1,4 @@
-"""The upload to the workers (core/machine/upload.py, services/upload_reader.py): what the
+"""The upload to the workers (core/rpc/upload.py, services/upload_reader.py): what the
 engine's sockets say, turned into bytes, rate and time left; the expected time from the
 link where no socket can be read. The live path over a shaped link is tests/test_upload_netns.py."""
 
@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from draftwise.core.machine import upload
 from draftwise.core.planning.plan_types import DeviceUse
+from draftwise.core.rpc import upload
 from draftwise.viewmodels.i18n import tr_message
 
 MiB = 1 << 20

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from draftwise.core.launch import launch_spec
-from draftwise.core.machine import share, upload
 from draftwise.core.readable import human_bytes
+from draftwise.core.rpc import share, upload
 from draftwise.testing import netlab
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
 

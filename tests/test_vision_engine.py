@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 
-from draftwise.core import pictures as pics
+from draftwise.core.chat import pictures as pics
 from draftwise.testing import projectors
 from draftwise.testing import tinyarchs as ta
 from draftwise.viewmodels.chat import IDLE

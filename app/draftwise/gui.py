@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --screenshot --launch: ask the model this in the chat tab and wait for the reply")
     p.add_argument("--picture", metavar="IMAGE",
                    help="with --chat: attach this picture to the question (a model launched with its projector)")
+    p.add_argument("--serve", action="store_true",
+                   help="serve every model of the library at once (Serve my models), waiting in the tray: what "
+                        "\"Start when I log in\" runs")
     p.add_argument("--self-test", action="store_true", help="check this installation and exit")
     p.add_argument("--no-check", action="store_true", help="do not run the machine check on a first start")
     # For bench/gui_startup.py: print the wall time of the first paint and exit.
@@ -117,10 +120,13 @@ def _run(app, args) -> int:
     loaded = settings.load()
     first_start = not loaded.path.exists() and loaded.problem is None
     vm, win = _make_window(loaded, persist=True, lang=args.lang)
-    win.show()
+    if not (args.serve and win.tray is not None):
+        win.show()  # --serve at login waits in the tray; without a tray, the window is how to stop it
 
     def start() -> None:
         vm.start()
+        if args.serve:
+            vm.serve.start_when_ready()
         s = vm.settings
         if not args.no_check and first_start and not s.model_folders and not s.model_files:
             # A machine without models: prove the engine works here, the same as `draftwise check`.
@@ -160,7 +166,7 @@ def _first_paint(app) -> int:
 
     vm, win = _make_window(LoadResult(Settings(), Path(os.devnull)), persist=False, lang="en")
 
-    class Watch(QObject):
+    class FirstPaintWatch(QObject):
         def eventFilter(self, obj, event):  # noqa: N802 — Qt override
             if event.type() == QEvent.Type.Paint:
                 print(f"first-paint {time.time():.6f} import-start {_T0:.6f}", flush=True)
@@ -168,7 +174,7 @@ def _first_paint(app) -> int:
                 app.removeEventFilter(self)
             return False
 
-    watch = Watch()
+    watch = FirstPaintWatch()
     app.installEventFilter(watch)
     win.show()
     QTimer.singleShot(0, lambda: vm.start(reopen_last=False, scan=False))

@@ -4,162 +4,162 @@
   <context>
     <name>Draftwise</name>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="123" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="123" />
       <source>The engine sent a reply Draftwise cannot read.</source>
       <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="265" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="265" />
       <source>The engine refused Draftwise's API key (401). It was probably started by another program or with another key; stop it and launch the model from Draftwise.</source>
       <translation>エンジンが Draftwise の API キーを拒否しました (401)。別のプログラムか別のキーで起動された可能性があります。停止して Draftwise からモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="269" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="269" />
       <source>The model is still loading; your message goes out as soon as it is ready.</source>
       <translation>モデルを読み込み中です。準備ができ次第メッセージを送ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="274" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="274" />
       <source>The conversation ({used} tokens) no longer fits the model's context of {ctx} tokens. Start a new chat, or launch with a longer context.</source>
       <translation>会話（{used} トークン）がモデルのコンテキスト {ctx} トークンに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="277" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="277" />
       <source>The conversation no longer fits the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストに収まりません。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="281" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="281" />
       <source>This engine has no chat endpoint ({path}).</source>
       <translation>このエンジンにはチャットのエンドポイント（{path}）がありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="283" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="283" />
       <source>The engine answered with an error: {error}</source>
       <translation>エンジンがエラーを返しました: {error}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="284" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="284" />
       <source>The engine answered with HTTP {status}.</source>
       <translation>エンジンが HTTP {status} を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="296" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="296" />
       <source>The connection to the engine was lost ({error}).</source>
       <translation>エンジンとの接続が切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="300" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="300" />
       <source>The engine does not answer ({error}). Launch the model again.</source>
       <translation>エンジンが応答しません（{error}）。モデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="305" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="305" />
       <source>No engine is running. Launch a model to chat with it.</source>
       <translation>エンジンが動いていません。チャットするにはモデルを起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="309" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="309" />
       <source>The engine stopped while replying: {cause}</source>
       <translation>返答中にエンジンが停止しました: {cause}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="314" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="314" />
       <source>The engine stopped: {cause} Launch the model again to chat.</source>
       <translation>エンジンが停止しました: {cause} チャットするにはモデルをもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="318" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="318" />
       <source>Stopped; the reply so far is kept.</source>
       <translation>停止しました。ここまでの返答は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="322" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="322" />
       <source>The reply was cut short ({error}); what arrived is kept.</source>
       <translation>返答が途中で切れました（{error}）。届いた分は残っています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="330" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="330" />
       <source>Wrote {n} tokens; press Continue to write on, or set Max tokens under More.</source>
       <translation>{n} トークン書きました。続けるには「続ける」を押すか、「詳細」で最大トークン数を設定してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="332" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="332" />
       <source>The reply stopped at the max tokens limit ({n}); raise it under More for longer replies.</source>
       <translation>最大トークン数（{n}）で返答が止まりました。長い返答が必要なら「詳細」で上げてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="336" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="336" />
       <source>The reply stopped because the conversation filled the model's context ({used} tokens). Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキスト（{used} トークン）を使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="338" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="338" />
       <source>The reply stopped because the conversation filled the model's context. Start a new chat, or launch with a longer context.</source>
       <translation>会話がモデルのコンテキストを使い切ったため、返答が止まりました。新しいチャットを始めるか、より長いコンテキストで起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="405" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="405" />
       <source>first token {time}</source>
       <translation>最初のトークン {time}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="407" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="407" />
       <source>{rate} tokens/s</source>
       <translation>{rate} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="408" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="408" />
       <source>{n} tokens</source>
       <translation>{n} トークン</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="411" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="411" />
       <source>drafted {drafted}, accepted {accepted} ({share} %)</source>
       <translation>ドラフト {drafted}、採用 {accepted}（{share} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat.py" line="414" />
+      <location filename="../../app/draftwise/core/chat/protocol.py" line="414" />
       <source>speculation is on, but nothing was drafted for this reply</source>
       <translation>投機的デコードは有効ですが、この返答では何もドラフトされませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="43" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="43" />
       <source>Your saved chats in {path} could not be read ({error}).</source>
       <translation>{path} の保存したチャットを読めませんでした（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="51" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="51" />
       <source>it holds no list of conversations</source>
       <translation>会話の一覧が入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="55" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="55" />
       <source>a conversation in it is damaged</source>
       <translation>壊れた会話が含まれています</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="58" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="58" />
       <source>it is not text</source>
       <translation>テキストではありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="60" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="60" />
       <source>it is not valid JSON (line {line}, column {column})</source>
       <translation>正しい JSON ではありません（{line} 行 {column} 列）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="65" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="65" />
       <source>Your saved chats could not be read: {why}. The file could not be moved aside; new chats are not saved over it.</source>
       <translation>保存したチャットを読めませんでした: {why}。ファイルを退避できなかったため、新しいチャットで上書きしません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="67" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="67" />
       <source>Your saved chats could not be read: {why}. The file was set aside as {name}.</source>
       <translation>保存したチャットを読めませんでした: {why}。ファイルは {name} として退避しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/chat_store.py" line="80" />
+      <location filename="../../app/draftwise/core/chat/store.py" line="80" />
       <source>Your chats could not be saved to {path}: {error}</source>
       <translation>チャットを {path} に保存できませんでした: {error}</translation>
     </message>
@@ -1479,62 +1479,62 @@
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="95" />
+      <location filename="../../app/draftwise/core/rpc/link.py" line="95" />
       <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="103" />
+      <location filename="../../app/draftwise/core/rpc/link.py" line="103" />
       <source>The worker {worker} answered with something that is not the RPC protocol.</source>
       <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="113" />
+      <location filename="../../app/draftwise/core/rpc/link.py" line="113" />
       <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
       <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="133" />
+      <location filename="../../app/draftwise/core/rpc/link.py" line="133" />
       <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
       <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/link.py" line="160" />
+      <location filename="../../app/draftwise/core/rpc/link.py" line="160" />
       <source>record of the links to other computers</source>
       <translation>ほかのコンピューターへの回線の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="38" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="38" />
       <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
       <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="56" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="56" />
       <source>The sharing port must be from 1 to 65535, not {port}.</source>
       <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="61" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="61" />
       <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
       <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="138" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="138" />
       <source>Port {port} is already in use on {host}; choose another sharing port.</source>
       <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="147" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="147" />
       <source>The worker {program} could not be started: {reason}.</source>
       <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="155" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="155" />
       <source>The worker stopped at once: {line}</source>
       <translation>ワーカーはすぐに停止しました: {line}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/share.py" line="160" />
+      <location filename="../../app/draftwise/core/rpc/share.py" line="160" />
       <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
       <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
@@ -1554,442 +1554,442 @@
       <translation>このコンピューターの速度は測れましたが、保存できませんでした（{error}）。今はこの値で速度を示し、次回 Draftwise がもう一度測ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/upload.py" line="157" />
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="157" />
       <source>Sending up to {total} of weights to {workers}…</source>
       <translation>{workers} に最大 {total} の重みを送信中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/upload.py" line="159" />
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="159" />
       <source>Sending up to {total} of weights to {workers}: about {left} left at the measured link speed.</source>
       <translation>{workers} に最大 {total} の重みを送信中：測定した回線速度で残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/upload.py" line="162" />
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="162" />
       <source>Sent {sent} of weights to {workers}; the engine is getting ready.</source>
       <translation>{workers} に {sent} の重みを送信しました。エンジンの準備中です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/upload.py" line="165" />
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="165" />
       <source>Sending weights to {workers}: {sent} of up to {total}.</source>
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/upload.py" line="167" />
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="167" />
       <source>Sending weights to {workers}: {sent} of up to {total}, {rate}/s, about {left} left.</source>
       <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="113" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="113" />
       <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
       <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="119" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="119" />
       <source>it has {free} MiB free, and the test needs {need} MiB free</source>
       <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="127" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="127" />
       <source>it could not lend {size} MiB for the test</source>
       <translation>テスト用に {size} MiB を確保できませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="136" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="136" />
       <source>it stopped answering during the test ({error})</source>
       <translation>テスト中に応答しなくなりました（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="168" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="168" />
       <source>it did not answer ({error})</source>
       <translation>応答しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="193" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="193" />
       <source>this computer's own figure could not be taken</source>
       <translation>このコンピューター自身の値を測定できませんでした</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="207" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="207" />
       <source>this computer's own worker did not start ({error})</source>
       <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/worker_rate.py" line="212" />
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="212" />
       <source>this computer's own figure could not be taken: {why}</source>
       <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="69" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="69" />
       <source>The worker address {address!r} is not host:port (for example 192.168.1.20:50052).</source>
       <translation>ワーカーのアドレス {address!r} は host:port の形ではありません（例: 192.168.1.20:50052）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="72" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="72" />
       <source>The worker address {address!r} has more than one colon: IPv6 addresses are not supported by the engine; use an IPv4 address or a name.</source>
       <translation>ワーカーのアドレス {address!r} にはコロンが複数あります。エンジンは IPv6 アドレスに対応していません。IPv4 アドレスか名前を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="75" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="75" />
       <source>The worker address {address!r} has an invalid host name {host!r}.</source>
       <translation>ワーカーのアドレス {address!r} のホスト名 {host!r} が正しくありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="78" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="78" />
       <source>The worker address {address!r} needs a port from 1 to 65535 after the colon.</source>
       <translation>ワーカーのアドレス {address!r} には、コロンの後に 1 から 65535 のポートが必要です。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="93" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="93" />
       <source>The worker {worker} is listed twice; list each computer once.</source>
       <translation>ワーカー {worker} が二度書かれています。各コンピューターは一度だけ書いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="118" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="118" />
       <source>The worker {worker} runs another version of the RPC protocol ({version}); install the same engine build there as here and start its ggml-rpc-server again.</source>
       <translation>ワーカー {worker} は別のバージョンの RPC プロトコル（{version}）を使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="123" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="123" />
       <source>The worker {worker} runs another version of the RPC protocol; install the same engine build there as here and start its ggml-rpc-server again.</source>
       <translation>ワーカー {worker} は別のバージョンの RPC プロトコルを使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="126" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="126" />
       <source>The engine cannot read the worker address {worker}; write it as host:port.</source>
       <translation>エンジンはワーカーのアドレス {worker} を読めません。host:port の形で書いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="128" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="128" />
       <source>The worker {worker} cannot be reached: nothing answers there. Start ggml-rpc-server on that computer (or check the address and firewall), or remove it from Other computers.</source>
       <translation>ワーカー {worker} に接続できません。そこでは何も応答していません。そのコンピューターで ggml-rpc-server を起動する（またはアドレスとファイアウォールを確認する）か、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="132" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="132" />
       <source>The worker {worker} answered, but not as an RPC worker of this engine; check that the port belongs to ggml-rpc-server.</source>
       <translation>ワーカー {worker} は応答しましたが、このエンジンの RPC ワーカーとしてではありません。そのポートが ggml-rpc-server のものか確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="134" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="134" />
       <source>The worker {worker} could not be used; the engine's log has the details.</source>
       <translation>ワーカー {worker} を使えませんでした。詳しくはエンジンのログを見てください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="175" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="175" />
       <source>The worker {worker} did not answer within {seconds} s; check that ggml-rpc-server runs there and the network lets it through.</source>
       <translation>ワーカー {worker} は {seconds} 秒以内に応答しませんでした。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="179" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="179" />
       <source>The engine could not be started to ask the worker {worker}: {reason}.</source>
       <translation>ワーカー {worker} に問い合わせるためのエンジンを起動できませんでした: {reason}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/machine/workers.py" line="192" />
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="192" />
       <source>The worker {worker} has no memory to lend: {free} MiB free of {total} MiB. Close programs there, or remove it from Other computers.</source>
       <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="45" />
+      <location filename="../../app/draftwise/core/measurements/learned.py" line="45" />
       <source>{setup} is still the fastest on your requests: {ratio}× (measured again on {n} of them)</source>
       <translation>あなたのリクエストでも {setup} が最速です: {ratio}×（そのうち {n} 件で測り直しました）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="47" />
+      <location filename="../../app/draftwise/core/measurements/learned.py" line="47" />
       <source>{setup} is faster on your requests: {ratio}× vs {before_ratio}× with {before}</source>
       <translation>あなたのリクエストでは {setup} のほうが速い: {ratio}×（{before} は {before_ratio}×）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/learned.py" line="55" />
+      <location filename="../../app/draftwise/core/measurements/learned.py" line="55" />
       <source>n-gram speculation is not faster on your requests ({ratio}×, noise ±{noise} %; measured again on {n} of them), so it stays off</source>
       <translation>あなたのリクエストでは n-gram 投機は速くなりません（{ratio}×、ノイズ ±{noise} %。そのうち {n} 件で測り直しました）。そのためオフのままです</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="142" />
+      <location filename="../../app/draftwise/core/measurements/live_figures.py" line="142" />
       <source>no tokens generated yet</source>
       <translation>まだトークンは生成されていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="145" />
+      <location filename="../../app/draftwise/core/measurements/live_figures.py" line="145" />
       <source>generating: {tps} tokens/s</source>
       <translation>生成中: {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="146" />
+      <location filename="../../app/draftwise/core/measurements/live_figures.py" line="146" />
       <source>drafting: acceptance {pct} % · mean accepted length {n} · {tps} tokens/s</source>
       <translation>ドラフト: 採用率 {pct} % · 平均採用長 {n} · {tps} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="198" />
+      <location filename="../../app/draftwise/core/measurements/live_figures.py" line="198" />
       <source>{type} {share} % ({accepted} % accepted)</source>
       <translation>{type} {share} %（採用 {accepted} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="201" />
+      <location filename="../../app/draftwise/core/measurements/live_figures.py" line="201" />
       <source>drafted tokens by type: {parts}</source>
       <translation>種類別の下書きトークン: {parts}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/live_figures.py" line="236" />
+      <location filename="../../app/draftwise/core/measurements/live_figures.py" line="236" />
       <source>The engine started without {what}: its slots report no speculative decoding, so generation runs at the plain speed. The engine log says why.</source>
       <translation>エンジンは{what}なしで起動しました。スロットが投機的デコードなしと報告しているため、生成は通常の速度です。理由はエンジンのログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="100" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="100" />
       <source>measured slower: {ratio}× — started without {what}</source>
       <translation>測定で遅くなりました: {ratio}× — {what}なしで起動しました</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="105" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="105" />
       <source>measured {ratio}× with {what} ({setup}, the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×（{setup}、試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="116" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="116" />
       <source>measured slower: {ratio}× with {what}; it stays because you chose it</source>
       <translation>測定で遅くなりました: {what}で {ratio}×。ご自身で選んだものなので使い続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="119" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="119" />
       <source>measured {ratio}× with {what}; draft length {n} (the fastest tried)</source>
       <translation>測定結果: {what}で {ratio}×。ドラフト長 {n}（試した中で最速）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="122" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="122" />
       <source>measured {ratio}× with {what}</source>
       <translation>測定結果: {what}で {ratio}×</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="182" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="182" />
       <source>Only {pct} % of drafted tokens are accepted; drafting pays only above about {be} %, so speculation is slowing this model down.</source>
       <translation>ドラフトしたトークンのうち採用されたのは {pct} % だけです。ドラフトが得になるのは約 {be} % 以上なので、投機的デコードがこのモデルを遅くしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measured.py" line="200" />
+      <location filename="../../app/draftwise/core/measurements/measured.py" line="200" />
       <source>record of speed measurements</source>
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/measurement.py" line="122" />
+      <location filename="../../app/draftwise/core/measurements/measurement.py" line="122" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="129" />
+      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="129" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="130" />
+      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="130" />
       <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
       <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/sweep_record.py" line="178" />
+      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="178" />
       <source>record of speculation sweeps</source>
       <translation>投機設定の総当たり測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="171" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="171" />
       <source>{setting}: prompts read {pct} % faster here, measured ({prompt} against {base} tokens/s)</source>
       <translation>{setting}: このコンピューターではプロンプトの読み込みが {pct} % 速いと測定されました（{prompt} 対 {base} トークン/秒）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="175" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="175" />
       <source>{setting}: {pct} % faster here, measured ({decode} against {base_decode} tokens/s written, {prompt} against {base_prompt} read)</source>
       <translation>{setting}: このコンピューターでは {pct} % 速いと測定されました（生成 {decode} 対 {base_decode} トークン/秒、読み込み {prompt} 対 {base_prompt}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="181" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="181" />
       <source>Together: {pct} % faster than the engine's own settings, measured side by side.</source>
       <translation>組み合わせると、エンジン既定の設定より {pct} % 速いと、並べて測定されました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="184" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="184" />
       <source>Engine settings: the engine's own were the fastest of {n} measured here.</source>
       <translation>エンジン設定: このコンピューターで測定した {n} 通りのうち、エンジン既定の設定が最速でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="211" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="211" />
       <source>weights not repacked (-nr)</source>
       <translation>重みを再配置しない（-nr）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="211" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="211" />
       <source>weights repacked</source>
       <translation>重みを再配置する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="213" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="213" />
       <source>engine threads {n} (-t)</source>
       <translation>エンジンのスレッド数 {n}（-t）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="215" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="215" />
       <source>engine threads for prompts {n} (-tb)</source>
       <translation>プロンプト処理のスレッド数 {n}（-tb）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="217" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="217" />
       <source>flash attention {state} (-fa)</source>
       <translation>Flash Attention {state}（-fa）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="219" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="219" />
       <source>prompt batch {n} (-ub)</source>
       <translation>プロンプトのバッチ {n}（-ub）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="220" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="220" />
       <source>{flag} {value}</source>
       <translation>{flag} {value}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/tuned.py" line="276" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="276" />
       <source>record of engine settings</source>
       <translation>エンジン設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="168" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="168" />
       <source>record of your requests' speed</source>
       <translation>あなたのリクエストの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="171" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="171" />
       <source>record of your prompts</source>
       <translation>あなたのプロンプトの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="254" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="254" />
       <source>Your prompt could not be kept for measuring on your own work ({error}).</source>
       <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="265" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="265" />
       <source>Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.</source>
       <translation>保存したプロンプトを {path} から削除できませんでした: {error}。このファイルを手動で削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage.py" line="376" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="376" />
       <source>Your requests' figures could not be kept ({error}); learning from use misses them.</source>
       <translation>リクエストの数値を保存できませんでした（{error}）。使用からの学習にはこれらが含まれません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="110" />
+      <location filename="../../app/draftwise/core/measurements/usage_check.py" line="110" />
       <source>{kept} ran {live} tokens/s on your last {n} requests; {other} reached {tps} when measured</source>
       <translation>{kept} は直近 {n} 件のリクエストで {live} トークン/秒でした。測定では {other} が {tps} に達しています</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="116" />
+      <location filename="../../app/draftwise/core/measurements/usage_check.py" line="116" />
       <source>{kept} accepted {pct} % of its drafts on your last {n} requests, {was} % when measured</source>
       <translation>{kept} は直近 {n} 件のリクエストでドラフトの {pct} % が採用されました（測定時は {was} %）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/records/usage_check.py" line="122" />
+      <location filename="../../app/draftwise/core/measurements/usage_check.py" line="122" />
       <source>your prompts repeat themselves ({pct} % of their words follow a phrase seen before), which n-gram drafting predicts, and {kept} drafts none of it</source>
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="234" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="234" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="343" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="343" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="347" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="347" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="400" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="400" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="401" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="401" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="445" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="445" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="451" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="451" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="465" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="465" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="469" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="469" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="494" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="494" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="496" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="496" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="503" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="503" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/arms.py" line="530" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="530" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="79" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="79" />
       <source>No setup drafted on your prompts.</source>
       <translation>あなたのプロンプトではどの設定もドラフトしませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="132" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="132" />
       <source>measuring again on {n} of your prompts, because {why}</source>
       <translation>あなたのプロンプト {n} 件で測り直します。理由: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/learn.py" line="183" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="183" />
       <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
       <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/runs/sweep.py" line="110" />
+      <location filename="../../app/draftwise/core/measuring/sweep.py" line="110" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/pictures.py" line="63" />
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="63" />
       <source>{name} is too big to attach ({size}); pictures up to {limit} are taken. Make it smaller and attach it again.</source>
       <translation>{name} は大きすぎて添付できません（{size}）。添付できる画像は {limit} までです。小さくしてから添付し直してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/pictures.py" line="68" />
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="68" />
       <source>{name} is not a picture Draftwise can read; attach a PNG, JPEG, GIF, BMP or WebP file.</source>
       <translation>{name} は Draftwise が読める画像ではありません。PNG、JPEG、GIF、BMP、WebP のファイルを添付してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/pictures.py" line="73" />
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="73" />
       <source>The engine could not use the picture ({error}); your message is kept: attach another picture or send it without one.</source>
       <translation>エンジンはこの画像を使えませんでした（{error}）。メッセージは残っています。別の画像を添付するか、画像なしで送ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/pictures.py" line="78" />
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="78" />
       <source>This model does not see pictures: it was launched without a vision projector (mmproj).</source>
       <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
@@ -2284,39 +2284,84 @@
       <translation>{paths} にサーブできるモデルがありません: どの GGUF もドラフター、プロジェクター、または読めないファイルです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="110" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="132" />
+      <source>{id} stopped while starting (exit code {code}). The other models keep serving; the log says why.</source>
+      <translation>{id} は起動中に停止しました（終了コード {code}）。ほかのモデルはサーブを続けます。理由はログにあります。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="140" />
+      <source>{id} could not start: {sentence} {next_step} The other models keep serving.</source>
+      <translation>{id} を起動できませんでした: {sentence} {next_step} ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="146" />
+      <source>{id} stopped at start with its draft model, so it was started again without it. The other models keep serving.</source>
+      <translation>{id} はドラフトモデル付きの起動で停止したため、ドラフトモデルなしで起動し直しました。ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="148" />
+      <source>{id} stopped at start with its draft model ({sentence}), so it was started again without it. The other models keep serving.</source>
+      <translation>{id} はドラフトモデル付きの起動で停止したため（{sentence}）、ドラフトモデルなしで起動し直しました。ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="153" />
+      <source>{id}: {reason} The other models keep serving.</source>
+      <translation>{id}: {reason} ほかのモデルはサーブを続けます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="235" />
+      <source>{problem} {halt}</source>
+      <translation>{problem} {halt}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="240" />
+      <source>{problem} The lower setting cannot be written for the engine ({why}).</source>
+      <translation>{problem} 下げた設定をエンジン用に書き出せませんでした（{why}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="269" />
+      <source>{id} runs without its draft model from now on; `draftwise broken clear` lets it try again later.</source>
+      <translation>{id} は今後ドラフトモデルなしで動きます。`draftwise broken clear` で後からもう一度試せます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="112" />
       <source>{name} is left out: {why}</source>
       <translation>{name} は除外しました: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="111" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="113" />
       <source>it does not fit this computer</source>
       <translation>このコンピューターに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="122" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="124" />
       <source>No model to serve.</source>
       <translation>サーブするモデルがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="152" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="154" />
       <source>Models are loaded one at a time: planned on half of this computer each, they would not fit.</source>
       <translation>モデルは1つずつ読み込みます: それぞれこのコンピューターの半分で計画すると収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="172" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="174" />
       <source>{name} cannot be served as planned: {why}.</source>
       <translation>{name} は計画どおりにサーブできません: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="175" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="177" />
       <source>{id}: its drafter needs {n} tokens banned, and the engine's model list holds one ban per model, so it is served without speculation (`draftwise launch` runs it with).</source>
       <translation>{id}: ドラフターには {n} 個のトークンの禁止が必要ですが、エンジンのモデル一覧はモデルごとに1つしか保持できないため、投機なしでサーブします（`draftwise launch` では投機ありで実行します）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="178" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="180" />
       <source>{id} is served without speculation: {why}.</source>
       <translation>{id} は投機なしでサーブします: {why}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/serving/served_state.py" line="55" />
+      <source>none</source>
+      <translation>なし</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/serving/together.py" line="100" />
@@ -2329,27 +2374,27 @@
       <translation>{n} 個のモデルのうち最大 {k} 個を同時に読み込んだままにします。それぞれこのコンピューターのメモリーの {k} 分の1で計画するため、どの {k} 個でも収まります。別のモデルへのリクエストは、最も長く使われていないモデルを解放します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="303" />
+      <location filename="../../app/draftwise/core/settings.py" line="314" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="311" />
+      <location filename="../../app/draftwise/core/settings.py" line="322" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="320" />
+      <location filename="../../app/draftwise/core/settings.py" line="331" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="327" />
+      <location filename="../../app/draftwise/core/settings.py" line="338" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="330" />
+      <location filename="../../app/draftwise/core/settings.py" line="341" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -3605,139 +3650,154 @@ add a folder with .gguf models, or drop a .gguf file here.</source>
       <translation>保存できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="226" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
       <source>&amp;Open model…</source>
       <translation>モデルを開く(&amp;O)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="227" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
       <source>&amp;Add folder…</source>
       <translation>フォルダを追加(&amp;A)…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="228" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
       <source>&amp;Launch</source>
       <translation>起動(&amp;L)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="229" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
       <source>&amp;Stop</source>
       <translation>停止(&amp;S)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="230" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="240" />
       <source>&amp;Check this machine</source>
       <translation>このマシンをチェック(&amp;C)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="231" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="241" />
       <source>&amp;Install engine</source>
       <translation>エンジンをインストール(&amp;I)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="232" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="242" />
       <source>Logs</source>
       <translation>ログ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="233" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="243" />
       <source>Show or hide the engine log</source>
       <translation>エンジンログの表示／非表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="234" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="244" />
       <source>&amp;Quit</source>
       <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="235" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
       <source>&amp;About Draftwise</source>
       <translation>Draftwise について(&amp;A)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="236" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
       <source>&amp;File</source>
       <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="237" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="247" />
       <source>&amp;Engine</source>
       <translation>エンジン(&amp;E)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="238" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="248" />
       <source>&amp;View</source>
       <translation>表示(&amp;V)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="239" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="249" />
       <source>&amp;Help</source>
       <translation>ヘルプ(&amp;H)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="245" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="255" />
       <source>Model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="246" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="256" />
       <source>Chat</source>
       <translation>チャット</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="250" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="257" />
+      <source>Serve</source>
+      <translation>サーブ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="258" />
+      <source>Serve every model of your library to other programs at one address</source>
+      <translation>ライブラリのすべてのモデルを、1つのアドレスでほかのプログラムに提供します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="264" />
       <source>Show Draftwise</source>
       <translation>Draftwise を表示</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="311" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="265" />
+      <source>Stop serving</source>
+      <translation>サーブを停止</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/main_window.py" line="337" />
       <source>Open a model</source>
       <translation>モデルを開く</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="311" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="337" />
       <source>GGUF models (*.gguf)</source>
       <translation>GGUF モデル (*.gguf)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="343" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="369" />
       <source>About Draftwise</source>
       <translation>Draftwise について</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="344" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="370" />
       <source>Draftwise {0}
 Run a local LLM with llama.cpp; speculative decoding and MTP are set up for you.</source>
       <translation>Draftwise {0}
 llama.cpp でローカル LLM を動かします。投機的デコードと MTP は自動で設定されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="419" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="445" />
       <source>The engine is running</source>
       <translation>エンジンが実行中です</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="420" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="446" />
       <source>Stop the engine and quit</source>
       <translation>エンジンを停止して終了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="423" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="449" />
       <source>The engine is still running. Stop it, or keep it running in the tray?</source>
       <translation>エンジンはまだ実行中です。停止しますか？それともトレイで実行を続けますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="424" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="450" />
       <source>Keep running in the tray</source>
       <translation>トレイで実行を続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="426" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="452" />
       <source>The engine is still running. Stop it and quit?</source>
       <translation>エンジンはまだ動いています。停止して終了しますか？</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/main_window.py" line="441" />
+      <location filename="../../app/draftwise/ui/main_window.py" line="467" />
       <source>The engine keeps running. Use the tray icon to stop it.</source>
       <translation>エンジンは実行を続けます。停止するにはトレイアイコンを使ってください。</translation>
     </message>
@@ -3887,9 +3947,159 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>モデルファイルが自分について記していること：サイズ、レイヤー、語彙、組み込みの補助役</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/speculation_card.py" line="105" />
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
+      <source>State</source>
+      <translation>状態</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
       <source>Speculation</source>
       <translation>投機的デコード</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
+      <source>Speed-up</source>
+      <translation>高速化</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="39" />
+      <source>Last request</source>
+      <translation>直近のリクエスト</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="41" />
+      <source>Paste this line into a terminal to run Claude Code on a served model</source>
+      <translation>この行をターミナルに貼り付けると、サーブ中のモデルで Claude Code が動きます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="42" />
+      <source>For Open WebUI, an editor or any program that speaks the OpenAI API: its base URL and key</source>
+      <translation>Open WebUI、エディター、OpenAI API を話すプログラム向け: ベース URL とキー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="43" />
+      <source>A test from a terminal: one question to the first model</source>
+      <translation>ターミナルからの確認: 最初のモデルに1つ質問します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="46" />
+      <source>OpenAI-compatible</source>
+      <translation>OpenAI 互換</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="148" />
+      <source>Serve my models</source>
+      <translation>モデルをサーブ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="150" />
+      <source>Let other programs — Claude Code, Open WebUI, your editor — use every model in your library at one address. Each model starts when a program asks for it by name, with its own speculation, and rests when it is not used. Launch keeps working beside it.</source>
+      <translation>Claude Code、Open WebUI、エディターなどのほかのプログラムが、ライブラリのすべてのモデルを1つのアドレスで使えるようにします。各モデルはプログラムが名前で求めたときに、そのモデル用の投機設定で起動し、使われていないときは休みます。「起動」はこれと並んでそのまま使えます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="153" />
+      <source>One llama.cpp engine in router mode serves the OpenAI and Anthropic APIs; each model runs the plan the Model page shows for it, and only as many stay loaded together as fit this computer.</source>
+      <translation>ルーターモードの llama.cpp エンジン1つが OpenAI と Anthropic の API を提供します。各モデルはモデルページに表示される計画で動き、同時に読み込まれるのはこのコンピューターに収まる数だけです。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="156" />
+      <source>Serve every model of the library</source>
+      <translation>ライブラリのすべてのモデルをサーブ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="157" />
+      <source>Start serving every model of your library folders at one address</source>
+      <translation>ライブラリフォルダーのすべてのモデルを1つのアドレスでサーブし始めます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="159" />
+      <source>Stop the engine that serves your models (Launch is not affected)</source>
+      <translation>モデルをサーブしているエンジンを停止します（「起動」には影響しません）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="160" />
+      <source>Address</source>
+      <translation>アドレス</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="161" />
+      <source>Where programs send their requests</source>
+      <translation>プログラムがリクエストを送る先</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="163" />
+      <source>Key</source>
+      <translation>キー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="165" />
+      <source>Programs must send this key; without it the engine answers 401</source>
+      <translation>プログラムはこのキーを送る必要があります。ないとエンジンは 401 を返します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="169" />
+      <source>Copy this line</source>
+      <translation>この行をコピー</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="176" />
+      <source>Let idle models sleep after</source>
+      <translation>使われていないモデルを休ませるまで</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="177" />
+      <source> min</source>
+      <translation> 分</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="178" />
+      <source>never</source>
+      <translation>休ませない</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="179" />
+      <source>A model nobody used for this long gives its memory back; the next request wakes it. Takes effect the next time serving starts.</source>
+      <translation>この時間使われなかったモデルはメモリーを返し、次のリクエストで目覚めます。次にサーブを始めたときから有効です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="183" />
+      <source>Start when I log in</source>
+      <translation>ログイン時に開始</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="184" />
+      <source>Serve your models each time you log in to this computer; Draftwise waits in the tray</source>
+      <translation>このコンピューターにログインするたびにモデルをサーブします。Draftwise はトレイで待機します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="237" />
+      <source>Measured on this computer: {0}× as fast with speculation</source>
+      <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="238" />
+      <source>Not measured on this computer yet</source>
+      <translation>このコンピューターではまだ測定していません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="291" />
+      <source>Show the models being served</source>
+      <translation>サーブ中のモデルを表示</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="301" />
+      <source>Serving {0} models</source>
+      <translation>{0} 個のモデルをサーブ中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="302" />
+      <source>Serving 1 model</source>
+      <translation>1 個のモデルをサーブ中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/ui/serve_card.py" line="302" />
+      <source>Starting to serve…</source>
+      <translation>サーブを開始しています…</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/ui/speculation_card.py" line="107" />
@@ -4157,27 +4367,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="228" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="230" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="319" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="322" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="405" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="408" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="481" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="484" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
@@ -4777,11 +4987,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>量子化</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="51" />
-      <source>Speed-up</source>
-      <translation>高速化</translation>
-    </message>
-    <message>
       <location filename="../../app/draftwise/viewmodels/library.py" line="55" />
       <source>Architecture</source>
       <translation>アーキテクチャ</translation>
@@ -4870,11 +5075,6 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/library.py" line="212" />
       <source>Too big for this machine's memory</source>
       <translation>このマシンのメモリには大きすぎます</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/viewmodels/library.py" line="217" />
-      <source>Measured on this computer: {0}× as fast with speculation</source>
-      <translation>このコンピューターでの測定: 投機的デコードで {0} 倍の速さ</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/library.py" line="233" />
@@ -5175,6 +5375,136 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <location filename="../../app/draftwise/viewmodels/replan.py" line="249" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="66" />
+      <source>Loaded</source>
+      <translation>読み込み済み</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="67" />
+      <source>Loading…</source>
+      <translation>読み込み中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
+      <source>Sleeping</source>
+      <translation>休止中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="69" />
+      <source>Not loaded</source>
+      <translation>未読み込み</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="71" />
+      <source>Waiting</source>
+      <translation>待機中</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="74" />
+      <source>In memory: answers at once</source>
+      <translation>メモリー上にあり、すぐに応答します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
+      <source>Being read into memory for a request</source>
+      <translation>リクエストのためにメモリーへ読み込んでいます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
+      <source>Idle for a while, so its memory was given back; the next request wakes it</source>
+      <translation>しばらく使われなかったのでメモリーを返しました。次のリクエストで目覚めます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="77" />
+      <source>Not in memory: it starts when a program asks for it by name</source>
+      <translation>メモリーにありません。プログラムが名前で求めると起動します</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="78" />
+      <source>It could not start; the other models keep serving</source>
+      <translation>起動できませんでした。ほかのモデルはサーブを続けます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="79" />
+      <source>The engine has not listed it yet</source>
+      <translation>エンジンがまだ一覧に載せていません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="187" />
+      <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
+      <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="189" />
+      <source>Looking at this computer…</source>
+      <translation>このコンピューターを調べています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="191" />
+      <source>Add a folder of models to the library first.</source>
+      <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
+      <source>Getting your models ready…</source>
+      <translation>モデルを準備しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="199" />
+      <source>Not serving.</source>
+      <translation>サーブしていません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="202" />
+      <source>Serving {0} models. Programs pick one by its name.</source>
+      <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
+      <source>Serving 1 model. Programs pick it by its name.</source>
+      <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="206" />
+      <source>Serving stopped: {0}</source>
+      <translation>サーブが止まりました: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="207" />
+      <source>Serving stopped.</source>
+      <translation>サーブが止まりました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
+      <source>Starting the engine…</source>
+      <translation>エンジンを起動しています…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="260" />
+      <source>{0} tokens/s</source>
+      <translation>{0} トークン/秒</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="262" />
+      <source>{0} % of drafts accepted</source>
+      <translation>ドラフトの {0} % を採用</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="332" />
+      <source>Your models could not be planned: {0}</source>
+      <translation>モデルの計画を立てられませんでした: {0}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="397" />
+      <source>The engine's model list could not be written ({0}): {1}</source>
+      <translation>エンジンのモデル一覧を書き込めませんでした（{0}）: {1}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="438" />
+      <source>Could not change the start at login ({0}): {1}</source>
+      <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/viewmodels/speculation.py" line="96" />

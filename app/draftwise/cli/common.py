@@ -108,7 +108,7 @@ def caps_of(binary: Path):
 def with_workers(machine, rpc: str | None, binary: Path | str | None):
     """The machine with the workers of `--rpc host:port,...` probed through `binary`; a
     UserError naming the worker that cannot be used (nothing is started then)."""
-    from draftwise.core.machine import workers
+    from draftwise.core.rpc import workers
 
     if not rpc:
         return machine

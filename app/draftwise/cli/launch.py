@@ -78,7 +78,7 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
     (core/launch/session.py) like every other path; nothing is started."""
     from draftwise.core import paths
     from draftwise.core.launch import headless, ladder, launch_spec, prepare
-    from draftwise.core.measuring.runs import quick
+    from draftwise.core.measuring import quick
     from draftwise.core.processes import orphans
 
     for report in orphans.stop_orphans():
@@ -211,7 +211,7 @@ class _UploadLines:
     def __init__(self, planned) -> None:
         import time
 
-        from draftwise.core.machine import upload
+        from draftwise.core.rpc import upload
 
         now = time.monotonic()
         self.watch = upload.UploadWatch(planned, now) if planned else None
@@ -222,7 +222,7 @@ class _UploadLines:
     def poll(self, pid: int) -> None:
         import time
 
-        from draftwise.core.machine import upload
+        from draftwise.core.rpc import upload
 
         now = time.monotonic()
         if self.watch is None or now < self.next_read:
@@ -300,7 +300,7 @@ def _run(run, watch=None, *, verbose: bool) -> int:
 
     def on_lines(lines: list[str]) -> None:
         if watch is not None:
-            watch.lines(lines)  # finished requests, counted exactly (core/measuring/records/live_figures.py)
+            watch.lines(lines)  # finished requests, counted exactly (core/measurements/live_figures.py)
             if watch.usage is not None:
                 watch.usage.lines(lines)
         if verbose:

@@ -1,10 +1,10 @@
-"""`draftwise launch`'s part in learning from use (core/measuring/runs/learn.py), and
+"""`draftwise launch`'s part in learning from use (core/measuring/learn.py), and
 `draftwise prompts`: the kept prompts listed or deleted.
 
 Before the engine starts: when the user's requests of the last launches call for it and the
 computer is idle, measure the kept setup again on their prompts, print why and what it found,
 and have the launch planned again with it. While the engine serves: keep each finished
-request's figures under the model and the setup running (core/measuring/records/usage.py).
+request's figures under the model and the setup running (core/measurements/usage.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import threading
 def learn_before_launch(planned) -> bool:
     """True when a measurement on the user's prompts was recorded (plan the launch again)."""
     from draftwise.core.machine import idle
-    from draftwise.core.measuring.runs import arms, learn
+    from draftwise.core.measuring import arms, learn
 
     cancel = threading.Event()
 
@@ -52,8 +52,8 @@ def learn_before_launch(planned) -> bool:
 
 def keeper_for(planned):
     """The keeper of this launch's requests' figures, under its model, engine, machine and setup."""
-    from draftwise.core.measuring.records import usage
-    from draftwise.core.measuring.runs import learn
+    from draftwise.core.measurements import usage
+    from draftwise.core.measuring import learn
 
     return usage.Keeper(learn.usage_key(planned), planned.records.usage)
 
@@ -74,7 +74,7 @@ def cmd_prompts(args) -> int:
 
     from draftwise.core import identity
     from draftwise.core.launch import session
-    from draftwise.core.measuring.records import usage
+    from draftwise.core.measurements import usage
 
     records = session.Records.load().usage
     model = Path(args.model).expanduser() if args.model else None

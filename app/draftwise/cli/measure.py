@@ -1,6 +1,6 @@
 """`draftwise measure MODEL`: how much faster speculation makes this model on this machine.
 
-Runs the fixed prompt set with the chosen speculation and without it (core/measuring/runs/quick.py),
+Runs the fixed prompt set with the chosen speculation and without it (core/measuring/quick.py),
 prints tokens/s both ways, the ratio, acceptance and mean accepted length, the setup kept
 (types, draft length, p-min), and records the result, which the next `plan`/`launch` and the
 window use. A model with no drafter is measured with the n-gram types. `--forget`
@@ -49,7 +49,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from draftwise.core.engines.spec_types import NGRAM_MEASURED
     from draftwise.core.launch import session
     from draftwise.core.machine import speed
-    from draftwise.core.measuring.runs import quick, sweep
+    from draftwise.core.measuring import quick, sweep
     from draftwise.core.processes import orphans
 
     if args.forget:
@@ -93,7 +93,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not prepared.spec.argv:
         why = " ".join(str(n) for n in prepared.spec.notes[-1:])
         raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
-    settings = quick.Settings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
+    settings = quick.MeasureSettings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
     here = speed.speed_here(prepared.model.path, machine, engine.binary)  # the kept figure: nothing measured
     if args.sweep:
         eta = sweep.estimated_seconds(prepared, settings, quick.engine_types_of(engine.binary), tokens_per_s=here)
@@ -225,7 +225,7 @@ def render_sweep(sw, *, on_trial: bool = False) -> str:
 def render_tuned(t) -> str:
     """The settings stage's table (tuned.Tuned): each set of settings tried, its tokens/s
     written and read, and what auto passes from now on, with why."""
-    from draftwise.core.measuring.records import tuned
+    from draftwise.core.measurements import tuned
 
     if t is None:
         return "Engine settings: none applies to this engine and device (or your own arguments set them)."

@@ -105,14 +105,11 @@ def serving_plan(args: argparse.Namespace, *, port: int, api_key: str):
 
 
 def copy_lines(url: str, key_shown: str, model_id: str) -> list[str]:
-    """Ready-to-paste lines for Claude Code, an OpenAI-compatible client and curl."""
-    body = json.dumps({"model": model_id, "messages": [{"role": "user", "content": "Hello"}]})
-    return [
-        f"  Claude Code:  ANTHROPIC_BASE_URL={url} ANTHROPIC_AUTH_TOKEN={key_shown} claude --model {model_id}",
-        f"  OpenAI-compatible:  base URL {url}/v1  key {key_shown}",
-        f"  curl:  curl {url}/v1/chat/completions -H 'Authorization: Bearer {key_shown}' "
-        f"-H 'Content-Type: application/json' -d '{body}'",
-    ]
+    """Ready-to-paste lines for Claude Code, an OpenAI-compatible client and curl, as printed
+    (the lines themselves are core/serving/copy_lines.py's, shared with the window)."""
+    from draftwise.core.serving import copy_lines as lines
+
+    return [f"  {line.client}:  {line.text}" for line in lines.copy_lines(url, key_shown, model_id)]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -120,7 +117,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from draftwise.core.address import DEFAULT_PORT, LOOPBACK
     from draftwise.core.launch import launch_spec
     from draftwise.core.processes import orphans
-    from draftwise.core.serving import preset, serve_plan
+    from draftwise.core.serving import serve_plan
 
     if args.network and os.environ.get(API_KEY_VARIABLE) == "":
         raise UserError(f"--network needs an API key; unset {API_KEY_VARIABLE} or give it a value.")
@@ -141,17 +138,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(plan.to_json(), indent=2, default=str))
         return 0
-    folder = paths.cache_dir() / "serve"
-    folder.mkdir(parents=True, exist_ok=True)
-    preset_path = folder / f"models-{port}.ini"
-    preset_path.write_text(preset.render(plan.sections()), encoding="utf-8")
-    empty_cache = folder / "no-download-cache"
-    empty_cache.mkdir(exist_ok=True)
     sleep = serve_plan.SLEEP_IDLE_S if args.sleep_idle_seconds is None else args.sleep_idle_seconds
     notes = (port_note,) if port_note else ()
-    router = serve_plan.router_launch(binary, preset_path, plan, port=port, api_key=api_key,
-                                      network=args.network, cache_dir=empty_cache, sleep_idle_s=sleep,
-                                      pinned_port=args.port is not None, notes=notes)
+    router, preset_path = serve_plan.write_router(binary, plan, paths.cache_dir() / "serve", port=port,
+                                                  api_key=api_key, network=args.network, sleep_idle_s=sleep,
+                                                  pinned_port=args.port is not None, notes=notes)
     _say_plan(plan, preset_path)
     return _run(router, plan, preset_path, binary, verbose=args.verbose)
 
@@ -219,7 +210,7 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
     watcher = _Instances(run, plan, preset_path, binary)
 
     def on_lines(lines: list[str]) -> None:
-        watcher.lines.add(lines)
+        watcher.add(lines)
         if verbose:
             print("\n".join(f"  | {x}" for x in lines), flush=True)
 
@@ -256,19 +247,18 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
 
 
 class _Instances:
-    """Reads the router's list of instances: says each model's state as it changes, and gives
-    an instance that died at start with its automatic drafter one more load without it."""
+    """Reads the router's list of instances and does what core/serving/serve_flow.py says
+    about each model's failures (its fallback, its ladder rung): this only asks the router,
+    writes the preset and prints."""
 
     def __init__(self, run, plan, preset_path: Path, binary: Path) -> None:
-        from draftwise.core.serving import instances
+        from draftwise.core.serving import serve_flow
 
-        self.run, self.plan, self.preset_path, self.binary = run, plan, preset_path, binary
-        self.watch = instances.InstanceWatch.new()
-        self.sections = {m.id: m.section for m in plan.models}
-        self.lines = instances.ChildLines.new()  # each instance's last lines: what a crash cause reads
-        self.ladders: dict = {}  # id -> its out-of-memory ladder, made at its first failure
-        self.argv: dict[str, tuple[str, ...]] = {}  # id -> the argv of its running rung, once it climbed
-        self.remembered: set[str] = set()  # the ids whose lower rung is remembered
+        self.run, self.plan, self.preset_path = run, plan, preset_path
+        self.flow = serve_flow.ServeFlow.from_plan(plan, Path(binary))
+
+    def add(self, lines: list[str]) -> None:
+        self.flow.add_lines(lines)
 
     def poll(self) -> None:
         from draftwise.core.launch import headless
@@ -281,97 +271,47 @@ class _Instances:
         if status != 200:
             return
         self._drop_deleted()
-        for inst in self.watch.changes(instances.read(body)):
-            served = next((m for m in self.plan.models if m.id == inst.id), None)
-            if served is None:
-                continue
-            if inst.state == instances.FAILED:
-                print(f"model {inst.id}: failed (exit code {inst.exit_code})", flush=True)
-                if self._climb(served, inst):
-                    continue
-                can = served.fallback is not None and self.sections[inst.id] != served.fallback
-                if self.watch.falls_back(inst, can):
-                    self._fall_back(served, inst)
-            else:
-                print(f"model {inst.id}: {inst.state}", flush=True)
-                steps = self.ladders.get(inst.id)
-                if inst.state == instances.LOADED and steps is not None and steps.climbed \
-                        and inst.id not in self.remembered:
-                    # The lower rung loaded: remembered for this model, as a launch's is.
-                    self.remembered.add(inst.id)
-                    for note in steps.succeeded():
-                        print(f"  - {note}", flush=True)
+        self._do(self.flow.models(instances.read(body)))
 
-    def _climb(self, served, inst) -> bool:
-        """An instance that ran out of memory at start takes its ladder's next rung, as one
-        launch does (core/launch/ladder.py): its section is written from the lower plan and it
-        is loaded again. True when the failure was the ladder's business."""
-        from draftwise.core.launch import crash, ladder
-        from draftwise.core.serving import preset
+    def _do(self, actions) -> None:
+        from draftwise.core.serving import instances
+        from draftwise.core.serving import serve_flow as sf
 
-        lines = self.lines.of(inst.args)
-        status = crash.ExitStatus.from_returncode(inst.exit_code if inst.exit_code is not None else 1)
-        cause = crash.classify(status, lines, speculation=bool(served.launch.spec.argv))
-        if cause.kind != crash.OUT_OF_MEMORY:
-            return False
-        if served.id not in self.ladders:
-            self.ladders[served.id] = served.planned.ladder(served.launch)
-        steps = self.ladders[served.id]
-        if steps is None:
-            return False
-        step = steps.climb(cause, tuple(self.argv.get(served.id, served.launch.argv)))
-        if isinstance(step, ladder.Halt) or step is None:
-            print(f"model {served.id}: {cause.sentence} {step.reason if step is not None else ''}".rstrip(),
-                  flush=True)
-            return True
-        try:
-            self.sections[served.id] = preset.section(served.id, step.spec.options)
-        except preset.PresetError as exc:
-            print(f"model {served.id}: {step.reason} ({exc}: not served lower)", flush=True)
-            return True
-        self.argv[served.id] = tuple(step.spec.argv)
-        print(f"ladder: {served.id}: {step.reason}", flush=True)
-        self._reload_and_load(served.id)
-        return True
+        for a in actions:
+            if isinstance(a, sf.StateChanged):
+                inst = a.instance
+                if inst.state == instances.FAILED:
+                    print(f"model {inst.id}: failed (exit code {inst.exit_code})", flush=True)
+                else:
+                    print(f"model {inst.id}: {inst.state}", flush=True)
+            elif isinstance(a, sf.ModelClimbed):
+                print(f"ladder: {a.id}: {self.flow.outcomes[a.id].ladder_reason}", flush=True)
+            elif isinstance(a, sf.ModelFellBack):
+                print(f"fallback: {a.id} is loaded again without speculation (its drafter made it stop at start; "
+                      f"`draftwise broken clear` lets auto try it again later)", flush=True)
+            elif isinstance(a, sf.Failed):
+                print(f"model {a.id}: {a.problem}", flush=True)
+            elif isinstance(a, sf.ModelNotice):
+                print(f"  - {a.text}", flush=True)
+            elif isinstance(a, sf.Rewrite):
+                self._rewrite(a)
 
-    def _reload_and_load(self, ident: str) -> None:
+    def _rewrite(self, action) -> None:
         from draftwise.core.launch import headless
-        from draftwise.core.serving import preset
 
-        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
+        self.preset_path.write_text(action.text, encoding="utf-8")
         try:
             headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
-            headless.request(self.run.url, self.run.spec.api_key, "/models/load", {"model": ident}, 10.0)
+            if action.load is not None:
+                headless.request(self.run.url, self.run.spec.api_key, "/models/load", {"model": action.load}, 10.0)
         except OSError as exc:
-            print(f"warning: {ident} could not be loaded again: {exc}", flush=True)
+            print(f"warning: the engine did not read its model list again: {exc}", flush=True)
 
     def _drop_deleted(self) -> None:
         """A model file deleted while served leaves the list: the preset is written without it
         and the router reads it again (an instance running from it is stopped by the engine)."""
-        from draftwise.core.launch import headless
-        from draftwise.core.serving import preset
-
-        gone = [m for m in self.plan.models if m.id in self.sections and not m.path.exists()]
-        if not gone:
-            return
-        for m in gone:
-            del self.sections[m.id]
-            print(f"removed: {m.path} was deleted, so {m.id} is no longer served; put the file back and start "
-                  f"`draftwise serve` again to serve it.", flush=True)
-        self.preset_path.write_text(preset.render(self.sections.values()), encoding="utf-8")
-        try:
-            headless.request(self.run.url, self.run.spec.api_key, "/models?reload=1", None, 10.0)
-        except OSError as exc:
-            print(f"warning: the engine did not read its model list again: {exc}", flush=True)
-
-    def _fall_back(self, served, inst) -> None:
-        from draftwise.core.serving import instances
-
-        spec = served.planned.prepared.spec
-        records = served.planned.records
-        if records.broken is not None and spec.drafter_key:
-            records.broken.record(Path(self.binary), spec.drafter_key, instances.broken_reason(inst.id, inst.exit_code))
-        self.sections[inst.id] = served.fallback
-        print(f"fallback: {inst.id} is loaded again without speculation (its drafter made it stop at start; "
-              f"`draftwise broken clear` lets auto try it again later)", flush=True)
-        self._reload_and_load(inst.id)
+        for m in self.plan.models:
+            if m.id in self.flow.sections and not m.path.exists():
+                print(f"removed: {m.path} was deleted, so {m.id} is no longer served; put the file back and start "
+                      f"`draftwise serve` again to serve it.", flush=True)
+                self._do(self.flow.removed(m.id))

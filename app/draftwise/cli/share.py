@@ -17,7 +17,7 @@ PEERS_POLL_S = 1.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from draftwise.core.machine.workers import DEFAULT_PORT
+    from draftwise.core.rpc.workers import DEFAULT_PORT
 
     p = subparsers.add_parser(
         "share", help="lend this computer's memory to another Draftwise (RPC worker)",
@@ -38,8 +38,8 @@ def cmd_share(args: argparse.Namespace) -> int:
     from draftwise.core import paths
     from draftwise.core.engines import discovery
     from draftwise.core.errors import FieldError
-    from draftwise.core.machine import share
     from draftwise.core.processes import orphans
+    from draftwise.core.rpc import share
 
     for report in orphans.stop_orphans():
         print(report.message, flush=True)

@@ -39,7 +39,7 @@ class Backend(StrEnum):
     ROCM = "rocm"
     VULKAN = "vulkan"
     METAL = "metal"
-    RPC = "rpc"  # another computer's device, lent by its ggml-rpc-server (core/machine/workers.py)
+    RPC = "rpc"  # another computer's device, lent by its ggml-rpc-server (core/rpc/workers.py)
     UNKNOWN = "unknown"  # a build whose libraries do not say
 
     @classmethod

@@ -1,7 +1,7 @@
 """One JSON record in the data folder, read and written the same way for every store.
 
 The stores — broken drafters (core/speculation/broken.py), speed measurements
-(core/measuring/records/measured.py), ladder rungs (core/launch/ladder_record.py), engine fixes
+(core/measurements/measured.py), ladder rungs (core/launch/ladder_record.py), engine fixes
 (core/launch/fixes.py) and the processor speed (core/machine/speed.py) — each keep
 `{"version": N, "entries": …}` in `paths.data_dir()` and differ only in what an entry is and
 which keys (core/identity.py) they file it under. What happens to the file is decided here,

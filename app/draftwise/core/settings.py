@@ -43,6 +43,7 @@ FILE_NAME = "settings.json"
 SCHEMA_VERSION = 1
 LANGUAGES = ("system", "en", "ja")
 CLOSE_ACTIONS = ("ask", "stop", "tray")
+SERVE_SLEEP_IDLE_S = 600  # 10 minutes: what `draftwise serve` uses without --sleep-idle-seconds
 
 
 @dataclass
@@ -121,13 +122,13 @@ class Settings:
     api_key: str | None = None
     close_action: str = "ask"
     # Other computers (RPC workers, "host:port") the model may be split across; checked when
-    # used (core/machine/workers.py), kept as typed so a bad entry can be shown and fixed.
+    # used (core/rpc/workers.py), kept as typed so a bad entry can be shown and fixed.
     workers: list[str] = field(default_factory=list)
     # Use them even when this computer alone is predicted faster (`--use-workers always`);
     # False: auto, only when the model does not fit without them or they pay.
     workers_always: bool = False
     # Share this computer (ggml-rpc-server): where it listens. Loopback unless the user picks
-    # another address (core/machine/share.py warns); the worker stops with the app.
+    # another address (core/rpc/share.py warns); the worker stops with the app.
     share_host: str = LOOPBACK
     share_port: int = RPC_PORT
     # Window state from Qt (saveGeometry/saveState), base64 text.
@@ -137,7 +138,7 @@ class Settings:
     logs_visible: bool = False
     advanced_visible: bool = False
     chat_save: bool = False  # keep chats in the data folder (opt-in: they may be private)
-    # Keep the chat's last prompts per model (core/measuring/records/usage.py) so speed can be
+    # Keep the chat's last prompts per model (core/measurements/usage.py) so speed can be
     # measured again on the user's own work. On by default, shown beside the box above, and
     # turning it off deletes them: only the last 20 per model, and nothing ever sends them.
     keep_prompts: bool = True
@@ -148,6 +149,11 @@ class Settings:
     device: str | None = None
     # Per GPU (hardware.Gpu.key): {"keep_free_gb": N} or {"max_gb": N}, the user's limit.
     device_limits: dict[str, dict[str, float]] = field(default_factory=dict)
+    # "Serve my models" (core/serving/): a served model idle this long sleeps (the router's
+    # --sleep-idle-seconds; -1 never), and whether serving starts when the user logs in (the
+    # entry itself is core/serving/autostart.py's; this remembers the choice).
+    serve_sleep_idle_s: int = SERVE_SLEEP_IDLE_S
+    serve_at_login: bool = False
     # Keys this version does not know, kept so they survive a round trip.
     unknown: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -219,6 +225,8 @@ class Settings:
                 "measure_automatically": self.measure_automatically,
                 "device": self.device,
                 "device_limits": {k: dict(v) for k, v in sorted(self.device_limits.items())},
+                "serve_sleep_idle_s": self.serve_sleep_idle_s,
+                "serve_at_login": self.serve_at_login,
             }
         )
         return data
@@ -270,8 +278,11 @@ class Settings:
                 limit = _limit(v)
                 if isinstance(k, str) and limit is not None:
                     s.device_limits[k] = limit
+        sleep = data.get("serve_sleep_idle_s")
+        if isinstance(sleep, int) and not isinstance(sleep, bool) and (sleep > 0 or sleep == -1):
+            s.serve_sleep_idle_s = sleep
         for name in ("logs_visible", "advanced_visible", "network", "chat_save", "keep_prompts",
-                     "measure_automatically"):
+                     "measure_automatically", "serve_at_login"):
             if isinstance(data.get(name), bool):
                 setattr(s, name, data[name])
         return s

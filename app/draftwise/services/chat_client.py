@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QObject, QUrl, Signal
 from PySide6.QtNetwork import QNetworkAccessManager, QNetworkReply, QNetworkRequest
 
-from draftwise.core import chat
+from draftwise.core.chat import protocol as chat
 
 # Errors that mean "nobody listens there" rather than "the line broke mid-reply".
 _REFUSED = {

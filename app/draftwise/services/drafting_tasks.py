@@ -3,8 +3,8 @@
 - `DraftingMonitor` reads `/metrics` (and `/slots` until it has an answer) of the running
   engine every couple of seconds on the task pool: never on the GUI thread, one request
   at a time, so a busy engine never piles requests up.
-- `MeasureRunner` runs core/measuring/runs/quick.py (or the sweep,
-  core/measuring/runs/sweep.py, for "all settings") on the task pool: progress as signals, cancellable, the result recorded only once
+- `MeasureRunner` runs core/measuring/quick.py (or the sweep,
+  core/measuring/sweep.py, for "all settings") on the task pool: progress as signals, cancellable, the result recorded only once
   the whole measurement finished.
 """
 
@@ -18,9 +18,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.launch import headless, prepare, session
 from draftwise.core.machine.hardware import Machine
-from draftwise.core.measuring.records.measured import Measurement
-from draftwise.core.measuring.records.sweep_record import Sweep
-from draftwise.core.measuring.runs import learn, quick, sweep
+from draftwise.core.measurements.measured import Measurement
+from draftwise.core.measurements.sweep_record import Sweep
+from draftwise.core.measuring import learn, quick, sweep
 from draftwise.core.messages import msg
 from draftwise.services.library_scan import Task, TaskRunner
 
@@ -28,12 +28,12 @@ POLL_MS = 2000
 
 
 @dataclass(frozen=True)
-class Fetched:
+class MetricsAndSlots:
     metrics: str | None
     slots: bytes | None
 
 
-def fetch(url: str, api_key: str, ask_slots: bool) -> Fetched:
+def fetch(url: str, api_key: str, ask_slots: bool) -> MetricsAndSlots:
     """One look at the engine (off the GUI thread); None for what did not answer."""
     slots = None
     if ask_slots:
@@ -47,11 +47,11 @@ def fetch(url: str, api_key: str, ask_slots: bool) -> Fetched:
         metrics = body.decode(errors="replace") if status == 200 else None
     except OSError:
         metrics = None
-    return Fetched(metrics, slots)
+    return MetricsAndSlots(metrics, slots)
 
 
 class DraftingMonitor(QObject):
-    fetched = Signal(object)  # Fetched
+    fetched = Signal(object)  # MetricsAndSlots
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None, interval_ms: int = POLL_MS) -> None:
         super().__init__(parent)
@@ -89,7 +89,7 @@ class DraftingMonitor(QObject):
     def _on_done(self) -> None:
         self._task = None
 
-    def _on_fetched(self, result: Fetched) -> None:
+    def _on_fetched(self, result: MetricsAndSlots) -> None:
         if not self._timer.isActive():
             return  # stopped meanwhile: figures of an engine that is gone
         if result.slots is not None:
@@ -98,7 +98,7 @@ class DraftingMonitor(QObject):
 
 
 def prepare_measure_and_record(
-    request: prepare.Request, engine: session.Engine, machine: Machine, settings: quick.Settings, *,
+    request: prepare.Request, engine: session.Engine, machine: Machine, settings: quick.MeasureSettings, *,
     report: Callable, cancel: threading.Event, all_settings: bool = False, from_use: bool = False,
 ) -> Measurement | Sweep:
     """The whole measurement on a worker thread, planned by the launch session as Launch plans
@@ -106,7 +106,7 @@ def prepare_measure_and_record(
     the drafter out. `all_settings`: the sweep (every setup) instead of the quick measurement.
     The record is written after the last arm (an engine fix found on the way, at once).
     `from_use`: the kept setup and its rivals on the user's own prompts, which their requests
-    called for (core/measuring/runs/learn.py; the user accepted, so no idle probe)."""
+    called for (core/measuring/learn.py; the user accepted, so no idle probe)."""
     records = session.Records.load(machine)
     if from_use:
         return _measure_on_the_users_prompts(request, engine, machine, records, settings, report, cancel)
@@ -125,7 +125,7 @@ def prepare_measure_and_record(
 
 
 def _measure_on_the_users_prompts(request: prepare.Request, engine: session.Engine, machine: Machine,
-                                  records: session.Records, settings: quick.Settings, report: Callable,
+                                  records: session.Records, settings: quick.MeasureSettings, report: Callable,
                                   cancel: threading.Event) -> Measurement:
     store = records.usage
     d = learn.due(session.plan_launch(request, engine, machine, records), store)

@@ -4,7 +4,7 @@ A thin owner in the manner of qutebrowser's guiprocess: every decision (stages, 
 crash causes, warnings) is core/launch/launch_flow.py's, shared with the headless CLI runner.
 What lives here is the Qt side of it:
 
-- the process group is services/group_process.py's: the port checked before each start,
+- the process group is services/owned_qprocess.py's: the port checked before each start,
   its own session, the Windows Job, the lifeline (it stops with a Draftwise that dies), the
   run file, and the stop's escalation to SIGKILL;
 - output is read as it comes, kept in a bounded ring, and handed to the UI at most once
@@ -41,7 +41,7 @@ from draftwise.core.launch.ladder import Ladder
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.outcome import EngineOutcome, Stage
 from draftwise.core.speculation.broken import BrokenDrafters
-from draftwise.services.group_process import GroupProcess
+from draftwise.services.owned_qprocess import OwnedQProcess
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class EngineProcess(QObject):
         self._pending: deque[str] = deque(maxlen=max_batch)
         self._dropped = 0  # lines that overflowed `_pending` since the last batch
         self._partial = b""
-        self._proc: GroupProcess | None = None
+        self._proc: OwnedQProcess | None = None
         self._record_run = record_run
         self._stop_timeout_ms = int(stop_timeout * 1000)
         self.pids: list[int] = []
@@ -201,7 +201,7 @@ class EngineProcess(QObject):
             # start begins, before it can print: a reader never mixes two starts' lines.
             self._flush()
             self._tell()
-        proc = GroupProcess(stop_timeout_ms=self._stop_timeout_ms, record_run=self._record_run, parent=self)
+        proc = OwnedQProcess(stop_timeout_ms=self._stop_timeout_ms, record_run=self._record_run, parent=self)
         proc.output.connect(self._read)
         proc.started.connect(self._started)
         proc.exited.connect(self._exited)
@@ -223,10 +223,10 @@ class EngineProcess(QObject):
         self._flush_timer.stop()
 
     # ------------------------------------------------------------ process events
-    def _current(self) -> GroupProcess | None:
+    def _current(self) -> OwnedQProcess | None:
         """The group that sent this signal, if it is the running start's (not an old one's)."""
         proc = self.sender()
-        return proc if isinstance(proc, GroupProcess) and proc is self._proc else None
+        return proc if isinstance(proc, OwnedQProcess) and proc is self._proc else None
 
     def _started(self, pid: int) -> None:
         if self._current() is None:

@@ -1,7 +1,7 @@
 """Share this computer from the window: `ggml-rpc-server` as a process group the app owns.
 
-The decisions are core/machine/share.py's (the argv, the environment, whether the address
-needs the warning); the process group is services/group_process.py's, as the engine's is:
+The decisions are core/rpc/share.py's (the argv, the environment, whether the address
+needs the warning); the process group is services/owned_qprocess.py's, as the engine's is:
 the port checked before the start (another program already listening there is a failure,
 never "listening"), its own session, the Windows Job, the lifeline (it stops with a
 Draftwise that dies), the run file, and a stop that escalates to SIGKILL. What is left here:
@@ -16,9 +16,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.launch import crash
-from draftwise.core.machine import share
 from draftwise.core.messages import Message, msg
-from draftwise.services.group_process import GroupProcess
+from draftwise.core.rpc import share
+from draftwise.services.owned_qprocess import OwnedQProcess
 
 READY_POLL_MS = 100
 READY_TIMEOUT_MS = 10_000
@@ -39,7 +39,7 @@ class ShareProcess(QObject):
         super().__init__(parent)
         self.binary, self.host, self.port = Path(binary), host, port
         self.argv = share.worker_argv(self.binary, host, port)
-        self._group = GroupProcess(stop_timeout_ms=STOP_TIMEOUT_MS, parent=self)
+        self._group = OwnedQProcess(stop_timeout_ms=STOP_TIMEOUT_MS, parent=self)
         self._group.output.connect(self._read)
         self._group.started.connect(self._started)
         self._group.exited.connect(self._exited)

@@ -1,5 +1,5 @@
 """Reads the engine's connections to its workers without blocking the window: `ss` runs in a
-QProcess and its answer comes back as a signal (core/machine/upload.py parses it)."""
+QProcess and its answer comes back as a signal (core/rpc/upload.py parses it)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
-from draftwise.core.machine import upload
+from draftwise.core.rpc import upload
 
 
 class UploadReader(QObject):

@@ -17,9 +17,9 @@ from draftwise.core.engines import capabilities
 from draftwise.core.kinds import Backend, MtpMode
 from draftwise.core.launch import headless, launch_flow, launch_spec, prepare, session
 from draftwise.core.launch.fixes import EngineFixes
-from draftwise.core.launch.gpu_check import Verdict
+from draftwise.core.launch.gpu_check import GpuVerdict
 from draftwise.core.machine import device_choice, hardware
-from draftwise.core.measuring.records.measured import MeasuredRecords
+from draftwise.core.measurements.measured import MeasuredRecords
 from draftwise.core.planning import logparse, planned_vs_actual, planner
 
 
@@ -29,7 +29,7 @@ class Outcome:
     spec: launch_spec.LaunchSpec
     machine: hardware.Machine
     ready: bool
-    verdict: Verdict | None
+    verdict: GpuVerdict | None
     actual: logparse.ActualMemory
     rows: list[dict[str, Any]]  # planned_vs_actual.compare_device_components
     completion: dict[str, Any] | None

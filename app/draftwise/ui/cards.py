@@ -20,12 +20,12 @@ QFrame#card QRadioButton::indicator:checked { border: 4px solid palette(highligh
   border-radius: 7px; }
 QFrame#card QRadioButton::indicator:disabled { border-color: palette(midlight); }
 QLabel#cardTitle { font-weight: 600; }
-QPushButton#launchButton { background: palette(highlight); color: palette(highlighted-text);
+QPushButton#launchButton, QPushButton#serveButton { background: palette(highlight); color: palette(highlighted-text);
   border: none; border-radius: 8px; padding: 9px 28px; font-weight: 600; }
-QPushButton#launchButton:disabled { background: palette(midlight); color: palette(placeholder-text); }
-QPushButton#stopButton { border: 1px solid palette(mid); border-radius: 8px; padding: 8px 20px;
+QPushButton#launchButton:disabled, QPushButton#serveButton:disabled { background: palette(midlight); color: palette(placeholder-text); }
+QPushButton#stopButton, QPushButton#stopServingButton { border: 1px solid palette(mid); border-radius: 8px; padding: 8px 20px;
   background: palette(button); color: palette(button-text); font-weight: 600; }
-QPushButton#stopButton:disabled { color: palette(placeholder-text); }
+QPushButton#stopButton:disabled, QPushButton#stopServingButton:disabled { color: palette(placeholder-text); }
 """
 
 

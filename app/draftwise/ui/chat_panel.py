@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.measuring.records.usage import KEEP_PROMPTS
+from draftwise.core.measurements.usage import KEEP_PROMPTS
 from draftwise.ui.chat_pictures import PictureStrip, take_mime
 from draftwise.ui.chat_turns import TurnView
 from draftwise.ui.theme import ERROR_COLOR, WARN_COLOR, is_dark, text_color, tinted

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.pictures import Picture
+from draftwise.core.chat.pictures import Picture
 from draftwise.ui.theme import text_color
 from draftwise.viewmodels.chat_pictures import PictureTray
 from draftwise.viewmodels.i18n import tr

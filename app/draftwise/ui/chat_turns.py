@@ -17,11 +17,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.chat import Turn, markdown_segments
+from draftwise.core.chat.protocol import Turn
 from draftwise.ui.chat_pictures import thumbnail
 from draftwise.ui.theme import text_color
 from draftwise.viewmodels.chat import ChatViewModel
 from draftwise.viewmodels.i18n import tr
+from draftwise.viewmodels.markdown_pieces import markdown_segments
 
 
 class TextView(QTextBrowser):

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from draftwise.core.hub.download import Progress
+from draftwise.core.hub.download import DownloadProgress
 from draftwise.core.hub.files import RemoteModel, display_name
 from draftwise.core.hub.starters import Offer
 from draftwise.core.planning.plan_types import FITS
@@ -241,7 +241,7 @@ class GetModelsDialog(QDialog):
         else:
             self.reject()
 
-    def _on_progress(self, p: Progress) -> None:
+    def _on_progress(self, p: DownloadProgress) -> None:
         self.bar.setValue(int(p.fraction * 1000))
         left = tr(", {time} left").format(time=human_duration(p.eta_s)) if p.eta_s is not None else ""
         self.rate.setText(tr("{done} of {total} — {speed}/s{left}").format(

@@ -44,6 +44,7 @@ from draftwise.ui.drafting_card import DraftingCard
 from draftwise.ui.library_panel import LibraryPanel
 from draftwise.ui.logs_panel import LogsPanel
 from draftwise.ui.model_page import ModelPage
+from draftwise.ui.serve_card import ServePage, ServingButton
 from draftwise.ui.status_bar import Banner, FailureStrip, StatusStrip
 from draftwise.ui.theme import app_icon, is_dark, state_icon
 from draftwise.viewmodels.app import AppViewModel
@@ -80,6 +81,9 @@ class MainWindow(QMainWindow):
         self.right_tabs.addTab(self.page, "")
         self.chat_panel = ChatPanel(vm.chat)
         self.right_tabs.addTab(self.chat_panel, "")
+        # "Serve my models": the whole library at one address, a page beside the model's Launch.
+        self.serve_page = ServePage(vm.serve)
+        self.right_tabs.addTab(self.serve_page, "")
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.library)
         self.split.addWidget(self.right_tabs)
@@ -109,6 +113,9 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         bar.setSizeGripEnabled(True)
         bar.addPermanentWidget(self.status, 1)
+        self.serving_button = ServingButton(vm.serve)  # serving beside Launch, one click to its page
+        self.serving_button.clicked.connect(lambda: self.open_serve_page())
+        bar.addPermanentWidget(self.serving_button)
         self._build_tray()
 
         self._connect()
@@ -173,6 +180,8 @@ class MainWindow(QMainWindow):
         self.tray_show = menu.addAction("")
         self.tray_show.triggered.connect(self._show_from_tray)
         menu.addAction(self.act_stop)
+        self.tray_stop_serving = menu.addAction("")
+        self.tray_stop_serving.triggered.connect(self.vm.serve.stop)
         menu.addSeparator()
         menu.addAction(self.act_quit)
         self.tray.setContextMenu(menu)
@@ -208,6 +217,7 @@ class MainWindow(QMainWindow):
         for signal in (vm.launch_state_changed, vm.details.changed, vm.speculation.changed):
             signal.connect(self._refresh_actions)
         vm.launch.changed.connect(self._refresh_tray)
+        vm.serve.changed.connect(self._refresh_tray)
         vm.launch.state_changed.connect(self._on_state)
         vm.message.connect(self.show_message)
         vm.settings_problem.connect(self.show_message)
@@ -244,10 +254,15 @@ class MainWindow(QMainWindow):
         self.status.retranslate()
         self.right_tabs.setTabText(0, tr("Model"))
         self.right_tabs.setTabText(1, tr("Chat"))
+        self.right_tabs.setTabText(2, tr("Serve"))
+        self.right_tabs.setTabToolTip(2, tr("Serve every model of your library to other programs at one address"))
+        self.serve_page.retranslate()
+        self.serving_button.retranslate()
         self.banner.retranslate()
         self.failure.retranslate()
         if self.tray is not None:
             self.tray_show.setText(tr("Show Draftwise"))
+            self.tray_stop_serving.setText(tr("Stop serving"))
         self.library.retranslate()
         self.logs.retranslate()
         if self._check_dialog is not None:
@@ -256,6 +271,7 @@ class MainWindow(QMainWindow):
     # ================================================================ refresh
     def refresh_all(self) -> None:
         self.page.refresh()
+        self.serve_page.refresh()
         self.status.refresh()
         self.banner.refresh()
         self.failure.refresh()
@@ -282,8 +298,15 @@ class MainWindow(QMainWindow):
 
     def _refresh_tray(self) -> None:
         if self.tray is not None:
-            self.tray.setIcon(state_icon(self.vm.launch.state))
-            self.tray.setToolTip(f"Draftwise — {self.vm.launch.status_text()}")
+            serve = self.vm.serve
+            # The launched engine's state, else the serving one's when only that runs.
+            state = self.vm.launch.state if self.vm.engine_running() or not serve.running else serve.outcome.stage
+            self.tray.setIcon(state_icon(state))
+            tip = f"Draftwise — {self.vm.launch.status_text()}"
+            if serve.running:
+                tip += "\n" + serve.status_text()
+            self.tray.setToolTip(tip)
+            self.tray_stop_serving.setVisible(serve.running)
 
     def _on_state(self, state: str) -> None:
         if state == Stage.FAILED and self.tray is not None and not self.isVisible():
@@ -294,6 +317,9 @@ class MainWindow(QMainWindow):
         self.logs.setVisible(on)
         self.vm.settings.logs_visible = on
         self.vm.schedule_save()
+
+    def open_serve_page(self) -> None:
+        self.right_tabs.setCurrentWidget(self.serve_page)
 
     def open_chat_page(self) -> None:
         """The chat tab, ready to type in."""
@@ -429,7 +455,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 — Qt override
         self._store_geometry()
-        if self.vm.engine_running() and not self._quitting:
+        if (self.vm.engine_running() or self.vm.serve.running) and not self._quitting:
             choice = self.ask_close()
             if choice == "cancel":
                 event.ignore()
@@ -456,7 +482,7 @@ class MainWindow(QMainWindow):
     def _finish(self) -> None:
         """Save and stop the engine (waiting a few seconds for it to end)."""
         running = self.vm.engine_running()
-        self.vm.shutdown(stop_engine=True)
+        self.vm.shutdown(stop_engine=True)  # serving stops too (its engine waits for it at quit)
         if running and self.vm.engine_running():
             loop = QEventLoop()
             self.vm.launch.ended.connect(loop.quit)

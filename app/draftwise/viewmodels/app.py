@@ -22,11 +22,11 @@ from draftwise.core.kinds import EngineKind, WorkerUse
 from draftwise.core.launch import launch_spec
 from draftwise.core.launch.outcome import IDLE, LOADING, READY, RUNNING, STARTING
 from draftwise.core.machine import hardware
-from draftwise.core.machine import workers as workers_mod
 from draftwise.core.messages import Text
 from draftwise.core.processes import orphans
 from draftwise.core.readable import command_line
 from draftwise.core.records import write_error
+from draftwise.core.rpc import workers as workers_mod
 from draftwise.core.settings import LoadResult, Settings
 from draftwise.services.library_scan import TaskRunner
 from draftwise.viewmodels import launch_gate
@@ -45,6 +45,7 @@ from draftwise.viewmodels.model_details import ModelDetailsViewModel
 from draftwise.viewmodels.plan import KV_TYPES, PlanViewModel, kv_types_for, probe_machine
 from draftwise.viewmodels.profiles import ProfilesViewModel
 from draftwise.viewmodels.replan import Inputs, Outcome, Replanner, records_of, split_args
+from draftwise.viewmodels.serve import ServeViewModel
 from draftwise.viewmodels.speculation import SpeculationViewModel
 from draftwise.viewmodels.switch import ModelSwitch
 from draftwise.viewmodels.worker_loss import WorkerLoss
@@ -151,6 +152,8 @@ class AppViewModel(LadderActions, QObject):
         self.replanner.outcome_changed.connect(self.launch_state_changed)
         self.language.language_changed.connect(self._on_language_changed)
         self.devices.changed.connect(self._on_devices_changed)
+        # "Serve my models": the library through one address, beside Launch (its own engine).
+        self.serve = ServeViewModel(self, parent=self)
 
     # ---------------------------------------------------------------- start-up
     def start(self, *, detect_engines: bool = True, probe: bool = True, scan: bool = True,
@@ -460,7 +463,7 @@ class AppViewModel(LadderActions, QObject):
     def _on_language_changed(self, lang: str) -> None:
         self.library.model.retranslate()
         for vm in (self.details, self.speculation, self.plan, self.launch, self.engine, self.check, self.library,
-                   self.chat):
+                   self.chat, self.serve):
             vm.changed.emit()
         self.retranslated.emit()
         self.launch_state_changed.emit()
@@ -490,5 +493,7 @@ class AppViewModel(LadderActions, QObject):
         self.drafting.shutdown()  # a measurement's engine stops too
         if stop_engine and self.engine_running():
             self.launch.stop()
+        if stop_engine:
+            self.serve.shutdown()
         self.library.scanner.cancel()
         self.check.cancel()

@@ -22,11 +22,12 @@ from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
-from draftwise.core import chat, chat_store
-from draftwise.core import pictures as pics
-from draftwise.core.chat import ChatError, Conversation, Options, Turn
+from draftwise.core.chat import pictures as pics
+from draftwise.core.chat import protocol as chat
+from draftwise.core.chat import store as chat_store
+from draftwise.core.chat.protocol import ChatError, Conversation, Options, Turn
 from draftwise.core.launch.outcome import FAILED, LOADING, READY, STARTING, STOPPED, STOPPING
-from draftwise.core.measuring.records import usage
+from draftwise.core.measurements import usage
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_duration
 from draftwise.core.settings import Settings
@@ -334,7 +335,7 @@ class ChatViewModel(QObject):
 
     def _keep_prompt(self, model: Path | None, body: dict[str, Any]) -> None:
         """The user's own request, kept on this computer (the last few per model) so that
-        speculation can be measured on their work (core/measuring/runs/learn.py); never sent
+        speculation can be measured on their work (core/measuring/learn.py); never sent
         anywhere, and not at all when the user turned that off."""
         if self.settings.keep_prompts:
             self.store_problem = usage.keep_prompt(model, body, self.usage_path) or self.store_problem

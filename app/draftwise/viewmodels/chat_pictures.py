@@ -3,7 +3,7 @@
 Once the engine is ready its `/props` is read (`services.chat_client.PropsProbe`): only an
 engine that reports `modalities.vision` is offered pictures. A picture comes from a file (the
 button, a drop) or from bytes (a paste); each is read with Qt's image reader, so a file that
-is not a picture, or one over `core.pictures.MAX_BYTES`, is refused with one sentence before
+is not a picture, or one over `core.chat.pictures.MAX_BYTES`, is refused with one sentence before
 anything is sent. Formats the engine does not decode itself are sent as PNG.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, Signal
 from PySide6.QtGui import QImage, QImageReader
 
-from draftwise.core import pictures as pics
+from draftwise.core.chat import pictures as pics
 from draftwise.core.launch.outcome import READY
 from draftwise.core.messages import Message
 from draftwise.viewmodels.i18n import tr_message

@@ -24,14 +24,14 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import speed
-from draftwise.core.measuring.records import usage
-from draftwise.core.measuring.records.live_figures import Watch
-from draftwise.core.measuring.records.measured import Combination, Measurement
-from draftwise.core.measuring.records.sweep_record import Sweep
-from draftwise.core.measuring.runs import learn, quick
+from draftwise.core.measurements import usage
+from draftwise.core.measurements.live_figures import Watch
+from draftwise.core.measurements.measured import Combination, Measurement
+from draftwise.core.measurements.sweep_record import Sweep
+from draftwise.core.measuring import learn, quick
 from draftwise.core.readable import human_duration
 from draftwise.core.speculation import resolver
-from draftwise.services.drafting_tasks import DraftingMonitor, Fetched, MeasureRunner
+from draftwise.services.drafting_tasks import DraftingMonitor, MeasureRunner, MetricsAndSlots
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.plan import prefs_for
 from draftwise.viewmodels.replan import records_of
@@ -48,7 +48,7 @@ class DraftingViewModel(QObject):
         self.app = app
         self.monitor = DraftingMonitor(app.runner, self)
         self.runner = MeasureRunner(app.runner, self)
-        self.settings = quick.Settings()
+        self.settings = quick.MeasureSettings()
         self.watch: Watch | None = None
         self.warnings: list[str] = []
         self.can_turn_off = False
@@ -71,7 +71,7 @@ class DraftingViewModel(QObject):
         self.runner.failed.connect(self._on_failed)
         self.runner.ended.connect(self._on_ended)
         app.launch.became_ready.connect(self._on_ready)
-        # The engine's per-request lines count finished requests exactly (core/measuring/records/live_figures.py).
+        # The engine's per-request lines count finished requests exactly (core/measurements/live_figures.py).
         app.launch.log_lines.connect(self._on_lines)
         app.launch.ended.connect(self._on_launch_ended)
         app.outcome_changed.connect(self._on_outcome)
@@ -104,7 +104,7 @@ class DraftingViewModel(QObject):
             return False
         if engine is None or engine.kind != EngineKind.LLAMA_CPP:
             return False
-        # A model with no drafter is measured with the n-gram types (core/measuring/runs/quick.py).
+        # A model with no drafter is measured with the n-gram types (core/measuring/quick.py).
         no_drafter = out.prepared is not None and quick.ngram_request(out.prepared, out.request) is not None
         return bool(out.decision.argv) or no_drafter
 
@@ -118,7 +118,7 @@ class DraftingViewModel(QObject):
             speculating=bool(spec.spec.argv), what=quick.what_is_drafting(spec.spec), break_even=None)
         out = self.app.outcome
         if out is not None and out.planned is not None:
-            # The user's requests' figures, per model and setup (core/measuring/records/usage.py).
+            # The user's requests' figures, per model and setup (core/measurements/usage.py).
             self.watch.usage = usage.Keeper(learn.usage_key(out.planned), out.planned.records.usage)
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
@@ -148,7 +148,7 @@ class DraftingViewModel(QObject):
             self._start_measurement()
         self.changed.emit()
 
-    def _on_fetched(self, got: Fetched) -> None:
+    def _on_fetched(self, got: MetricsAndSlots) -> None:
         if self.watch is None:
             return
         if self.watch.usage is not None:
@@ -196,7 +196,7 @@ class DraftingViewModel(QObject):
 
     def _maybe_offer_learning(self, planned: session.PlannedLaunch) -> None:
         """The user's requests of the last launches call for measuring again on their prompts
-        (core/measuring/runs/learn.py): offered with why, as the first measurement is. Accepted,
+        (core/measuring/learn.py): offered with why, as the first measurement is. Accepted,
         it runs at once (the user chose the moment: no idle probe)."""
         try:
             d = learn.due(planned, planned.records.usage) if planned.records.usage is not None else None

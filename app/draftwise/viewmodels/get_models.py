@@ -30,7 +30,7 @@ from draftwise.core.engines import capabilities
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import catalog, client, download, fetch, starters
 from draftwise.core.hub.files import HubFile, RemoteModel
-from draftwise.core.hub.judge import Judge, Verdict
+from draftwise.core.hub.judge import HubVerdict, Judge
 from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch import session, speed_probe
 from draftwise.core.machine import speed
@@ -64,7 +64,7 @@ class OneAtATime(Judge):
         super().__init__(*args, **kwargs)
         self._lock = threading.RLock()
 
-    def judge_listing(self, listing: Sequence[RemoteModel], only: str | None = None) -> list[Verdict]:
+    def judge_listing(self, listing: Sequence[RemoteModel], only: str | None = None) -> list[HubVerdict]:
         with self._lock:
             return super().judge_listing(listing, only)
 
@@ -85,7 +85,7 @@ def op_list(repo: str) -> list[RemoteModel]:
     return client.list_models(repo)
 
 
-def op_judge(judge: Judge, listing: list[RemoteModel]) -> list[Verdict]:
+def op_judge(judge: Judge, listing: list[RemoteModel]) -> list[HubVerdict]:
     return judge.judge_listing(listing)
 
 
@@ -94,7 +94,7 @@ def op_starters(machine: Machine, rate: speed.Throughput, judge: Judge) -> start
 
 
 def op_fetch(model: RemoteModel, folder: Path, drafter: RemoteModel | None, *,
-             report: Callable[[download.Progress], None], cancel: threading.Event,
+             report: Callable[[download.DownloadProgress], None], cancel: threading.Event,
              projector: bool = False) -> fetch.Fetched:  # fmt: skip
     """The model, its projector (`projector`) and the drafter its verdict named, into its
     folder; the drafter is remembered as its helper (core/hub/fetch.py)."""
@@ -104,7 +104,7 @@ def op_fetch(model: RemoteModel, folder: Path, drafter: RemoteModel | None, *,
 # ---------------------------------------------------------------- view-model
 class GetModelsViewModel(QObject):
     changed = Signal()
-    progress = Signal(object)  # download.Progress
+    progress = Signal(object)  # download.DownloadProgress
     downloaded = Signal(object)  # fetch.Fetched
     busy_changed = Signal(bool)
     starters_changed = Signal()  # the starters (their order, speeds or verdicts) changed
@@ -130,7 +130,7 @@ class GetModelsViewModel(QObject):
         self.repo: str | None = None
         self.listing: list[RemoteModel] = []  # the repository's files as listed (names tag drafters)
         self.models: list[RemoteModel] = []  # the rows: judged models, then the drafters
-        self.verdicts: dict[str, Verdict] = {}  # by model name
+        self.verdicts: dict[str, HubVerdict] = {}  # by model name
         self.judge_error: str = ""  # judging the listing failed as a whole
         self.no_rate: str = ""  # why nothing can be judged in this dialog (no rate at all)
         self.rows_version = 0  # bumped whenever the rows or their verdicts change
@@ -273,7 +273,7 @@ class GetModelsViewModel(QObject):
                       "files.").format(repo=self.repo)
         return self.repo
 
-    def verdict(self, model: RemoteModel) -> Verdict | None:
+    def verdict(self, model: RemoteModel) -> HubVerdict | None:
         return self.verdicts.get(model.name)
 
     def pending(self, model: RemoteModel) -> bool:
@@ -376,7 +376,7 @@ class GetModelsViewModel(QObject):
                            on_done=self._rows.deliver(self._set_verdicts, ticket),
                            on_error=self._rows.deliver(self._on_judge_failed, ticket))  # fmt: skip
 
-    def _set_verdicts(self, verdicts: list[Verdict]) -> None:
+    def _set_verdicts(self, verdicts: list[HubVerdict]) -> None:
         self.verdicts = {v.model.name: v for v in verdicts}
         self.models = [v.model for v in verdicts] + [m for m in self.listing if m.name not in self.verdicts]
         self.rows_version += 1

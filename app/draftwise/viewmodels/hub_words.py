@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from draftwise.core.hub import catalog
 from draftwise.core.hub.files import Drafting, RemoteModel, display_name
-from draftwise.core.hub.judge import Verdict
+from draftwise.core.hub.judge import HubVerdict
 from draftwise.core.machine import speed
 from draftwise.core.planning.plan_types import FITS, NO_FIT, PARTIAL
 from draftwise.core.readable import human_bytes, human_ctx
@@ -83,7 +83,7 @@ def speed_cell(estimate: speed.Estimate | None) -> Cell:
     return Cell(text, " ".join(tr_message(m) for m in catalog.speed_details(estimate)))
 
 
-def drafting_cell(v: Verdict) -> Cell:
+def drafting_cell(v: HubVerdict) -> Cell:
     name = short_name(v.drafter_model) if v.drafter_model is not None else ""
     kind = v.speculation if v.speculation in DRAFTING_WORDS else Drafting.NONE
     if kind == Drafting.DRAFT and not name:
@@ -94,7 +94,7 @@ def drafting_cell(v: Verdict) -> Cell:
     return Cell(text, "\n".join(why))
 
 
-def fit_tip(v: Verdict) -> str:
+def fit_tip(v: HubVerdict) -> str:
     tip = tr(FIT_TIPS.get(v.fit_state, FIT_TIPS[NO_FIT]))
     if v.header_bytes:
         tip += "\n" + tr("Judged from its header: {read} read from the hub, of {size}.").format(
@@ -102,7 +102,7 @@ def fit_tip(v: Verdict) -> str:
     return tip
 
 
-def verdict_words(v: Verdict) -> VerdictWords:
+def verdict_words(v: HubVerdict) -> VerdictWords:
     if v.error is not None:
         sentence = tr_message(v.error)
         cell = Cell(tr("Not judged: {why}").format(why=sentence), sentence)
@@ -132,7 +132,7 @@ def helper_cell() -> Cell:
                    "this repository; its helper comes with it."))
 
 
-def verdict_line(v: Verdict) -> str:
+def verdict_line(v: HubVerdict) -> str:
     """A starter's last line: "Fits · 32k context · Drafts itself"."""
     w = verdict_words(v)
     if w.error is not None:
@@ -140,7 +140,7 @@ def verdict_line(v: Verdict) -> str:
     return " · ".join((w.fit.text, w.context.text, w.drafting.text))
 
 
-def drafter_offer_text(v: Verdict) -> str:
+def drafter_offer_text(v: HubVerdict) -> str:
     """The "Get the draft model too" checkbox, naming what comes with the model."""
     d = v.drafter_model
     if d is None:

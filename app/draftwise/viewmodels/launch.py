@@ -34,9 +34,9 @@ from draftwise.core.launch.outcome import (
     Stage,
 )
 from draftwise.core.launch.session import Records
-from draftwise.core.machine import upload
 from draftwise.core.messages import Text, msg
 from draftwise.core.readable import human_duration
+from draftwise.core.rpc import upload
 from draftwise.viewmodels.i18n import tr, tr_message
 from draftwise.viewmodels.roles import EngineProcessRole
 
@@ -85,10 +85,10 @@ class LaunchViewModel(QObject):
         self._tick.setInterval(500)
         self._tick.timeout.connect(self.changed.emit)
         self._tick.timeout.connect(self._sample_upload)
-        # The weights being sent to the workers while the engine loads (core/machine/upload.py):
+        # The weights being sent to the workers while the engine loads (core/rpc/upload.py):
         # read from the engine's connections by this side's reader, not part of the outcome,
         # which holds what the launch flow decides from the engine's lines and exits.
-        self.upload: upload.Progress | None = None
+        self.upload: upload.UploadProgress | None = None
         self._upload_watch: upload.UploadWatch | None = None
         self._upload_reader: QObject | None = None
         self._upload_next = 0.0

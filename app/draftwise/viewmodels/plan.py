@@ -47,7 +47,7 @@ _ACTUAL_MARKERS = ("buffer size", "llama_kv_cache", "draft", "fitting params", "
 
 
 @dataclass(frozen=True)
-class DeviceUse:
+class DeviceRow:
     name: str  # "CUDA0 (RTX 4070)" / "RAM"
     kind: str  # gpu | cpu | unified
     capacity: int  # bytes usable
@@ -73,7 +73,7 @@ class PlanView:
     context: int
     kv_type: str
     slots: int
-    devices: tuple[DeviceUse, ...]
+    devices: tuple[DeviceRow, ...]
     fit: str  # fits | partial | no
     reasons: tuple[Text, ...]
     plan_args: tuple[str, ...] = ()
@@ -93,7 +93,7 @@ class PlanView:
 
 def view_of(p: planner.Plan) -> PlanView:
     devices = tuple(
-        DeviceUse(
+        DeviceRow(
             _device_name(d), d.kind, d.capacity, weights=d.weights + d.projector, kv=d.kv,
             drafter=d.drafter, compute=d.compute + d.output,
         )

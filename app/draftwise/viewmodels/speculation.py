@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from draftwise.core.kinds import MtpMode
-from draftwise.core.measuring.records import measured as measured_mod
+from draftwise.core.measurements import measured as measured_mod
 from draftwise.core.messages import Message
 from draftwise.core.speculation import decision_types, resolver
 from draftwise.core.speculation.words import words_of

@@ -22,10 +22,10 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.address import LOOPBACK, RPC_PORT
 from draftwise.core.errors import FieldError
 from draftwise.core.kinds import EngineKind
-from draftwise.core.machine import link, share, workers
 from draftwise.core.machine.hardware import Gpu
 from draftwise.core.messages import Message
 from draftwise.core.readable import human_bytes
+from draftwise.core.rpc import link, share, workers
 from draftwise.core.settings import Settings
 from draftwise.services.rpc_share import ShareProcess
 from draftwise.viewmodels.i18n import tr, tr_error, tr_message

@@ -5,8 +5,8 @@ None of them changes what the model answers, only how fast the engine computes i
 best depends on the processor: on the 2-core Xeon VM this was written on, the engine loads
 its AMX module and repacking faults there (core/launch/crash.py, an engine fix forces `-nr`);
 on other CPUs repacking Q4_K made the real Gemma 3 270M 4-19 % slower (issue 30). So they are
-measured, not guessed (core/measuring/runs/tuning.py), remembered per model, engine build and
-machine (core/measuring/records/tuned.py), and passed by the launch session.
+measured, not guessed (core/measuring/tuning.py), remembered per model, engine build and
+machine (core/measurements/tuned.py), and passed by the launch session.
 
 Pure data: each field None is the engine's own default, so `EngineSettings()` passes nothing
 and a record from before these settings reads as the defaults. The flags are the pinned

@@ -36,7 +36,7 @@ class DownloadCancelled(Exception):
 
 
 @dataclass(frozen=True)
-class Progress:
+class DownloadProgress:
     file: str
     done: int  # bytes of the whole model on disk
     total: int
@@ -87,7 +87,7 @@ def download(
     model: RemoteModel,
     folder: Path,
     *,
-    progress: Callable[[Progress], None] | None = None,
+    progress: Callable[[DownloadProgress], None] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     revision: str = "main",
     into: Path | None = None,
@@ -106,7 +106,7 @@ def download(
 
 
 class _Meter:
-    def __init__(self, model: RemoteModel, done: int, report: Callable[[Progress], None] | None):
+    def __init__(self, model: RemoteModel, done: int, report: Callable[[DownloadProgress], None] | None):
         self.total, self.done, self.report = model.size, done, report
         self.window: list[tuple[float, int]] = [(time.monotonic(), done)]
         self.file = model.name
@@ -122,7 +122,7 @@ class _Meter:
         t0, d0 = self.window[0]
         speed = (self.done - d0) / (now - t0) if now > t0 else 0.0
         eta = (self.total - self.done) / speed if speed > 0 else None
-        self.report(Progress(self.file, self.done, self.total, speed, eta))
+        self.report(DownloadProgress(self.file, self.done, self.total, speed, eta))
 
 
 def _fetch(repo: str, f: HubFile, final: Path, revision: str, meter: _Meter,

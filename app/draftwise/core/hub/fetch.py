@@ -24,7 +24,7 @@ class Fetched:
 
 
 def fetch(model: RemoteModel, folder: Path, *, drafter: RemoteModel | None = None, projector: bool = True,
-          progress: Callable[[download.Progress], None] | None = None,
+          progress: Callable[[download.DownloadProgress], None] | None = None,
           cancelled: Callable[[], bool] = lambda: False) -> Fetched:  # fmt: skip
     """Download `model` into `folder`, then its projector (`projector`) and `drafter` beside it.
     A drafter is remembered as the model's helper (the library labels it so)."""

@@ -12,7 +12,7 @@ rule to each one's real token list, and the planner sizes context, KV, drafter a
 There is no drafter rule here: one search, the resolver's.
 
 The verdict names the drafter the resolver chose, and that is the drafter a download then
-fetches (`Verdict.drafter_model`), so what was judged is what lands.
+fetches (`HubVerdict.drafter_model`), so what was judged is what lands.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ FETCH_THREADS = 4
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HubVerdict:
     """One hub model as this computer would run it, or why it could not be judged."""
 
     model: RemoteModel
@@ -139,7 +139,7 @@ class Judge:
                 self._families[drafter.repo] = None  # judged without it; the listing said why elsewhere
         return self._families[drafter.repo]
 
-    def judge_listing(self, listing: Sequence[RemoteModel], only: str | None = None) -> list[Verdict]:
+    def judge_listing(self, listing: Sequence[RemoteModel], only: str | None = None) -> list[HubVerdict]:
         """Every model of one repository's listing (or the one named `only`), planned in the
         folder the repository would be on disk (drafters themselves are not judged as models:
         they run beside one). Headers are fetched a few at a time."""
@@ -181,13 +181,13 @@ class Judge:
             out.append(m)
         return out
 
-    def judge(self, model: RemoteModel, listing: Sequence[RemoteModel]) -> Verdict:
+    def judge(self, model: RemoteModel, listing: Sequence[RemoteModel]) -> HubVerdict:
         """`model` in its repository (`listing`): planned beside the repository's other files,
         as `judge_listing` plans each."""
         others = [m for m in listing if m is not model and m.name != model.name]
         verdicts = self.judge_listing([model, *others], only=model.name)
         if not verdicts:  # the header says it is a drafter: it runs beside a model
-            return Verdict(model, error=msg(
+            return HubVerdict(model, error=msg(
                 "{name} is a drafter, not a model to run: it runs beside its model.", name=model.name))
         return verdicts[0]
 
@@ -217,11 +217,11 @@ class Judge:
         return {(repo, f.path): r for (repo, f), r in zip(items, results, strict=True)}
 
     def _judge(self, model: RemoteModel, beside: Sequence[RemoteModel],
-               copies: dict[tuple[str, str], remote.HeaderCopy | HubError]) -> Verdict:  # fmt: skip
+               copies: dict[tuple[str, str], remote.HeaderCopy | HubError]) -> HubVerdict:  # fmt: skip
         own = [copies[(model.repo, f.path)] for f in model.files]
         failed = next((c for c in own if isinstance(c, HubError)), None)
         if failed is not None:
-            return Verdict(model, error=failed.message)
+            return HubVerdict(model, error=failed.message)
         header_bytes = sum(c.fetched for c in own if isinstance(c, remote.HeaderCopy))
         projector = model.projector if self.with_projector else None
         pc = copies.get((model.repo, projector.path)) if projector is not None else None
@@ -238,7 +238,7 @@ class Judge:
         try:
             planned = session.plan_launch(prepare.Request(model=first), self.engine, self.machine, self.records)
         except FieldError as exc:
-            return Verdict(model, header_bytes=header_bytes, error=exc.message, local=first)
+            return HubVerdict(model, header_bytes=header_bytes, error=exc.message, local=first)
         prepared = planned.prepared
         plan, spec = prepared.plan, prepared.spec
         try:
@@ -246,7 +246,7 @@ class Judge:
         except ValueError:
             estimate = None
         drafter = by_path.get(Path(spec.draft)) if spec.draft is not None else None
-        return Verdict(
+        return HubVerdict(
             model, fits=plan.fits, fit_state=plan.fit_state, planned_bytes=plan.bytes.total, context=plan.ctx,
             estimate=estimate, speculation=speculation_kind(spec), drafter_model=drafter, projector=projector,
             header_bytes=header_bytes, why=tuple(spec.notes), local=first, plan_json=prepared.to_json(),

@@ -28,7 +28,7 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.hub import catalog, client
 from draftwise.core.hub.client import HubError, RepoHit
 from draftwise.core.hub.files import Drafting, RemoteModel
-from draftwise.core.hub.judge import Judge, Verdict
+from draftwise.core.hub.judge import HubVerdict, Judge
 from draftwise.core.machine import speed
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, msg
@@ -50,7 +50,7 @@ class Offer:
 
     starter: catalog.Starter
     estimate: speed.Estimate
-    verdict: Verdict | None = None
+    verdict: HubVerdict | None = None
 
     @property
     def repo(self) -> str | None:

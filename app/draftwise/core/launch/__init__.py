@@ -1,4 +1,4 @@
 """Starting an engine: argv, environment, the launch state machine, crashes, orphans.
 
 Launching only: measuring a launch is core/measuring, sharing this computer's memory
-core/machine/share.py."""
+core/rpc/share.py."""

@@ -71,7 +71,7 @@ def read(lines: Iterable[str]) -> Seen:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GpuVerdict:
     state: str  # used | not-used | cpu
     message: Message
     seen: Seen
@@ -89,7 +89,7 @@ def _backend_of(device: str) -> str | None:
     return _BACKEND_OF.get(prefix.group(0)) if prefix else None
 
 
-def check(build_backend: str, expected: Sequence[str], lines: Iterable[str]) -> Verdict | None:
+def check(build_backend: str, expected: Sequence[str], lines: Iterable[str]) -> GpuVerdict | None:
     """The verdict for one launch that became ready.
 
     `build_backend`: the engine build's GPU backend (cpu | vulkan | cuda | rocm | metal).
@@ -103,7 +103,7 @@ def check(build_backend: str, expected: Sequence[str], lines: Iterable[str]) -> 
         wanted = _backend_of(expected[0]) or build_backend
         word = _BACKEND_WORD.get(wanted, wanted)
         if build_backend != wanted and not seen.devices:
-            return Verdict(NOT_USED, msg(
+            return GpuVerdict(NOT_USED, msg(
                 "GPU not used: this engine build has no {backend} backend, so {device} is out of its reach; "
                 "the model runs on the CPU. Install the {backend} engine (`draftwise engine install --backend "
                 "{backend_id}`) and choose it with --engine or in the engine list.",
@@ -111,39 +111,39 @@ def check(build_backend: str, expected: Sequence[str], lines: Iterable[str]) -> 
         missing = [d for d in expected if d not in seen.devices]
         if seen.devices and n > 0 and not missing:
             names = ", ".join(f"{d} ({_short(seen.devices[d])})" for d in expected)
-            return Verdict(USED, msg("{n} of {m} layers on {devices}.", n=n, m=m, devices=names), seen)
+            return GpuVerdict(USED, msg("{n} of {m} layers on {devices}.", n=n, m=m, devices=names), seen)
         if seen.failure:
-            return Verdict(NOT_USED, msg(
+            return GpuVerdict(NOT_USED, msg(
                 "GPU not used: the engine said \"{line}\", so the model runs on the CPU (much slower). "
                 "Check the GPU driver, or choose the device explicitly.", line=seen.failure), seen)
         if seen.devices and n == 0:
-            return Verdict(NOT_USED, msg(
+            return GpuVerdict(NOT_USED, msg(
                 "GPU not used: the engine opened {devices} but offloaded 0 of {m} layers to it.",
                 devices=", ".join(seen.devices), m=m), seen)
-        return Verdict(NOT_USED, msg(
+        return GpuVerdict(NOT_USED, msg(
             "GPU not used: the engine did not open {devices}; the model runs on the CPU.",
             devices=", ".join(missing or expected)), seen)
     if build_backend in (Backend.CPU, Backend.UNKNOWN, ""):
         return None
     if seen.devices and n > 0:
         names = ", ".join(f"{d} ({_short(desc)})" for d, desc in seen.devices.items() if d in on_gpu)
-        return Verdict(USED, msg("{n} of {m} layers on {devices}.", n=n, m=m, devices=names), seen)
+        return GpuVerdict(USED, msg("{n} of {m} layers on {devices}.", n=n, m=m, devices=names), seen)
     word = _BACKEND_WORD.get(build_backend, build_backend)
     # The engine's own line, when it gave one, goes into the sentence.
     if build_backend == Backend.VULKAN:
         if seen.failure:
-            return Verdict(CPU_ONLY, msg(
+            return GpuVerdict(CPU_ONLY, msg(
                 "This Vulkan engine runs on the CPU (the engine said \"{line}\"): it found no GPU it uses by "
                 "itself. A software device (such as llvmpipe) is used only when you choose it (--device).",
                 line=seen.failure), seen)
-        return Verdict(CPU_ONLY, msg(
+        return GpuVerdict(CPU_ONLY, msg(
             "This Vulkan engine runs on the CPU: it found no GPU it uses by itself. A software device "
             "(such as llvmpipe) is used only when you choose it (--device)."), seen)
     if seen.failure:
-        return Verdict(CPU_ONLY, msg(
+        return GpuVerdict(CPU_ONLY, msg(
             "This {backend} engine runs on the CPU (the engine said \"{line}\"), which is much slower. "
             "Check the GPU driver, or choose which GPUs to use.", backend=word, line=seen.failure), seen)
-    return Verdict(CPU_ONLY, msg(
+    return GpuVerdict(CPU_ONLY, msg(
         "This {backend} engine runs on the CPU, which is much slower. Check the GPU driver, or choose "
         "which GPUs to use.", backend=word), seen)
 

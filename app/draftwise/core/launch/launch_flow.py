@@ -54,11 +54,11 @@ from draftwise.core.launch.outcome import (
     EngineOutcome,
     Stage,
 )
-from draftwise.core.machine import workers
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.planning.plan_types import Plan
 from draftwise.core.processes import process_group
 from draftwise.core.records import write_error
+from draftwise.core.rpc import workers
 from draftwise.core.speculation.broken import BrokenDrafters
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ class Notice:
 class GpuChecked:
     """What the engine did with the GPU, once ready ("18 of 18 layers on Vulkan0 (llvmpipe)")."""
 
-    verdict: gpu_check.Verdict
+    verdict: gpu_check.GpuVerdict
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ class LaunchFlow:
         return self.outcome.ladder_reason
 
     @property
-    def gpu_verdict(self) -> gpu_check.Verdict | None:
+    def gpu_verdict(self) -> gpu_check.GpuVerdict | None:
         return self.outcome.gpu_verdict
 
     @property

@@ -27,9 +27,9 @@ from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import Backend, EngineKind
 from draftwise.core.launch import llamacpp
 from draftwise.core.machine.hardware import Gpu
-from draftwise.core.machine.upload import Upload
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.processes import process_group
+from draftwise.core.rpc.upload import Upload
 from draftwise.core.speculation.resolver import NO_SPECULATION, SpecDecision
 
 # Environment variables the engine reads as command-line options (common/arg.cpp: every

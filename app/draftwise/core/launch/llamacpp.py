@@ -52,7 +52,7 @@ def build_options(
     out = [engine_args.option("-m", str(path)), engine_args.option("--host", host),
            engine_args.option("--port", str(port))]
     if engine_args.find(user, "--metrics") is None:
-        out.append(engine_args.option("--metrics"))  # live figures (core/measuring/records/live_figures.py)
+        out.append(engine_args.option("--metrics"))  # live figures (core/measurements/live_figures.py)
     if engine_args.find([*user, *own, *plan_options], *_VERBOSITY_OPTIONS) is None:
         # First: the engine loads its backends while it parses some options (-ngl all,
         # --fit-target), and only what it prints after -lv says which CPU variant and which

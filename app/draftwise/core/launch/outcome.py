@@ -12,10 +12,11 @@ piecing it together from a dozen signals. Here:
   place (ui/theme.py, viewmodels/launch.py `status_text`).
 
 One outcome belongs to one engine for one model: serving many models keeps one per model
-(`model` says whose it is), none shared.
+(`model` says whose it is), none shared, written by core/serving/serve_flow.py `ServeFlow`
+alone (the router starts those instances, not a LaunchFlow).
 
 Not in it: the live figures (tokens a second, acceptance), measured per request from the
-engine's /metrics and log lines by their own owner (core/measuring/records/live_figures.py),
+engine's /metrics and log lines by their own owner (core/measurements/live_figures.py),
 and the output lines themselves, a stream the drivers hand on beside it.
 
 Frozen: a reader cannot change what it was given, and an old outcome stays what it was
@@ -62,7 +63,7 @@ ENDED = frozenset({STOPPED, FAILED})
 
 @dataclass(frozen=True)
 class EngineOutcome:
-    """One engine's state. Written by `LaunchFlow` alone; everyone else reads it."""
+    """One engine's state. Written by `LaunchFlow` alone (a served model's by `ServeFlow`); everyone else reads it."""
 
     model: Path | None = None  # whose engine this is (one outcome per model served)
     stage: Stage = IDLE
@@ -78,7 +79,7 @@ class EngineOutcome:
     concessions: Concessions = field(default_factory=Concessions)
     ladder_reason: Message | None = None
     fix: crash.FeatureFix | None = None  # the feature switched off after it crashed the engine
-    gpu_verdict: gpu_check.Verdict | None = None  # what the ready engine did with the GPU
+    gpu_verdict: gpu_check.GpuVerdict | None = None  # what the ready engine did with the GPU
     # What the user should know while it runs: the launch's warnings that are not about
     # speculation, speculation silently off, the GPU used (or not).
     notices: tuple[Message, ...] = ()

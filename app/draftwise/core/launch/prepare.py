@@ -25,12 +25,12 @@ from draftwise.core.errors import FieldError
 from draftwise.core.gguf import reader as gguf
 from draftwise.core.kinds import AUTO_SOURCES, Backend, DeviceKind, EngineKind, MtpMode, WorkerUse
 from draftwise.core.launch import launch_spec, mlx, owned_args, vllm
-from draftwise.core.machine import workers
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measuring.records import measured as measured_mod
-from draftwise.core.measuring.records.learned import stays_off_words
+from draftwise.core.measurements import measured as measured_mod
+from draftwise.core.measurements.learned import stays_off_words
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.planning import cpu_buffers, extra_args, plan_types, planner
+from draftwise.core.rpc import workers
 from draftwise.core.speculation import decision_types, field_settings, resolver
 from draftwise.core.speculation import setup as setup_mod
 

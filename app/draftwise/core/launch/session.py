@@ -9,15 +9,15 @@ machine check — comes here, so what was remembered is applied the same way eve
    (core/launch/fixes.py), unless the user set that option;
 2. the ladder rung remembered after running out of memory (core/launch/ladder_record.py);
 3. the drafters that made this engine fail (core/speculation/broken.py);
-4. the speed measurements of this combination (core/measuring/records/measured.py), and the
+4. the speed measurements of this combination (core/measurements/measured.py), and the
    engine's speed settings measured for this model, engine build and machine
-   (core/measuring/records/tuned.py), less what the user's own arguments or a remembered
+   (core/measurements/tuned.py), less what the user's own arguments or a remembered
    engine fix (1.) already set, which win; the plan reads them (no re-laid copies with -nr,
    the compute buffer of -ub) and says which and why;
-5. the links to the workers listed (core/machine/link.py) and each worker's compute rate
-   against this computer's (core/machine/worker_rate.py): with `--use-workers auto` a worker
+5. the links to the workers listed (core/rpc/link.py) and each worker's compute rate
+   against this computer's (core/rpc/worker_rate.py): with `--use-workers auto` a worker
    is used only when the model does not fit without it or it makes the model faster over
-   its link (core/machine/split_speed.py); the plan says which and why (`plan.speed`). This
+   its link (core/rpc/split_speed.py); the plan says which and why (`plan.speed`). This
    computer's speed, unknown, is measured first (core/launch/speed_probe.py); where the
    engine cannot measure it, a worker is used only where the model does not fit without it.
 
@@ -50,21 +50,14 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.ladder import Concessions, Ladder
 from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
-from draftwise.core.machine import (
-    device_choice,
-    hardware,
-    link,
-    speed,
-    split_speed,
-    upload,
-    worker_rate,
-)
-from draftwise.core.measuring.records import measured as measured_mod
-from draftwise.core.measuring.records import tuned
-from draftwise.core.measuring.records import usage as usage_mod
-from draftwise.core.measuring.records.measured import MeasuredRecords, Measurement
-from draftwise.core.measuring.records.usage import UsageRecords
+from draftwise.core.machine import device_choice, hardware, speed
+from draftwise.core.measurements import measured as measured_mod
+from draftwise.core.measurements import tuned
+from draftwise.core.measurements import usage as usage_mod
+from draftwise.core.measurements.measured import MeasuredRecords, Measurement
+from draftwise.core.measurements.usage import UsageRecords
 from draftwise.core.messages import Message, Text, msg
+from draftwise.core.rpc import link, split_speed, upload, worker_rate
 from draftwise.core.speculation import broken as broken_mod
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters

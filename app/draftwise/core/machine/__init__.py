@@ -1,2 +1,2 @@
-"""What this computer has (memory, GPUs, backends), the other computers whose memory it
-borrows (workers.py), and the memory it lends them (share.py: the RPC worker)."""
+"""What this computer has: memory, GPUs, backends, cores, and how fast it decodes. The
+other computers whose memory it borrows, and the memory it lends them, are core/rpc."""

@@ -1,5 +1,5 @@
 """Whether the computer is idle enough to measure on: a measurement on the user's prompts
-(core/measuring/runs/learn.py) starts engines of its own, and another program busy on the
+(core/measuring/learn.py) starts engines of its own, and another program busy on the
 processor both slows the user and spreads the figures past any verdict (on the shared 2-core
 test machine the rounds spread ±31 % under a busy loop, docs/measure.md).
 

@@ -25,7 +25,7 @@ GB = 1 << 30  # "GB" for people is GiB here: it is how GPUs and RAM are sold and
 
 # The backend names are core/kinds.py's; these aliases keep core/machine's vocabulary short.
 CUDA, ROCM, VULKAN, METAL, CPU = Backend.CUDA, Backend.ROCM, Backend.VULKAN, Backend.METAL, Backend.CPU
-RPC = Backend.RPC  # another computer's device, lent by its ggml-rpc-server (core/machine/workers.py)
+RPC = Backend.RPC  # another computer's device, lent by its ggml-rpc-server (core/rpc/workers.py)
 BACKENDS = GPU_BACKENDS
 # Device name prefixes of `--list-devices` (ggml backend names) -> backend.
 _DEVICE_PREFIX = {"CUDA": CUDA, "ROCm": ROCM, "HIP": ROCM, "Vulkan": VULKAN, "MTL": METAL,

@@ -104,7 +104,7 @@ def _rotation(head_dim: int) -> int:
     return n
 
 
-class _Builder:
+class _AssistantGraphBuilder:
     def __init__(self, d: AssistantDims, n_tokens: int, n_kv: int, n_kv_swa: int, n_outputs: int,
                  kv_types: tuple[str, str]) -> None:  # fmt: skip
         self.g, self.d, self.T = Graph(), d, n_tokens
@@ -208,6 +208,6 @@ def compute_bytes(d: AssistantDims, n_tokens: int, n_kv: int, n_kv_swa: int, n_s
     one output row per sequence: common_speculative's n_outputs_max): the prompt graph
     (`n_tokens`, the ubatch, against every cell of the target's caches) and the generation
     graph (one token per sequence), the larger of the two. `kv_types`: the cache's K and V."""
-    big = _Builder(d, n_tokens, n_kv, n_kv_swa, min(n_seq, n_tokens), kv_types).build()
-    one = _Builder(d, n_seq, n_kv, n_kv_swa, n_seq, kv_types).build()
+    big = _AssistantGraphBuilder(d, n_tokens, n_kv, n_kv_swa, min(n_seq, n_tokens), kv_types).build()
+    one = _AssistantGraphBuilder(d, n_seq, n_kv, n_kv_swa, n_seq, kv_types).build()
     return max(peak_bytes(big), peak_bytes(one))

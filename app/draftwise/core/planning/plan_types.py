@@ -190,7 +190,7 @@ class Plan:
     # A dense model's partial offload planned both ways (whole layers / FFN weights on the
     # CPU), the chosen one marked; empty where there was no such choice.
     layouts: list[ffn_offload.Layout] = field(default_factory=list)
-    # The engine settings a measurement chose and why (core/measuring/records/tuned.py): beside
+    # The engine settings a measurement chose and why (core/measurements/tuned.py): beside
     # the reasons, not among them, so "why it fits this way" is never crowded out by them.
     settings_notes: list[Message] = field(default_factory=list)
     # The plan passes -nr itself (the CPU's re-laid copies did not fit): what runs, as data

@@ -1,7 +1,7 @@
 """The engine and the shared worker as process groups Draftwise owns: start, signal, stop, release.
 
 Every llama-server and ggml-rpc-server Draftwise starts — from the CLI's headless runner,
-the machine check, the window's QProcess owner (services/group_process.py) — leads its own
+the machine check, the window's QProcess owner (services/owned_qprocess.py) — leads its own
 process group (a new session on Unix, a new process group on Windows), so a stop reaches
 whatever it started too. Once started, `own()` makes it ours in three ways, released
 together when it has ended (`OwnedGroup.release`):

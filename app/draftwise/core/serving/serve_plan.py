@@ -23,9 +23,11 @@ from draftwise.core.machine.hardware import Machine
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.serving import preset, together
 from draftwise.core.serving.library import LeftOut, Library, LibraryFile
+from draftwise.core.settings import SERVE_SLEEP_IDLE_S
 
-# Idle instances sleep after this long (the router's --sleep-idle-seconds): 10 minutes.
-SLEEP_IDLE_S = 600
+# Idle instances sleep after this long (the router's --sleep-idle-seconds): 10 minutes, one
+# number with the window's setting.
+SLEEP_IDLE_S = SERVE_SLEEP_IDLE_S
 # The engine lists the models of its download cache as well (server-models.cpp
 # `load_from_cache`, found through LLAMA_CACHE first): the router is pointed at an empty
 # folder of ours, so it lists the library and nothing else.
@@ -205,3 +207,18 @@ def router_launch(binary: Path | str, preset_path: Path, plan: ServePlan, *, por
         env=env, host=host, port=port, api_key=api_key, spec=launch_spec.NO_SPECULATION, fallback_argv=None,
         backend=first.backend, pinned_port=pinned_port, notes=tuple(notes),
     )
+
+
+def write_router(binary: Path | str, plan: ServePlan, folder: Path, *, port: int, api_key: str, network: bool,
+                 sleep_idle_s: int = SLEEP_IDLE_S, pinned_port: bool = False,
+                 notes: Sequence[Text] = ()) -> tuple[LaunchSpec, Path]:
+    """Write the plan's preset into `folder` (one file per port) and return the router's
+    LaunchSpec with it: what `draftwise serve` and the window's "Serve my models" start."""
+    folder.mkdir(parents=True, exist_ok=True)
+    preset_path = folder / f"models-{port}.ini"
+    preset_path.write_text(preset.render(plan.sections()), encoding="utf-8")
+    empty_cache = folder / "no-download-cache"
+    empty_cache.mkdir(exist_ok=True)
+    router = router_launch(binary, preset_path, plan, port=port, api_key=api_key, network=network,
+                           cache_dir=empty_cache, sleep_idle_s=sleep_idle_s, pinned_port=pinned_port, notes=notes)
+    return router, preset_path

@@ -1,7 +1,7 @@
 """One way to run speculation: the types, and the settings the engine takes for them.
 
-What a measurement tries (core/measuring/runs/quick.py), what the sweep tries
-(core/measuring/runs/sweep.py) and what auto passes once one of them was recorded
+What a measurement tries (core/measuring/quick.py), what the sweep tries
+(core/measuring/sweep.py) and what auto passes once one of them was recorded
 (core/launch/prepare.py). A setup names at most one model drafter (the one the resolver found:
 a draft model, the MTP head, an EAGLE-3 or DFlash drafter, or, from the sweep, another the
 files allow: `drafter_key`) and at most two n-gram types beside it or alone. The pinned engine
@@ -15,7 +15,7 @@ p-min on that decision (`on`), which renders them to the engine's options once.
 
 Beside the speculation, a setup carries the engine's speed settings it runs with (`engine`:
 core/engines/engine_settings.py; the engine's defaults unless the settings stage tries one,
-core/measuring/runs/tuning.py), so one arm of the measurement is one setup either way. They
+core/measuring/tuning.py), so one arm of the measurement is one setup either way. They
 are not speculation: `on` leaves them out (the arms pass them as engine arguments, which the
 plan reads), and a record without them reads as the defaults.
 """

@@ -1,0 +1,344 @@
+"""The quick measurement: does speculation pay on this machine, and with which setup?
+
+The same prompts with speculation and without (core/measuring/arms.py: one engine start per
+setup and round, the setups interleaved round by round, tokens/s from the engine's own
+timings, noise from the spread between rounds). What it tries, in two stages:
+
+1. without speculation, and
+   - for a model drafter (a draft model, the MTP head, EAGLE-3, DFlash): its draft lengths
+     (`measured.n_max_candidates`: 2, 4, 8; 1, 2, 4 for MTP) and, when auto chose it, n-gram
+     speculation (ngram-mod) alone;
+   - for a model with no drafter (auto's n-gram speculation): ngram-mod and ngram-simple
+     (`QUICK_NGRAM_TYPES`) at one length (`QUICK_NGRAM_LENGTH`), so the quick measurement
+     covers every model;
+2. only where the first stage says it may pay, at most two more setups: the best drafter
+   with p-min (`P_MIN_QUICK`) when its acceptance leaves drafts to cut (`P_MIN_ROOM`), and
+   the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`, at
+   `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none; for a model with no
+   drafter, the two n-gram types together (`--spec-type ngram-simple,ngram-mod`, each at its
+   length) when both drafted and one was faster than none: they draft from different places
+   (ngram-simple from a match anywhere in the context, the rewrite's source text; ngram-mod
+   from its hash of what came before), and on the real Gemma 3 270M the pair took each one's
+   best prompt kinds (setup.py).
+
+3. the engine's speed settings (repack, threads, flash attention on the CPU) on the setup
+   auto will run, in a stage of their own (core/measuring/tuning.py); the measurement
+   carries what it kept (`Measurement.tuned`), which the caller records beside it.
+
+When none and the fastest are then still within the noise of each other (the error of their
+means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
+The fastest setup becomes the measurement's `setup`, which auto runs from then on
+(measured.decide). The sweep (core/measuring/sweep.py) tries every setup; this stays within a
+third of its time. Nothing is recorded here: the caller records the result once the whole
+measurement finished.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from draftwise.core.engines import args as engine_args
+from draftwise.core.engines import capabilities
+from draftwise.core.engines.capabilities import EngineCaps
+from draftwise.core.engines.spec_types import (
+    DRAFT_P_MIN,
+    LENGTH_FLAGS,
+    NGRAM_MEASURED,
+    NGRAM_MOD,
+    NGRAM_SIMPLE,
+)
+from draftwise.core.kinds import AUTO_SOURCES, Backend
+from draftwise.core.launch.fixes import EngineFixes
+from draftwise.core.launch.prepare import Prepared, Request, combination
+from draftwise.core.machine.hardware import Gpu, Machine
+from draftwise.core.measurements import live_figures, measured, measurement
+from draftwise.core.measurements.tuned import TunedRecords
+from draftwise.core.measuring import arms, tuning
+from draftwise.core.measuring.arms import (
+    DEFAULT_SETTINGS,
+    Line,
+    MeasureError,
+    MeasureSettings,
+    Progress,
+    Results,
+    Runner,
+    Steps,
+    decision_for,
+    ngram_pair,
+    run_stage,
+    runner_for,
+    what_is_drafting,
+)
+from draftwise.core.messages import msg
+from draftwise.core.speculation import resolver
+from draftwise.core.speculation import setup as setup_mod
+from draftwise.core.speculation.resolver import SpecDecision
+from draftwise.core.speculation.setup import Setup
+
+# The measurement's names from before the arms had a module of their own.
+Arm, Cancelled, Prompt, PROMPTS = arms.Arm, arms.Cancelled, arms.Prompt, arms.PROMPTS
+
+# The n-gram draft length the quick measurement tries each type at (the sweep tries 8 to 64;
+# 32 was ngram-mod's fastest of 16/32/64 on the real Gemma 3 270M, acceptance 91 %).
+QUICK_NGRAM_LENGTH = 32
+# The n-gram types a model with no drafter is measured with: ngram-map-k, which like
+# ngram-simple drafts the m-gram after a 12-token match, is left to the sweep (it was never the
+# clear best of the bench's rows; each type here costs two engine starts).
+QUICK_NGRAM_TYPES = (NGRAM_MOD, NGRAM_SIMPLE)
+# ngram-mod beside a drafter: the engine's own `--spec-default` length (n-max 64 with its n-min
+# 48), so it drafts only long repeated runs and leaves the rest to the drafter.
+COMBINED_NGRAM_LENGTH = 64
+# p-min for a model drafter, tried when its acceptance is below P_MIN_ROOM: below it, drafts
+# the drafter was unsure of are rejected often enough that stopping them early may pay.
+P_MIN_QUICK = 0.5
+P_MIN_ROOM = 0.9
+# Rounds of none and the best at most, when the first ones leave the verdict within the noise.
+MAX_ROUNDS = 4
+
+
+def own_setup(spec: SpecDecision) -> Setup:
+    """The setup the decision itself runs (its types, and a length it already passes)."""
+    return setup_mod.of_decision(spec)
+
+
+def candidates(spec: SpecDecision, settings: MeasureSettings, extra_args: Sequence[str]) -> tuple[int | None, ...]:
+    """Draft lengths to try; (None,) when the type has no length flag or the user set one."""
+    flag = measured.n_max_flag(spec.spec_type)
+    if flag is None or engine_args.sets(list(extra_args), flag):
+        return (None,)
+    return settings.n_max_values or measured.n_max_candidates(spec.spec_type) or (None,)
+
+
+def ngram_request(prepared: Prepared, request: Request | None = None) -> Request | None:
+    """The request (default: the one `prepared` was planned from) that measures n-gram
+    speculation for a model with no drafter (auto found none and the user did not turn
+    speculation off), or None: `measure` then measures the n-gram types instead of refusing."""
+    request = request or prepared.request
+    if prepared.spec.argv or prepared.chosen.source != resolver.NONE or request is None:
+        return None
+    return None if request.ngram_when_no_drafter else replace(request, ngram_when_no_drafter=True)
+
+
+def first_stage(prepared: Prepared, settings: MeasureSettings, engine_types: Collection[str]) -> list[Setup]:
+    """Without speculation, then the setups the first stage tries (see the module's text)."""
+    spec = prepared.spec
+    own = own_setup(spec)
+    automatic = spec.source in AUTO_SOURCES
+    lengths = candidates(spec, settings, prepared.extra_args)
+    setups = [setup_mod.NONE]
+    if own.drafter is not None:
+        setups += [own if n is None else replace(own, n_max=n) for n in lengths]
+        if automatic and own.ngram is None and NGRAM_MOD in engine_types:
+            setups.append(Setup(ngram=NGRAM_MOD, ngram_len=_ngram_length(NGRAM_MOD, prepared)))
+    elif own.ngram is not None:
+        # One length per type (unless asked for more): the types differ more than the lengths.
+        if lengths != (None,) and settings.n_max_values is None and own.ngram in NGRAM_MEASURED:
+            lengths = (QUICK_NGRAM_LENGTH,)
+        setups += [own if n is None else replace(own, ngram_len=n) for n in lengths]
+        if automatic and own.ngram in NGRAM_MEASURED:
+            setups += [Setup(ngram=t, ngram_len=_ngram_length(t, prepared)) for t in QUICK_NGRAM_TYPES
+                       if t != own.ngram and t in engine_types]
+    return list(dict.fromkeys(setups))
+
+
+def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
+    """The cheap extras the first stage's figures call for (at most two; see the module's text)."""
+    spec, own = prepared.spec, own_setup(prepared.spec)
+    if own.drafter is None:
+        return _ngram_pair(prepared, results)
+    base = results.arms.get(setup_mod.NONE)
+    drafter = max((a for a in results.full() if a.setup.drafter is not None), key=lambda a: a.tokens_per_s,
+                  default=None)
+    if base is None or drafter is None:
+        return []
+    out: list[Setup] = []
+    acceptance = drafter.figures.acceptance
+    if (acceptance is not None and acceptance < P_MIN_ROOM and not drafter.setup.p_min
+            and not engine_args.sets(list(prepared.extra_args), DRAFT_P_MIN, "--draft-p-min")):
+        out.append(replace(drafter.setup, p_min=P_MIN_QUICK))
+    ngram = next((a for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None), None)
+    if spec.source in AUTO_SOURCES and ngram is not None and drafter.tokens_per_s > base.tokens_per_s:
+        t = ngram.setup.ngram
+        length = None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[t]) else COMBINED_NGRAM_LENGTH
+        out.append(replace(drafter.setup, ngram=t, ngram_len=length))
+    return out
+
+
+def _ngram_pair(prepared: Prepared, results: Results) -> list[Setup]:
+    """The two n-gram types of the first stage together, for auto's n-gram speculation, when
+    both drafted and one of them was faster than none."""
+    base = results.arms.get(setup_mod.NONE)
+    if prepared.spec.source not in AUTO_SOURCES or base is None:
+        return []
+    pair = ngram_pair(results)
+    fastest = max((a.tokens_per_s for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None
+                   and a.setup.ngram2 is None and a.counters.drafted > 0), default=0.0)
+    return [pair] if pair is not None and fastest > base.tokens_per_s else []
+
+
+def _ngram_length(ngram: str, prepared: Prepared) -> int | None:
+    """The quick length for an n-gram type, or None (the engine's) when the user set it."""
+    return None if engine_args.sets(list(prepared.extra_args), LENGTH_FLAGS[ngram]) else QUICK_NGRAM_LENGTH
+
+
+def engine_types_of(binary: Path) -> tuple[str, ...]:
+    """The speculative types this engine runs (its --help, cached); () when it cannot say."""
+    try:
+        return capabilities.capabilities(binary).spec_types
+    except (OSError, ValueError):
+        return ()
+
+
+def engine_starts(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
+                  engine_types: Collection[str] = NGRAM_MEASURED) -> int:
+    """How many times a measurement loads the model at most: every setup, every round."""
+    # The second stage: two drafter extras, or the pair of n-gram types.
+    extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
+    tune = tuning.most_starts(tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK), settings.rounds)
+    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune
+
+
+def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
+                      engine_types: Collection[str] = NGRAM_MEASURED, *,
+                      tokens_per_s: float | None = None) -> float:  # fmt: skip
+    """A rough duration for the offer: every arm loads the model and generates the prompts
+    (at `tokens_per_s`, the speed estimate here, where the caller knows it)."""
+    return engine_starts(prepared, settings, engine_types) * seconds_per_start(prepared, settings, tokens_per_s)
+
+
+def seconds_per_start(prepared: Prepared, settings: MeasureSettings, tokens_per_s: float | None = None) -> float:
+    """One engine start: loading reads the weights (~1 GB/s from a warm disk); generation at
+    `tokens_per_s` (the speed estimate here, speed.speed_here: every arm counted at the
+    model's own speed, a drafter's help not counted, so the figure errs long), else at one
+    read of the weights a token at ~20 GB/s of memory bandwidth, generously."""
+    weights = prepared.model.tensor_bytes + (prepared.draft.tensor_bytes if prepared.draft else 0)
+    load = 2.0 + weights / 1e9
+    per_token = 1.0 / tokens_per_s if tokens_per_s else max(weights / 20e9, 0.002)
+    return load + (len(settings.prompts) * settings.tokens + 8) * per_token
+
+
+def draft_cost(prepared: Prepared) -> float:
+    """A drafted token's cost in target tokens, from the weight sizes the headers give."""
+    spec = prepared.spec
+    if spec.spec_type and spec.spec_type.startswith("ngram") and prepared.draft is None:
+        return 0.0  # a hash-table lookup
+    if (spec.spec_type or "").endswith("draft-mtp") and prepared.draft is None:
+        layers = prepared.model.block_count or 1
+        return (prepared.model.nextn_predict_layers or 1) / layers
+    if prepared.draft is not None:
+        return measured.draft_cost_from_sizes(prepared.draft.tensor_bytes, prepared.model.tensor_bytes)
+    return 0.0
+
+
+# ------------------------------------------------------------------ the measurement
+def measure(
+    prepared: Prepared,
+    binary: Path,
+    machine: Machine,
+    *,
+    backend: str = Backend.CPU,
+    gpus: Sequence[Gpu] = (),
+    settings: MeasureSettings = DEFAULT_SETTINGS,
+    cancel: threading.Event | None = None,
+    report: Callable[[Progress], None] | None = None,
+    fixes: EngineFixes | None = None,
+    runner: Runner | None = None,
+    engine_types: Collection[str] | None = None,
+    caps: EngineCaps | None = None,
+    tuned: TunedRecords | None = None,
+) -> measured.Measurement:
+    """Run the stages and return the measurement (not recorded: the caller records it, and
+    its `tuned` engine settings). `fixes`: the engine-fix record (a fix found on the way is
+    written there at once); `tuned`: the engine settings' record (a setting that crashed the
+    engine is written there at once, and none recorded so is tried); `caps`: the build's
+    flags (default: its --help); `runner`: runs one setup's round (default: on the real
+    engine; tests pass their own)."""
+    spec = prepared.spec
+    steps = Steps(1 + len(settings.prompts), report, cancel)
+    run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
+                     cancel=cancel, fixes=fixes, runner=runner)
+    started = time.monotonic()
+    types = engine_types_of(binary) if engine_types is None else engine_types
+    results = Results()
+    first = first_stage(prepared, settings, types)
+    if not any(s.speculates for s in first):
+        raise MeasureError(msg("There is no speculation to measure for this model: {why}",
+                               why=f"--spec-type {spec.spec_type}"))
+    single = [Line((s,), prune=False) for s in first]
+    run_stage(run, single, settings.rounds, results, steps)
+    extras = second_stage(prepared, results)
+    if extras:
+        run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
+    _resolve(run, results, settings, steps)
+    m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
+    # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
+    kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
+                                 which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned)
+    steps.finish()
+    return replace(m, tuned=kept, seconds=time.monotonic() - started)
+
+
+def ratio_error(base: Arm, best: Arm) -> float:
+    """The relative error of best/base: their standard errors combined."""
+    return math.sqrt(base.error() ** 2 + best.error() ** 2)
+
+
+def _resolve(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> None:
+    """More rounds of none and the best while the verdict is within the noise (neither faster
+    nor slower), up to MAX_ROUNDS: a busy machine's spread then still gives a verdict."""
+    rounds = settings.rounds
+    while rounds < MAX_ROUNDS:
+        base, best = results.arms[setup_mod.NONE], results.best()
+        if best is None or base.tokens_per_s <= 0:
+            return
+        bound = max(ratio_error(base, best), measurement.NOISE_FLOOR)
+        ratio = best.tokens_per_s / base.tokens_per_s
+        if ratio * (1 - bound) > 1 or ratio * (1 + bound) < 1:
+            return
+        steps.plan(2)
+        for s in (setup_mod.NONE, best.setup):
+            results.add(run(s, rounds))
+        rounds += 1
+
+
+def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: MeasureSettings,
+                 seconds: float) -> measured.Measurement:
+    spec = prepared.spec
+    base, best = results.arms[setup_mod.NONE], results.best()
+    assert best is not None  # the first stage always has a speculating setup
+    figures = best.figures
+    s = best.setup
+    flag = (LENGTH_FLAGS[s.drafter] if s.drafter is not None and s.n_max is not None
+            else LENGTH_FLAGS[s.ngram] if s.drafter is None and s.ngram is not None and s.ngram_len is not None
+            else None)
+    # The line that chose the kept length: the kept drafter alone at each length, or, where
+    # n-gram alone is kept, its type alone (no p-min, nothing beside it). Never another
+    # kind's lengths: the drafter's 2/4/8 beside a kept ngram-mod 32 read as if 32 had lost.
+    tried = tuple((a.n_max, a.tokens_per_s) for a in results.full()
+                  if a.n_max is not None and not a.setup.p_min and not a.setup.ngram2
+                  and a.setup.drafter == s.drafter and a.setup.ngram == (None if s.drafter else s.ngram))
+    return measured.Measurement(
+        combination=combination(prepared.model.path, spec, binary, machine),
+        spec_type=",".join(s.types), what=str(what_is_drafting(decision_for(spec, s))),
+        tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s,
+        noise=ratio_error(base, best),
+        acceptance=figures.acceptance, mean_length=figures.mean_length,
+        n_max=best.n_max if flag else None, n_max_flag=flag,
+        tried=tried, tokens=settings.tokens, prompts=len(settings.prompts),
+        seconds=seconds, when=time.strftime("%Y-%m-%dT%H:%M:%S"), setup=s,
+        others=tuple((a.setup, a.tokens_per_s) for a in results.full() if a.setup.speculates),
+    )
+
+
+def watch_for(prepared: Prepared) -> live_figures.Watch:
+    """The live-figures watch for a launch of `prepared` (break-even from its drafter's cost)."""
+    spec = prepared.spec
+    speculating = bool(spec.argv)
+    break_even = live_figures.break_even_for(spec.spec_type, spec.lengths, draft_cost(prepared)) if speculating else None
+    return live_figures.Watch(speculating=speculating, what=what_is_drafting(spec), break_even=break_even,
+                          measured=prepared.measurement is not None)

@@ -5,6 +5,11 @@ names, so `--api_key` is `--api-key`; and it does not split `--flag=value` (nor 
 token is an invalid argument. Every check of the user's extra arguments goes through
 `flag_name` / `canonical`, and every argv we build goes through `engine_form`.
 
+A launch's command is data: an ordered list of `Option`s (canonical name, value, spelling),
+which `render` alone turns into argv. The readers here (`options`, `value_of`, `sets`,
+`read_options`...) are for the user's extra arguments only; nothing in app/ reads back an
+argv Draftwise rendered (tests/test_own_argv.py).
+
 One option often has several spellings (`-c`, `--ctx-size`); `ALIASES` lists, for the options
 Draftwise sets or checks, every spelling common/arg.cpp gives it (tests/test_launch_request.py
 reads the pinned arg.cpp and checks this table against it).

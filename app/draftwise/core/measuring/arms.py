@@ -409,15 +409,20 @@ class EngineArms:
             if key not in self._planned:
                 self._planned[key] = with_engine_settings(prepared, setup.engine, self.machine)
             prepared = self._planned[key]
+        # A fix found by an earlier arm joins the plan as data, as a launch's found fix does
+        # (Ladder.with_fix): planned with (-fa off into the plan's inputs, -nr into its CPU
+        # buffers), less what the user's arguments or this arm's own setting already set.
+        fixed = self.fixed.without(prepared.extra_args).less(prepared.engine)
+        if not fixed.default:
+            fix_key = (setup.drafter_key if setup.drafter else None, setup.engine.merged(fixed))
+            if fix_key not in self._planned:
+                self._planned[fix_key] = with_engine_settings(prepared, fixed, self.machine)
+            prepared = self._planned[fix_key]
         decision = decision_for(prepared.spec, setup)
         plan = prepared.plan
         options = plan.plan_options if setup.drafter or plan.target_plan_options is None else plan.target_plan_options
         plan = replace(plan, plan_options=options, fallback_plan_options=options)
-        # A fix found by an earlier arm rides on the command as the running launch's does
-        # (launch_flow), less what the user's arguments or the plan's own options already set.
-        fixed = self.fixed.without(prepared.extra_args).less(prepared.engine)
-        arm = replace(prepared, spec=decision, plan=plan, request=self.request,
-                      extra_args=(*prepared.extra_args, *fixed.argv()))
+        arm = replace(prepared, spec=decision, plan=plan, request=self.request)
         spec = arm.launch(self.binary, engine_backend=self.backend, gpus=self.gpus, port=launch_spec.any_free_port(),
                           requested=self.requested, chosen_gpus=self.chosen_gpus)
         return replace(spec, fallback_argv=None)  # a drafter that fails is the result, not retried

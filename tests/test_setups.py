@@ -386,3 +386,29 @@ def test_a_setup_on_a_decision_keeps_its_drafters_file_and_replaces_only_what_a_
     assert of_decision(run) == Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=16)
     users = replace(chosen, source=resolver.USER_ARGS, spec_type="draft-simple", lengths=(), p_min=None)
     assert Setup("draft-simple", n_max=2).on(users).argv == ("-md", "/m/d.gguf", "--spec-draft-n-max", "2")
+
+
+def test_a_fix_an_earlier_arm_needed_is_planned_with_not_added_to_the_users_arguments(tmp_path):
+    """A fix found while measuring (-nr after the AMX fault, -fa off after a GPU fault) joins
+    the next arms' plans as data, as a launch's found fix does: the user's extra arguments stay
+    theirs, each option is passed once, and -nr's plan keeps no re-laid CPU copies."""
+    from conftest import TEST_MACHINE
+    from draftwise.core.engines.capabilities import pinned_caps
+    from draftwise.core.engines.engine_settings import EngineSettings
+    from draftwise.testing.tinymodels import TinyModel, write_tiny_model
+
+    model = write_tiny_model(tmp_path / "q4.gguf", TinyModel(n_layer=2, n_embd=64, dtype="Q4_0"))[0]
+    prepared = prepare.prepare(prepare.Request(model=model, extra_args=("--temp", "0.5")), pinned_caps(),
+                               TEST_MACHINE)
+    run = arms.EngineArms(prepared, tmp_path / "llama-server", machine=TEST_MACHINE)
+    before = run.launch(NONE).argv
+    assert "-nr" not in before
+    run._found.append(EngineSettings(repack=False))
+    run._found.append(EngineSettings(flash_attn="off"))
+    after = run.launch(NONE).argv
+    assert after.count("-nr") == 1 and after.count("-fa") == 1
+    assert after[after.index("-fa") + 1] == "off"
+    assert tuple(after[after.index("--temp"):after.index("--temp") + 2]) == ("--temp", "0.5")
+    fixed = [p for key, p in run._planned.items() if key[1] == EngineSettings(repack=False, flash_attn="off")]
+    assert len(fixed) == 1 and fixed[0].extra_args == ("--temp", "0.5")
+    assert fixed[0].plan.bytes.cpu_extra == {} and fixed[0].prefs.flash_attn == "off"

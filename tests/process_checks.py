@@ -6,6 +6,9 @@ can end between the two, and the second then raises instead of answering.
 
 from __future__ import annotations
 
+import queue
+import subprocess
+import threading
 import time
 from collections.abc import Iterable
 
@@ -34,3 +37,46 @@ def until_gone(pids: Iterable[int], timeout: float) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(POLL_S)
+
+
+class StdoutLines:
+    """A child's stdout read on a thread, so waiting for a line has a timeout; every line read
+    so far is in `seen`."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.q: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self.q.put(line.rstrip("\n"))
+        self.q.put(None)
+
+    def wait_for(self, start: str, timeout: float = 60) -> str:
+        """The next line that starts with `start`; AssertionError with the last lines read
+        when none came within `timeout` or the output ended."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+            if line.startswith(start):
+                return line
+        raise AssertionError(f"no {start!r} line; got:\n" + "\n".join(self.seen[-80:]))
+
+    def drain(self) -> None:
+        """Move what was read so far into `seen`, without waiting."""
+        while True:
+            try:
+                line = self.q.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                return
+            self.seen.append(line)

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -32,8 +30,8 @@ from draftwise.core.processes import lifeline, orphans
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
+from process_checks import StdoutLines, until_gone
 from process_checks import gone as _gone  # the shared helper, under the name the call sites use
-from process_checks import until_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -273,41 +271,13 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "draftwise.cli.main", "launch", *args]
 
 
-class _Lines:
-    """Read a child's stdout on a thread, so waiting for a line has a timeout."""
-
-    def __init__(self, proc: subprocess.Popen) -> None:
-        self.q: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
-
-    def _read(self, proc: subprocess.Popen) -> None:
-        for line in proc.stdout:
-            self.q.put(line.rstrip("\n"))
-        self.q.put(None)
-
-    def wait_for(self, word: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-            if line.startswith(word):
-                return line
-        raise AssertionError(f"no {word!r} line; got:\n" + "\n".join(self.seen))
-
-
-def _spawn_cli(engine, model: Path, *args: str) -> tuple[subprocess.Popen, _Lines]:
+def _spawn_cli(engine, model: Path, *args: str) -> tuple[subprocess.Popen, StdoutLines]:
     proc = subprocess.Popen(
         _cli(str(model), "--engine", str(engine.binary), "--ctx", "512", *args),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    return proc, _Lines(proc)
+    return proc, StdoutLines(proc)
 
 
 def test_cli_prints_ready_and_stops_on_sigint(engine, lone_model):

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,7 @@ from draftwise.core.processes import orphans
 from draftwise.core.serving import instances
 from draftwise.core.speculation.broken import BrokenDrafters
 from draftwise.testing import tinymodels as tm
+from process_checks import StdoutLines
 from test_ladder_engine import _wrapper, cap, kv_heavy  # noqa: F401  (the capped engine and its fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,40 +68,15 @@ class _Serve:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
             env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": KEY},
         )
-        self.q: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.lines = StdoutLines(self.proc)
+        self.seen = self.lines.seen
         self.url = self.wait_for("ready ").split()[1]
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.q.put(line.rstrip("\n"))
-        self.q.put(None)
-
     def wait_for(self, start: str, timeout: float = 120) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-            if line.startswith(start):
-                return line
-        raise AssertionError(f"no {start!r} line; got:\n" + "\n".join(self.seen[-80:]))
+        return self.lines.wait_for(start, timeout)
 
     def drain(self) -> None:
-        while True:
-            try:
-                line = self.q.get_nowait()
-            except queue.Empty:
-                return
-            if line is None:
-                return
-            self.seen.append(line)
+        self.lines.drain()
 
     def models(self) -> dict[str, instances.Instance]:
         status, body = headless.request(self.url, KEY, "/models", None, 10.0)

@@ -21,27 +21,16 @@ from draftwise.core.launch import headless
 from draftwise.core.launch.outcome import READY, STOPPED
 from draftwise.core.serving import instances
 from draftwise.core.settings import LoadResult, Settings
-from draftwise.testing import tinymodels as tm
+from test_serve_engine import lib  # noqa: F401  (alpha with its drafter, and beta: the same library)
 
 pytestmark = [pytest.mark.engine, pytest.mark.skipif(sys.platform == "win32", reason="the Job Object covers Windows")]
-
-
-@pytest.fixture
-def lib(tmp_path: Path) -> Path:
-    """alpha with its companion drafter beside it (speculation on), and beta alone."""
-    folder = tmp_path / "lib"
-    alpha = tm.TinyModel(name="alpha")
-    tm.write_tiny_model(folder / "alpha-F32.gguf", alpha)
-    tm.write_tiny_model(folder / "alpha-draft-F32.gguf", tm.draft_model(alpha))
-    tm.write_tiny_model(folder / "beta" / "beta-F32.gguf", tm.TinyModel(name="beta", seed=7))
-    return folder
 
 
 def _cells(table, column: int) -> dict[str, str]:
     return {table.item(r, 0).text(): table.item(r, column).text() for r in range(table.rowCount())}
 
 
-def test_the_card_serves_two_models_shows_their_states_and_one_answers_by_name(qtbot, engine, lib,
+def test_the_card_serves_two_models_shows_their_states_and_one_answers_by_name(qtbot, engine, lib,  # noqa: F811
                                                                               described_machine):
     from draftwise.ui.main_window import MainWindow
     from draftwise.viewmodels.app import AppViewModel

@@ -26,6 +26,7 @@ from draftwise.core.measuring import quick
 from draftwise.core.speculation import resolver
 from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
+from process_checks import StdoutLines
 
 SMALL = dict(n_embd=64, n_layer=4, n_head=4, n_head_kv=2, n_ff=128, dtype="F32")
 QUICK = quick.MeasureSettings(tokens=8, rounds=1, n_max_values=(2,))
@@ -257,8 +258,6 @@ def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
     import subprocess
     import sys
 
-    from tests.test_launcher_e2e import _Lines
-
     from draftwise.core.launch import headless, launch_spec
 
     proc = subprocess.Popen(
@@ -267,7 +266,7 @@ def test_cli_launch_prints_the_drafting_figures(paying: Path, engine):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": "figures-key"},
     )
-    lines = _Lines(proc)
+    lines = StdoutLines(proc)
     try:
         url = lines.wait_for("ready").split()[1]
         headless.request(url, "figures-key", "/completion",
@@ -296,8 +295,6 @@ def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: 
     import subprocess
     import sys
 
-    from tests.test_launcher_e2e import _Lines
-
     from draftwise.core.launch import headless, launch_spec
 
     proc = subprocess.Popen(
@@ -307,7 +304,7 @@ def test_cli_launch_of_a_combined_type_says_which_type_drafted_how_much(paying: 
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1", "DRAFTWISE_API_KEY": "figures-key"},
     )
-    lines = _Lines(proc)
+    lines = StdoutLines(proc)
     try:
         url = lines.wait_for("ready").split()[1]
         headless.request(url, "figures-key", "/completion",

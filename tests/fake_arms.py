@@ -63,19 +63,22 @@ def alone(tmp_path: Path) -> prepare.Prepared:
 
 
 class Fake:
-    """Arms whose tokens/s is `speed(setup)`, 1 % apart between rounds; every start counted."""
+    """Arms whose tokens/s is `speed(setup)` (on each of three prompts, or one per prompt),
+    1 % apart between rounds; every start counted."""
 
-    def __init__(self, speed: Callable[[Setup], float], acceptance: float = 0.6) -> None:
+    def __init__(self, speed: Callable[[Setup], float | tuple[float, float, float]], acceptance: float = 0.6) -> None:
         self.speed, self.acceptance = speed, acceptance
         self.starts: list[tuple[Setup, int]] = []
 
     def __call__(self, setup: Setup, r: int) -> arms.Arm:
         self.starts.append((setup, r))
-        tps = self.speed(setup) * (1.0 + 0.01 * (r % 2))
+        speed = self.speed(setup)  # one figure, or one per prompt (three prompts)
+        per_prompt = [v * (1.0 + 0.01 * (r % 2)) for v in (speed if isinstance(speed, tuple) else (speed,) * 3)]
         n = 64.0 * 3
+        ms = sum(64.0 * 1000.0 / v for v in per_prompt)
         drafted = 100.0 if setup.speculates else 0.0
-        counters = live_figures.Counters(drafted, drafted * self.acceptance, 20.0 if drafted else 0.0, n, n / tps)
-        return arms.Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), counters)
+        counters = live_figures.Counters(drafted, drafted * self.acceptance, 20.0 if drafted else 0.0, n, ms / 1000.0)
+        return arms.Arm(setup, n, ms, tuple((i, r, v) for i, v in enumerate(per_prompt)), counters)
 
     def ran(self, setup: Setup) -> int:
         return sum(1 for s, _ in self.starts if s == setup)

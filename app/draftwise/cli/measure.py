@@ -29,7 +29,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "draft length, print the speed-up and remember it for later launches.",
     )
     add_request_options(p)
-    p.add_argument("--tokens", type=int, default=128, help="tokens generated per prompt (default: 128)")
+    p.add_argument("--tokens", type=int, default=None,
+                   help="tokens generated per prompt (default: from the noise of the first start; 128 for --sweep)")
     p.add_argument("--rounds", type=int, default=2, help="rounds of the prompt set per arm (default: 2)")
     p.add_argument("--n-max", default=None,
                    help="draft lengths to try, comma-separated (default: a small set for the drafter's type)")
@@ -60,7 +61,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         print(f"Forgot {n} measurement{'s' if n != 1 else ''} of {Path(args.model).name}." if n
               else f"No measurement of {Path(args.model).name} was recorded.")
         return 0
-    if args.tokens < 1 or args.rounds < 1:
+    if (args.tokens is not None and args.tokens < 1) or args.rounds < 1:
         raise UserError("--tokens and --rounds must be at least 1.")
     try:
         n_values = tuple(int(x) for x in args.n_max.split(",")) if args.n_max else None
@@ -93,7 +94,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not prepared.spec.argv:
         why = " ".join(str(n) for n in prepared.spec.notes[-1:])
         raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
-    settings = quick.MeasureSettings(tokens=args.tokens, rounds=args.rounds, n_max_values=n_values)
+    settings = quick.MeasureSettings(tokens=args.tokens or quick.MeasureSettings.tokens, rounds=args.rounds,
+                                     n_max_values=n_values, tokens_from_noise=args.tokens is None and not args.sweep)
     here = speed.speed_here(prepared.model.path, machine, engine.binary)  # the kept figure: nothing measured
     if args.sweep:
         eta = sweep.estimated_seconds(prepared, settings, quick.engine_types_of(engine.binary), tokens_per_s=here)
@@ -179,10 +181,30 @@ def render(m, *, on_trial: bool = False) -> str:
                      "n-gram speculation off")
     elif m.setup is not None:
         lines.append(f"setup kept: {m.setup.label()} (what auto runs from now on)")
+    lines += per_prompt_table(m)
     lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
     if m.slower:
         lines.append("An automatic drafter is left out from now on; `draftwise measure --forget MODEL` undoes this.")
     return "\n".join(lines)
+
+
+def per_prompt_table(m) -> list[str]:
+    """Each setup's speed-up on each prompt against none, and their geometric mean (what the
+    choice ranks by: core/measuring/choice.py), fastest first; the kept setup marked."""
+    from draftwise.core.measuring.choice import geometric_mean as _geomean
+
+    if not m.per_prompt or not m.kinds:
+        return []
+    width = max(len(s.label()) for s, _r in m.per_prompt) + 2
+    heads = [k[:9] for k in m.kinds]
+    lines = ["", "speed-up against none, per prompt (geometric mean first; * kept):",
+             f"{'setup':{width}} {'mean':>6} " + " ".join(f"{h:>9}" for h in heads)]
+    ranked = sorted(m.per_prompt, key=lambda row: -_geomean(row[1]))
+    for setup, ratios in ranked:
+        mark = "*" if setup == m.setup else " "
+        lines.append(f"{setup.label():{width - 1}}{mark} {_geomean(ratios):5.2f}× "
+                     + " ".join(f"{r:8.2f}×" for r in ratios))
+    return lines
 
 
 def render_sweep(sw, *, on_trial: bool = False) -> str:

@@ -93,9 +93,18 @@ class Measurement:
     # The engine's speed settings the run kept (tuned.Tuned, whose module builds on this one):
     # recorded in their own store (engine-settings.json), not in this entry; None when read back.
     tuned: Any = field(default=None, compare=False)
+    # The speed-up as the choice ranks setups (core/measuring/choice.py): the geometric mean of
+    # the per-prompt speed-ups, each kind of work weighed alike. None in records from before
+    # (and where a measurement had no per-prompt figures): the ratio of the tokens/s then.
+    speedup: float | None = None
+    kinds: tuple[str, ...] = ()  # the prompts' kinds, in order
+    # Each speculating setup that drafted, with its speed-up on each prompt (in `kinds` order).
+    per_prompt: tuple[tuple[Setup, tuple[float, ...]], ...] = ()
 
     @property
     def ratio(self) -> float:
+        if self.speedup is not None:
+            return self.speedup
         if self.tokens_per_s_without <= 0:
             return 0.0
         return self.tokens_per_s_with / self.tokens_per_s_without
@@ -134,6 +143,8 @@ class Measurement:
         data["setup"] = self.setup.to_json() if self.setup is not None else None
         data["others"] = [[s.to_json(), tps] for s, tps in self.others]
         data["learned"] = self.learned.to_json() if self.learned is not None else None
+        data["kinds"] = list(self.kinds)
+        data["per_prompt"] = [[s.to_json(), list(r)] for s, r in self.per_prompt]
         return data
 
     @classmethod
@@ -141,7 +152,8 @@ class Measurement:
         if not isinstance(data, dict):
             raise ValueError("an entry is not an object")
         combo = Combination(*(str(data["combination"][k]) for k in ("model", "drafter", "engine", "machine")))
-        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup", "others", "learned", "tuned"}
+        known = {f.name for f in fields(cls)} - {"combination", "tried", "setup", "others", "learned", "tuned",
+                                                 "kinds", "per_prompt"}
         kwargs = {k: data[k] for k in known if k in data}
         for key in ("tokens_per_s_with", "tokens_per_s_without", "noise"):
             kwargs[key] = float(data[key])
@@ -149,4 +161,9 @@ class Measurement:
         setup = Setup.from_json(data["setup"]) if data.get("setup") is not None else None
         others = tuple((Setup.from_json(s), float(tps)) for s, tps in data.get("others") or ())
         learned = Learned.from_json(data["learned"]) if data.get("learned") is not None else None
-        return cls(combination=combo, tried=tried, setup=setup, others=others, learned=learned, **kwargs)
+        if kwargs.get("speedup") is not None:
+            kwargs["speedup"] = float(kwargs["speedup"])
+        kinds = tuple(str(k) for k in data.get("kinds") or ())
+        per_prompt = tuple((Setup.from_json(s), tuple(float(r) for r in rs)) for s, rs in data.get("per_prompt") or ())
+        return cls(combination=combo, tried=tried, setup=setup, others=others, learned=learned, kinds=kinds,
+                   per_prompt=per_prompt, **kwargs)

@@ -83,12 +83,20 @@ class Sweep:
     # The engine's speed settings the sweep kept (tuned.Tuned): recorded in their own store
     # (engine-settings.json), not in this entry; None when read back.
     tuned: Any = field(default=None, compare=False)
+    # The finalist the choice's rule kept (core/measuring/choice.py: the geometric mean of its
+    # per-prompt speed-ups, a combination or longer draft only where it beats the simpler form
+    # on most prompts). None in records from before: the fastest finalist then.
+    chosen: Setup | None = None
 
     @property
     def best(self) -> SweepRow | None:
-        """The fastest finalist (the final stage compared them on the same rounds); without a
-        final, the fastest speculating setup. One that drafted nothing (no acceptance) ran as
-        without speculation: it is the best only when no setup drafted at all."""
+        """The finalist the rule chose; in records from before it, the fastest finalist (the
+        final stage compared them on the same rounds); without a final, the fastest speculating
+        setup. One that drafted nothing (no acceptance) ran as without speculation: it is the
+        best only when no setup drafted at all."""
+        picked = next((r for r in self.rows if self.chosen is not None and r.setup == self.chosen), None)
+        if picked is not None:
+            return picked
         finals = [r for r in self.rows if r.final_tokens_per_s is not None and r.final_tokens_per_s > 0]
         if finals:
             return max(finals, key=lambda r: r.final_tokens_per_s or 0.0)
@@ -135,7 +143,8 @@ class Sweep:
         return {"combination": {f.name: getattr(self.combination, f.name) for f in fields(Combination)},
                 "base_tokens_per_s": self.base_tokens_per_s, "base_noise": self.base_noise,
                 "rows": [r.to_json() for r in self.rows], "tokens": self.tokens, "prompts": self.prompts,
-                "seconds": self.seconds, "when": self.when, "stages_base_tokens_per_s": self.stages_base_tokens_per_s}
+                "seconds": self.seconds, "when": self.when, "stages_base_tokens_per_s": self.stages_base_tokens_per_s,
+                "chosen": self.chosen.to_json() if self.chosen is not None else None}
 
     @classmethod
     def from_json(cls, data: Any) -> Sweep:
@@ -149,7 +158,8 @@ class Sweep:
                    base_noise=float(data["base_noise"]), rows=tuple(SweepRow.from_json(r) for r in rows),
                    tokens=int(data.get("tokens", 0)), prompts=int(data.get("prompts", 0)),
                    seconds=float(data.get("seconds", 0.0)), when=str(data.get("when", "")),
-                   stages_base_tokens_per_s=float(data.get("stages_base_tokens_per_s", 0.0)))
+                   stages_base_tokens_per_s=float(data.get("stages_base_tokens_per_s", 0.0)),
+                   chosen=Setup.from_json(data["chosen"]) if data.get("chosen") is not None else None)
 
 
 def _length_of(s: Setup) -> tuple[str | None, int | None]:

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.kinds import Backend
@@ -64,6 +65,12 @@ class MeasureSettings:
     # Each start also times a long prompt (`prompts.LONG_PROMPT`): the settings stage judges prompt
     # speed too; the speculation stages, whose setups read prompts alike, skip it.
     prompt_speed: bool = False
+    # Each start runs the prompts this many times, each pass a round of its own: the quick
+    # measurement's first start (without speculation, which keeps no state between requests)
+    # measures the noise at once, and the answer length from it (core/measuring/quick.py).
+    passes: int = 1
+    # The quick measurement sets `tokens` from the noise of its first start (quick.tokens_for).
+    tokens_from_noise: bool = False
 
 
 DEFAULT_SETTINGS = MeasureSettings()
@@ -229,6 +236,12 @@ class Steps:
             self.report(Progress(self.done, max(self.total, self.done + 1), text))
         self.done += 1
 
+    def say(self, text: Message) -> None:
+        """Report what the measurement goes on with, without a step of its own."""
+        check(self.cancel)
+        if self.report is not None:
+            self.report(Progress(self.done, max(self.total, self.done + 1), text))
+
     def finish(self) -> None:
         if self.report is not None:
             self.report(Progress(self.done, self.done, msg("measured")))
@@ -376,6 +389,9 @@ class EngineArms:
         # -fa off the KV types): each is planned once, as a launch with them would be.
         self.machine = machine
         self._planned: dict[tuple[str | None, EngineSettings], Prepared] = {}
+        # Each prompt as sent (a chat prompt as the model's template renders it), asked of the
+        # first engine started (one model, one template): shared with `measuring_prompts`' copy.
+        self._rendered: dict[int, str | list[int]] = {}
 
     @property
     def fixed(self) -> EngineSettings:
@@ -460,24 +476,28 @@ class EngineArms:
                 self._found.append(run.flow.fix.settings)  # new: the arm's command had every earlier fix
             if spec.spec.argv and _slots_speculative(run) is False:
                 raise MeasureError(live_figures.dropped_drafter_warning(True, False, what_is_drafting(spec.spec)))
+            texts = self._texts(run)
             # Warm-up: the first request allocates graphs and fills caches; not counted.
-            _complete(run, _body(settings.prompts[0].text, 8), settings, cancel)
+            _complete(run, _body(texts[0], 8), settings, cancel)
             before = _counters(run)
             per_request: list[tuple[int, int, float]] = []
             total_n, total_ms, prompt_n, prompt_ms = 0.0, 0.0, 0.0, 0.0
             counters = live_figures.Counters()
-            for i, prompt in enumerate(settings.prompts):
-                step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r + 1))
-                timings = _complete(run, _body(prompt.text, settings.tokens), settings, cancel).get("timings", {})
-                n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
-                if n <= 0 or ms <= 0:
-                    raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.", kind=prompt.kind))
-                per_request.append((i, r, n * 1000.0 / ms))
-                total_n, total_ms = total_n + n, total_ms + ms
-                prompt_n += float(timings.get("prompt_n", 0))
-                prompt_ms += float(timings.get("prompt_ms", 0))
-                # Each request's own figures: exact, where a difference of /metrics totals rounds.
-                counters = counters.plus(live_figures.Counters.from_timings(timings))
+            passes = max(1, settings.passes)
+            for k in range(passes):
+                for i, prompt in enumerate(settings.prompts):
+                    step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r * passes + k + 1))
+                    timings = _complete(run, _body(texts[i], settings.tokens), settings, cancel).get("timings", {})
+                    n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
+                    if n <= 0 or ms <= 0:
+                        raise MeasureError(msg("The engine generated no tokens for the {kind} prompt.",
+                                               kind=prompt.kind))
+                    per_request.append((i, r * passes + k, n * 1000.0 / ms))
+                    total_n, total_ms = total_n + n, total_ms + ms
+                    prompt_n += float(timings.get("prompt_n", 0))
+                    prompt_ms += float(timings.get("prompt_ms", 0))
+                    # Each request's own figures: exact, where a difference of /metrics totals rounds.
+                    counters = counters.plus(live_figures.Counters.from_timings(timings))
             # Verification steps are in no request's timings: the /metrics difference, exact while
             # the totals are below 10^6 (each arm starts its own engine); else unknown.
             after = _counters(run)
@@ -489,9 +509,47 @@ class EngineArms:
                 prompt_n, prompt_ms = float(timings.get("prompt_n", 0)), float(timings.get("prompt_ms", 0))
             prompt_rounds = ((r, prompt_n * 1000.0 / prompt_ms),) if prompt_ms > 0 else ()
             return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
-                       per_type=per_type, prompt_tokens=prompt_n, prompt_ms=prompt_ms, prompt_rounds=prompt_rounds)
+                       rounds=passes, per_type=per_type, prompt_tokens=prompt_n, prompt_ms=prompt_ms, prompt_rounds=prompt_rounds)
         finally:
             run.stop()
+
+
+    def _texts(self, run: headless.HeadlessLaunch) -> list[str | list[int]]:
+        """The prompts as sent: a chat prompt rendered by this engine's template, a text as it
+        is; one longer than a slot holds beside the answer (a small context, a tokenizer that
+        reads bytes) as its last tokens that fit. Asked once per measurement."""
+        room = max(16, self.prepared.plan.ctx - prompts.MAX_ANSWER - 16)
+        for i, prompt in enumerate(self.settings.prompts):
+            if i not in self._rendered:
+                text = render(run, prompt.chat) if prompt.chat is not None else prompt.text
+                tokens = _tokenize(run, text)
+                self._rendered[i] = tokens[-room:] if len(tokens) > room else text
+        return [self._rendered[i] for i in range(len(self.settings.prompts))]
+
+
+def render(run: headless.HeadlessLaunch, chat: Mapping[str, Any]) -> str:
+    """A chat body as the model's own chat template renders it (the engine's /apply-template,
+    what a chat request reaches the model as). A template that takes no tools drops them (the
+    engine's ChatML fallback does); an agent's request then carries its tool definitions as
+    text in its system message, as a client does for such a model, so the prompt keeps their size."""
+    prompt = _apply_template(run, chat)
+    tools = chat.get("tools")
+    if tools and json.dumps(tools[0]["function"]["description"])[1:-1] not in prompt:
+        messages = [dict(m) for m in chat["messages"]]
+        listing = "\n\nTools you can call, as JSON:\n" + json.dumps(tools, indent=1)
+        if messages and messages[0].get("role") == "system":
+            messages[0]["content"] = str(messages[0]["content"]) + listing
+        else:
+            messages.insert(0, {"role": "system", "content": listing.strip()})
+        prompt = _apply_template(run, {"messages": messages})
+    return prompt
+
+
+def _apply_template(run: headless.HeadlessLaunch, chat: Mapping[str, Any]) -> str:
+    status, raw = headless.request(run.url, run.spec.api_key, "/apply-template", dict(chat), 30.0)
+    if status != 200:
+        raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
+    return str(json.loads(raw)["prompt"])
 
 
 def _fail_if_crashed(run: headless.HeadlessLaunch) -> None:
@@ -503,10 +561,14 @@ def _fail_if_crashed(run: headless.HeadlessLaunch) -> None:
 
 def _long_prompt(run: headless.HeadlessLaunch, ctx: int) -> list[int]:
     """The long prompt as the engine's own tokens, cut to what a slot of `ctx` holds."""
-    status, raw = headless.request(run.url, run.spec.api_key, "/tokenize", {"content": prompts.LONG_PROMPT}, 30.0)
+    return _tokenize(run, prompts.LONG_PROMPT)[:prompts.long_prompt_length(ctx)]
+
+
+def _tokenize(run: headless.HeadlessLaunch, text: str) -> list[int]:
+    status, raw = headless.request(run.url, run.spec.api_key, "/tokenize", {"content": text}, 30.0)
     if status != 200:
         raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
-    return list(json.loads(raw).get("tokens", []))[:prompts.long_prompt_length(ctx)]
+    return list(json.loads(raw).get("tokens", []))
 
 
 def _complete(run: headless.HeadlessLaunch, body: dict, settings: MeasureSettings,

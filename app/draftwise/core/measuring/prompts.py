@@ -5,38 +5,42 @@ request body that makes every arm and round do the same work.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from draftwise.core.measuring import prompt_pool
 
 
 @dataclass(frozen=True)
 class Prompt:
+    """One request a measurement sends: a chat body (`chat`: messages, and tools for an agent's
+    request), rendered by the engine's own chat template before it is sent, or a `text` sent
+    as it is (the user's own prompts, which the engine logged already rendered)."""
+
     kind: str
-    text: str
+    text: str = ""
+    chat: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
-# A few kinds of work a user gives a model: drafting pays differently on each (code and
-# rewriting repeat their input more than chat does).
-PROMPTS: tuple[Prompt, ...] = (
-    Prompt("chat", "User: What should I pack for a three-day hiking trip in the mountains in autumn?\n"
-                   "Assistant:"),
-    Prompt("code", "# Python\n# A function that returns the n-th Fibonacci number, iteratively, with a docstring.\n"
-                   "def fibonacci(n: int) -> int:\n"),
-    Prompt("rewrite", "Rewrite the following text in plain, friendly words, keeping every fact.\n\n"
-                      "Text: The quarterly meeting has been rescheduled to Thursday at 10:00 owing to the "
-                      "unavailability of the main conference room. Attendees are requested to confirm "
-                      "their participation by Wednesday noon and to bring the revised budget figures.\n\n"
-                      "Rewritten:"),
-)
+def built_in(pool: tuple[tuple[str, Mapping[str, Any]], ...]) -> tuple[Prompt, ...]:
+    return tuple(Prompt(kind, chat=body) for kind, body in pool)
+
+
+# The requests every measurement runs (core/measuring/prompt_pool.py): eight kinds of work,
+# through the model's chat template.
+PROMPTS: tuple[Prompt, ...] = built_in(prompt_pool.MEASURED)
 
 # The prompt the settings stage times prompt processing on (core/measuring/tuning.py):
 # `LONG_PROMPT_TOKENS` tokens, past the largest prompt batch it tries (-ub 1024), so a batch
 # size shows in it, cut from this text by the engine's own tokenizer (/tokenize) to what the
 # plan's context holds. Gemma 3's tokenizer reads the text as 1,169 tokens; a byte-level one
 # as many more.
-LONG_PROMPT = "\n\n".join(f"Note {i + 1}. {PROMPTS[2].text.split('Text: ', 1)[1].split(chr(10), 1)[0]}"
-                          for i in range(24))
+LONG_PROMPT = "\n\n".join(f"Note {i + 1}. {prompt_pool.NOTE}" for i in range(24))
 LONG_PROMPT_TOKENS = 1100
+# The longest answer a measurement asks for (quick.MAX_TOKENS, the sweep's 128): a prompt is
+# cut to leave it room in the slot.
+MAX_ANSWER = 256
 
 
 def long_prompt_length(ctx: int) -> int:

@@ -56,9 +56,9 @@ from draftwise.core.kinds import AUTO_SOURCES, Backend
 from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.launch.prepare import Prepared, Request, combination
 from draftwise.core.machine.hardware import Gpu, Machine
-from draftwise.core.measurements import live_figures, measured, measurement
+from draftwise.core.measurements import live_figures, measured
 from draftwise.core.measurements.tuned import TunedRecords
-from draftwise.core.measuring import arms, tuning
+from draftwise.core.measuring import arms, choice, tuning
 from draftwise.core.measuring.arms import (
     DEFAULT_SETTINGS,
     Line,
@@ -97,8 +97,14 @@ COMBINED_NGRAM_LENGTH = 64
 # the drafter was unsure of are rejected often enough that stopping them early may pay.
 P_MIN_QUICK = 0.5
 P_MIN_ROOM = 0.9
-# Rounds of none and the best at most, when the first ones leave the verdict within the noise.
-MAX_ROUNDS = 4
+# Rounds of none and the choice at most, when the first ones leave the verdict within the noise.
+MAX_ROUNDS = 3
+# The answer length of the first start, and the noise it must reach to be kept (else longer
+# answers for every start, up to MAX_TOKENS: `tokens_for`). On the real Gemma 3 270M on 2
+# cores a 32-token answer takes about a third of a second.
+FIRST_TOKENS = 32
+TARGET_NOISE = 0.04
+MAX_TOKENS = 128
 
 
 def own_setup(spec: SpecDecision) -> Setup:
@@ -236,6 +242,16 @@ def draft_cost(prepared: Prepared) -> float:
 
 
 # ------------------------------------------------------------------ the measurement
+def tokens_for(noise: float) -> int:
+    """The answer length the quick measurement runs at, from the noise of its first start at
+    `FIRST_TOKENS`: a request's timing strays less the longer it runs (roughly as
+    1/√length), so a noisy machine gets longer answers, up to `MAX_TOKENS`, in steps of 16."""
+    if noise <= TARGET_NOISE:
+        return FIRST_TOKENS
+    wanted = FIRST_TOKENS * (noise / TARGET_NOISE) ** 2
+    return int(min(MAX_TOKENS, 16 * math.ceil(wanted / 16)))
+
+
 def measure(
     prepared: Prepared,
     binary: Path,
@@ -269,18 +285,84 @@ def measure(
     if not any(s.speculates for s in first):
         raise MeasureError(msg("There is no speculation to measure for this model: {why}",
                                why=f"--spec-type {spec.spec_type}"))
-    single = [Line((s,), prune=False) for s in first]
-    run_stage(run, single, settings.rounds, results, steps)
-    extras = second_stage(prepared, results)
+    settings = _first_start(run, results, settings, steps)
+    single = [Line((s,), prune=False) for s in first if s not in results.arms]
+    run_stage(run, single, 1, results, steps)
+    extras = [s for s in second_stage(prepared, results) if s not in results.arms]
     if extras:
-        run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
-    _resolve(run, results, settings, steps)
+        run_stage(run, [Line((s,), prune=False) for s in extras], 1, results, steps)
+    _more_rounds(run, results, settings, steps)
     m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
     # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
     kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
-                                 which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned)
+                                 which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned,
+                                 measured=results.arms)
     steps.finish()
     return replace(m, tuned=kept, seconds=time.monotonic() - started)
+
+
+def _first_start(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> MeasureSettings:
+    """Without speculation first. Where the settings take the answer length from the noise,
+    this start runs the prompts twice at FIRST_TOKENS (without speculation nothing carries from
+    one request to the next): the two passes are its two rounds when the noise allows that
+    length, and set a longer one for every start when it does not. Returns the settings the
+    rest of the measurement runs with."""
+    if not settings.tokens_from_noise or not isinstance(run, arms.EngineArms):
+        return settings
+    run.settings = replace(settings, tokens=FIRST_TOKENS, passes=2)
+    steps.per_arm = 1 + 2 * len(settings.prompts)
+    steps.plan(1)
+    try:
+        first = run(setup_mod.NONE, 0)
+    finally:
+        steps.per_arm = 1 + len(settings.prompts)
+    tokens = tokens_for(first.noise())
+    settings = replace(settings, tokens=tokens, passes=1)
+    run.settings = settings
+    if tokens == FIRST_TOKENS:
+        results.add(first)
+    return settings
+
+
+def standings(results: Results) -> list[choice.Standing]:
+    """Every speculating setup that drafted, against none, prompt by prompt."""
+    base = results.arms[setup_mod.NONE]
+    noise = results.noise()
+    return [choice.standing(a, base, noise) for a in results.full()
+            if a.setup.speculates and a.counters.drafted > 0]
+
+
+def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> None:
+    """Rounds after the first, for none and the setups still in the running: a setup beyond
+    the noise below the one chosen so far gets none (it cannot become the choice), and rounds
+    go on while the choice and none are within the noise of each other, up to MAX_ROUNDS."""
+    out: set[Setup] = set()  # once behind, out for good: no round can make it the choice
+    while True:
+        ranked = standings(results)
+        chosen = choice.choose(ranked)
+        if chosen is None:
+            return
+        out |= {s.setup for s in ranked if choice.behind(s, chosen) and s.setup != chosen.setup}
+        running = [s.setup for s in ranked if s.setup not in out]
+        dropped = [s.setup for s in ranked if s.setup in out]
+        rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
+        if rounds >= settings.rounds:  # past the planned rounds: the verdict on the choice alone
+            running = [chosen.setup]
+            rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
+        settled = rounds >= settings.rounds and (chosen.geomean * (1 - chosen.error) > 1
+                                                 or chosen.geomean * (1 + chosen.error) < 1)
+        if settled or rounds >= MAX_ROUNDS:
+            return
+        steps.say(msg("round {r}: still checking {running} against none{dropped}", r=rounds + 1,
+                      running=", ".join(s.label() for s in running),
+                      dropped=msg("; left out, behind beyond the noise: {setups}",
+                                  setups=", ".join(s.label() for s in dropped)) if dropped else ""))
+        todo = [s for s in (setup_mod.NONE, *running) if results.arms[s].rounds <= rounds]
+        if not todo:
+            return
+        steps.plan(len(todo))
+        for s in (reversed(todo) if rounds % 2 else todo):
+            results.add(run(s, rounds))
 
 
 def ratio_error(base: Arm, best: Arm) -> float:
@@ -288,28 +370,13 @@ def ratio_error(base: Arm, best: Arm) -> float:
     return math.sqrt(base.error() ** 2 + best.error() ** 2)
 
 
-def _resolve(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> None:
-    """More rounds of none and the best while the verdict is within the noise (neither faster
-    nor slower), up to MAX_ROUNDS: a busy machine's spread then still gives a verdict."""
-    rounds = settings.rounds
-    while rounds < MAX_ROUNDS:
-        base, best = results.arms[setup_mod.NONE], results.best()
-        if best is None or base.tokens_per_s <= 0:
-            return
-        bound = max(ratio_error(base, best), measurement.NOISE_FLOOR)
-        ratio = best.tokens_per_s / base.tokens_per_s
-        if ratio * (1 - bound) > 1 or ratio * (1 + bound) < 1:
-            return
-        steps.plan(2)
-        for s in (setup_mod.NONE, best.setup):
-            results.add(run(s, rounds))
-        rounds += 1
-
-
 def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: MeasureSettings,
                  seconds: float) -> measured.Measurement:
     spec = prepared.spec
-    base, best = results.arms[setup_mod.NONE], results.best()
+    base = results.arms[setup_mod.NONE]
+    ranked = standings(results)
+    chosen = choice.choose(ranked)
+    best = results.arms[chosen.setup] if chosen is not None else results.best()
     assert best is not None  # the first stage always has a speculating setup
     figures = best.figures
     s = best.setup
@@ -326,7 +393,10 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
         combination=combination(prepared.model.path, spec, binary, machine),
         spec_type=",".join(s.types), what=str(what_is_drafting(decision_for(spec, s))),
         tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s,
-        noise=ratio_error(base, best),
+        noise=chosen.error if chosen is not None else ratio_error(base, best),
+        speedup=chosen.geomean if chosen is not None else None,
+        kinds=tuple(p.kind for p in settings.prompts),
+        per_prompt=tuple((st.setup, st.speedups) for st in ranked),
         acceptance=figures.acceptance, mean_length=figures.mean_length,
         n_max=best.n_max if flag else None, n_max_flag=flag,
         tried=tried, tokens=settings.tokens, prompts=len(settings.prompts),

@@ -23,9 +23,11 @@ the engine runs (ngram-mod, ngram-simple, ngram-map-k):
    widened from that type's best alone; then the drafter's length widened again beside the
    best combination;
 5. *final*: none and the `FINALISTS` fastest setups once more, in a stage of their own (at
-   least `FINAL_ROUNDS` rounds); the
-   fastest there is the sweep's best (with dozens of setups, the fastest of two rounds is
-   partly the luckiest), and its ratio is against none measured in the same stage;
+   least `FINAL_ROUNDS` rounds); the choice's rule there (core/measuring/choice.py: the
+   geometric mean of the per-prompt speed-ups, a combination or a longer draft only where it
+   beats its simpler form on most prompts) picks the sweep's best (with dozens of setups, the
+   fastest of two rounds is partly the luckiest), and its ratio is against none measured in
+   the same stage;
 6. *engine settings*: repack, threads, threads for prompts, flash attention on the CPU and
    the prompt batch on the setup auto will run (core/measuring/tuning.py), kept in
    `Sweep.tuned`, which the caller records beside the sweep.
@@ -61,7 +63,7 @@ from draftwise.core.launch.prepare import Prepared, PrepareError, combination, w
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measurements.sweep_record import Sweep, SweepRow
 from draftwise.core.measurements.tuned import TunedRecords
-from draftwise.core.measuring import quick, tuning
+from draftwise.core.measuring import choice, quick, tuning
 from draftwise.core.measuring.arms import (
     DEFAULT_SETTINGS,
     Line,
@@ -292,6 +294,9 @@ def sweep(
     finals = Results()
     run_stage(run, plan.final(results), max(settings.rounds, FINAL_ROUNDS), finals, steps)
     base = finals.arms[setup_mod.NONE]
+    noise = finals.noise()
+    chosen = choice.choose(choice.standing(a, base, noise) for a in finals.full()
+                           if a.setup.speculates and a.counters.drafted > 0)
     rows = tuple(
         SweepRow(setup=a.setup, tokens_per_s=a.tokens_per_s, noise=a.noise(), rounds=a.rounds,
             acceptance=a.figures.acceptance, mean_length=a.figures.mean_length, stopped=a.setup in results.stopped,
@@ -303,7 +308,8 @@ def sweep(
                    base_tokens_per_s=base.tokens_per_s, base_noise=base.noise(), rows=rows, tokens=settings.tokens,
                    prompts=len(settings.prompts), seconds=time.monotonic() - started,
                    when=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                   stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s)
+                   stages_base_tokens_per_s=results.arms[setup_mod.NONE].tokens_per_s,
+                   chosen=chosen.setup if chosen is not None else None)
     # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
     kept = tuning.settings_stage(run, prepared, result.measurement(), binary, machine,
                                  has_flag=tuning.flags_of(binary, caps), which=tuning.SWEEP,

@@ -41,7 +41,7 @@ no later measurement here tries it again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,6 +54,7 @@ from draftwise.core.launch.prepare import Prepared
 from draftwise.core.machine import cores
 from draftwise.core.measurements import live_figures, tuned
 from draftwise.core.measurements.measurement import Combination, Measurement
+from draftwise.core.measuring import choice
 from draftwise.core.measuring.arms import (
     Arm,
     EngineArms,
@@ -151,8 +152,12 @@ def _empty(setup: Setup) -> Arm:
 
 
 def tune(run: Runner, carrier: Setup, dims: Sequence[Dimension], rounds: int, steps: Steps, *,
-         key: Combination, on_fault: Callable[[SettingFault], None] | None = None) -> tuned.Tuned | None:
-    """Run the stage on `carrier` and return what to keep (None without a dimension)."""
+         key: Combination, on_fault: Callable[[SettingFault], None] | None = None,
+         base_arm: Arm | None = None) -> tuned.Tuned | None:
+    """Run the stage on `carrier` and return what to keep (None without a dimension).
+    `base_arm`: the carrier at the engine's defaults as the speculation stages measured it
+    (the quick measurement's): not run again; each setting then runs once, and a second time
+    only while it is ahead of the defaults (core/measuring/choice.py)."""
     if not dims:
         return None
     started = time.monotonic()
@@ -175,10 +180,16 @@ def tune(run: Runner, carrier: Setup, dims: Sequence[Dimension], rounds: int, st
     base = at(DEFAULTS)
     results = Results()
     lines = [Line(tuple(at(EngineSettings(**{d.name: v})) for v in d.values), d.start) for d in dims]
-    run_stage(guarded, lines, rounds, results, steps)
+    if base_arm is not None:
+        results.add(replace(base_arm, setup=base))
+        run_stage(guarded, lines, 1, results, steps)
+        _second_rounds(guarded, results, base, faulted, rounds, steps)
+    else:
+        run_stage(guarded, lines, rounds, results, steps)
     ran = {s: a for s, a in results.arms.items() if s not in faulted}
     winners: list[tuple[float, EngineSettings]] = []
     base_speed = _speed(ran[base])
+    noise = results.noise()
     for d in dims:
         best, best_gain = None, 0.0
         for v in d.values:
@@ -187,7 +198,10 @@ def tune(run: Runner, carrier: Setup, dims: Sequence[Dimension], rounds: int, st
                 continue
             speed = _speed(arm)
             g = tuned.gain(speed, base_speed, prompt_only=d.prompt_only)
-            if tuned.faster(speed, base_speed, prompt_only=d.prompt_only) and g > best_gain:
+            # The request's time beyond the noise, and (but for a prompt-only setting) the
+            # choice's rule prompt by prompt: faster on most, slower on none.
+            if (tuned.faster(speed, base_speed, prompt_only=d.prompt_only) and g > best_gain
+                    and (d.prompt_only or choice.holds(choice.standing(arm, ran[base], noise)))):
                 best, best_gain = arm.setup.engine, g
         if best is not None:
             winners.append((best_gain, best))
@@ -203,6 +217,10 @@ def tune(run: Runner, carrier: Setup, dims: Sequence[Dimension], rounds: int, st
                   max(rounds, FINAL_ROUNDS), final, steps)
         speeds = {a.setup.engine: _speed(a) for a in final.arms.values() if a.setup not in faulted and a.rounds}
         beats = [s for s in (together, single) if s in speeds and tuned.faster(speeds[s], speeds[DEFAULTS])]
+        # Settings together only where they beat the best single one on most prompts, as a
+        # combination of speculation types must beat each type alone (choice.py).
+        if together in beats and single in speeds and not _together_holds(final, at(together), at(single)):
+            beats.remove(together)
         chosen = max(beats, key=lambda s: tuned.gain(speeds[s], speeds[DEFAULTS]), default=DEFAULTS)
     source = final if chosen in {a.setup.engine for a in final.arms.values()} else results
     rows = tuple(
@@ -218,6 +236,29 @@ def tune(run: Runner, carrier: Setup, dims: Sequence[Dimension], rounds: int, st
         seconds=time.monotonic() - started, when=time.strftime("%Y-%m-%dT%H:%M:%S"))
 
 
+def _together_holds(final: Results, together: Setup, single: Setup) -> bool:
+    arms = final.arms
+    if together not in arms or single not in arms:
+        return False
+    noise = final.noise()
+    return choice.beats(choice.standing(arms[together], arms[single], noise),
+                        choice.standing(arms[single], arms[single], noise))
+
+
+def _second_rounds(run: Runner, results: Results, base: Setup, faulted: Collection[Setup], rounds: int,
+                   steps: Steps) -> None:
+    """Up to `rounds` rounds for each setting still ahead of the defaults (a geometric mean
+    above 1 prompt by prompt); one behind them has lost already (the quick measurement's)."""
+    noise = results.noise()
+    ahead = [s for s, a in results.arms.items() if s != base and s not in faulted and a.rounds
+             and choice.standing(a, results.arms[base], noise).geomean > 1.0]
+    for r in range(1, rounds):
+        todo = [s for s in ahead if results.arms[s].rounds <= r]
+        steps.plan(len(todo))
+        for s in todo:
+            results.add(run(s, r))
+
+
 def recording_faults(store: tuned.TunedRecords | None, binary: Any, machine: Any) -> Callable[[SettingFault], None]:
     """`on_fault` for `tune`: a crash of a setting recorded at once for this machine and engine
     build (a start that failed otherwise only leaves it out of this stage)."""
@@ -229,18 +270,25 @@ def recording_faults(store: tuned.TunedRecords | None, binary: Any, machine: Any
 
 def settings_stage(run: Runner, prepared: Prepared, m: Measurement | None, binary: Any, machine: Any, *,
                    has_flag: Callable[[str], bool], which: Collection[str], rounds: int, steps: Steps,
-                   store: tuned.TunedRecords | None) -> tuned.Tuned | None:
+                   store: tuned.TunedRecords | None, measured: Mapping[Setup, Arm] | None = None,
+                   ) -> tuned.Tuned | None:
     """The stage as the quick measurement and the sweep run it after their own: on the setup
-    auto will run after `m`, the dimensions `which` that apply, faults recorded in `store`."""
+    auto will run after `m`, the dimensions `which` that apply, faults recorded in `store`.
+    `measured`: the speculation stages' arms (the quick measurement's): the setup's own there
+    is `tune`'s `base_arm`."""
     spec = prepared.spec
     carrier = setup_mod.NONE if m is None else carrier_of(
         m, automatic=spec.source in AUTO_SOURCES, on_trial=spec.source == resolver.AUTO_NGRAM)
     engine_arms = run if isinstance(run, EngineArms) else None
     dims = dimensions(prepared, has_flag, which=which, fixed=engine_arms.fixed if engine_arms else DEFAULTS,
                       faults=store.faults_for(binary, machine) if store is not None else ())
-    timing = engine_arms.measuring_prompts() if engine_arms is not None else run
+    base = (measured or {}).get(carrier)
+    if base is not None:  # the quick measurement: reading speed from its own prompts
+        timing: Runner = run
+    else:
+        timing = engine_arms.measuring_prompts() if engine_arms is not None else run
     return tune(timing, carrier, dims, rounds, steps, key=tuned.key_for(prepared.model.path, binary, machine),
-                on_fault=recording_faults(store, binary, machine))
+                on_fault=recording_faults(store, binary, machine), base_arm=base)
 
 
 def flags_of(binary: Any, caps: Any = None) -> Callable[[str], bool]:

@@ -1,0 +1,164 @@
+"""Which measured setup auto keeps: a choice that holds across the kinds of prompt.
+
+A measurement runs several kinds of request (core/measuring/prompt_pool.py), and a setup's
+speed-up differs by kind: n-gram drafting doubles the speed of a file repeated with a change
+and slows a fresh answer. A choice made on the total tokens/s follows the prompts that happen
+to be long or fast, and between setups that tie there it follows the noise: on the real
+Gemma 3 270M three measurements on one machine kept three different setups, and the one kept
+ran at 0.78× of the best on prompts it had not seen (issue 38). So:
+
+- Each setup stands by its speed-up on each prompt (its tokens/s over none's on the same
+  prompt, each the mean of its rounds), and is ranked by their **geometric mean**: every kind
+  of work weighs alike, and a 2× on one kind does not hide a 0.7× on another.
+- A **combination** of types, a **longer draft** or **p-min** (a setup with a simpler form
+  measured beside it: `simpler`) is kept only when it beats each simpler form beyond the noise
+  on most prompts (`beats`), and never when it is slower than no speculation beyond the noise
+  on any prompt (`never_slower`). More machinery must earn its place on most of the work,
+  not on its average.
+- The same rule decides the engine's settings (core/measuring/tuning.py): a setting or a set
+  of them against the engine's defaults and against each one alone.
+
+The noise on a prompt's speed-up is the error of both means (the spread between rounds over
+√rounds), at least `NOISE_FLOOR`; a setup run once borrows the measurement's noise so far.
+Pure: it reads arms (core/measuring/arms.py) and says which; the caller runs them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from draftwise.core.measurements import measurement
+from draftwise.core.measurements.measurement import NOISE_FLOOR
+from draftwise.core.measuring.arms import Arm
+from draftwise.core.speculation.setup import Setup
+
+
+def geometric_mean(ratios: Iterable[float]) -> float:
+    """The geometric mean of speed-ups (0 when any is not above 0, or there are none)."""
+    values = list(ratios)
+    if not values or min(values) <= 0:
+        return 0.0
+    return math.exp(sum(math.log(r) for r in values) / len(values))
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One setup against a base (none, or the engine's defaults): per prompt, in prompt order."""
+
+    setup: Setup
+    speedups: tuple[float, ...]
+    errors: tuple[float, ...]  # each speed-up's relative error (both means')
+
+    @property
+    def geomean(self) -> float:
+        return geometric_mean(self.speedups)
+
+    @property
+    def error(self) -> float:
+        """The relative error of the geometric mean: the prompts' errors, RMS, over √prompts
+        (each prompt's round-to-round noise is its own), at least NOISE_FLOOR: a start that
+        runs slow slows every prompt of it alike, which no count of prompts averages out."""
+        if not self.errors:
+            return NOISE_FLOOR
+        rms = math.sqrt(sum(e * e for e in self.errors) / len(self.errors))
+        return max(rms / math.sqrt(len(self.errors)), NOISE_FLOOR)
+
+
+def prompt_error(arm: Arm, prompt: int, fallback: float) -> float:
+    """The relative error of one prompt's mean tokens/s in an arm (`fallback` after one round)."""
+    values = [tps for i, _r, tps in arm.per_request if i == prompt]
+    return measurement.relative_error(values) if len(values) >= 2 else fallback
+
+
+def prompts_of(arm: Arm) -> list[int]:
+    return sorted({i for i, _r, _tps in arm.per_request})
+
+
+def _matched(base: Arm, arm: Arm, prompt: int) -> float:
+    """The base's mean tokens/s on `prompt` over the rounds `arm` ran too (where it ran them):
+    a setup run in round 1 alone is set against round 1 of the base, which met the same
+    machine, not against the mean of rounds it never met."""
+    rounds = {r for i, r, _tps in arm.per_request if i == prompt}
+    values = [tps for i, r, tps in base.per_request if i == prompt and r in rounds]
+    return sum(values) / len(values) if values else base.tokens_per_s_of(prompt)
+
+
+def standing(arm: Arm, base: Arm, noise: float) -> Standing:
+    """`arm` against `base` prompt by prompt (the prompts both ran, over the rounds both ran);
+    `noise`: a one-round arm's."""
+    prompts = [p for p in prompts_of(arm) if base.tokens_per_s_of(p) > 0]
+    speedups = tuple(arm.tokens_per_s_of(p) / _matched(base, arm, p) for p in prompts)
+    errors = tuple(math.hypot(prompt_error(arm, p, noise), prompt_error(base, p, noise)) for p in prompts)
+    return Standing(arm.setup, speedups, errors)
+
+
+def _bound(error: float) -> float:
+    return max(error, NOISE_FLOOR)
+
+
+def never_slower(s: Standing) -> bool:
+    """Not slower than the base beyond the noise on any prompt."""
+    return all(r * (1.0 + _bound(e)) >= 1.0 for r, e in zip(s.speedups, s.errors, strict=True))
+
+
+def beats(x: Standing, y: Standing) -> bool:
+    """`x` faster than `y` beyond the noise on more than half the prompts (both against one base)."""
+    if len(x.speedups) != len(y.speedups) or not x.speedups:
+        return False
+    wins = sum(1 for rx, ex, ry, ey in zip(x.speedups, x.errors, y.speedups, y.errors, strict=True)
+               if ry > 0 and rx / ry * (1.0 - _bound(math.hypot(ex, ey))) > 1.0)
+    return wins * 2 > len(x.speedups)
+
+
+def beats_base(x: Standing) -> bool:
+    """Faster than the base itself beyond the noise on more than half the prompts."""
+    wins = sum(1 for r, e in zip(x.speedups, x.errors, strict=True) if r * (1.0 - _bound(e)) > 1.0)
+    return bool(x.speedups) and wins * 2 > len(x.speedups)
+
+
+def holds(x: Standing) -> bool:
+    """An engine setting kept over the defaults (`x` against them): faster on most prompts
+    beyond the noise and slower on none."""
+    return beats_base(x) and never_slower(x)
+
+
+def behind(x: Standing, best: Standing) -> bool:
+    """Beyond the noise below the best: no more rounds can make it the choice."""
+    return x.geomean * (1.0 + _bound(math.hypot(x.error, best.error))) < best.geomean
+
+
+def _length_steps(a: Setup, b: Setup) -> bool:
+    """`b` drafts further than `a` (or with p-min where `a` has none) and is otherwise `a`."""
+    pairs = ((a.n_max, b.n_max), (a.ngram_len, b.ngram_len), (a.ngram2_len, b.ngram2_len))
+    if any(x is not None and y is not None and y < x for x, y in pairs):
+        return False
+    longer = any(x is not None and y is not None and y > x for x, y in pairs)
+    return longer or (a.p_min is None and b.p_min is not None)
+
+
+def simpler(a: Setup, b: Setup) -> bool:
+    """`a` is a simpler form of `b`: fewer types (each of them in `b`), or the same types with
+    shorter drafts or without p-min. Same engine settings and the same drafter file only."""
+    if a == b or not a.speculates or a.engine != b.engine:
+        return False
+    if a.drafter is not None and (a.drafter, a.drafter_key) != (b.drafter, b.drafter_key):
+        return False
+    ta, tb = set(a.types), set(b.types)
+    if ta < tb:
+        return True
+    return ta == tb and a.ngrams == b.ngrams and _length_steps(a, b)
+
+
+def admissible(x: Standing, measured: Iterable[Standing]) -> bool:
+    """A simple setup always; one with simpler forms measured only when it beats each of them
+    on most prompts and is never slower than the base on any prompt."""
+    forms = [s for s in measured if simpler(s.setup, x.setup)]
+    return not forms or (never_slower(x) and all(beats(x, y) for y in forms))
+
+
+def choose(standings: Iterable[Standing]) -> Standing | None:
+    """The admissible setup with the highest geometric mean (None when none was measured)."""
+    all_ = list(standings)
+    return max((s for s in all_ if admissible(s, all_)), key=lambda s: s.geomean, default=None)

@@ -1,0 +1,116 @@
+"""The choice's rule (core/measuring/choice.py), on hand-made arms: every figure below is
+worked out by hand from the tokens/s the arms are given."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from draftwise.core.engines.engine_settings import EngineSettings
+from draftwise.core.engines.spec_types import NGRAM_MOD, NGRAM_SIMPLE
+from draftwise.core.measurements import live_figures
+from draftwise.core.measuring import choice
+from draftwise.core.measuring.arms import Arm
+from draftwise.core.speculation.setup import NONE, Setup
+
+MOD = Setup(ngram=NGRAM_MOD, ngram_len=32)
+MOD64 = Setup(ngram=NGRAM_MOD, ngram_len=64)
+SIMPLE = Setup(ngram=NGRAM_SIMPLE, ngram_len=32)
+PAIR = Setup(ngram=NGRAM_SIMPLE, ngram_len=32, ngram2=NGRAM_MOD, ngram2_len=32)
+DRAFT4 = Setup("draft-simple", n_max=4)
+DRAFT4_PMIN = Setup("draft-simple", n_max=4, p_min=0.5)
+DRAFT4_MOD = Setup("draft-simple", n_max=4, ngram=NGRAM_MOD, ngram_len=64)
+
+
+def arm(setup: Setup, *rounds: tuple[float, ...]) -> Arm:
+    """An arm with these tokens/s, one tuple per round, one figure per prompt."""
+    per_request = tuple((i, r, tps) for r, values in enumerate(rounds) for i, tps in enumerate(values))
+    ms = sum(1000.0 / tps for _i, _r, tps in per_request)
+    return Arm(setup, float(len(per_request)), ms, per_request, live_figures.Counters(), rounds=len(rounds))
+
+
+BASE = arm(NONE, (100.0, 100.0, 100.0, 100.0), (100.0, 100.0, 100.0, 100.0))
+
+
+def test_the_geometric_mean_weighs_every_prompt_alike():
+    s = choice.standing(arm(MOD, (200.0, 50.0, 100.0, 100.0)), BASE, 0.0)
+    assert s.speedups == (2.0, 0.5, 1.0, 1.0)
+    assert s.geomean == pytest.approx(1.0)  # (2 × 0.5 × 1 × 1)^(1/4); the mean of tokens/s says 1.125
+    assert choice.geometric_mean([1.21, 1.0]) == pytest.approx(1.1)
+    assert choice.geometric_mean([1.0, 0.0]) == 0.0
+
+
+def test_a_setup_run_once_is_set_against_the_round_of_none_that_met_the_same_machine():
+    base = arm(NONE, (100.0, 100.0), (50.0, 50.0))  # round 2 ran on a busy machine
+    s = choice.standing(arm(MOD, (150.0, 150.0)), base, 0.0)
+    assert s.speedups == (1.5, 1.5)  # against round 1's 100, not the mean 75
+
+
+def test_errors_are_each_prompts_spread_over_root_rounds_combined_with_the_bases():
+    two = arm(MOD, (110.0, 100.0), (90.0, 100.0))
+    s = choice.standing(two, BASE, noise=0.5)
+    # Prompt 1: 110 and 90, sample deviation 14.14 over the mean 100, over √2: 0.1; none's 0.
+    assert s.errors[0] == pytest.approx(0.1)
+    assert s.errors[1] == 0.0
+    # The geometric mean's error: RMS of (0.1, 0) over √2 prompts = 0.05.
+    assert s.error == pytest.approx(math.sqrt(0.01 / 2) / math.sqrt(2))
+    once = choice.standing(arm(MOD, (120.0, 120.0)), BASE, noise=0.04)
+    assert once.errors == (0.04, 0.04)  # one round: the measurement's noise so far
+
+
+def test_simpler_forms():
+    assert choice.simpler(MOD, PAIR) and choice.simpler(SIMPLE, PAIR)
+    assert choice.simpler(MOD, MOD64) and not choice.simpler(MOD64, MOD)
+    assert choice.simpler(DRAFT4, DRAFT4_PMIN) and choice.simpler(DRAFT4, DRAFT4_MOD)
+    assert choice.simpler(Setup(ngram=NGRAM_MOD, ngram_len=64), DRAFT4_MOD)
+    assert not choice.simpler(SIMPLE, MOD) and not choice.simpler(NONE, MOD) and not choice.simpler(MOD, MOD)
+    assert not choice.simpler(MOD, Setup(ngram=NGRAM_MOD, ngram_len=64, engine=EngineSettings(repack=False)))
+
+
+def test_a_combination_needs_to_beat_each_simpler_form_on_most_prompts():
+    mod = choice.standing(arm(MOD, (140.0, 140.0, 100.0, 100.0)), BASE, 0.0)
+    simple = choice.standing(arm(SIMPLE, (100.0, 100.0, 140.0, 140.0)), BASE, 0.0)
+    # Ahead of each by 7 % on every prompt against a 3 % floor: kept.
+    pair = choice.standing(arm(PAIR, (150.0, 150.0, 150.0, 150.0)), BASE, 0.0)
+    assert choice.beats(pair, mod) and choice.beats(pair, simple)
+    assert choice.choose([mod, simple, pair]) == pair
+    # Ahead by 2 % on every prompt: within the noise, the faster simple one is kept.
+    tie = choice.standing(arm(PAIR, (143.0, 143.0, 143.0, 143.0)), BASE, 0.0)
+    assert not choice.beats(tie, mod)
+    assert choice.choose([mod, simple, tie]).setup == MOD  # 1.18 against simple's 1.18: the first
+    # Ahead on exactly half the prompts is not most.
+    half = choice.standing(arm(PAIR, (150.0, 150.0, 101.0, 101.0)), BASE, 0.0)
+    assert not choice.beats(half, mod)
+
+
+def test_a_combination_slower_than_none_on_any_prompt_is_never_kept():
+    mod = choice.standing(arm(MOD, (110.0, 110.0, 110.0, 110.0)), BASE, 0.0)
+    pair = choice.standing(arm(PAIR, (200.0, 200.0, 200.0, 90.0)), BASE, 0.0)
+    assert choice.beats(pair, mod) and not choice.never_slower(pair)
+    assert choice.choose([mod, pair]) == mod
+    # 0.98× is within the 3 % floor: not slower.
+    close = choice.standing(arm(PAIR, (200.0, 200.0, 200.0, 98.0)), BASE, 0.0)
+    assert choice.never_slower(close) and choice.choose([mod, close]) == close
+
+
+def test_a_simple_setup_needs_nothing_but_the_highest_geometric_mean():
+    mod = choice.standing(arm(MOD, (90.0, 90.0, 200.0, 200.0)), BASE, 0.0)  # 0.9× on two
+    simple = choice.standing(arm(SIMPLE, (120.0, 120.0, 120.0, 120.0)), BASE, 0.0)
+    assert mod.geomean == pytest.approx(math.sqrt(0.9 * 2.0))
+    assert choice.choose([mod, simple]) == mod  # 1.34 against 1.2: none of them has a simpler form
+    assert choice.choose([]) is None
+
+
+def test_behind_is_beyond_both_errors_below():
+    best = choice.standing(arm(MOD, (130.0, 130.0)), BASE, 0.0)
+    near = choice.standing(arm(SIMPLE, (127.0, 127.0)), BASE, 0.0)
+    far = choice.standing(arm(SIMPLE, (120.0, 120.0)), BASE, 0.0)
+    # Both errors at the 3 % floor: 1.27 × (1 + 0.0424) = 1.324 ≥ 1.3; 1.2 × 1.0424 = 1.251 < 1.3.
+    assert not choice.behind(near, best) and choice.behind(far, best)
+
+
+def test_an_engine_setting_holds_when_faster_on_most_prompts_and_slower_on_none():
+    assert choice.holds(choice.standing(arm(MOD, (110.0, 110.0, 110.0, 100.0)), BASE, 0.0))
+    assert not choice.holds(choice.standing(arm(MOD, (110.0, 110.0, 100.0, 100.0)), BASE, 0.0))  # half
+    assert not choice.holds(choice.standing(arm(MOD, (130.0, 130.0, 130.0, 90.0)), BASE, 0.0))  # 0.9× on one

@@ -370,7 +370,7 @@ def test_ngram_is_turned_on_only_when_faster_beyond_the_noise(alone):
     m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_MOD else 100.0))
     request = replace(alone.request, ngram_when_no_drafter=False)
     for ratio, noise, on in ((1.03, 0.08, False), (0.99, 0.08, False), (1.20, 0.03, True)):
-        noisy = replace(m, speedup=ratio, noise=noise)
+        noisy = replace(m, tokens_per_s_with=m.tokens_per_s_without * ratio, noise=noise)
         assert noisy.faster is on and noisy.pays is on
         again = prepare.prepare(request, fa.CAPS, fa.MACHINE, measured=_recorded(noisy), engine=fa.ENGINE)
         assert bool(again.spec.argv) is on, ratio
@@ -384,7 +384,7 @@ def test_measure_says_when_auto_leaves_a_tied_ngram_off(alone):
     from draftwise.cli.measure import render
 
     m = fa.run_measure(alone, fa.Fake(lambda s: 150.0 if s.ngram == NGRAM_MOD else 100.0))
-    tie = replace(m, speedup=1.01, noise=0.02)
+    tie = replace(m, tokens_per_s_with=m.tokens_per_s_without * 1.01, noise=0.02)
     out = render(tie, on_trial=True)
     assert "not faster than none beyond the noise, so auto leaves n-gram speculation off" in out
     assert "setup kept" not in out

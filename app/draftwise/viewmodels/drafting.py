@@ -48,7 +48,8 @@ class DraftingViewModel(QObject):
         self.app = app
         self.monitor = DraftingMonitor(app.runner, self)
         self.runner = MeasureRunner(app.runner, self)
-        self.settings = quick.MeasureSettings()
+        # The answer length from the noise (the quick measurement's; the sweep's stays 128).
+        self.settings = quick.MeasureSettings(tokens_from_noise=True)
         self.watch: Watch | None = None
         self.warnings: list[str] = []
         self.can_turn_off = False

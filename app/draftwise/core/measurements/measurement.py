@@ -69,6 +69,10 @@ class Measurement:
     combination: Combination
     spec_type: str
     what: str  # the drafter in words ("tiny-draft.gguf", "the MTP head")
+    # With speculation: where the measurement ran per-prompt figures (`per_prompt`), none's
+    # tokens/s times the kept setup's geometric-mean speed-up (core/measuring/choice.py: every
+    # kind of prompt weighed alike), so `ratio` is that mean; in records from before, the
+    # setup's own tokens/s over all prompts.
     tokens_per_s_with: float
     tokens_per_s_without: float
     noise: float  # relative error of the ratio (the rounds' spread over √rounds), e.g. 0.04 for ±4 %
@@ -93,18 +97,12 @@ class Measurement:
     # The engine's speed settings the run kept (tuned.Tuned, whose module builds on this one):
     # recorded in their own store (engine-settings.json), not in this entry; None when read back.
     tuned: Any = field(default=None, compare=False)
-    # The speed-up as the choice ranks setups (core/measuring/choice.py): the geometric mean of
-    # the per-prompt speed-ups, each kind of work weighed alike. None in records from before
-    # (and where a measurement had no per-prompt figures): the ratio of the tokens/s then.
-    speedup: float | None = None
     kinds: tuple[str, ...] = ()  # the prompts' kinds, in order
     # Each speculating setup that drafted, with its speed-up on each prompt (in `kinds` order).
     per_prompt: tuple[tuple[Setup, tuple[float, ...]], ...] = ()
 
     @property
     def ratio(self) -> float:
-        if self.speedup is not None:
-            return self.speedup
         if self.tokens_per_s_without <= 0:
             return 0.0
         return self.tokens_per_s_with / self.tokens_per_s_without
@@ -161,8 +159,6 @@ class Measurement:
         setup = Setup.from_json(data["setup"]) if data.get("setup") is not None else None
         others = tuple((Setup.from_json(s), float(tps)) for s, tps in data.get("others") or ())
         learned = Learned.from_json(data["learned"]) if data.get("learned") is not None else None
-        if kwargs.get("speedup") is not None:
-            kwargs["speedup"] = float(kwargs["speedup"])
         kinds = tuple(str(k) for k in data.get("kinds") or ())
         per_prompt = tuple((Setup.from_json(s), tuple(float(r) for r in rs)) for s, rs in data.get("per_prompt") or ())
         return cls(combination=combo, tried=tried, setup=setup, others=others, learned=learned, kinds=kinds,

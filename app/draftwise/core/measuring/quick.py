@@ -103,6 +103,8 @@ MAX_ROUNDS = 3
 # answers for every start, up to MAX_TOKENS: `tokens_for`). On the real Gemma 3 270M on 2
 # cores a 32-token answer takes about a third of a second.
 FIRST_TOKENS = 32
+# A built-in prompt's length, roughly (230 tokens on average on the real Gemma 3 270M).
+PROMPT_TOKENS = 250
 TARGET_NOISE = 0.04
 MAX_TOKENS = 128
 
@@ -202,11 +204,14 @@ def engine_types_of(binary: Path) -> tuple[str, ...]:
 
 def engine_starts(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
                   engine_types: Collection[str] = NGRAM_MEASURED) -> int:
-    """How many times a measurement loads the model at most: every setup, every round."""
+    """How many times a measurement loads the model at most: every setup, every round (none's
+    first start, with its two passes, counted twice), every setting."""
     # The second stage: two drafter extras, or the pair of n-gram types.
     extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
-    tune = tuning.most_starts(tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK), settings.rounds)
-    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune
+    dims = tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK)
+    tune = sum(len(d.values) - 1 for d in dims) * settings.rounds + (3 * settings.rounds if len(dims) > 1 else 0)
+    first = 1 if settings.tokens_from_noise else 0  # none's two passes: one start's load, two of prompts
+    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune + first
 
 
 def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
@@ -225,7 +230,11 @@ def seconds_per_start(prepared: Prepared, settings: MeasureSettings, tokens_per_
     weights = prepared.model.tensor_bytes + (prepared.draft.tensor_bytes if prepared.draft else 0)
     load = 2.0 + weights / 1e9
     per_token = 1.0 / tokens_per_s if tokens_per_s else max(weights / 20e9, 0.002)
-    return load + (len(settings.prompts) * settings.tokens + 8) * per_token
+    tokens = FIRST_TOKENS if settings.tokens_from_noise else settings.tokens
+    # Reading the prompts (a few hundred tokens each) runs in batches, some ten times the rate
+    # of writing on a CPU.
+    reading = len(settings.prompts) * PROMPT_TOKENS / 10
+    return load + (len(settings.prompts) * tokens + reading + 8) * per_token
 
 
 def draft_cost(prepared: Prepared) -> float:
@@ -291,8 +300,8 @@ def measure(
     extras = [s for s in second_stage(prepared, results) if s not in results.arms]
     if extras:
         run_stage(run, [Line((s,), prune=False) for s in extras], 1, results, steps)
-    _more_rounds(run, results, settings, steps)
-    m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started)
+    out = _more_rounds(run, results, settings, steps)
+    m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started, out=out)
     # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
     kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
                                  which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned,
@@ -332,16 +341,17 @@ def standings(results: Results) -> list[choice.Standing]:
             if a.setup.speculates and a.counters.drafted > 0]
 
 
-def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> None:
+def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> set[Setup]:
     """Rounds after the first, for none and the setups still in the running: a setup beyond
     the noise below the one chosen so far gets none (it cannot become the choice), and rounds
-    go on while the choice and none are within the noise of each other, up to MAX_ROUNDS."""
+    go on while the choice and none are within the noise of each other, up to MAX_ROUNDS.
+    Returns the setups left out."""
     out: set[Setup] = set()  # once behind, out for good: no round can make it the choice
     while True:
         ranked = standings(results)
-        chosen = choice.choose(ranked)
+        chosen = choice.choose(s for s in ranked if s.setup not in out)
         if chosen is None:
-            return
+            return out
         out |= {s.setup for s in ranked if choice.behind(s, chosen) and s.setup != chosen.setup}
         running = [s.setup for s in ranked if s.setup not in out]
         dropped = [s.setup for s in ranked if s.setup in out]
@@ -352,14 +362,14 @@ def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps
         settled = rounds >= settings.rounds and (chosen.geomean * (1 - chosen.error) > 1
                                                  or chosen.geomean * (1 + chosen.error) < 1)
         if settled or rounds >= MAX_ROUNDS:
-            return
+            return out
         steps.say(msg("round {r}: still checking {running} against none{dropped}", r=rounds + 1,
                       running=", ".join(s.label() for s in running),
                       dropped=msg("; left out, behind beyond the noise: {setups}",
                                   setups=", ".join(s.label() for s in dropped)) if dropped else ""))
         todo = [s for s in (setup_mod.NONE, *running) if results.arms[s].rounds <= rounds]
         if not todo:
-            return
+            return out
         steps.plan(len(todo))
         for s in (reversed(todo) if rounds % 2 else todo):
             results.add(run(s, rounds))
@@ -371,11 +381,11 @@ def ratio_error(base: Arm, best: Arm) -> float:
 
 
 def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Results, settings: MeasureSettings,
-                 seconds: float) -> measured.Measurement:
+                 seconds: float, *, out: Collection[Setup] = ()) -> measured.Measurement:
     spec = prepared.spec
     base = results.arms[setup_mod.NONE]
     ranked = standings(results)
-    chosen = choice.choose(ranked)
+    chosen = choice.choose(s for s in ranked if s.setup not in out)
     best = results.arms[chosen.setup] if chosen is not None else results.best()
     assert best is not None  # the first stage always has a speculating setup
     figures = best.figures
@@ -392,9 +402,9 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
     return measured.Measurement(
         combination=combination(prepared.model.path, spec, binary, machine),
         spec_type=",".join(s.types), what=str(what_is_drafting(decision_for(spec, s))),
-        tokens_per_s_with=best.tokens_per_s, tokens_per_s_without=base.tokens_per_s,
+        tokens_per_s_with=base.tokens_per_s * chosen.geomean if chosen is not None else best.tokens_per_s,
+        tokens_per_s_without=base.tokens_per_s,
         noise=chosen.error if chosen is not None else ratio_error(base, best),
-        speedup=chosen.geomean if chosen is not None else None,
         kinds=tuple(p.kind for p in settings.prompts),
         per_prompt=tuple((st.setup, st.speedups) for st in ranked),
         acceptance=figures.acceptance, mean_length=figures.mean_length,

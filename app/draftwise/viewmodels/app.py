@@ -94,6 +94,8 @@ class AppViewModel(LadderActions, QObject):
         self.check = MachineCheckViewModel(self.runner, self)
         self.chat = ChatViewModel(self.launch, self.settings, parent=self)
         self.chat.settings_changed.connect(self.schedule_save)
+        # The keep-prompts box changes the command (--log-prompts-dir): shown as Launch will run it.
+        self.chat.keep_prompts_changed.connect(self.schedule_replan)
         # The chat pane's hints name the chosen model, and say when it only continues text.
         self.model_changed.connect(lambda: self.chat.set_chosen(
             self.details.title() if self.model is not None else "",
@@ -374,6 +376,7 @@ class AppViewModel(LadderActions, QObject):
             machine=workers_mod.with_workers(self.machine, self.workers.devices()),  # other computers that answered
             port=self.settings.port, network=self.settings.network,
             use_workers=WorkerUse.ALWAYS if self.settings.workers_always else WorkerUse.AUTO,
+            log_prompts=self.settings.keep_prompts,
         )
 
     def command_text(self) -> str:
@@ -417,7 +420,8 @@ class AppViewModel(LadderActions, QObject):
             # No chat template (and none given to the engine): the chat pane continues text.
             self.chat.base_model = not self.model.has_chat_template and not any(
                 a.startswith("--chat-template") for a in self.extra_args)
-            spec = out.planned.spec(port, self.settings.api_key, notes)
+            # With the user's consent the engine logs each request's prompt (learning from use).
+            spec = out.planned.spec(port, self.settings.api_key, notes, log_prompts=self.settings.keep_prompts)
         except (FieldError, OSError) as exc:
             self.launch_error = tr_error(exc)
             self.message.emit(self.launch_error)

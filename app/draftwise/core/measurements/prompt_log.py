@@ -109,7 +109,8 @@ def ingest(store: UsageRecords, model: Path | str, *, keep: bool, final: bool = 
     (the files are deleted all the same: the folder must not grow)."""
     where = folder(store, model)
     try:
-        entries = [e for e in os.scandir(where) if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False)]
+        with os.scandir(where) as found:
+            entries = [e for e in found if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False)]
     except FileNotFoundError:
         return 0
     files: list[tuple[int, str, Path]] = []
@@ -129,15 +130,17 @@ def ingest(store: UsageRecords, model: Path | str, *, keep: bool, final: bool = 
                 texts += _read(path)
             except OSError as exc:
                 log.info("a logged prompt could not be read (%s): %s", path, exc)
+        # Each once, at its latest place: a client sending one prompt again moves it last.
+        texts = list(reversed(dict.fromkeys(reversed(texts))))[-KEEP_PROMPTS:]
         if texts:
-            store.add_prompts(model, tuple(texts[-KEEP_PROMPTS:]))
+            store.add_prompts(model, tuple(texts))
     finally:
         for _written, _name, path in files:
             try:
                 path.unlink(missing_ok=True)
             except OSError as exc:  # the engine still has it open (Windows): the next ingestion
                 log.info("a logged prompt could not be deleted yet (%s): %s", path, exc)
-    return len(texts[-KEEP_PROMPTS:])
+    return len(texts)
 
 
 def clear(store: UsageRecords, model: Path | str | None = None) -> None:

@@ -153,5 +153,7 @@ def test_api_requests_are_logged_kept_and_the_next_launch_runs_what_is_faster_on
     # It switched: the next launch ran the n-gram setup fastest on the user's requests, and said why.
     assert m.pays and m.setup is not None and m.setup.ngram is not None
     notes = [line for line in lines.seen if line.startswith("  - ")]
-    assert any(f"{m.setup.label()} is faster on your requests: {m.ratio:.2f}× vs " in line for line in notes), notes
+    said = [line for line in notes if f"{m.setup.label()} is faster on your requests: {m.ratio:.2f}× vs " in line]
+    assert said, notes
+    print(why, said[0], sep="\n")
     assert learn.running_setup(cli_launch.planned_launch(args)[2].prepared) == m.setup

@@ -1,10 +1,12 @@
 """`draftwise launch`'s part in learning from use (core/measuring/learn.py), and
 `draftwise prompts`: the kept prompts listed or deleted.
 
-Before the engine starts: when the user's requests of the last launches call for it and the
-computer is idle, measure the kept setup again on their prompts, print why and what it found,
-and have the launch planned again with it. While the engine serves: keep each finished
-request's figures under the model and the setup running (core/measurements/usage.py).
+Before the engine starts: take in the prompts the engine logged since the last launch, then,
+when the user's requests of the last launches call for it and the computer is idle, measure the
+kept setup again on their prompts, print why and what it found, and have the launch planned
+again with it. While the engine serves: keep each finished request's figures under the model
+and the setup running (core/measurements/usage.py) and, with the user's consent, the prompts
+the engine logs (core/measurements/prompt_log.py).
 """
 
 from __future__ import annotations

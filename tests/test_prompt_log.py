@@ -1,6 +1,6 @@
-"""Learning from every request, with consent (docs/learn-from-use.md, "Where the prompts come
-from"): the user's engines log each request's prompt into a folder of Draftwise's
-(`--log-prompts-dir`, core/measurements/prompt_log.py), which is taken in as the kept prompts
+"""Learning from every request, with consent (docs/learn-from-use.md): the user's engines log
+each request's prompt into a folder of Draftwise's (`--log-prompts-dir`,
+core/measurements/prompt_log.py), which is taken in as the kept prompts
 (the newest 20, each its last 4,000 characters) and emptied; a measurement's engines never log;
 the user's own folder wins; clearing and unticking the box delete it. The engine side (a real
 `draftwise launch`, the `openai` client, the next launch measuring on what was logged) is

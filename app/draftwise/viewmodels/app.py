@@ -94,8 +94,7 @@ class AppViewModel(LadderActions, QObject):
         self.check = MachineCheckViewModel(self.runner, self)
         self.chat = ChatViewModel(self.launch, self.settings, parent=self)
         self.chat.settings_changed.connect(self.schedule_save)
-        # The keep-prompts box changes the command (--log-prompts-dir): shown as Launch will run it.
-        self.chat.keep_prompts_changed.connect(self.schedule_replan)
+        self.chat.keep_prompts_changed.connect(self.schedule_replan)  # the command's --log-prompts-dir
         # The chat pane's hints name the chosen model, and say when it only continues text.
         self.model_changed.connect(lambda: self.chat.set_chosen(
             self.details.title() if self.model is not None else "",
@@ -374,9 +373,8 @@ class AppViewModel(LadderActions, QObject):
             extra_args=self.extra_args, engine=self.engine.selected, caps=self.engine.caps(),
             context=self.plan.context, kv_type=self.plan.kv_type,
             machine=workers_mod.with_workers(self.machine, self.workers.devices()),  # other computers that answered
-            port=self.settings.port, network=self.settings.network,
+            port=self.settings.port, network=self.settings.network, log_prompts=self.settings.keep_prompts,
             use_workers=WorkerUse.ALWAYS if self.settings.workers_always else WorkerUse.AUTO,
-            log_prompts=self.settings.keep_prompts,
         )
 
     def command_text(self) -> str:
@@ -420,7 +418,6 @@ class AppViewModel(LadderActions, QObject):
             # No chat template (and none given to the engine): the chat pane continues text.
             self.chat.base_model = not self.model.has_chat_template and not any(
                 a.startswith("--chat-template") for a in self.extra_args)
-            # With the user's consent the engine logs each request's prompt (learning from use).
             spec = out.planned.spec(port, self.settings.api_key, notes, log_prompts=self.settings.keep_prompts)
         except (FieldError, OSError) as exc:
             self.launch_error = tr_error(exc)

@@ -21,6 +21,10 @@ setup"). Measured again on the logged prompts, n-gram pays on this model (a live
 ngram-simple 32 316.7 tokens/s against none 206.6, 1.53×, noise ±4 %), and the next launch
 switches to it and says why. The figures are this machine's and printed.
 
+`serve` is checked the same way, shorter: each model's instance logs into its own folder, and
+serve takes the prompts in (the `openai` client for one model, the `anthropic` client for the
+other).
+
 The idle probe is the one thing the child is told (`idle.idle` answers True): it asks whether
 other programs keep the cores busy, which on the shared test machine they always do.
 """
@@ -45,6 +49,7 @@ from draftwise.core.speculation.setup import NONE
 from draftwise.testing import tinydrafts as td
 from draftwise.testing import tinymodels as tm
 from process_checks import StdoutLines
+from test_serve_engine import box, lib  # noqa: F401  (serve's library of tiny models and its machine)
 
 # The subprocess's machine is this machine (its own hardware probe): so is the plan made here.
 pytestmark = [pytest.mark.engine, pytest.mark.real_machine]
@@ -157,3 +162,38 @@ def test_api_requests_are_logged_kept_and_the_next_launch_runs_what_is_faster_on
     assert said, notes
     print(why, said[0], sep="\n")
     assert learn.running_setup(cli_launch.planned_launch(args)[2].prepared) == m.setup
+
+
+@pytest.mark.timeout(300)
+def test_serve_keeps_each_served_models_logged_prompts(engine, lib, box, monkeypatch):  # noqa: F811
+    """`draftwise serve` with consent: each model's instance logs into its own folder (its preset
+    section), and serve takes them in on its watch of the router and at its end — from the
+    `openai` client for one model and the `anthropic` client for the other."""
+    import anthropic
+    import openai
+
+    from test_serve_engine import KEY as SERVE_KEY
+    from test_serve_engine import _Serve
+
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    store = usage.UsageRecords()
+    alpha, beta = lib / "alpha-F32.gguf", lib / "beta" / "beta-F32.gguf"
+    serve = _Serve(engine, lib, box)
+    try:
+        oa = openai.OpenAI(base_url=serve.url + "/v1", api_key=SERVE_KEY, max_retries=0)
+        oa.chat.completions.create(model="alpha-F32", messages=[{"role": "user", "content": "Hello alpha"}],
+                                   max_tokens=4, temperature=0)
+        an = anthropic.Anthropic(base_url=serve.url, api_key=SERVE_KEY, max_retries=0)
+        an.messages.create(model="beta-F32", max_tokens=4, messages=[{"role": "user", "content": "Hello beta"}])
+        deadline = time.monotonic() + 30  # serve's watch reads the router every second
+        while not (store.model(alpha).prompts and store.model(beta).prompts) and time.monotonic() < deadline:
+            serve.drain()
+            time.sleep(0.2)
+    finally:
+        assert serve.stop() == 0
+    assert store.model(alpha).prompts == ("<|im_start|>user\nHello alpha<|im_end|>\n<|im_start|>assistant\n",)
+    assert store.model(beta).prompts == ("<|im_start|>user\nHello beta<|im_end|>\n<|im_start|>assistant\n",)
+    for model in (alpha, beta):
+        folder = prompt_log.folder(store, model)
+        assert folder.is_dir() and list(folder.iterdir()) == []  # made by the engine, emptied by serve

@@ -197,3 +197,29 @@ def test_serve_keeps_each_served_models_logged_prompts(engine, lib, box, monkeyp
     for model in (alpha, beta):
         folder = prompt_log.folder(store, model)
         assert folder.is_dir() and list(folder.iterdir()) == []  # made by the engine, emptied by serve
+
+
+@pytest.mark.timeout(180)
+def test_the_windows_launch_logs_its_requests_and_the_chat_keeps_no_copy(qtbot, engine, tmp_path: Path):
+    """The window's Launch with consent (its default): the engine logs each request, the chat's
+    among them, and the window takes them in when the engine stops; the chat keeps no transcript
+    of its own beside it, so its request is kept once, as the model got it."""
+    from launched_window import launched_window
+    from test_chat_engine import _wait_reply
+
+    model = tm.write_tiny_model(tmp_path / "alone" / "tiny-F32.gguf", tm.TinyModel())[0]
+    vm, _win = launched_window(qtbot, engine, model)
+    store = usage.UsageRecords()
+    assert vm.launch.spec is not None and vm.launch.spec.prompt_log == prompt_log.folder(store, model)
+    assert vm.chat.send("What is speculative decoding?")
+    # Sent (the chat keeps its own copy as it sends, when it does), and no event handled yet, so
+    # nothing taken in from the engine either: the chat kept none.
+    assert store.model(model).prompts == ()
+    _wait_reply(qtbot, vm.chat)
+    with qtbot.waitSignal(vm.launch.ended, timeout=30_000):
+        vm.do_stop()
+    [kept] = store.model(model).prompts
+    # The tiny model has no chat template: the window continues the text (/completion), and
+    # the engine logged the prompt it got.
+    assert vm.chat.writing and "What is speculative decoding?" in kept
+    assert list(prompt_log.folder(store, model).iterdir()) == []

@@ -155,9 +155,9 @@ def not_kept(exc: OSError) -> Message:
 
 @dataclass(frozen=True)
 class Ingest:
-    """One launch's ingestion, for its `usage.Keeper`: the model, whether its engine logs into
-    Draftwise's folder at all, and the user's consent as it is now (asked each time: the box may
-    be unticked while the engine runs)."""
+    """One launch's ingestion, for its `usage.Keeper` (made only where the launch's engine logs
+    into Draftwise's folder, `LaunchSpec.prompt_log`): the store, the model, and the user's
+    consent as it is now (asked each time: the box may be unticked while the engine runs)."""
 
     store: UsageRecords
     model: Path

@@ -2384,27 +2384,27 @@
       <translation>{n} 個のモデルのうち最大 {k} 個を同時に読み込んだままにします。それぞれこのコンピューターのメモリーの {k} 分の1で計画するため、どの {k} 個でも収まります。別のモデルへのリクエストは、最も長く使われていないモデルを解放します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="314" />
+      <location filename="../../app/draftwise/core/settings.py" line="315" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="322" />
+      <location filename="../../app/draftwise/core/settings.py" line="323" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="331" />
+      <location filename="../../app/draftwise/core/settings.py" line="332" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="338" />
+      <location filename="../../app/draftwise/core/settings.py" line="339" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="341" />
+      <location filename="../../app/draftwise/core/settings.py" line="342" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -4377,27 +4377,27 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="229" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="232" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="231" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="324" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="323" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="411" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="409" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="488" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="485" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>

@@ -124,6 +124,14 @@ def _at_port(argv, port: str = "8181") -> list[str]:
     return out
 
 
+def _without_prompt_log(argv) -> list[str]:
+    """`argv` without --log-prompts-dir: what Draftwise starts for itself (a measurement, the
+    self-test, the machine check) logs no prompt, with the user's consent or not."""
+    out = list(argv)
+    i = out.index("--log-prompts-dir")
+    return out[:i] + out[i + 2:]
+
+
 def _with_n_max(argv: list[str], n: str | None) -> list[str]:
     """`argv` with its draft length `n` (None: without the option)."""
     i = argv.index("--spec-draft-n-max")
@@ -189,6 +197,12 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, t
     assert argv[argv.index("-c") + 1] == "2048"
     assert "b-draft-F32.gguf" in " ".join(argv) and "a-draft-F32.gguf" not in " ".join(argv)
     assert argv[argv.index("--spec-draft-n-max") + 1] == "5"
+    # With the consent to keep prompts (the default), the engine logs them into the model's
+    # folder of the data folder (learning from use, docs/learn-from-use.md).
+    from draftwise.core.measurements import prompt_log
+
+    assert argv[argv.index("--log-prompts-dir") + 1] == str(
+        paths.data_dir() / "prompt-log" / prompt_log.key(model)) and launched.prompt_log is not None
 
     # plan and launch.
     assert plan["argv"] == plan["launch"]["argv"] == argv
@@ -229,7 +243,8 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, t
     for arms in (cli_arms, window_arms):
         assert arms.n_max == [None, 3]
         baseline, drafting = (_at_port(a.argv) for a in arms.specs)
-        assert drafting == _with_n_max(argv, "3")
+        assert drafting == _with_n_max(_without_prompt_log(argv), "3")
+        assert all(a.prompt_log is None for a in arms.specs)
         assert "--spec-type" not in baseline and baseline[baseline.index("-c") + 1] == "2048" and "-fa" in baseline
         assert all(_env(a) == _env(launched) for a in arms.specs)
 
@@ -241,7 +256,7 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, t
     shutil.copy2(data / fixes.FILE_NAME, only_fixes / fixes.FILE_NAME)
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(empty))
     fresh = plan_json()
-    assert _at_port(selftest_spec.argv) == fresh["argv"] and "a-draft-F32.gguf" in " ".join(fresh["argv"])
+    assert _at_port(selftest_spec.argv) == _without_prompt_log(fresh["argv"]) and "a-draft-F32.gguf" in " ".join(fresh["argv"])
     assert "-fa" not in fresh["argv"] and fresh["argv"] != argv
     # The machine check: only the engine fixes (and its small context), as `plan --ctx 512` over
     # a data folder holding only them.
@@ -249,7 +264,7 @@ def test_every_entry_point_runs_the_same_launch(qtbot, populated, monkeypatch, t
     check_spec = machine_check._launch(_Found(binary), model, mtp="auto", fixes=fixes.EngineFixes())
     monkeypatch.setenv("DRAFTWISE_DATA_DIR", str(only_fixes))
     fixes_only = plan_json("--ctx", str(machine_check.CHECK_CONTEXT))
-    assert _at_port(check_spec.argv) == fixes_only["argv"]
+    assert _at_port(check_spec.argv) == _without_prompt_log(fixes_only["argv"])
     assert fixes_only["argv"][fixes_only["argv"].index("-fa") + 1] == "off"
     assert os.environ["DRAFTWISE_DATA_DIR"] == str(only_fixes)
 

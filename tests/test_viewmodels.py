@@ -308,7 +308,8 @@ def test_extra_args_errors_block_launch(qtbot, models) -> None:
                                         "environment.")
     with qtbot.waitSignal(vm.outcome_changed, timeout=10000):
         vm.set_extra_args_text("--spec-draft-n-max 4")
-    assert vm.can_launch() and vm.command_text().endswith("--spec-draft-n-max 4")
+    # The user's arguments, then Draftwise's own: the prompt log, with the consent the default gives.
+    assert vm.can_launch() and " --spec-draft-n-max 4 --log-prompts-dir " in vm.command_text()
 
 
 def test_a_drafter_the_plan_leaves_out_is_explained(qtbot, models) -> None:

@@ -4,6 +4,26 @@
   <context>
     <name>Draftwise</name>
     <message>
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="63" />
+      <source>{name} is too big to attach ({size}); pictures up to {limit} are taken. Make it smaller and attach it again.</source>
+      <translation>{name} は大きすぎて添付できません（{size}）。添付できる画像は {limit} までです。小さくしてから添付し直してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="68" />
+      <source>{name} is not a picture Draftwise can read; attach a PNG, JPEG, GIF, BMP or WebP file.</source>
+      <translation>{name} は Draftwise が読める画像ではありません。PNG、JPEG、GIF、BMP、WebP のファイルを添付してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="73" />
+      <source>The engine could not use the picture ({error}); your message is kept: attach another picture or send it without one.</source>
+      <translation>エンジンはこの画像を使えませんでした（{error}）。メッセージは残っています。別の画像を添付するか、画像なしで送ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/chat/pictures.py" line="78" />
+      <source>This model does not see pictures: it was launched without a vision projector (mmproj).</source>
+      <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/chat/protocol.py" line="123" />
       <source>The engine sent a reply Draftwise cannot read.</source>
       <translation>エンジンから Draftwise が読めない返答が届きました。</translation>
@@ -1134,97 +1154,97 @@
       <translation>{what}なしならエンジンが起動したので、今後は使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="44" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="45" />
       <source>Use the network setting instead of --host.</source>
       <translation>--host の代わりにネットワーク設定を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="45" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="46" />
       <source>Use the Port field instead of --port.</source>
       <translation>--port の代わりにポート欄を使ってください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="46" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="47" />
       <source>Keys on the command line are visible to every user (ps); Draftwise passes its key in the environment.</source>
       <translation>コマンドラインに書いたキーはすべてのユーザーから見えます（ps）。Draftwise はキーを環境変数で渡します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="118" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="119" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is left out.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="124" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="125" />
       <source>GPU {index} ({name}) has no kernels in this engine build; it is hidden from the engine.</source>
       <translation>GPU {index}（{name}）用のカーネルがこのエンジンにないため、エンジンから隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="129" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="130" />
       <source>The integrated GPU {index} ({name}) is hidden: the dedicated GPU is faster and the pair often fails to start.</source>
       <translation>内蔵 GPU {index}（{name}）は隠します: 専用 GPU のほうが速く、両方を使うと起動に失敗しやすいためです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="134" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="135" />
       <source>This engine build has kernels for none of these GPUs; install a build for them.</source>
       <translation>このエンジンには、どの GPU 用のカーネルもありません。これらの GPU に合うエンジンをインストールしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="168" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="169" />
       <source>GPU {index} ({target}) needs a different gfx override than GPU {other}; it is hidden.</source>
       <translation>GPU {index}（{target}）は GPU {other} と違う gfx 上書き設定が必要なため、隠します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="187" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="188" />
       <source>{targets} runs on the kernels of {kernels} (HSA_OVERRIDE_GFX_VERSION={version}).</source>
       <translation>{targets} は {kernels} のカーネルで動かします（HSA_OVERRIDE_GFX_VERSION={version}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="214" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="215" />
       <source>Port {port} is not a TCP port; choose one between 1 and 65535.</source>
       <translation>ポート {port} は TCP ポートとして使えません。1 から 65535 の間で選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="220" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="221" />
       <source>Port {port} is in use by another program; choose another port or stop that program.</source>
       <translation>ポート {port} は別のプログラムが使っています。別のポートを選ぶか、そのプログラムを止めてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="223" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="224" />
       <source>Port {port} is in use; the engine listens on {other} instead.</source>
       <translation>ポート {port} は使用中です。代わりにポート {other} で待ち受けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="252" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="253" />
       <source>Other computers reach it at {urls}.</source>
       <translation>ほかのコンピューターからは {urls} で接続できます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="256" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="257" />
       <source>The engine accepts connections from other computers on port {port}. Anyone on your network who has the API key can use it; keep the key private.</source>
       <translation>エンジンはポート {port} でほかのコンピューターからの接続を受け付けます。API キーを知っていれば、ネットワーク上の誰でも使えます。キーは人に教えないでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="346" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="356" />
       <source>Speculative settings are for llama.cpp; {kind} decides speculation itself.</source>
       <translation>投機的デコードの設定は llama.cpp 用です。{kind} は投機的デコードを自分で決めます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="354" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="364" />
       <source>Extra engine arguments may not contain {flag}. {why}</source>
       <translation>エンジンの追加引数に {flag} は使えません。{why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="390" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="400" />
       <source>{path} exists: llama.cpp applies it to every launch before the command line, so any setting in it that Draftwise does not set itself changes what runs. Remove it or empty it.</source>
       <translation>{path} があります。llama.cpp はコマンドラインより先にこれをすべての起動に適用するため、Draftwise が設定しない項目は実行内容を変えてしまいます。削除するか空にしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="450" />
+      <location filename="../../app/draftwise/core/launch/launch_spec.py" line="465" />
       <source>An engine open to the network needs an API key; leave the key field to Draftwise or enter one.</source>
       <translation>ネットワークに公開するエンジンには API キーが必要です。キー欄を Draftwise に任せるか、キーを入力してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="83" />
+      <location filename="../../app/draftwise/core/launch/llamacpp.py" line="131" />
       <source>The engine command would set {flags} twice; remove it from the extra arguments.</source>
       <translation>エンジンのコマンドで {flags} が 2 回指定されます。追加の引数から削除してください。</translation>
     </message>
@@ -1399,72 +1419,72 @@
       <translation>{flag} には none、layer、row、tensor のいずれかを指定します（'{value}' は使えません）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="186" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="190" />
       <source>{name} is a drafter ({kind}), not a model to run; choose the full model, and put this file in the Draft model field or beside the model.</source>
       <translation>{name} はドラフター（{kind}）で、単独で動かすモデルではありません。本体のモデルを選び、このファイルはドラフトモデル欄に入れるか、モデルの隣に置いてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="193" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="197" />
       <source>{name}: missing part(s) {parts}; download them into the same folder.</source>
       <translation>{name}: 分割ファイル {parts} がありません。同じフォルダーにダウンロードしてください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="261" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="265" />
       <source>it does not fit this machine's memory</source>
       <translation>このマシンのメモリーに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="262" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="266" />
       <source>The sweep measured {name} fastest, but it does not fit now ({why}); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、今は収まりません（{why}）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="376" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="380" />
       <source>No drafter found; n-gram speculation measured faster on this computer, so it is on.</source>
       <translation>ドラフトモデルは見つかりませんでしたが、このコンピューターでは n-gram 投機の方が速いと計測されたので、オンにしています。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="398" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="402" />
       <source>The sweep measured {name} fastest, but it is no longer a suitable drafter here (changed, moved or it failed); the drafter the rules chose runs instead.</source>
       <translation>すべての設定の測定では {name} が最速でしたが、もう使えるドラフターではありません（変更・移動されたか、失敗しました）。規則で選んだドラフターを代わりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="402" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="406" />
       <source>Chosen by the sweep: {name} drafted fastest on this computer, ahead of {rules}, the drafter the rules pick.</source>
       <translation>すべての設定の測定で選択: このコンピューターでは {name} が、規則で選ぶドラフター {rules} より速くドラフトしました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/prepare.py" line="417" />
+      <location filename="../../app/draftwise/core/launch/prepare.py" line="421" />
       <source>the model's own MTP head</source>
       <translation>モデル自身の MTP ヘッド</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="276" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="279" />
       <source>The link to {worker} could not be measured ({why}); it is used as listed.</source>
       <translation>ワーカー {worker} への回線を測定できませんでした（{why}）。指定どおりに使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="281" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="284" />
       <source>The speed of {worker} could not be measured ({why}); it is predicted at this computer's speed.</source>
       <translation>ワーカー {worker} の計算速度を測定できませんでした（{why}）。このコンピューターと同じ速度として予測します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="321" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="324" />
       <source>{worker} is not used: this computer's speed could not be measured, so it cannot be weighed, and the model fits without it.</source>
       <translation>{worker} は使いません。このコンピューターの速度を測定できなかったため比べることができず、モデルはそれなしで収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="328" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="331" />
       <source>This computer's speed could not be measured, so the workers are used only because the model does not fit without them.</source>
       <translation>このコンピューターの速度を測定できませんでした。モデルがワーカーなしでは収まらないため、ワーカーを使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="342" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="345" />
       <source>{worker} would not make it faster here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使ってもこのコンピューターでは速くなりません（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/launch/session.py" line="344" />
+      <location filename="../../app/draftwise/core/launch/session.py" line="347" />
       <source>{worker} would make it slower here ({mbit} Mbit/s, {rtt} ms): not used.</source>
       <translation>{worker} を使うとこのコンピューターでは遅くなります（{mbit} Mbit/s、{rtt} ms）。使いません。</translation>
     </message>
@@ -1477,66 +1497,6 @@
       <location filename="../../app/draftwise/core/machine/hardware.py" line="82" />
       <source>Only a software Vulkan device was found ({name}); it runs on the CPU and is slower than the CPU engine, so it is used only when you choose it.</source>
       <translation>ソフトウェアの Vulkan デバイス（{name}）しか見つかりませんでした。CPU で動き CPU 版エンジンより遅いため、選んだときだけ使われます。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/link.py" line="95" />
-      <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
-      <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/link.py" line="103" />
-      <source>The worker {worker} answered with something that is not the RPC protocol.</source>
-      <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/link.py" line="113" />
-      <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
-      <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/link.py" line="133" />
-      <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
-      <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/link.py" line="160" />
-      <source>record of the links to other computers</source>
-      <translation>ほかのコンピューターへの回線の記録</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="38" />
-      <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
-      <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="56" />
-      <source>The sharing port must be from 1 to 65535, not {port}.</source>
-      <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="61" />
-      <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
-      <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="138" />
-      <source>Port {port} is already in use on {host}; choose another sharing port.</source>
-      <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="147" />
-      <source>The worker {program} could not be started: {reason}.</source>
-      <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="155" />
-      <source>The worker stopped at once: {line}</source>
-      <translation>ワーカーはすぐに停止しました: {line}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/share.py" line="160" />
-      <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
-      <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/machine/speed.py" line="295" />
@@ -1552,141 +1512,6 @@
       <location filename="../../app/draftwise/core/machine/speed.py" line="349" />
       <source>This computer's speed was measured but could not be kept ({error}); the speeds use it for now, and Draftwise measures again next time.</source>
       <translation>このコンピューターの速度は測れましたが、保存できませんでした（{error}）。今はこの値で速度を示し、次回 Draftwise がもう一度測ります。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/upload.py" line="157" />
-      <source>Sending up to {total} of weights to {workers}…</source>
-      <translation>{workers} に最大 {total} の重みを送信中…</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/upload.py" line="159" />
-      <source>Sending up to {total} of weights to {workers}: about {left} left at the measured link speed.</source>
-      <translation>{workers} に最大 {total} の重みを送信中：測定した回線速度で残り約 {left}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/upload.py" line="162" />
-      <source>Sent {sent} of weights to {workers}; the engine is getting ready.</source>
-      <translation>{workers} に {sent} の重みを送信しました。エンジンの準備中です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/upload.py" line="165" />
-      <source>Sending weights to {workers}: {sent} of up to {total}.</source>
-      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/upload.py" line="167" />
-      <source>Sending weights to {workers}: {sent} of up to {total}, {rate}/s, about {left} left.</source>
-      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="113" />
-      <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
-      <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="119" />
-      <source>it has {free} MiB free, and the test needs {need} MiB free</source>
-      <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="127" />
-      <source>it could not lend {size} MiB for the test</source>
-      <translation>テスト用に {size} MiB を確保できませんでした</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="136" />
-      <source>it stopped answering during the test ({error})</source>
-      <translation>テスト中に応答しなくなりました（{error}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="168" />
-      <source>it did not answer ({error})</source>
-      <translation>応答しませんでした（{error}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="193" />
-      <source>this computer's own figure could not be taken</source>
-      <translation>このコンピューター自身の値を測定できませんでした</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="207" />
-      <source>this computer's own worker did not start ({error})</source>
-      <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="212" />
-      <source>this computer's own figure could not be taken: {why}</source>
-      <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="69" />
-      <source>The worker address {address!r} is not host:port (for example 192.168.1.20:50052).</source>
-      <translation>ワーカーのアドレス {address!r} は host:port の形ではありません（例: 192.168.1.20:50052）。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="72" />
-      <source>The worker address {address!r} has more than one colon: IPv6 addresses are not supported by the engine; use an IPv4 address or a name.</source>
-      <translation>ワーカーのアドレス {address!r} にはコロンが複数あります。エンジンは IPv6 アドレスに対応していません。IPv4 アドレスか名前を使ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="75" />
-      <source>The worker address {address!r} has an invalid host name {host!r}.</source>
-      <translation>ワーカーのアドレス {address!r} のホスト名 {host!r} が正しくありません。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="78" />
-      <source>The worker address {address!r} needs a port from 1 to 65535 after the colon.</source>
-      <translation>ワーカーのアドレス {address!r} には、コロンの後に 1 から 65535 のポートが必要です。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="93" />
-      <source>The worker {worker} is listed twice; list each computer once.</source>
-      <translation>ワーカー {worker} が二度書かれています。各コンピューターは一度だけ書いてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="118" />
-      <source>The worker {worker} runs another version of the RPC protocol ({version}); install the same engine build there as here and start its ggml-rpc-server again.</source>
-      <translation>ワーカー {worker} は別のバージョンの RPC プロトコル（{version}）を使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="123" />
-      <source>The worker {worker} runs another version of the RPC protocol; install the same engine build there as here and start its ggml-rpc-server again.</source>
-      <translation>ワーカー {worker} は別のバージョンの RPC プロトコルを使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="126" />
-      <source>The engine cannot read the worker address {worker}; write it as host:port.</source>
-      <translation>エンジンはワーカーのアドレス {worker} を読めません。host:port の形で書いてください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="128" />
-      <source>The worker {worker} cannot be reached: nothing answers there. Start ggml-rpc-server on that computer (or check the address and firewall), or remove it from Other computers.</source>
-      <translation>ワーカー {worker} に接続できません。そこでは何も応答していません。そのコンピューターで ggml-rpc-server を起動する（またはアドレスとファイアウォールを確認する）か、「他のコンピューター」から削除してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="132" />
-      <source>The worker {worker} answered, but not as an RPC worker of this engine; check that the port belongs to ggml-rpc-server.</source>
-      <translation>ワーカー {worker} は応答しましたが、このエンジンの RPC ワーカーとしてではありません。そのポートが ggml-rpc-server のものか確認してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="134" />
-      <source>The worker {worker} could not be used; the engine's log has the details.</source>
-      <translation>ワーカー {worker} を使えませんでした。詳しくはエンジンのログを見てください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="175" />
-      <source>The worker {worker} did not answer within {seconds} s; check that ggml-rpc-server runs there and the network lets it through.</source>
-      <translation>ワーカー {worker} は {seconds} 秒以内に応答しませんでした。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="179" />
-      <source>The engine could not be started to ask the worker {worker}: {reason}.</source>
-      <translation>ワーカー {worker} に問い合わせるためのエンジンを起動できませんでした: {reason}。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/rpc/workers.py" line="192" />
-      <source>The worker {worker} has no memory to lend: {free} MiB free of {total} MiB. Close programs there, or remove it from Other computers.</source>
-      <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measurements/learned.py" line="45" />
@@ -1774,6 +1599,11 @@
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
     <message>
+      <location filename="../../app/draftwise/core/measurements/prompt_log.py" line="153" />
+      <source>Your prompts could not be kept for measuring on your own work ({error}).</source>
+      <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
+    </message>
+    <message>
       <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="129" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
@@ -1849,27 +1679,32 @@
       <translation>エンジン設定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/usage.py" line="168" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="175" />
       <source>record of your requests' speed</source>
       <translation>あなたのリクエストの速度の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/usage.py" line="171" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="178" />
       <source>record of your prompts</source>
       <translation>あなたのプロンプトの記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/usage.py" line="254" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="266" />
       <source>Your prompt could not be kept for measuring on your own work ({error}).</source>
       <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/usage.py" line="265" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="278" />
       <source>Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.</source>
       <translation>保存したプロンプトを {path} から削除できませんでした: {error}。このファイルを手動で削除してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/usage.py" line="376" />
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="283" />
+      <source>The prompts the engine logged could not be deleted from {path}: {error}. Delete that folder by hand.</source>
+      <translation>エンジンが記録したプロンプトを {path} から削除できませんでした: {error}。このフォルダーを手動で削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measurements/usage.py" line="415" />
       <source>Your requests' figures could not be kept ({error}); learning from use misses them.</source>
       <translation>リクエストの数値を保存できませんでした（{error}）。使用からの学習にはこれらが含まれません。</translation>
     </message>
@@ -1914,42 +1749,42 @@
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="445" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="450" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="451" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="456" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="465" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="470" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="469" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="474" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="494" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="499" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="496" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="501" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="503" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="508" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="530" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="535" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
@@ -1972,26 +1807,6 @@
       <location filename="../../app/draftwise/core/measuring/sweep.py" line="110" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/chat/pictures.py" line="63" />
-      <source>{name} is too big to attach ({size}); pictures up to {limit} are taken. Make it smaller and attach it again.</source>
-      <translation>{name} は大きすぎて添付できません（{size}）。添付できる画像は {limit} までです。小さくしてから添付し直してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/chat/pictures.py" line="68" />
-      <source>{name} is not a picture Draftwise can read; attach a PNG, JPEG, GIF, BMP or WebP file.</source>
-      <translation>{name} は Draftwise が読める画像ではありません。PNG、JPEG、GIF、BMP、WebP のファイルを添付してください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/chat/pictures.py" line="73" />
-      <source>The engine could not use the picture ({error}); your message is kept: attach another picture or send it without one.</source>
-      <translation>エンジンはこの画像を使えませんでした（{error}）。メッセージは残っています。別の画像を添付するか、画像なしで送ってください。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/chat/pictures.py" line="78" />
-      <source>This model does not see pictures: it was launched without a vision projector (mmproj).</source>
-      <translation>このモデルは画像を見られません。視覚プロジェクター（mmproj）なしで起動されています。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/planning/drafter_fit.py" line="42" />
@@ -2164,52 +1979,52 @@
       <translation>{gpu} は使いません: 設定した上限では使える分が残りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/plan_args.py" line="107" />
+      <location filename="../../app/draftwise/core/planning/plan_args.py" line="108" />
       <source>Each conversation keeps {n} context checkpoints instead of 32 (each {size}), so they fit in RAM; a long chat may then re-read more of its prompt.</source>
       <translation>RAM に収まるよう、各会話のコンテキストチェックポイントは 32 ではなく {n} 個です(1 個 {size})。長い会話ではプロンプトを読み直す量が増えることがあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="86" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="87" />
       <source>MTP runs with one slot: more were unreliable in this engine.</source>
       <translation>MTP はスロット 1 つで動かします: このエンジンでは、それ以上だと不安定でした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="160" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="161" />
       <source>Weights not repacked (-nr): re-laying them for the CPU's faster kernels would take {size} more memory, and the model would not fit; without that it fits.</source>
       <translation>重みを再配置しません（-nr）: CPU の高速なカーネル向けに再配置するとメモリが {size} 多く必要になり、モデルが収まりません。再配置しなければ収まります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="162" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="163" />
       <source>a smaller setup</source>
       <translation>より小さい設定</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="163" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="164" />
       <source>Weights not repacked (-nr): re-laying them for the CPU's faster kernels would take {size} more memory and cost the plan a concession ({why}); without that it needs none.</source>
       <translation>重みを再配置しません（-nr）: CPU の高速なカーネル向けに再配置するとメモリが {size} 多く必要になり、計画を譲歩させることになります（{why}）。再配置しなければ譲歩は要りません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="192" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="193" />
       <source>The weights are estimated from the file size: the tensor table could not be read.</source>
       <translation>重みのサイズはファイルサイズからの見積もりです: テンソル表を読めませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="213" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="214" />
       <source>GPU memory and RAM together</source>
       <translation>GPU メモリと RAM の合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="215" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="216" />
       <source>the memory the GPU may use</source>
       <translation>GPU が使えるメモリ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="220" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="221" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short} or pick a smaller quantization of this model (one under about {weights}).</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けるか、このモデルのもっと小さい量子化版（約 {weights} 未満）を選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/planning/planner.py" line="224" />
+      <location filename="../../app/draftwise/core/planning/planner.py" line="225" />
       <source>It does not fit: even with a {ctx} context and a {kv} KV cache it needs about {need}, and {have} of {where} is free. To run it, close other apps to free about {short}.</source>
       <translation>収まりません: コンテキスト {ctx}、KV キャッシュ {kv} にしても約 {need} 必要ですが、{where}の空きは {have} です。動かすには、ほかのアプリを閉じて約 {short} 空けてください。</translation>
     </message>
@@ -2242,6 +2057,201 @@
       <location filename="../../app/draftwise/core/records.py" line="140" />
       <source>The {what} was damaged ({error}); it was set aside as {name} and a new one is started.</source>
       <translation>{what}が壊れていました（{error}）。{name} として退避し、新しい記録を始めます。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/link.py" line="94" />
+      <source>The worker {worker} did not answer ({error}); check that ggml-rpc-server runs there and the network lets it through.</source>
+      <translation>ワーカー {worker} は応答しませんでした（{error}）。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/link.py" line="102" />
+      <source>The worker {worker} answered with something that is not the RPC protocol.</source>
+      <translation>ワーカー {worker} は RPC プロトコルではない応答を返しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/link.py" line="112" />
+      <source>The connection to the worker {worker} broke while it was measured ({error}).</source>
+      <translation>ワーカー {worker} への接続が測定中に切れました（{error}）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/link.py" line="132" />
+      <source>The worker {worker} could not lend {size} MiB to measure its link.</source>
+      <translation>ワーカー {worker} は回線を測るための {size} MiB を貸せませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/link.py" line="159" />
+      <source>record of the links to other computers</source>
+      <translation>ほかのコンピューターへの回線の記録</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="38" />
+      <source>Anyone who can reach this address can use this computer's memory and processor: the worker has no password or encryption. Share on a network you trust, and stop sharing when you are done.</source>
+      <translation>このアドレスに届く人は誰でも、このコンピューターのメモリとプロセッサーを使えます。ワーカーにはパスワードも暗号化もありません。信頼できるネットワークでだけ共有し、終わったら共有を止めてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="56" />
+      <source>The sharing port must be from 1 to 65535, not {port}.</source>
+      <translation>共有ポートは 1 から 65535 の間にしてください（{port} ではなく）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="61" />
+      <source>The sharing address {host!r} is not an IPv4 address of this computer.</source>
+      <translation>共有アドレス {host!r} はこのコンピューターの IPv4 アドレスではありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="138" />
+      <source>Port {port} is already in use on {host}; choose another sharing port.</source>
+      <translation>{host} のポート {port} はすでに使われています。別の共有ポートを選んでください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="147" />
+      <source>The worker {program} could not be started: {reason}.</source>
+      <translation>ワーカー {program} を起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="155" />
+      <source>The worker stopped at once: {line}</source>
+      <translation>ワーカーはすぐに停止しました: {line}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/share.py" line="160" />
+      <source>The worker did not start listening on {endpoint} within {seconds} s.</source>
+      <translation>ワーカーは {seconds} 秒以内に {endpoint} で待ち受けを始めませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="157" />
+      <source>Sending up to {total} of weights to {workers}…</source>
+      <translation>{workers} に最大 {total} の重みを送信中…</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="159" />
+      <source>Sending up to {total} of weights to {workers}: about {left} left at the measured link speed.</source>
+      <translation>{workers} に最大 {total} の重みを送信中：測定した回線速度で残り約 {left}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="162" />
+      <source>Sent {sent} of weights to {workers}; the engine is getting ready.</source>
+      <translation>{workers} に {sent} の重みを送信しました。エンジンの準備中です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="165" />
+      <source>Sending weights to {workers}: {sent} of up to {total}.</source>
+      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/upload.py" line="167" />
+      <source>Sending weights to {workers}: {sent} of up to {total}, {rate}/s, about {left} left.</source>
+      <translation>{workers} に重みを送信中：最大 {total} のうち {sent}、{rate}/秒、残り約 {left}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="113" />
+      <source>it runs protocol {version}, whose operations this Draftwise does not number</source>
+      <translation>プロトコル {version} で動いており、この Draftwise はその演算の番号を知りません</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="119" />
+      <source>it has {free} MiB free, and the test needs {need} MiB free</source>
+      <translation>空きメモリーが {free} MiB で、テストには {need} MiB の空きが必要です</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="127" />
+      <source>it could not lend {size} MiB for the test</source>
+      <translation>テスト用に {size} MiB を確保できませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="136" />
+      <source>it stopped answering during the test ({error})</source>
+      <translation>テスト中に応答しなくなりました（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="168" />
+      <source>it did not answer ({error})</source>
+      <translation>応答しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="193" />
+      <source>this computer's own figure could not be taken</source>
+      <translation>このコンピューター自身の値を測定できませんでした</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="207" />
+      <source>this computer's own worker did not start ({error})</source>
+      <translation>このコンピューター自身のワーカーが起動しませんでした（{error}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/worker_rate.py" line="212" />
+      <source>this computer's own figure could not be taken: {why}</source>
+      <translation>このコンピューター自身の値を測定できませんでした: {why}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="69" />
+      <source>The worker address {address!r} is not host:port (for example 192.168.1.20:50052).</source>
+      <translation>ワーカーのアドレス {address!r} は host:port の形ではありません（例: 192.168.1.20:50052）。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="72" />
+      <source>The worker address {address!r} has more than one colon: IPv6 addresses are not supported by the engine; use an IPv4 address or a name.</source>
+      <translation>ワーカーのアドレス {address!r} にはコロンが複数あります。エンジンは IPv6 アドレスに対応していません。IPv4 アドレスか名前を使ってください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="75" />
+      <source>The worker address {address!r} has an invalid host name {host!r}.</source>
+      <translation>ワーカーのアドレス {address!r} のホスト名 {host!r} が正しくありません。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="78" />
+      <source>The worker address {address!r} needs a port from 1 to 65535 after the colon.</source>
+      <translation>ワーカーのアドレス {address!r} には、コロンの後に 1 から 65535 のポートが必要です。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="93" />
+      <source>The worker {worker} is listed twice; list each computer once.</source>
+      <translation>ワーカー {worker} が二度書かれています。各コンピューターは一度だけ書いてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="118" />
+      <source>The worker {worker} runs another version of the RPC protocol ({version}); install the same engine build there as here and start its ggml-rpc-server again.</source>
+      <translation>ワーカー {worker} は別のバージョンの RPC プロトコル（{version}）を使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="123" />
+      <source>The worker {worker} runs another version of the RPC protocol; install the same engine build there as here and start its ggml-rpc-server again.</source>
+      <translation>ワーカー {worker} は別のバージョンの RPC プロトコルを使っています。そこにこちらと同じエンジンのビルドを入れ、ggml-rpc-server をもう一度起動してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="126" />
+      <source>The engine cannot read the worker address {worker}; write it as host:port.</source>
+      <translation>エンジンはワーカーのアドレス {worker} を読めません。host:port の形で書いてください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="128" />
+      <source>The worker {worker} cannot be reached: nothing answers there. Start ggml-rpc-server on that computer (or check the address and firewall), or remove it from Other computers.</source>
+      <translation>ワーカー {worker} に接続できません。そこでは何も応答していません。そのコンピューターで ggml-rpc-server を起動する（またはアドレスとファイアウォールを確認する）か、「他のコンピューター」から削除してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="132" />
+      <source>The worker {worker} answered, but not as an RPC worker of this engine; check that the port belongs to ggml-rpc-server.</source>
+      <translation>ワーカー {worker} は応答しましたが、このエンジンの RPC ワーカーとしてではありません。そのポートが ggml-rpc-server のものか確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="134" />
+      <source>The worker {worker} could not be used; the engine's log has the details.</source>
+      <translation>ワーカー {worker} を使えませんでした。詳しくはエンジンのログを見てください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="175" />
+      <source>The worker {worker} did not answer within {seconds} s; check that ggml-rpc-server runs there and the network lets it through.</source>
+      <translation>ワーカー {worker} は {seconds} 秒以内に応答しませんでした。そこで ggml-rpc-server が動いていて、ネットワークが通すことを確認してください。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="179" />
+      <source>The engine could not be started to ask the worker {worker}: {reason}.</source>
+      <translation>ワーカー {worker} に問い合わせるためのエンジンを起動できませんでした: {reason}。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/rpc/workers.py" line="192" />
+      <source>The worker {worker} has no memory to lend: {free} MiB free of {total} MiB. Close programs there, or remove it from Other computers.</source>
+      <translation>ワーカー {worker} には貸せるメモリがありません（{total} MiB 中 {free} MiB が空き）。そこでプログラムを閉じるか、「他のコンピューター」から削除してください。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/serving/instances.py" line="73" />
@@ -2284,77 +2294,77 @@
       <translation>{paths} にサーブできるモデルがありません: どの GGUF もドラフター、プロジェクター、または読めないファイルです。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="132" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="136" />
       <source>{id} stopped while starting (exit code {code}). The other models keep serving; the log says why.</source>
       <translation>{id} は起動中に停止しました（終了コード {code}）。ほかのモデルはサーブを続けます。理由はログにあります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="140" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="144" />
       <source>{id} could not start: {sentence} {next_step} The other models keep serving.</source>
       <translation>{id} を起動できませんでした: {sentence} {next_step} ほかのモデルはサーブを続けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="146" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="150" />
       <source>{id} stopped at start with its draft model, so it was started again without it. The other models keep serving.</source>
       <translation>{id} はドラフトモデル付きの起動で停止したため、ドラフトモデルなしで起動し直しました。ほかのモデルはサーブを続けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="148" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="152" />
       <source>{id} stopped at start with its draft model ({sentence}), so it was started again without it. The other models keep serving.</source>
       <translation>{id} はドラフトモデル付きの起動で停止したため（{sentence}）、ドラフトモデルなしで起動し直しました。ほかのモデルはサーブを続けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="153" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="157" />
       <source>{id}: {reason} The other models keep serving.</source>
       <translation>{id}: {reason} ほかのモデルはサーブを続けます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="235" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="239" />
       <source>{problem} {halt}</source>
       <translation>{problem} {halt}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="240" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="244" />
       <source>{problem} The lower setting cannot be written for the engine ({why}).</source>
       <translation>{problem} 下げた設定をエンジン用に書き出せませんでした（{why}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="269" />
+      <location filename="../../app/draftwise/core/serving/serve_flow.py" line="273" />
       <source>{id} runs without its draft model from now on; `draftwise broken clear` lets it try again later.</source>
       <translation>{id} は今後ドラフトモデルなしで動きます。`draftwise broken clear` で後からもう一度試せます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="112" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="116" />
       <source>{name} is left out: {why}</source>
       <translation>{name} は除外しました: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="113" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="117" />
       <source>it does not fit this computer</source>
       <translation>このコンピューターに収まりません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="124" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="128" />
       <source>No model to serve.</source>
       <translation>サーブするモデルがありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="154" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="158" />
       <source>Models are loaded one at a time: planned on half of this computer each, they would not fit.</source>
       <translation>モデルは1つずつ読み込みます: それぞれこのコンピューターの半分で計画すると収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="174" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="178" />
       <source>{name} cannot be served as planned: {why}.</source>
       <translation>{name} は計画どおりにサーブできません: {why}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="177" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="181" />
       <source>{id}: its drafter needs {n} tokens banned, and the engine's model list holds one ban per model, so it is served without speculation (`draftwise launch` runs it with).</source>
       <translation>{id}: ドラフターには {n} 個のトークンの禁止が必要ですが、エンジンのモデル一覧はモデルごとに1つしか保持できないため、投機なしでサーブします（`draftwise launch` では投機ありで実行します）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="180" />
+      <location filename="../../app/draftwise/core/serving/serve_plan.py" line="184" />
       <source>{id} is served without speculation: {why}.</source>
       <translation>{id} は投機なしでサーブします: {why}。</translation>
     </message>
@@ -2374,27 +2384,27 @@
       <translation>{n} 個のモデルのうち最大 {k} 個を同時に読み込んだままにします。それぞれこのコンピューターのメモリーの {k} 分の1で計画するため、どの {k} 個でも収まります。別のモデルへのリクエストは、最も長く使われていないモデルを解放します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="314" />
+      <location filename="../../app/draftwise/core/settings.py" line="315" />
       <source>Your settings in {path} could not be read ({error}); defaults are used for now.</source>
       <translation>{path} の設定を読み込めませんでした（{error}）。当面は既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="322" />
+      <location filename="../../app/draftwise/core/settings.py" line="323" />
       <source>it does not hold a settings object</source>
       <translation>設定のオブジェクトが入っていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="331" />
+      <location filename="../../app/draftwise/core/settings.py" line="332" />
       <source>Your settings were written by a newer Draftwise; the parts this version understands are used and the rest is kept.</source>
       <translation>設定は新しい Draftwise で書かれています。このバージョンが理解できる部分を使い、残りはそのまま保持します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="338" />
+      <location filename="../../app/draftwise/core/settings.py" line="339" />
       <source>Your settings file could not be read: {why}. It was set aside as {name} and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。{name} として退避し、既定の設定を使います。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/settings.py" line="341" />
+      <location filename="../../app/draftwise/core/settings.py" line="342" />
       <source>Your settings file could not be read: {why}. It could not be moved aside and the defaults are used.</source>
       <translation>設定ファイルを読み込めませんでした: {why}。退避できなかったため、既定の設定を使います。</translation>
     </message>
@@ -3060,41 +3070,41 @@
     </message>
     <message>
       <location filename="../../app/draftwise/ui/chat_panel.py" line="249" />
-      <source>The last {0} prompts per model, never sent anywhere: Draftwise measures speculation again on them when your requests suggest another setting is faster. Unchecking deletes the ones kept.</source>
-      <translation>モデルごとに直近 {0} 件のプロンプト（どこにも送信されません）。あなたのリクエストから別の設定の方が速いと見られるとき、Draftwise はこれらで投機的デコードを測定し直します。チェックを外すと保存済みのものは削除されます。</translation>
+      <source>The last {0} prompts per model, this chat's and those other programs send the engines Draftwise starts, never sent anywhere: Draftwise measures speculation again on them when your requests suggest another setting is faster. Unchecking deletes the ones kept.</source>
+      <translation>モデルごとに直近 {0} 件のプロンプト（このチャットのものと、Draftwise が起動したエンジンへほかのプログラムが送ったもの。どこにも送信されません）。あなたのリクエストから別の設定の方が速いと見られるとき、Draftwise はこれらで投機的デコードを測定し直します。チェックを外すと保存済みのものは削除されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="252" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="253" />
       <source>Message to the model</source>
       <translation>モデルへのメッセージ</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="253" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="254" />
       <source>Send the message</source>
       <translation>メッセージを送信</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="254" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="255" />
       <source>Stop</source>
       <translation>停止</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="255" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="256" />
       <source>Stop the reply</source>
       <translation>返答を止める</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="256" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="257" />
       <source>Stop the reply and keep what came (Esc)</source>
       <translation>返答を止め、届いた分は残します (Esc)</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="257" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="258" />
       <source>Launch</source>
       <translation>起動</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_panel.py" line="258" />
+      <location filename="../../app/draftwise/ui/chat_panel.py" line="259" />
       <source>Launch the model</source>
       <translation>モデルを起動</translation>
     </message>
@@ -3134,27 +3144,27 @@
       <translation>画像 {name} を外す</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="159" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="160" />
       <source>Copy</source>
       <translation>コピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="160" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="161" />
       <source>Copy this message</source>
       <translation>このメッセージをコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="161" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="162" />
       <source>Copy this message as Markdown</source>
       <translation>このメッセージを Markdown のままコピー</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="182" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="183" />
       <source>Reasoning ({0} words)</source>
       <translation>思考過程（{0} 語）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/ui/chat_turns.py" line="196" />
+      <location filename="../../app/draftwise/ui/chat_turns.py" line="197" />
       <source>Copied</source>
       <translation>コピーしました</translation>
     </message>
@@ -4367,117 +4377,117 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>共有していません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="229" />
       <source>{0} is not a .gguf model file.</source>
       <translation>{0} は .gguf モデルファイルではありません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="230" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="231" />
       <source>{0} does not exist.</source>
       <translation>{0} は存在しません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="322" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="323" />
       <source>Could not clear the record: {0}</source>
       <translation>記録を消せませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="408" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="409" />
       <source>Planning…</source>
       <translation>計画中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/app.py" line="484" />
+      <location filename="../../app/draftwise/viewmodels/app.py" line="485" />
       <source>Could not save your settings to {0}: {1}</source>
       <translation>設定を {0} に保存できませんでした: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="204" />
       <source>This model continues text — not for chat: it has no chat template, so this is a writing pane. Write the beginning of a text and the model writes on.</source>
       <translation>このモデルは文章の続きを書きます（チャット向けではありません）。チャットテンプレートがないため、ここは執筆画面です。文章の書き出しを書くと、モデルが続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="209" />
       <source>Waiting {0}.</source>
       <translation>待機 {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="216" />
       <source>{model} is loading. Type your first message now: it goes out as soon as the model is ready.</source>
       <translation>{model} を読み込み中です。最初のメッセージを今入力できます。準備ができしだい送信されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="217" />
       <source>The model</source>
       <translation>モデル</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="218" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
       <source>{model} continues text. Write the beginning — a sentence, a letter, a list — and it writes on. Each continuation shows how fast it came.</source>
       <translation>{model} は文章の続きを書きます。書き出し（一文、手紙、リストなど）を書くと続きを書きます。続きごとに速さが表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="220" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="222" />
       <source>{model} is ready: ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} の準備ができました。質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="225" />
       <source>Stopping the engine…</source>
       <translation>エンジンを停止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="227" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
       <source>Choose a model in the library (or get one), launch it, then ask it something.</source>
       <translation>ライブラリでモデルを選び（または入手し）、起動してから質問してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="229" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
       <source>The engine was stopped. Launch {model} again to go on.</source>
       <translation>エンジンは停止しました。続けるには {model} をもう一度起動してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="231" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
       <source>Launch {model}, then write the beginning of a text: it continues text, it does not chat.</source>
       <translation>{model} を起動してから、文章の書き出しを書いてください。このモデルはチャットではなく、文章の続きを書きます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="233" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="235" />
       <source>Launch {model}, then ask it something. Each reply shows how fast it came and how much the drafter helped.</source>
       <translation>{model} を起動してから質問してください。返答ごとに速さとドラフターの効果が表示されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="242" />
       <source>Your text</source>
       <translation>あなたの文章</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="240" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="242" />
       <source>Continuation</source>
       <translation>続き</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="241" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="243" />
       <source>You</source>
       <translation>あなた</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="245" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="247" />
       <source>Write the beginning of a text — Enter continues it, Shift+Enter starts a new line</source>
       <translation>文章の書き出しを入力 — Enter で続きを書かせ、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="246" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="248" />
       <source>Type a message — Enter sends, Shift+Enter starts a new line</source>
       <translation>メッセージを入力 — Enter で送信、Shift+Enter で改行</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="249" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>Continue</source>
       <translation>続ける</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/chat.py" line="249" />
+      <location filename="../../app/draftwise/viewmodels/chat.py" line="251" />
       <source>Send</source>
       <translation>送信</translation>
     </message>
@@ -4497,42 +4507,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="194" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="208" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="223" />
       <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
       <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="228" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="242" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="257" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="257" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="271" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="265" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="279" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="279" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="293" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="284" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="298" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -5362,17 +5372,17 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>合計</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="112" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="113" />
       <source>Could not plan memory: {0}</source>
       <translation>メモリを計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="239" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="240" />
       <source>Could not plan: {0}</source>
       <translation>計画できませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/replan.py" line="249" />
+      <location filename="../../app/draftwise/viewmodels/replan.py" line="250" />
       <source>The extra arguments cannot be read: {0}.</source>
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
@@ -5432,77 +5442,77 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>エンジンがまだ一覧に載せていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="187" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="193" />
       <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
       <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="189" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="195" />
       <source>Looking at this computer…</source>
       <translation>このコンピューターを調べています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="191" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
       <source>Add a folder of models to the library first.</source>
       <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
       <source>Getting your models ready…</source>
       <translation>モデルを準備しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="199" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="205" />
       <source>Not serving.</source>
       <translation>サーブしていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="202" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
       <source>Serving {0} models. Programs pick one by its name.</source>
       <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="209" />
       <source>Serving 1 model. Programs pick it by its name.</source>
       <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="212" />
       <source>Serving stopped: {0}</source>
       <translation>サーブが止まりました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="207" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="213" />
       <source>Serving stopped.</source>
       <translation>サーブが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="214" />
       <source>Starting the engine…</source>
       <translation>エンジンを起動しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="260" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="266" />
       <source>{0} tokens/s</source>
       <translation>{0} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="262" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="268" />
       <source>{0} % of drafts accepted</source>
       <translation>ドラフトの {0} % を採用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="332" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="339" />
       <source>Your models could not be planned: {0}</source>
       <translation>モデルの計画を立てられませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="397" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="416" />
       <source>The engine's model list could not be written ({0}): {1}</source>
       <translation>エンジンのモデル一覧を書き込めませんでした（{0}）: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="438" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="457" />
       <source>Could not change the start at login ({0}): {1}</source>
       <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>
@@ -5874,6 +5884,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>The largest model that still writes at least about 8 tokens a second here comes first; slower ones are below it.</source>
       <translation type="vanished">このコンピューターで毎秒約 8 トークン以上書ける中で一番大きいモデルが先頭です。それより遅いものは下に並びます。</translation>
+    </message>
+    <message>
+      <source>The last {0} prompts per model, never sent anywhere: Draftwise measures speculation again on them when your requests suggest another setting is faster. Unchecking deletes the ones kept.</source>
+      <translation type="vanished">モデルごとに直近 {0} 件のプロンプト（どこにも送信されません）。あなたのリクエストから別の設定の方が速いと見られるとき、Draftwise はこれらで投機的デコードを測定し直します。チェックを外すと保存済みのものは削除されます。</translation>
     </message>
     <message>
       <source>The record of lowered settings was damaged ({error}); it was set aside as {name}, and the next launch starts with the full settings.</source>

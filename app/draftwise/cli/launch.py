@@ -84,6 +84,7 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
     for report in orphans.stop_orphans():
         print(report.message, flush=True)
     engine, machine, planned = planned_launch(args, full=getattr(args, "full", False))
+    learning.ingest_prompts(planned)  # the prompts logged since the last launch: measured on next
     if learn and learning.learn_before_launch(planned):  # measured again on the user's prompts: plan with it
         engine, machine, planned = planned_launch(args)
     for problem in planned.problems:
@@ -103,8 +104,9 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
             request.port, pinned=request.pinned_port,
             host=launch_spec.ALL_INTERFACES if request.network else LOOPBACK,
         )
+        # With consent the engine logs each request's prompt (learning from use: every client's).
         launch = planned.spec(port, notes=(*prepared.plan.reasons, *prepared.plan.settings_notes,
-                                           *((port_note,) if port_note else ())))
+                                           *((port_note,) if port_note else ())), log_prompts=learning.consent())
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     log_path = paths.cache_dir() / "logs" / f"engine-{port}.log"
@@ -112,7 +114,8 @@ def _prepare(args: argparse.Namespace, *, learn: bool = True):
     run = headless.HeadlessLaunch(launch, broken=records.broken, ladder=planned.ladder(launch),
                                   fixes=records.fixes, log_path=log_path)
     watch = quick.watch_for(prepared)
-    watch.usage = learning.keeper_for(planned)  # the requests' figures, kept per model and setup
+    # The requests' figures, kept per model and setup, and the prompts the engine logged.
+    watch.usage = learning.keeper_for(planned, launch)
     return run, watch
 
 

@@ -82,6 +82,7 @@ _engine_caps = engine_caps
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from draftwise.cli import learning
     from draftwise.core.launch import ladder, launch_spec, prepare
     from draftwise.core.launch.session import Engine, Records, plan_launch
 
@@ -94,7 +95,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         planned = plan_launch(request, Engine(Path(binary), caps, backend), machine, Records.load(machine))
         # The LaunchSpec `launch` and the window would start for this request (on the port
         # asked for: whether it is free is decided at launch time).
-        spec = planned.spec()
+        spec = planned.spec(log_prompts=learning.consent())
     except (prepare.PrepareError, launch_spec.LaunchError) as exc:
         raise UserError(str(exc)) from exc
     prepared = planned.prepared

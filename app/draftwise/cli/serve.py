@@ -70,6 +70,7 @@ def _paths(args: argparse.Namespace) -> list[Path]:
 
 def serving_plan(args: argparse.Namespace, *, port: int, api_key: str):
     """(engine binary, ServePlan) for `args`: every model planned by the launch session."""
+    from draftwise.cli import learning
     from draftwise.cli.common import caps_of, engine_caps, machine_for, select_machine
     from draftwise.cli.launch import find_engine
     from draftwise.core.launch import prepare
@@ -97,8 +98,10 @@ def serving_plan(args: argparse.Namespace, *, port: int, api_key: str):
                               prefs=prefs, port=port, pinned_port=args.port is not None, network=args.network,
                               api_key=api_key)
     try:
+        # With consent each model's instance logs its requests' prompts (learning from use).
         plan = serve_plan.plan_library(lib, request, engine, machine, Records.load(machine), port=port,
-                                       api_key=api_key, models_max=args.models_max)
+                                       api_key=api_key, models_max=args.models_max,
+                                       log_prompts=learning.consent())
     except prepare.PrepareError as exc:
         raise UserError(str(exc)) from exc
     return engine.binary, plan
@@ -223,7 +226,9 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
 
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+    prompts = _Prompts(plan)
     try:
+        prompts.ingest()  # what was logged before (a launch of one of these models, an earlier serve)
         run.start()
         next_watch = 0.0
         while not run.flow.ended:
@@ -234,9 +239,11 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
             if run.flow.is_ready and time.monotonic() >= next_watch:
                 next_watch = time.monotonic() + WATCH_EVERY_S
                 watcher.poll()
+                prompts.ingest()
     finally:
         if not run.flow.ended:
             run.stop()
+        prompts.ingest(final=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if outcome["stopped_by_user"]:
@@ -244,6 +251,24 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
     if run.flow.cause is not None and run.log_path is not None:
         print(f"engine log: {run.log_path}", flush=True)
     return 0 if outcome["ready"] and run.flow.cause is None else EXIT_NOT_READY
+
+
+class _Prompts:
+    """The prompts each model's instance logs (with consent), taken in as they come: the newest
+    kept per model, the files deleted (core/measurements/prompt_log.py). A failure is said once."""
+
+    def __init__(self, plan) -> None:
+        self.plan = plan
+        self.said = False
+
+    def ingest(self, *, final: bool = False) -> None:
+        from draftwise.cli import learning
+        from draftwise.core.serving import serve_plan
+
+        problem = serve_plan.ingest_prompts(self.plan, keep=learning.consent(), final=final)
+        if problem is not None and not self.said:
+            self.said = True
+            print(f"warning: {problem}", flush=True)
 
 
 class _Instances:

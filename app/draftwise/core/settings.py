@@ -138,8 +138,9 @@ class Settings:
     logs_visible: bool = False
     advanced_visible: bool = False
     chat_save: bool = False  # keep chats in the data folder (opt-in: they may be private)
-    # Keep the chat's last prompts per model (core/measurements/usage.py) so speed can be
-    # measured again on the user's own work. On by default, shown beside the box above, and
+    # Keep the last prompts per model (core/measurements/usage.py) so speed can be measured
+    # again on the user's own work: the chat's, and every request the engines Draftwise starts
+    # log (core/measurements/prompt_log.py). On by default, shown beside the box above, and
     # turning it off deletes them: only the last 20 per model, and nothing ever sends them.
     keep_prompts: bool = True
     # Measure the speed-up after the first launch of a new (model, drafter, engine, machine)

@@ -246,7 +246,8 @@ class ChatPanel(QWidget):
         self.max_tokens.setAccessibleName(tr("Max tokens per reply"))
         self.save_check.setText(tr("Keep chats on this computer (in the data folder)"))
         self.prompts_check.setText(tr("Keep my last prompts on this computer to measure speed on them"))
-        self.prompts_check.setToolTip(tr("The last {0} prompts per model, never sent anywhere: Draftwise measures "
+        self.prompts_check.setToolTip(tr("The last {0} prompts per model, this chat's and those other programs send "
+                                         "the engines Draftwise starts, never sent anywhere: Draftwise measures "
                                          "speculation again on them when your requests suggest another setting "
                                          "is faster. Unchecking deletes the ones kept.").format(KEEP_PROMPTS))
         self.input.setAccessibleName(tr("Message to the model"))

@@ -94,6 +94,7 @@ class AppViewModel(LadderActions, QObject):
         self.check = MachineCheckViewModel(self.runner, self)
         self.chat = ChatViewModel(self.launch, self.settings, parent=self)
         self.chat.settings_changed.connect(self.schedule_save)
+        self.chat.keep_prompts_changed.connect(self.schedule_replan)  # the command's --log-prompts-dir
         # The chat pane's hints name the chosen model, and say when it only continues text.
         self.model_changed.connect(lambda: self.chat.set_chosen(
             self.details.title() if self.model is not None else "",
@@ -372,7 +373,7 @@ class AppViewModel(LadderActions, QObject):
             extra_args=self.extra_args, engine=self.engine.selected, caps=self.engine.caps(),
             context=self.plan.context, kv_type=self.plan.kv_type,
             machine=workers_mod.with_workers(self.machine, self.workers.devices()),  # other computers that answered
-            port=self.settings.port, network=self.settings.network,
+            port=self.settings.port, network=self.settings.network, log_prompts=self.settings.keep_prompts,
             use_workers=WorkerUse.ALWAYS if self.settings.workers_always else WorkerUse.AUTO,
         )
 
@@ -417,7 +418,7 @@ class AppViewModel(LadderActions, QObject):
             # No chat template (and none given to the engine): the chat pane continues text.
             self.chat.base_model = not self.model.has_chat_template and not any(
                 a.startswith("--chat-template") for a in self.extra_args)
-            spec = out.planned.spec(port, self.settings.api_key, notes)
+            spec = out.planned.spec(port, self.settings.api_key, notes, log_prompts=self.settings.keep_prompts)
         except (FieldError, OSError) as exc:
             self.launch_error = tr_error(exc)
             self.message.emit(self.launch_error)

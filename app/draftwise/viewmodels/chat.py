@@ -51,6 +51,7 @@ class ChatViewModel(QObject):
     turn_updated = Signal(int)  # that turn's text, figures or note changed
     launch_requested = Signal()  # the user asked to launch from the chat
     settings_changed = Signal()
+    keep_prompts_changed = Signal()  # the box: the next launch logs prompts or not
 
     FLUSH_MS = 50  # how often streamed text reaches the view
     RETRY_MS = 500  # 503 while the model loads: ask again this often
@@ -317,7 +318,7 @@ class ChatViewModel(QObject):
             body, path = chat.completion_body(self.current.document(), options), chat.COMPLETION_PATH
         else:
             body, path = chat.request_body(self.current.history(), options), chat.CHAT_PATH
-        self._keep_prompt(getattr(spec, "model_path", None), body)
+        self._keep_prompt(spec, body)
         self._reply = Turn("assistant")
         self._reply_in = self.current  # the user may switch chats while it streams
         self.current.turns.append(self._reply)
@@ -333,17 +334,25 @@ class ChatViewModel(QObject):
         self._flush_timer.start()
         self._stream.start(spec.url, spec.api_key, body, path=path)
 
-    def _keep_prompt(self, model: Path | None, body: dict[str, Any]) -> None:
+    def _keep_prompt(self, spec: Any, body: dict[str, Any]) -> None:
         """The user's own request, kept on this computer (the last few per model) so that
         speculation can be measured on their work (core/measuring/learn.py); never sent
-        anywhere, and not at all when the user turned that off."""
-        if self.settings.keep_prompts:
+        anywhere, and not at all when the user turned that off.
+
+        Not when the engine logs its prompts into Draftwise's folder (`spec.prompt_log`): it
+        logs this request too, as the model gets it (after the chat template), which is what
+        the measurement should send, and kept twice it would count twice among the last few."""
+        if self.settings.keep_prompts and getattr(spec, "prompt_log", None) is None:
+            model = getattr(spec, "model_path", None)
             self.store_problem = usage.keep_prompt(model, body, self.usage_path) or self.store_problem
 
     def set_keep_prompts(self, on: bool) -> None:
-        """Off deletes every prompt kept so far: the box says none are kept."""
+        """Off deletes every prompt kept so far and what the engine logged: the box says none
+        are kept (an engine started before goes on logging until it is started again, into a
+        folder that is gone: it cannot)."""
         self.settings.keep_prompts = on
         self.settings_changed.emit()
+        self.keep_prompts_changed.emit()
         if not on:
             self.store_problem = usage.forget_all_prompts(self.usage_path) or self.store_problem
         self.changed.emit()

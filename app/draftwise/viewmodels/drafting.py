@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from draftwise.core.kinds import EngineKind, MtpMode
 from draftwise.core.launch import prepare, session
 from draftwise.core.machine import speed
-from draftwise.core.measurements import usage
+from draftwise.core.measurements import prompt_log, usage
 from draftwise.core.measurements.live_figures import Watch
 from draftwise.core.measurements.measured import Combination, Measurement
 from draftwise.core.measurements.sweep_record import Sweep
@@ -119,14 +119,28 @@ class DraftingViewModel(QObject):
             speculating=bool(spec.spec.argv), what=quick.what_is_drafting(spec.spec), break_even=None)
         out = self.app.outcome
         if out is not None and out.planned is not None:
-            # The user's requests' figures, per model and setup (core/measurements/usage.py).
-            self.watch.usage = usage.Keeper(learn.usage_key(out.planned), out.planned.records.usage)
+            # The user's requests' figures, per model and setup (core/measurements/usage.py), and
+            # the prompts the engine logs (with consent): what it logged before this launch
+            # first, so the offer below sees it.
+            self.watch.usage = usage.Keeper(learn.usage_key(out.planned), out.planned.records.usage,
+                                            prompts=self._ingest_for(out.planned, spec))
+            if self.watch.usage.prompts is not None:
+                self.watch.usage.prompts(False)
         self.warnings, self.can_turn_off = [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
         if self.offer is None and out is not None and out.planned is not None:
             self._maybe_offer_learning(out.planned)
         self.changed.emit()
+
+    def _ingest_for(self, planned: session.PlannedLaunch, spec) -> prompt_log.Ingest | None:
+        """The ingestion of the prompts this launch's engine logs into Draftwise's folder (None
+        when it does not: no consent, or the user's own --log-prompts-dir), with the consent
+        asked each time (unticked, what comes is deleted unread)."""
+        store = planned.records.usage
+        if store is None or getattr(spec, "prompt_log", None) is None:
+            return None
+        return prompt_log.Ingest(store, planned.prepared.model.path, lambda: self.app.settings.keep_prompts)
 
     def _on_lines(self, lines: list) -> None:
         if self.watch is not None:

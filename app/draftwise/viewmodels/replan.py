@@ -52,6 +52,7 @@ class Inputs:
     port: int
     network: bool = False
     use_workers: WorkerUse = WorkerUse.AUTO
+    log_prompts: bool = False  # the user's consent to keep prompts: Launch's engine logs them
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def replan(inp: Inputs) -> Outcome:
         prepared = planned.prepared
         request, start = planned.request, planned.start
         decision, launch_decision, plan = prepared.chosen, prepared.spec, view_of(prepared.plan)
-        argv = tuple(planned.spec().argv)
+        argv = tuple(planned.spec(log_prompts=inp.log_prompts).argv)
     except FieldError as exc:
         error = exc
         planned = None

@@ -99,6 +99,7 @@ class ServeInputs:
     api_key: str
     network: bool
     sleep_idle_s: int
+    log_prompts: bool = False  # the user's consent to keep prompts: each instance logs them
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,11 @@ def prepare_serving(inp: ServeInputs) -> ServePrepared:
     request = prepare.Request(model=lib.models[0].path, mtp=MtpMode.AUTO, prefs=planner.prefs_from_options(),
                               port=inp.port, network=inp.network, api_key=inp.api_key)
     plan = serve_plan.plan_library(lib, request, inp.engine, inp.machine, records, port=inp.port,
-                                   api_key=inp.api_key)
+                                   api_key=inp.api_key, log_prompts=inp.log_prompts)
+    # What was logged before (a launch of one of these models, an earlier serve), taken in now.
+    problem = serve_plan.ingest_prompts(plan, keep=inp.log_prompts)
+    if problem is not None:
+        log.info("%s", problem)
     router, preset_path = serve_plan.write_router(inp.engine.binary, plan, paths.cache_dir() / "serve", port=inp.port,
                                               api_key=inp.api_key, network=inp.network,
                                               sleep_idle_s=inp.sleep_idle_s)
@@ -151,6 +156,7 @@ class ServeViewModel(QObject):
         self.pending_start = False  # --serve: start once the engine and the machine are known
         self._watch = None  # services.router_models.RouterModels, made when first ready
         self._plans = 0  # the newest planning's number: an older answer is dropped
+        self._prompts_said = False  # a failure to keep the logged prompts, said once
         self.log_lines.connect(app.logs.append)
         self.message.connect(app.message)
         for signal in (app.machine_known, app.engine.selection_changed, app.engine.changed):
@@ -286,7 +292,8 @@ class ServeViewModel(QObject):
         chosen = self.app.engine.selected
         engine = Engine(Path(chosen.binary), chosen.caps, chosen.backend or Backend.CPU)
         inp = ServeInputs(tuple(Path(p) for p in (*settings.model_folders, *settings.model_files)), engine,
-                          self.app.machine, port, settings.api_key, settings.network, settings.serve_sleep_idle_s)
+                          self.app.machine, port, settings.api_key, settings.network, settings.serve_sleep_idle_s,
+                          settings.keep_prompts)
         self.planning, self.problem, self.prepared = True, "", None
         self.instances, self.live, self.lines = {}, LiveByModel(), instances.ChildLines.new()
         self.flow = None
@@ -350,6 +357,7 @@ class ServeViewModel(QObject):
         if self.ready and not was_ready:
             self._watch_models()
         if outcome.stage not in RUNNING:
+            self._ingest_prompts(final=True)
             if self._watch is not None:
                 self._watch.stop()
             process, self.process = self.process, None
@@ -365,7 +373,18 @@ class ServeViewModel(QObject):
             self._watch.answered.connect(self._on_models)
         self._watch.start(self.url, self.api_key)
 
+    def _ingest_prompts(self, *, final: bool = False) -> None:
+        """The prompts each instance logged (with consent), taken in: the newest kept per model,
+        the files deleted (core/measurements/prompt_log.py); unticked, deleted unread."""
+        if self.prepared is None:
+            return
+        problem = serve_plan.ingest_prompts(self.prepared.plan, keep=self.app.settings.keep_prompts, final=final)
+        if problem is not None and not self._prompts_said:
+            self._prompts_said = True
+            self.message.emit(tr_message(problem))
+
     def _on_models(self, body: bytes) -> None:
+        self._ingest_prompts()  # on the router's watch: every few seconds while it serves
         now = instances.read(body)
         if now == self.instances:
             return

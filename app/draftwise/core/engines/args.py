@@ -75,6 +75,8 @@ ALIASES: tuple[tuple[str, ...], ...] = (
     ("--kv-unified-per-slot",),
     # Speculation settings a measurement tunes.
     ("--spec-draft-p-min", "--draft-p-min"),
+    # Where the engine writes each request's prompt (learning from use, with consent).
+    ("--log-prompts-dir",),
 )
 _CANONICAL = {spelling: group[0] for group in ALIASES for spelling in group}
 KNOWN = frozenset(group[0] for group in ALIASES)  # canonical names

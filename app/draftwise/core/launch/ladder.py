@@ -369,7 +369,7 @@ def for_launch(
     engine: Path | None = None,
 ) -> Ladder | None:
     """The ladder for a launch `spec` built from `prepared` (which has `start` applied):
-    every rung is started with the same binary, port, key and GPUs. None for engines other
+    every rung is started with the same binary, port, key, GPUs and prompt log. None for engines other
     than llama.cpp (they plan their own memory)."""
     if request.backend != resolver.LLAMA_CPP or spec.kind != EngineKind.LLAMA_CPP:
         return None
@@ -380,7 +380,7 @@ def for_launch(
         return p.launch(spec.binary, engine_backend=spec.backend, gpus=gpus, port=spec.port,
                         api_key=spec.api_key, notes=tuple(p.plan.reasons),
                         chosen_gpus=device_choice.visible_for(machine, spec.backend),
-                        requested=machine.requested)
+                        requested=machine.requested, prompt_log=spec.prompt_log)
 
     return Ladder(request, caps, machine, build, broken=broken, start=start or Concessions(),
                   prepared=prepared, on_success=on_success, measured=measured, engine=engine)

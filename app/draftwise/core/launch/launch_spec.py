@@ -303,6 +303,10 @@ class LaunchSpec:
     # sections), never the argv. Empty (None) for a launch not built from options.
     options: tuple[Option, ...] = ()
     fallback_options: tuple[Option, ...] | None = None
+    # The folder Draftwise told the engine to log each request's prompt into (learning from
+    # use, with consent: core/measurements/prompt_log.py), as data: what the launch's usage
+    # keeper ingests, and what the ladder's rungs pass again. None: not logged into ours.
+    prompt_log: Path | None = None
 
     @property
     def fallback_eligible(self) -> bool:
@@ -446,13 +450,15 @@ def llamacpp_launch(
     expected_devices: Sequence[str] = (),
     fix_devices: Sequence[str] = (),
     settings: EngineSettings = ENGINE_DEFAULTS,
+    prompt_log: Path | None = None,
 ) -> LaunchSpec:
     """The llama-server launch for a resolved decision and (later) the planner's args.
 
     `plan_options` are the planner's context/KV/offload options; `fallback_plan_options` its
     plan without the drafter (defaults to `plan_options`); `engine` Draftwise's own settings
     beside the plan (fixes, measured settings), passed after the user's `extra_args`;
-    `settings` the whole of what the command runs with, as data.
+    `settings` the whole of what the command runs with, as data; `prompt_log` the folder the
+    engine logs the prompts into, unless the user's arguments name their own.
     """
     check_owned_flags(extra_args)
     if network and api_key is not None and not api_key:
@@ -461,12 +467,13 @@ def llamacpp_launch(
     key = api_key or new_api_key()
     host = ALL_INTERFACES if network else LOOPBACK
     options = llamacpp.build_options(model, spec, extra_args=extra_args, host=host, port=port,
-                                     plan_options=plan_options, engine=engine)
+                                     plan_options=plan_options, engine=engine, prompt_log=prompt_log)
     fallback_options = None
     if spec.fallback_eligible and spec.options():
         fallback_options = llamacpp.build_options(
             model, NO_SPECULATION, extra_args=extra_args, host=host, port=port,
             plan_options=plan_options if fallback_plan_options is None else fallback_plan_options, engine=engine,
+            prompt_log=prompt_log,
         )
     argv = (str(binary), *engine_args.render(options))
     fallback = None if fallback_options is None else (str(binary), *engine_args.render(fallback_options))
@@ -489,4 +496,5 @@ def llamacpp_launch(
         host=host, port=port, api_key=key, spec=spec, fallback_argv=fallback, backend=backend, settings=settings,
         pinned_port=pinned_port, notes=(*notes, *spec.notes, *gpu_notes), warnings=tuple(warnings),
         expected_devices=tuple(expected_devices), fix_devices=tuple(fix_devices),
+        prompt_log=llamacpp.logs_prompts_into(options, prompt_log),
     )

@@ -29,6 +29,10 @@ from draftwise.core.speculation.resolver import SpecDecision
 # the same level, so `draftwise plan` prints what the window runs.
 VERBOSITY = ("-lv", "4")
 _VERBOSITY_OPTIONS = ("--verbosity", "--verbose", "--log-disable")
+# The engine writes each completion or chat request's prompt, as the model gets it, into this
+# folder (server-context.cpp handle_completions_impl): Draftwise's own option, with the user's
+# consent, for learning from use (core/measurements/prompt_log.py).
+LOG_PROMPTS = "--log-prompts-dir"
 
 
 def build_options(
@@ -40,12 +44,14 @@ def build_options(
     port: int = DEFAULT_PORT,
     plan_options: Sequence[Option] = (),
     engine: EngineSettings = ENGINE_DEFAULTS,
+    prompt_log: Path | None = None,
 ) -> tuple[Option, ...]:
     """The whole command, binary aside, as options in order: the model and address, the
     planner's options (`plan_options`: context/KV/offload), the speculation, the user's extra
     arguments (read here, the one place they meet ours) and Draftwise's own engine settings
-    beside the plan (`engine`: fixes, measured settings). `extra_args` must not repeat an
-    option set here (prepare() has read the planner's into the plan)."""
+    beside the plan (`engine`: fixes, measured settings), then the folder the engine logs the
+    prompts into (`prompt_log`, unless the user's arguments name their own). `extra_args` must
+    not repeat an option set here (prepare() has read the planner's into the plan)."""
     path = model.path if isinstance(model, gguf.ModelInfo) else Path(model)
     user = engine_args.read_options(extra_args)
     own = engine.options()
@@ -70,8 +76,17 @@ def build_options(
     # The user's arguments, in the only form the engine reads (`--flag value`), then ours.
     out += user
     out += own
+    if prompt_log is not None and engine_args.find(user, LOG_PROMPTS) is None:
+        out.append(engine_args.option(LOG_PROMPTS, str(prompt_log)))  # the user's own folder wins
     check_no_duplicates(out)
     return tuple(out)
+
+
+def logs_prompts_into(options: Sequence[Option], prompt_log: Path | None) -> Path | None:
+    """`prompt_log` when the command (`build_options`' own) logs the prompts there, else None
+    (not asked, or the user's own --log-prompts-dir won: that folder is theirs, never read)."""
+    found = engine_args.find(options, LOG_PROMPTS)
+    return prompt_log if prompt_log is not None and found is not None and found.value == str(prompt_log) else None
 
 
 def build_argv(

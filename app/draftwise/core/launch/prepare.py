@@ -125,6 +125,7 @@ class Prepared:
         kernel_targets: Collection[str] | None = None,
         chosen_gpus: Sequence[int] | None = None,
         requested: Sequence[str] = (),
+        prompt_log: Path | None = None,
     ) -> launch_spec.LaunchSpec:
         """The LaunchSpec (argv, environment, key, fallback argv) for this decision.
 
@@ -132,7 +133,9 @@ class Prepared:
         the machine's inventory; `port`: the port chosen for this start (default: the
         request's); `api_key`: default the request's, else a fresh one. `chosen_gpus`: the
         physical indexes to show the engine (`device_choice.visible_for`); `requested`: the devices
-        the user asked for, checked after the start when the plan has none."""
+        the user asked for, checked after the start when the plan has none. `prompt_log`: the
+        folder llama-server logs each request's prompt into (the user's engines, with consent;
+        never a measurement's: core/measurements/prompt_log.py)."""
         request = self.request or Request(model=self.model.path)
         port = request.port if port is None else port
         key = request.api_key if api_key is None else api_key
@@ -152,6 +155,7 @@ class Prepared:
             kernel_targets=kernel_targets, pinned_port=request.pinned_port, notes=notes,
             chosen_gpus=chosen_gpus, expected_devices=self.gpu_devices or tuple(requested),
             fix_devices=identity.launch_devices(gpus, requested), settings=self.running_settings(),
+            prompt_log=prompt_log,
         )
         spec = replace(spec, workers=tuple(d.worker for d in self.plan.per_device if d.worker is not None))
         # Settings outside the argv that still reach the engine (a system-wide config.ini):

@@ -52,6 +52,7 @@ from draftwise.core.launch.ladder_record import LadderRecord, remember
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.machine import device_choice, hardware, speed
 from draftwise.core.measurements import measured as measured_mod
+from draftwise.core.measurements import prompt_log as prompt_log_mod
 from draftwise.core.measurements import tuned
 from draftwise.core.measurements import usage as usage_mod
 from draftwise.core.measurements.measured import MeasuredRecords, Measurement
@@ -156,15 +157,24 @@ class PlannedLaunch:
         return self.records.problems()
 
     def spec(self, port: int | None = None, api_key: str | None = None,
-             notes: Sequence[Text] = ()) -> LaunchSpec:
-        """The LaunchSpec (argv, environment, key, fallback argv) for this port and key."""
+             notes: Sequence[Text] = (), *, log_prompts: bool = False) -> LaunchSpec:
+        """The LaunchSpec (argv, environment, key, fallback argv) for this port and key.
+
+        `log_prompts`: the user's engine, with their consent to keep prompts (`launch`, the
+        window's launch, `serve`, and `plan` showing what they run): llama-server logs each
+        request's prompt into the model's folder of the usage records
+        (core/measurements/prompt_log.py). A measurement's engines never do: they start from
+        `prepared.launch`, not from here, and the prompts are Draftwise's own."""
         machine = self.machine if isinstance(self.machine, hardware.Machine) else None
         backend = self.engine.backend
+        usage = self.records.usage
+        prompt_log = (None if not log_prompts or usage is None or self.request.backend != resolver.LLAMA_CPP
+                      else prompt_log_mod.folder(usage, self.prepared.model.path))
         launch = self.prepared.launch(
             self.engine.binary, engine_backend=backend, gpus=getattr(self.machine, "gpus", ()), port=port,
             api_key=api_key, notes=tuple(notes),
             chosen_gpus=device_choice.visible_for(machine, backend) if machine is not None else None,
-            requested=machine.requested if machine is not None else (),
+            requested=machine.requested if machine is not None else (), prompt_log=prompt_log,
         )
         speed_choice = self.prepared.speed
         sends = upload.uploads(self.prepared.plan.per_device, speed_choice.links if speed_choice is not None else ())

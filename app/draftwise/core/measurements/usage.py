@@ -4,11 +4,13 @@ The engine's log has one `eval time = X ms / N tokens` line per finished request
 drafted, a `draft acceptance = … (A accepted / D generated)` line after it
 (server-context.cpp `print_timings`). `Tally` reads those lines as they come — from `draftwise
 launch` and the window alike — so requests from any client count, the window's chat and other
-apps through the API. Their text is not in the log: the pinned engine logs request bodies only
-at debug level (server-http.cpp `log_server_request`, SRV_DBG), which `-lv 4` does not print
-(a recorded launch with chat requests has no such line). The prompts kept are the ones the
-window's chat sends (`prompt_of_body` of its request, services/chat_client.py); an app's
-requests through the API are seen as figures only.
+apps through the API. Their text is not in that log (the pinned engine logs request bodies
+only at debug level, server-http.cpp `log_server_request`, which `-lv 4` does not print). With
+the user's consent the engine writes each request's prompt into a folder of ours instead
+(`--log-prompts-dir`): core/measurements/prompt_log.py takes those in as kept prompts, for
+every client. The window's chat keeps its own request (`prompt_of_body`) only where its engine
+does not log it into that folder (another engine kind, the user's own `--log-prompts-dir`);
+without consent nothing is kept.
 
 Kept per (model `file_key`, engine build, machine, the setup running): the last `KEEP_REQUESTS`
 requests' figures (tokens, generation ms, drafted, accepted) and a count of all. Kept per model
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,9 @@ KEEP_PROMPTS = 20
 # Entries (model, build, machine, setup) kept at most: a new engine build or setup starts one.
 KEEP_KEYS = 64
 PROMPT_CHARS = 4000
+# The folder beside the prompts record where the user's engines log each request's prompt,
+# one folder per model (core/measurements/prompt_log.py).
+PROMPT_LOG = "prompt-log"
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,11 @@ class UsageRecords(Store):
     def problem(self) -> Message | None:
         return self.record_file.problem or self.prompts_file.problem
 
+    @property
+    def prompt_log(self) -> Path:
+        """The folder of every model's logged prompts, beside the prompts record."""
+        return self.prompts_file.path.parent / PROMPT_LOG
+
     def usage(self, key: Key) -> Usage | None:
         return next((u for u in self.record_file.read() if u.key == key), None)
 
@@ -257,14 +269,29 @@ def keep_prompt(model: Path | str | None, body: dict[str, Any], path: Path | Non
 
 
 def forget_all_prompts(path: Path | None = None) -> Message | None:
-    """Delete every kept prompt; a sentence naming the file when that failed."""
+    """Delete every kept prompt and every prompt the engine logged (the box unticked); a
+    sentence naming what could not be deleted."""
     records = UsageRecords(path)
     try:
         records.forget_prompts()
     except OSError as exc:
         return msg("Your kept prompts could not be deleted from {path}: {error}. Delete that file by hand.",
                    path=str(records.prompts_file.path), error=exc.strerror or str(exc))
+    try:
+        remove_tree(records.prompt_log)
+    except OSError as exc:
+        return msg("The prompts the engine logged could not be deleted from {path}: {error}. Delete that folder "
+                   "by hand.", path=str(records.prompt_log), error=exc.strerror or str(exc))
     return None
+
+
+def remove_tree(where: Path) -> None:
+    """Delete a folder and what it holds; one that is not there is fine. OSError otherwise."""
+    try:
+        shutil.rmtree(where)
+    except FileNotFoundError:
+        if where.exists():  # a file went while it was deleted (an ingestion beside it): once more
+            shutil.rmtree(where, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ reading the engine's lines
@@ -351,30 +378,42 @@ class Tally:
 
 class Keeper:
     """One launch's requests, read from its lines and kept under its key (`save` now and then
-    and when the engine stops: a write per request would be a write per few seconds)."""
+    and when the engine stops: a write per request would be a write per few seconds).
 
-    def __init__(self, key: Key, store: UsageRecords | None = None) -> None:
+    `prompts`: where the launch's engine logs its prompts (core/measurements/prompt_log.py
+    `Ingest`), taken in by each save that saw a request finish, and by the last."""
+
+    def __init__(self, key: Key, store: UsageRecords | None = None,
+                 prompts: Callable[[bool], Message | None] | None = None) -> None:
         self.key = key
         self.store = store or UsageRecords()
         self.tally = Tally()
+        self.prompts = prompts
         self.saved = 0  # requests kept so far
         self.problem: Message | None = None  # why a save failed (said once per launch)
+        self.prompts_problem: Message | None = None  # why the logged prompts were not kept (once)
 
     def lines(self, lines: list[str]) -> None:
         self.tally.lines(lines)
 
     def save(self, *, final: bool = False) -> Message | None:
-        """Keep the requests finished since the last save. A failed write is returned the
-        first time, for the caller to say (the window's warnings, the CLI's); None otherwise."""
+        """Keep the requests finished since the last save (and the prompts the engine logged
+        for them). A failed write is returned the first time, for the caller to say (the
+        window's warnings, the CLI's); None otherwise."""
         requests = self.tally.take(final=final)
+        said = None
+        if self.prompts is not None and (requests or final):
+            problem = self.prompts(final)
+            if problem is not None and self.prompts_problem is None:
+                self.prompts_problem = said = problem
         if not requests:
-            return None
+            return said
         try:
             self.store.add(self.key, requests)
         except OSError as exc:
             first = self.problem is None
             self.problem = msg("Your requests' figures could not be kept ({error}); learning from use misses them.",
                                error=write_error(exc))
-            return self.problem if first else None
+            return self.problem if first else said
         self.saved += len(requests)
-        return None
+        return said

@@ -20,6 +20,7 @@ from draftwise.core.launch import launch_spec, prepare
 from draftwise.core.launch.launch_spec import LaunchSpec
 from draftwise.core.launch.session import Engine, PlannedLaunch, Records, plan_launch
 from draftwise.core.machine.hardware import Machine
+from draftwise.core.measurements import prompt_log
 from draftwise.core.messages import Message, Text, msg
 from draftwise.core.serving import preset, together
 from draftwise.core.serving.library import LeftOut, Library, LibraryFile
@@ -95,10 +96,13 @@ class ServeError(prepare.PrepareError):
 
 
 def plan_library(library: Library, request: prepare.Request, engine: Engine, machine: Machine,
-                 records: Records, *, port: int, api_key: str, models_max: int | None = None) -> ServePlan:
+                 records: Records, *, port: int, api_key: str, models_max: int | None = None,
+                 log_prompts: bool = False) -> ServePlan:
     """Plan every model of `library` with `request`'s options (its model replaced by each file),
     each on its share of `machine`. A model that cannot be planned or does not fit even alone
-    is left out and named; ServeError when none is left."""
+    is left out and named; ServeError when none is left. `log_prompts`: with the user's
+    consent, each model's instance logs its requests' prompts into that model's own folder
+    (`PlannedLaunch.spec`; taken in by `ingest_prompts`)."""
     left: list[LeftOut] = list(library.left_out)
     alone: dict[str, PlannedLaunch] = {}
     for m in library.models:
@@ -153,7 +157,7 @@ def plan_library(library: Library, request: prepare.Request, engine: Engine, mac
         if not alone_ids:
             words.append(msg("Models are loaded one at a time: planned on half of this computer each, they "
                              "would not fit."))
-    served = [_served(m, plans[m.id], port, api_key) for m in models]
+    served = [_served(m, plans[m.id], port, api_key, log_prompts) for m in models]
     budget = together.check(chosen, {s.id: s.planned.prepared.plan.per_device for s in served}, capacities,
                             words, alone_ids)
     return ServePlan(tuple(served), budget, tuple(left), drafters=helpers)
@@ -164,8 +168,8 @@ def _plan(m: LibraryFile, request: prepare.Request, engine: Engine, machine: Mac
     return plan_launch(replace(request, model=m.path), engine, machine, records, model=m.info)
 
 
-def _served(m: LibraryFile, planned: PlannedLaunch, port: int, api_key: str) -> ServedModel:
-    launch = planned.spec(port, api_key)
+def _served(m: LibraryFile, planned: PlannedLaunch, port: int, api_key: str, log_prompts: bool) -> ServedModel:
+    launch = planned.spec(port, api_key, log_prompts=log_prompts)
     fallback = preset.section(m.id, launch.fallback_options) if launch.fallback_options else None
     try:
         section = preset.section(m.id, launch.options)
@@ -180,6 +184,22 @@ def _served(m: LibraryFile, planned: PlannedLaunch, port: int, api_key: str) -> 
                          msg("{id} is served without speculation: {why}.", id=m.id, why=str(exc)))
         return ServedModel(m.id, m.path, planned, launch, fallback, None, (note,))
     return ServedModel(m.id, m.path, planned, launch, section, fallback)
+
+
+def ingest_prompts(plan: ServePlan, *, keep: bool, final: bool = False) -> Message | None:
+    """Take in the prompts each served model's instance logged (core/measurements/prompt_log.py:
+    the newest kept with the user's consent `keep`, every file deleted): at the start of serving,
+    on each watch of the router and at its end (`final`). The first failure to keep them, said."""
+    problem: Message | None = None
+    for m in plan.models:
+        store = m.planned.records.usage
+        if store is None:
+            continue
+        try:
+            prompt_log.ingest(store, m.path, keep=keep, final=final)
+        except OSError as exc:
+            problem = problem or prompt_log.not_kept(exc)
+    return problem
 
 
 def router_argv(binary: Path | str, preset_path: Path, plan: ServePlan, *, host: str, port: int,

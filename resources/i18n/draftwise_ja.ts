@@ -1594,7 +1594,7 @@
       <translation>速度測定の記録</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/measurement.py" line="122" />
+      <location filename="../../app/draftwise/core/measurements/measurement.py" line="129" />
       <source>{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)</source>
       <translation>{what}で {ratio}×（{with_tps} 対 {without_tps} トークン/秒、ばらつき ±{noise} %）</translation>
     </message>
@@ -1604,17 +1604,17 @@
       <translation>あなたの作業での計測用にプロンプトを保存できませんでした（{error}）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="129" />
+      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="137" />
       <source>no setup was measured</source>
       <translation>測定した設定はありません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="130" />
+      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="138" />
       <source>fastest of {n} setups: {setup}, {ratio}× ({with_tps} vs {without_tps} tokens/s)</source>
       <translation>{n} 通りの設定で最速: {setup}、{ratio}×（{with_tps} 対 {without_tps} トークン/秒）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="178" />
+      <location filename="../../app/draftwise/core/measurements/sweep_record.py" line="188" />
       <source>record of speculation sweeps</source>
       <translation>投機設定の総当たり測定の記録</translation>
     </message>
@@ -1724,67 +1724,67 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="234" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="247" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="343" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="356" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="347" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="360" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="400" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="416" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="401" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="417" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="450" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="466" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="456" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="472" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="470" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="489" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="474" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="493" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="499" />
-      <source>The engine stopped: {sentence}</source>
-      <translation>エンジンが停止しました: {sentence}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="501" />
-      <source>The engine stopped before it was ready.</source>
-      <translation>エンジンは準備ができる前に停止しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="508" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="551" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="535" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="557" />
+      <source>The engine stopped: {sentence}</source>
+      <translation>エンジンが停止しました: {sentence}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="559" />
+      <source>The engine stopped before it was ready.</source>
+      <translation>エンジンは準備ができる前に停止しました。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="597" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
@@ -1804,7 +1804,17 @@
       <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/sweep.py" line="110" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="366" />
+      <source>round {r}: still checking {running} against none{dropped}</source>
+      <translation>ラウンド {r}: {running} を投機なしと比べて確認中{dropped}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="368" />
+      <source>; left out, behind beyond the noise: {setups}</source>
+      <translation>。ノイズを超えて遅れているため除外: {setups}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/sweep.py" line="112" />
       <source>Your own --spec-type {type} decides the speculative types; remove it from the engine arguments to sweep them.</source>
       <translation>ご自身の --spec-type {type} が投機の種類を決めています。種類を総当たりで試すには、エンジン引数からそれを外してください。</translation>
     </message>
@@ -4502,47 +4512,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="89" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="90" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="223" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="224" />
       <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
       <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="242" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="243" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="257" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="258" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="272" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="279" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="280" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="293" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="294" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="298" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="299" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>

@@ -114,3 +114,12 @@ def test_an_engine_setting_holds_when_faster_on_most_prompts_and_slower_on_none(
     assert choice.holds(choice.standing(arm(MOD, (110.0, 110.0, 110.0, 100.0)), BASE, 0.0))
     assert not choice.holds(choice.standing(arm(MOD, (110.0, 110.0, 100.0, 100.0)), BASE, 0.0))  # half
     assert not choice.holds(choice.standing(arm(MOD, (130.0, 130.0, 130.0, 90.0)), BASE, 0.0))  # 0.9× on one
+
+
+def test_the_answer_length_comes_from_the_first_starts_noise():
+    from draftwise.core.measuring import quick
+
+    assert quick.FIRST_TOKENS == 32 and quick.TARGET_NOISE == 0.04
+    assert quick.tokens_for(0.0) == quick.tokens_for(0.04) == 32
+    assert quick.tokens_for(0.06) == 80  # 32 × (0.06 / 0.04)² = 72, in steps of 16
+    assert quick.tokens_for(0.2) == quick.MAX_TOKENS == 128

@@ -168,11 +168,11 @@ def render(m, *, on_trial: bool = False) -> str:
     mean = f"{m.mean_length:.2f}" if m.mean_length is not None else "—"
     verdict = "slower" if m.slower else "faster" if m.faster else "about the same (within the noise)"
     # With per-prompt figures the speed-up is their geometric mean, and "with" none's tokens/s times it.
-    mean = f"geometric mean over {len(m.kinds)} prompts; " if m.per_prompt else ""
+    geo = f"geometric mean over {len(m.kinds)} prompts; " if m.per_prompt else ""
     lines = [
         f"with {m.what}: {m.tokens_per_s_with:.1f} tokens/s",
         f"without speculation: {m.tokens_per_s_without:.1f} tokens/s",
-        f"speed-up: {m.ratio:.2f}× ({mean}{verdict}; noise ±{m.noise * 100:.0f} %)",
+        f"speed-up: {m.ratio:.2f}× ({geo}{verdict}; noise ±{m.noise * 100:.0f} %)",
         f"acceptance: {acc}, mean accepted length: {mean}",
     ]
     if m.n_max is not None and m.tried:

@@ -40,7 +40,8 @@ every weight zero, so greedy output repeats one token and every draft is accepte
 drafter's corpus file generated beside it, which the resolver pairs (the default pair: the
 smallest the resolver pairs, SmolLM2-360M-Instruct with SmolLM2-135M-Instruct).
 
-`--smoke`: a few setups, one round, 16 tokens, the measurement at one round: checks the
+`--smoke`: a few setups, one round, 16 tokens, the measurement too (`--rounds 1 --tokens 16`,
+not the product's defaults): checks the
 script end to end in a few minutes; it prints the seconds per engine start and the full run's
 estimated duration. `--cpu-variant`: as bench/engine_settings.py's (the default runs the AVX2
 module alone, so repack is measured as on most users' x86 machines).
@@ -271,13 +272,16 @@ def _measure_seen(model: Path, engine: Path, seen: tuple, *, smoke: bool) -> tup
     t0 = time.monotonic()
     try:
         with redirect_stdout(_Lines()):
-            rc = cli.main(["measure", "--engine", str(engine), *(["--rounds", "1"] if smoke else []), str(model)])
+            # The smoke run's measurement: one round of SMOKE_TOKENS (the product's answer
+            # length from the noise reaches 128 tokens on a busy machine: minutes a start).
+            quick_args = ["--rounds", "1", "--tokens", str(SMOKE_TOKENS)] if smoke else []
+            rc = cli.main(["measure", "--engine", str(engine), *quick_args, str(model)])
     finally:
         quick.measure = original
     took = time.monotonic() - t0
     if rc != 0:
         print(f"  draftwise measure exited {rc}", flush=True)
-        raise SystemExit(1)
+        raise SystemExit(rc if rc == 130 else 1)
     if not got:
         print("  `draftwise measure` no longer runs quick.measure: the seen half never reached it", file=sys.stderr)
         raise SystemExit(2)

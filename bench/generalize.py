@@ -36,9 +36,10 @@ is where its choice is judged. Per model, in data, config and cache folders of i
 
 Models: the real Gemma 3 270M Q4_K_M (`gemma`; no drafter: auto's n-gram speculation on
 trial), and `corpus:TARGET[+DRAFTER]`, a corpus file (testing/corpus: the published geometry,
-every weight zero, so greedy output repeats one token and every draft is accepted) with its
-drafter's corpus file generated beside it, which the resolver pairs (the default pair: the
-smallest the resolver pairs, SmolLM2-360M-Instruct with SmolLM2-135M-Instruct).
+every weight zero, so greedy output repeats one token and n-gram drafts are always accepted;
+the zero drafter's were accepted at 0 % in the smoke run) with its drafter's corpus file
+generated beside it, which the resolver pairs (the default pair: the smallest the resolver
+pairs, SmolLM2-360M-Instruct with SmolLM2-135M-Instruct).
 
 `--smoke`: a few setups, one round, 16 tokens, the measurement too (`--rounds 1 --tokens 16`,
 not the product's defaults): checks the

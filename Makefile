@@ -51,7 +51,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 # Every benchmark runs; the target fails at the end when any one missed its target.
-BENCHES := bench/gguf_inspect.py bench/plan_accuracy.py bench/launch.py bench/gui_startup.py bench/speculation.py bench/speed_estimate.py bench/real_models.py bench/hub_judge.py bench/rpc_network.py bench/engine_settings.py bench/serve.py
+BENCHES := bench/gguf_inspect.py bench/plan_accuracy.py bench/launch.py bench/gui_startup.py bench/speculation.py bench/speed_estimate.py bench/real_models.py bench/hub_judge.py bench/rpc_network.py bench/engine_settings.py bench/serve.py bench/generalize.py
 bench: engine
 	@status=0; for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || status=1; done; exit $$status
 

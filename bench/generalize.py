@@ -23,7 +23,7 @@ is where its choice is judged. Per model, in data, config and cache folders of i
    - for a model with a drafter, its draft lengths (`sweep.DRAFT_LENGTHS`, 1 to 8), each
      n-gram type alone, and each beside the drafter at the measurement's own drafter
      lengths (`measured.n_max_candidates`);
-   - crossed with the engine's speed settings that apply (`tuning.dimensions`, `tuning.QUICK`:
+   - crossed with the engine's speed settings that apply (`tuning.dimensions`, `tuning.BASICS`:
      repack, threads, flash attention; every combination of their values): `--cross full`
      runs every speculation setup at every combination; the default (`--cross cut`) runs every
      speculation setup at the engine's defaults and at auto's kept settings, and every
@@ -319,7 +319,7 @@ def _bench_model(name: str, model: Path, engine: Path, args: argparse.Namespace)
         print(f"  {name}: the resolver pairs no drafter with {model.name}", file=sys.stderr)
         raise SystemExit(2)
     types = quick.engine_types_of(engine)
-    dims = tuning.dimensions(base, tuning.flags_of(engine, caps), which=tuning.QUICK)
+    dims = tuning.dimensions(base, tuning.flags_of(engine, caps), which=tuning.BASICS)
     grid = settings_grid(dims)
     if args.smoke:
         setups = [s for s in speculation_setups(own, types, drafter_lengths=(2,), beside_lengths=(),

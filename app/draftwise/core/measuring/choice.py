@@ -13,8 +13,8 @@ ran at 0.78× of the best on prompts it had not seen (issue 38). So:
 - A **combination** of types, a **longer draft** or **p-min** (a setup with a simpler form
   measured beside it: `simpler`) is kept only when it beats each simpler form beyond the noise
   on most prompts (`beats`), and never when it is slower than no speculation beyond the noise
-  on any prompt (`never_slower`). More machinery must earn its place on most of the work,
-  not on its average.
+  on any prompt where that simpler form is not (`admissible`). More machinery must earn its
+  place on most of the work, not on its average, and bring no slowdown of its own.
 - The same rule decides the engine's settings (core/measuring/tuning.py): a setting or a set
   of them against the engine's defaults and against each one alone.
 
@@ -100,7 +100,7 @@ def _bound(error: float) -> float:
 
 def never_slower(s: Standing) -> bool:
     """Not slower than the base beyond the noise on any prompt."""
-    return all(r * (1.0 + _bound(e)) >= 1.0 for r, e in zip(s.speedups, s.errors, strict=True))
+    return not slower_on(s)
 
 
 def beats(x: Standing, y: Standing) -> bool:
@@ -151,11 +151,19 @@ def simpler(a: Setup, b: Setup) -> bool:
     return ta == tb and a.ngrams == b.ngrams and _length_steps(a, b)
 
 
+def slower_on(s: Standing) -> set[int]:
+    """The prompts on which `s` is slower than the base beyond the noise."""
+    return {i for i, (r, e) in enumerate(zip(s.speedups, s.errors, strict=True)) if r * (1.0 + _bound(e)) < 1.0}
+
+
 def admissible(x: Standing, measured: Iterable[Standing]) -> bool:
     """A simple setup always; one with simpler forms measured only when it beats each of them
-    on most prompts and is never slower than the base on any prompt."""
+    on most prompts and is slower than no speculation on no prompt — where a simpler form is
+    slower there too, the longer draft brought no new slowdown (draft-simple n-max 2 at 0.14×
+    on every prompt does not make n-max 8 at 1.64× lose for one slow prompt of its own)."""
     forms = [s for s in measured if simpler(s.setup, x.setup)]
-    return not forms or (never_slower(x) and all(beats(x, y) for y in forms))
+    slow = slower_on(x)
+    return not forms or all(beats(x, y) and slow <= slower_on(y) for y in forms)
 
 
 def choose(standings: Iterable[Standing]) -> Standing | None:

@@ -105,7 +105,7 @@ MAX_ROUNDS = 3
 FIRST_TOKENS = 32
 # A built-in prompt's length, roughly (230 tokens on average on the real Gemma 3 270M).
 PROMPT_TOKENS = 250
-TARGET_NOISE = 0.04
+TARGET_NOISE = 0.03
 MAX_TOKENS = 128
 
 
@@ -251,13 +251,17 @@ def draft_cost(prepared: Prepared) -> float:
 
 
 # ------------------------------------------------------------------ the measurement
-def tokens_for(noise: float) -> int:
+def tokens_for(noise: float, prompts: int) -> int:
     """The answer length the quick measurement runs at, from the noise of its first start at
-    `FIRST_TOKENS`: a request's timing strays less the longer it runs (roughly as
-    1/√length), so a noisy machine gets longer answers, up to `MAX_TOKENS`, in steps of 16."""
-    if noise <= TARGET_NOISE:
+    `FIRST_TOKENS` (the spread of one prompt between its two passes, RMS over the prompts):
+    the choice ranks the geometric mean over the prompts, whose error is that over √prompts;
+    while it is within `TARGET_NOISE` the first length stays. Else longer answers, as a
+    request's timing strays less the longer it runs (roughly as 1/√length), up to
+    `MAX_TOKENS`, in steps of 16."""
+    level = noise / math.sqrt(max(1, prompts))
+    if level <= TARGET_NOISE:
         return FIRST_TOKENS
-    wanted = FIRST_TOKENS * (noise / TARGET_NOISE) ** 2
+    wanted = FIRST_TOKENS * (level / TARGET_NOISE) ** 2
     return int(min(MAX_TOKENS, 16 * math.ceil(wanted / 16)))
 
 
@@ -304,7 +308,7 @@ def measure(
     m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started, out=out)
     # The engine's speed settings, on the setup auto will run (core/measuring/tuning.py).
     kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
-                                 which=tuning.QUICK, rounds=settings.rounds, steps=steps, store=tuned,
+                                 which=tuning.QUICK, rounds=1, steps=steps, store=tuned,
                                  measured=results.arms)
     steps.finish()
     return replace(m, tuned=kept, seconds=time.monotonic() - started)
@@ -325,7 +329,7 @@ def _first_start(run: Runner, results: Results, settings: MeasureSettings, steps
         first = run(setup_mod.NONE, 0)
     finally:
         steps.per_arm = 1 + len(settings.prompts)
-    tokens = tokens_for(first.noise())
+    tokens = tokens_for(first.noise(), len(settings.prompts))
     settings = replace(settings, tokens=tokens, passes=1)
     run.settings = settings
     if tokens == FIRST_TOKENS:
@@ -356,11 +360,15 @@ def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps
         running = [s.setup for s in ranked if s.setup not in out]
         dropped = [s.setup for s in ranked if s.setup in out]
         rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
+        # Settled once the choice is beyond the noise from none, with none measured the planned
+        # rounds (its first start's two passes count): the others within the noise of the
+        # choice are a tie more rounds of these prompts would not break (they differ by kind
+        # of prompt, not by chance), which learning from use settles on the user's own.
+        settled = results.arms[setup_mod.NONE].rounds >= settings.rounds and (
+            chosen.geomean * (1 - chosen.error) > 1 or chosen.geomean * (1 + chosen.error) < 1)
         if rounds >= settings.rounds:  # past the planned rounds: the verdict on the choice alone
             running = [chosen.setup]
             rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
-        settled = rounds >= settings.rounds and (chosen.geomean * (1 - chosen.error) > 1
-                                                 or chosen.geomean * (1 + chosen.error) < 1)
         if settled or rounds >= MAX_ROUNDS:
             return out
         steps.say(msg("round {r}: still checking {running} against none{dropped}", r=rounds + 1,

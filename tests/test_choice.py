@@ -119,12 +119,20 @@ def test_an_engine_setting_holds_when_faster_on_most_prompts_and_slower_on_none(
 def test_the_answer_length_comes_from_the_first_starts_noise():
     from draftwise.core.measuring import quick
 
-    assert quick.FIRST_TOKENS == 32 and quick.TARGET_NOISE == 0.03
+    assert quick.FIRST_TOKENS == 32 and quick.TARGET_NOISE == 0.04
     # Eight prompts: the geometric mean's error is the prompts' noise over √8.
-    assert quick.tokens_for(0.0, 8) == quick.tokens_for(0.08, 8) == 32  # 0.08 / √8 = 0.028
-    assert quick.tokens_for(0.12, 8) == 64  # 0.0424: 32 × (0.0424 / 0.03)² = 64
-    assert quick.tokens_for(0.06, 1) == 128  # one prompt: 32 × 4 = 128
+    assert quick.tokens_for(0.0, 8) == quick.tokens_for(0.11, 8) == 32  # 0.11 / √8 = 0.039
+    assert quick.tokens_for(0.16, 8) == 64  # 0.0566: 32 × (0.0566 / 0.04)² = 64
+    assert quick.tokens_for(0.08, 1) == 128  # one prompt: 32 × 4 = 128
     assert quick.tokens_for(0.5, 8) == quick.MAX_TOKENS == 128
+
+
+def test_a_choice_among_some_is_still_held_to_every_simpler_form():
+    mod = choice.standing(arm(MOD, (140.0, 140.0, 100.0, 100.0)), BASE, 0.0)
+    pair = choice.standing(arm(PAIR, (143.0, 143.0, 143.0, 143.0)), BASE, 0.0)
+    # ngram-mod left out of the running does not let the pair pass without beating it.
+    assert choice.choose([mod, pair], among=[PAIR]) is None
+    assert choice.choose([mod, pair], among=[MOD]) == mod
 
 
 def test_a_longer_draft_slow_on_a_prompt_where_the_shorter_is_slow_too_is_still_kept():

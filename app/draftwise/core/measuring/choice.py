@@ -166,7 +166,11 @@ def admissible(x: Standing, measured: Iterable[Standing]) -> bool:
     return not forms or all(beats(x, y) and slow <= slower_on(y) for y in forms)
 
 
-def choose(standings: Iterable[Standing]) -> Standing | None:
-    """The admissible setup with the highest geometric mean (None when none was measured)."""
+def choose(standings: Iterable[Standing], *, among: Iterable[Setup] | None = None) -> Standing | None:
+    """The admissible setup with the highest geometric mean (None when none was measured);
+    `among`: only these may be chosen (the quick measurement's setups still in the running),
+    each still measured against every simpler form, whether in the running or not."""
     all_ = list(standings)
-    return max((s for s in all_ if admissible(s, all_)), key=lambda s: s.geomean, default=None)
+    allowed = None if among is None else set(among)
+    return max((s for s in all_ if (allowed is None or s.setup in allowed) and admissible(s, all_)),
+               key=lambda s: s.geomean, default=None)

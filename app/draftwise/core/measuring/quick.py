@@ -105,7 +105,7 @@ MAX_ROUNDS = 3
 FIRST_TOKENS = 32
 # A built-in prompt's length, roughly (230 tokens on average on the real Gemma 3 270M).
 PROMPT_TOKENS = 250
-TARGET_NOISE = 0.03
+TARGET_NOISE = 0.04
 MAX_TOKENS = 128
 
 
@@ -353,7 +353,7 @@ def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps
     out: set[Setup] = set()  # once behind, out for good: no round can make it the choice
     while True:
         ranked = standings(results)
-        chosen = choice.choose(s for s in ranked if s.setup not in out)
+        chosen = choice.choose(ranked, among=[s.setup for s in ranked if s.setup not in out]) or choice.choose(ranked) or choice.choose(ranked)
         if chosen is None:
             return out
         out |= {s.setup for s in ranked if choice.behind(s, chosen) and s.setup != chosen.setup}
@@ -393,7 +393,7 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
     spec = prepared.spec
     base = results.arms[setup_mod.NONE]
     ranked = standings(results)
-    chosen = choice.choose(s for s in ranked if s.setup not in out)
+    chosen = choice.choose(ranked, among=[s.setup for s in ranked if s.setup not in out]) or choice.choose(ranked)
     best = results.arms[chosen.setup] if chosen is not None else results.best()
     assert best is not None  # the first stage always has a speculating setup
     figures = best.figures

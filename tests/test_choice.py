@@ -119,11 +119,11 @@ def test_an_engine_setting_holds_when_faster_on_most_prompts_and_slower_on_none(
 def test_the_answer_length_comes_from_the_first_starts_noise():
     from draftwise.core.measuring import quick
 
-    assert quick.FIRST_TOKENS == 32 and quick.TARGET_NOISE == 0.04
+    assert quick.FIRST_TOKENS == 64 and quick.TARGET_NOISE == 0.04
     # Eight prompts: the geometric mean's error is the prompts' noise over √8.
-    assert quick.tokens_for(0.0, 8) == quick.tokens_for(0.11, 8) == 32  # 0.11 / √8 = 0.039
-    assert quick.tokens_for(0.16, 8) == 64  # 0.0566: 32 × (0.0566 / 0.04)² = 64
-    assert quick.tokens_for(0.08, 1) == 128  # one prompt: 32 × 4 = 128
+    assert quick.tokens_for(0.0, 8) == quick.tokens_for(0.11, 8) == 64  # 0.11 / √8 = 0.039
+    assert quick.tokens_for(0.13, 8) == 96  # 0.046: 64 × (0.046 / 0.04)² = 84.5, in steps of 16
+    assert quick.tokens_for(0.06, 1) == 128  # one prompt: 64 × 2.25 = 144, at most 128
     assert quick.tokens_for(0.5, 8) == quick.MAX_TOKENS == 128
 
 

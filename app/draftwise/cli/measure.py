@@ -185,7 +185,7 @@ def render(m, *, on_trial: bool = False) -> str:
         lines.append(f"setup kept: {m.setup.label()} (what auto runs from now on)")
     lines += per_prompt_table(m)
     lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
-    if m.slower:
+    if m.slower and not on_trial:  # n-gram on trial was never on: nothing is left out
         lines.append("An automatic drafter is left out from now on; `draftwise measure --forget MODEL` undoes this.")
     return "\n".join(lines)
 

@@ -379,7 +379,8 @@ def test_the_measurement_offer_counts_its_time_at_the_speed_estimate(tmp_path: P
     prepared = prepare.prepare(prepare.Request(model=model, ngram_when_no_drafter=True), capabilities.pinned_caps(),
                                machine)
     settings = quick.MeasureSettings()
-    tokens = len(settings.prompts) * settings.tokens + 8
+    # The prompts' answers, and their reading at ten times the rate of writing.
+    tokens = len(settings.prompts) * (settings.tokens + quick.PROMPT_TOKENS / 10) + 8
     slow = quick.seconds_per_start(prepared, settings, 10.0)
     assert slow - quick.seconds_per_start(prepared, settings, 20.0) == pytest.approx(tokens / 20.0)
     assert quick.estimated_seconds(prepared, settings, tokens_per_s=10.0) == pytest.approx(

@@ -35,7 +35,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from draftwise.core.engines.engine_settings import DEFAULTS, EngineSettings
 from draftwise.core.kinds import Backend
@@ -389,8 +388,7 @@ class EngineArms:
         # -fa off the KV types): each is planned once, as a launch with them would be.
         self.machine = machine
         self._planned: dict[tuple[str | None, EngineSettings], Prepared] = {}
-        # Each prompt as sent (a chat prompt as the model's template renders it), asked of the
-        # first engine started (one model, one template): shared with `measuring_prompts`' copy.
+        # Each prompt as sent, asked of the first engine (one model, one template); shared with copies.
         self._rendered: dict[int, str | list[int]] = {}
 
     @property
@@ -488,9 +486,7 @@ class EngineArms:
                 for i, prompt in enumerate(settings.prompts):
                     step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r * passes + k + 1))
                     body = _body(texts[i], settings.tokens)
-                    # A later pass may take the prompt from the engine's cache: its answer is
-                    # timed alone, and reading each prompt once is enough.
-                    body["cache_prompt"] = k > 0
+                    body["cache_prompt"] = k > 0  # a later pass's answer is timed alone: read once
                     timings = _complete(run, body, settings, cancel).get("timings", {})
                     n, ms = float(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0))
                     if n <= 0 or ms <= 0:
@@ -525,35 +521,11 @@ class EngineArms:
         room = max(16, self.prepared.plan.ctx - prompts.MAX_ANSWER - 16)
         for i, prompt in enumerate(self.settings.prompts):
             if i not in self._rendered:
-                text = render(run, prompt.chat) if prompt.chat is not None else prompt.text
+                text = prompt.text if prompt.chat is None else prompts.rendered(
+                    prompt.chat, lambda chat: str(_ask(run, "/apply-template", dict(chat))["prompt"]))
                 tokens = _tokenize(run, text)
                 self._rendered[i] = tokens[-room:] if len(tokens) > room else text
         return [self._rendered[i] for i in range(len(self.settings.prompts))]
-
-
-def render(run: headless.HeadlessLaunch, chat: Mapping[str, Any]) -> str:
-    """A chat body as the model's own chat template renders it (the engine's /apply-template,
-    what a chat request reaches the model as). A template that takes no tools drops them (the
-    engine's ChatML fallback does); an agent's request then carries its tool definitions as
-    text in its system message, as a client does for such a model, so the prompt keeps their size."""
-    prompt = _apply_template(run, chat)
-    tools = chat.get("tools")
-    if tools and json.dumps(tools[0]["function"]["description"])[1:-1] not in prompt:
-        messages = [dict(m) for m in chat["messages"]]
-        listing = "\n\nTools you can call, as JSON:\n" + json.dumps(tools, indent=1)
-        if messages and messages[0].get("role") == "system":
-            messages[0]["content"] = str(messages[0]["content"]) + listing
-        else:
-            messages.insert(0, {"role": "system", "content": listing.strip()})
-        prompt = _apply_template(run, {"messages": messages})
-    return prompt
-
-
-def _apply_template(run: headless.HeadlessLaunch, chat: Mapping[str, Any]) -> str:
-    status, raw = headless.request(run.url, run.spec.api_key, "/apply-template", dict(chat), 30.0)
-    if status != 200:
-        raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
-    return str(json.loads(raw)["prompt"])
 
 
 def _fail_if_crashed(run: headless.HeadlessLaunch) -> None:
@@ -569,10 +541,14 @@ def _long_prompt(run: headless.HeadlessLaunch, ctx: int) -> list[int]:
 
 
 def _tokenize(run: headless.HeadlessLaunch, text: str) -> list[int]:
-    status, raw = headless.request(run.url, run.spec.api_key, "/tokenize", {"content": text}, 30.0)
+    return list(_ask(run, "/tokenize", {"content": text}).get("tokens", []))
+
+
+def _ask(run: headless.HeadlessLaunch, path: str, body: dict) -> dict:
+    status, raw = headless.request(run.url, run.spec.api_key, path, body, 30.0)
     if status != 200:
         raise MeasureError(msg("The engine answered {status}: {body}", status=status, body=raw[:200].decode(errors="replace")))
-    return list(json.loads(raw).get("tokens", []))
+    return json.loads(raw)
 
 
 def _complete(run: headless.HeadlessLaunch, body: dict, settings: MeasureSettings,

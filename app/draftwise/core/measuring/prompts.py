@@ -5,7 +5,8 @@ request body that makes every arm and round do the same work.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,25 @@ class Prompt:
     kind: str
     text: str = ""
     chat: Mapping[str, Any] | None = field(default=None, compare=False)
+
+
+def rendered(chat: Mapping[str, Any], apply: Callable[[Mapping[str, Any]], str]) -> str:
+    """A chat body as the model's own chat template renders it (`apply`: the engine's
+    /apply-template, what a chat request reaches the model as). A template that takes no tools
+    drops them (the engine's ChatML fallback does); an agent's request then carries its tool
+    definitions as JSON in its system message, as a client does for such a model, so the
+    prompt keeps their size."""
+    prompt = apply(chat)
+    tools = chat.get("tools")
+    if tools and json.dumps(tools[0]["function"]["description"])[1:-1] not in prompt:
+        messages = [dict(m) for m in chat["messages"]]
+        listing = "\n\nTools you can call, as JSON:\n" + json.dumps(tools, indent=1)
+        if messages and messages[0].get("role") == "system":
+            messages[0]["content"] = str(messages[0]["content"]) + listing
+        else:
+            messages.insert(0, {"role": "system", "content": listing.strip()})
+        prompt = apply({"messages": messages})
+    return prompt
 
 
 def built_in(pool: tuple[tuple[str, Mapping[str, Any]], ...]) -> tuple[Prompt, ...]:

@@ -25,12 +25,16 @@ timings, noise from the spread between rounds). What it tries, in two stages:
    auto will run, in a stage of their own (core/measuring/tuning.py); the measurement
    carries what it kept (`Measurement.tuned`), which the caller records beside it.
 
-When none and the fastest are then still within the noise of each other (the error of their
-means: the spread between rounds over √rounds), they get more rounds, up to `MAX_ROUNDS`.
-The fastest setup becomes the measurement's `setup`, which auto runs from then on
-(measured.decide). The sweep (core/measuring/sweep.py) tries every setup; this stays within a
-third of its time. Nothing is recorded here: the caller records the result once the whole
-measurement finished.
+Before them, none's first start runs the prompts twice (`_first_start`): the spread is the
+noise, and the answer length comes from it (`tokens_for`). Each setup runs once; the choice is
+the choice's rule (core/measuring/choice.py: the geometric mean of per-prompt speed-ups, a
+combination or longer draft only where it beats its simpler form on most prompts), and more
+rounds go only to none and the setups that can still win, until the choice is beyond the
+noise from none, up to `MAX_ROUNDS` (`_more_rounds`). The settings stage then runs repack and
+flash attention once each against the choice's own arms. The kept setup becomes the
+measurement's `setup`, which auto runs from then on (measured.decide). The sweep
+(core/measuring/sweep.py) tries every setup. Nothing is recorded here: the caller records
+the result once the whole measurement finished.
 """
 
 from __future__ import annotations

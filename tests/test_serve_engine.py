@@ -195,7 +195,10 @@ def test_the_real_openai_and_anthropic_clients_get_a_streamed_reply_from_each_mo
             chunks = list(oa.chat.completions.create(model=ident, messages=[{"role": "user", "content": "Hello"}],
                                                      max_tokens=4, temperature=0, stream=True))
             assert chunks[-1].choices[-1].finish_reason == "length" and chunks[-1].model == ident, (ident, chunks)
-            with an.messages.stream(model=ident, max_tokens=4,
+            # Greedy (the client's default temperature is 1: a draw), and long enough that some
+            # token completes a character: a fresh clone's CI run drew four partial bytes from
+            # a tiny model and got no text block at all.
+            with an.messages.stream(model=ident, max_tokens=16, extra_body={"temperature": 0},
                                     messages=[{"role": "user", "content": "Hello"}]) as stream:
                 events = list(stream)
             # The pinned engine sends `message_start` with the partial result of the first token
@@ -313,7 +316,10 @@ def test_the_real_gemma_smollm2_and_a_qwen35_mtp_geometry_answer_both_clients_by
             chunks = list(oa.chat.completions.create(model=ident, messages=[{"role": "user", "content": "Hello"}],
                                                      max_tokens=4, temperature=0, stream=True))
             assert chunks[-1].choices[-1].finish_reason in ("length", "stop") and chunks[-1].model == ident
-            with an.messages.stream(model=ident, max_tokens=4,
+            # Greedy (the client's default temperature is 1: a draw), and long enough that some
+            # token completes a character: a fresh clone's CI run drew four partial bytes from
+            # a tiny model and got no text block at all.
+            with an.messages.stream(model=ident, max_tokens=16, extra_body={"temperature": 0},
                                     messages=[{"role": "user", "content": "Hello"}]) as stream:
                 final = stream.get_final_message()
             assert final.model == ident and final.stop_reason in ("max_tokens", "end_turn"), (ident, final)

@@ -46,7 +46,8 @@ TARGET = 0.95
 DUEL = "--duel"  # this file run again for one duel, in the quick measurement's data folder
 
 
-def _engine(variant: str, work: Path) -> Path:
+def engine_for(variant: str, work: Path) -> Path:
+    """The installed engine, or a copy that loads only the `variant` CPU module (bench/generalize.py too)."""
     from draftwise.core.engines import discovery
     from draftwise.testing import gpu_launch
 
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, failed = [], False
     with tempfile.TemporaryDirectory(prefix="draftwise-bench-settings-") as tmp:
         work = Path(tmp)
-        engine = _engine(args.cpu_variant, work)
+        engine = engine_for(args.cpu_variant, work)
         for name in args.models.split(","):
             model = _model(name)
             print(f"== {name}: {model.name} on {engine}", flush=True)

@@ -200,24 +200,7 @@ def estimate_seconds(starts: int, wall_s: float, generating_s: float, tokens: in
     return starts * ((wall_s - generating_s) + generating_s * tokens / smoke_tokens)
 
 
-# ------------------------------------------------------------------ the engine's part
-def _engine(variant: str, work: Path) -> Path:
-    from draftwise.core.engines import discovery
-    from draftwise.testing import gpu_launch
-
-    found = discovery.best_engine()
-    if found is None:
-        print("no engine installed: make engine", file=sys.stderr)
-        raise SystemExit(2)
-    binary = Path(found.binary)
-    if variant == "native":
-        return binary
-    if not list(binary.parent.glob(f"libggml-cpu-{variant}.so")):
-        print(f"the engine has no {variant} CPU module: running it as installed", flush=True)
-        return binary
-    return gpu_launch.engine_with_cpu_variant(binary, work / f"engine-{variant}", variant)
-
-
+# ------------------------------------------------------------------ the model
 def _model(name: str) -> Path:
     """The model's file (and a corpus target's drafter file beside it), before the folders move."""
     try:
@@ -400,7 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: list[Verdict] = []
     with tempfile.TemporaryDirectory(prefix="draftwise-bench-generalize-") as tmp:
         work = Path(tmp)
-        engine = _engine(args.cpu_variant, work)
+        from engine_settings import engine_for  # bench/ is on the path, as for any bench script
+
+        engine = engine_for(args.cpu_variant, work)
         models = [(name, _model(name)) for name in args.models.split(",")]  # before the folders move
         saved = {k: os.environ.get(k) for k in ("DRAFTWISE_DATA_DIR", "DRAFTWISE_CONFIG_DIR", "DRAFTWISE_CACHE_DIR")}
         try:

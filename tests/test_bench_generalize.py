@@ -86,6 +86,25 @@ def test_the_verdict_is_autos_geometric_mean_over_the_best():
     assert "auto / best on the unseen half = 0.800" in generalize.render(missed)
 
 
+def test_the_confirmation_runs_none_auto_and_the_sweeps_fastest_and_scores_the_sweeps_pick():
+    rows = [generalize.Row("no speculation", 1.0, 0.02, (1.0,), 100.0),
+            generalize.Row("a", 1.49, 0.02, (1.49,), 149.0),
+            generalize.Row("b", 1.47, 0.02, (1.47,), 147.0),
+            generalize.Row("auto", 1.33, 0.02, (1.33,), 133.0),
+            generalize.Row("c", 1.46, 0.02, (1.46,), 146.0),
+            generalize.Row("d", 1.40, 0.02, (1.40,), 140.0)]
+    assert generalize.finalists(rows, "auto", 3) == ["no speculation", "auto", "a", "b", "c"]
+    assert generalize.finalists(rows, "a", 3) == ["no speculation", "a", "b", "c"]
+    # Fresh rounds: the sweep's pick "a" at 1.40, "b" now ahead at 1.45, auto at 1.38. The
+    # verdict scores the sweep's pick, not the fresh rounds' own highest: 1.38 / 1.40.
+    fresh = [generalize.Row("no speculation", 1.0, 0.02, (1.0,), 100.0),
+             generalize.Row("auto", 1.38, 0.02, (1.38,), 138.0),
+             generalize.Row("a", 1.40, 0.02, (1.40,), 140.0),
+             generalize.Row("b", 1.45, 0.02, (1.45,), 145.0)]
+    v = generalize.Verdict("gemma (confirmed)", ("chat",), fresh, "auto", best="a")
+    assert v.best == "a" and v.ratio == pytest.approx(1.38 / 1.40)
+
+
 def test_the_estimate_scales_generation_with_the_answer_length():
     # 10 s a start, 2 s of it generating 16 tokens: at 128 tokens 8 + 16 = 24 s; 50 starts 1200 s.
     assert generalize.estimate_seconds(50, 10.0, 2.0, 128, 16) == pytest.approx(1200.0)

@@ -250,10 +250,13 @@ def render_tuned(t) -> str:
     """The settings stage's table (tuned.Tuned): each set of settings tried, its tokens/s
     written and read, and what auto passes from now on, with why."""
     from draftwise.core.measurements import tuned
+    from draftwise.core.speculation.setup import NONE
 
     if t is None:
         return "Engine settings: none applies to this engine and device (or your own arguments set them)."
-    lines = ["", f"Engine settings, measured on {t.on} (tokens/s written and read; a request of "
+    # The quick measurement measures them without speculation (core/measuring/quick.py).
+    on = "without speculation" if t.on == NONE.label() else f"on {t.on}"
+    lines = ["", f"Engine settings, measured {on} (tokens/s written and read; a request of "
                  f"{tuned.REFERENCE_PROMPT} prompt tokens and {tuned.REFERENCE_ANSWER} answer tokens decides):",
              f"{'settings':28} {'written':>8} {'read':>8} {'request':>8} {'final':>8}  note"]
     lines.append("-" * len(lines[-1]))

@@ -70,11 +70,14 @@ from draftwise.core.speculation import resolver
 from draftwise.core.speculation import setup as setup_mod
 from draftwise.core.speculation.setup import Setup
 
-# The dimensions every CPU launch may gain from; the quick measurement tries two of them
+# The dimensions every CPU launch may gain from; the quick measurement tries repack alone
 # (threads are the sweep's: on 2 cores one thread is the only other value, and on the real
-# Gemma 3 270M it wrote 66 tokens/s against the default's 97), the sweep all and the prompts'.
+# Gemma 3 270M it wrote 66 tokens/s against the default's 97; flash attention off was within
+# the noise of the default there, 1.03× on none and on ngram-simple 32 in bench/generalize.py's
+# sweep, and each setting is one more engine start of the minute the quick measurement has),
+# the sweep all and the prompts'.
 BASICS = ("repack", "threads", "flash_attn")
-QUICK = ("repack", "flash_attn")
+QUICK = ("repack",)
 SWEEP = (*BASICS, "threads_batch", "ubatch")
 UBATCHES = (256, 1024)  # beside the engine's 512
 FINAL_ROUNDS = 3  # as the sweep's final: its verdict is the one kept
@@ -279,14 +282,16 @@ def recording_faults(store: tuned.TunedRecords | None, binary: Any, machine: Any
 def settings_stage(run: Runner, prepared: Prepared, m: Measurement | None, binary: Any, machine: Any, *,
                    has_flag: Callable[[str], bool], which: Collection[str], rounds: int, steps: Steps,
                    store: tuned.TunedRecords | None, measured: Mapping[Setup, Arm] | None = None,
-                   ) -> tuned.Tuned | None:
+                   carrier: Setup | None = None) -> tuned.Tuned | None:
     """The stage as the quick measurement and the sweep run it after their own: on the setup
     auto will run after `m`, the dimensions `which` that apply, faults recorded in `store`.
     `measured`: the speculation stages' arms (the quick measurement's): the setup's own there
-    is `tune`'s `base_arm`."""
+    is `tune`'s `base_arm`. `carrier`: the setup to measure them on, where not the one auto
+    will run (the quick measurement's: none)."""
     spec = prepared.spec
-    carrier = setup_mod.NONE if m is None else carrier_of(
-        m, automatic=spec.source in AUTO_SOURCES, on_trial=spec.source == resolver.AUTO_NGRAM)
+    if carrier is None:
+        carrier = setup_mod.NONE if m is None else carrier_of(
+            m, automatic=spec.source in AUTO_SOURCES, on_trial=spec.source == resolver.AUTO_NGRAM)
     engine_arms = run if isinstance(run, EngineArms) else None
     dims = dimensions(prepared, has_flag, which=which, fixed=engine_arms.fixed if engine_arms else DEFAULTS,
                       faults=store.faults_for(binary, machine) if store is not None else ())

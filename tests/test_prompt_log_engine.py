@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pytest
 
+from draftwise.core import identity
 from draftwise.core.launch import launch_spec, prepare
 from draftwise.core.measurements import measured, prompt_log, usage
 from draftwise.core.measuring import learn
@@ -168,7 +169,8 @@ def test_api_requests_are_logged_kept_and_the_next_launch_runs_what_is_faster_on
 def test_serve_keeps_each_served_models_logged_prompts(engine, lib, box, monkeypatch):  # noqa: F811
     """`draftwise serve` with consent: each model's instance logs into its own folder (its preset
     section), and serve takes them in on its watch of the router and at its end — from the
-    `openai` client for one model and the `anthropic` client for the other."""
+    `openai` client for one model and the `anthropic` client for the other — and keeps each
+    request's figures under the model's key, as a launch does."""
     import anthropic
     import openai
 
@@ -197,6 +199,14 @@ def test_serve_keeps_each_served_models_logged_prompts(engine, lib, box, monkeyp
     for model in (alpha, beta):
         folder = prompt_log.folder(store, model)
         assert folder.is_dir() and list(folder.iterdir()) == []  # made by the engine, emptied by serve
+    # Each request's figures too, from its instance's own lines in the router's output
+    # (core/serving/served_usage.py), under the model's key as a launch of it keeps them: one
+    # request each, on this engine build.
+    kept = {u.key.model: u for u in store.record_file.read()}
+    for model in (alpha, beta):
+        u = kept[identity.file_key(model)]
+        assert u.count == 1 and u.key.engine == identity.engine_build_key(engine.binary)
+        assert u.requests[0].tokens >= 1 and u.requests[0].ms > 0
 
 
 @pytest.mark.timeout(180)

@@ -1724,49 +1724,64 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="247" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="246" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="356" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="355" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="360" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="359" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="416" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="414" />
+      <source>without speculation ({settings})</source>
+      <translation>投機的デコードなし（{settings}）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="415" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="417" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="416" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="466" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="465" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="472" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="471" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="489" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="488" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="493" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="494" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="534" />
+      <source>The engine stopped: {sentence}</source>
+      <translation>エンジンが停止しました: {sentence}</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="536" />
+      <source>The engine stopped before it was ready.</source>
+      <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
       <location filename="../../app/draftwise/core/measuring/arms.py" line="551" />
@@ -1774,17 +1789,7 @@
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="557" />
-      <source>The engine stopped: {sentence}</source>
-      <translation>エンジンが停止しました: {sentence}</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="559" />
-      <source>The engine stopped before it was ready.</source>
-      <translation>エンジンは準備ができる前に停止しました。</translation>
-    </message>
-    <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="597" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="578" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
@@ -1804,12 +1809,12 @@
       <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="366" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="424" />
       <source>round {r}: still checking {running} against none{dropped}</source>
       <translation>ラウンド {r}: {running} を投機なしと比べて確認中{dropped}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="368" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="426" />
       <source>; left out, behind beyond the noise: {setups}</source>
       <translation>。ノイズを超えて遅れているため除外: {setups}</translation>
     </message>

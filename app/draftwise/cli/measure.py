@@ -81,7 +81,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if ngram_on_trial:
         # No drafter found: n-gram speculation is what auto could turn on, so measure its types.
         print(f"No drafter found for {planned.prepared.model.path.name}: measuring n-gram speculation "
-              f"({', '.join(NGRAM_MEASURED)}).", flush=True)
+              f"({', '.join(NGRAM_MEASURED if args.sweep else quick.QUICK_NGRAM_TYPES)}).", flush=True)
         args.ngram = True
         engine, machine, planned = planned_launch(args, ignore_measurements=True)
     records, fixes, prepared = planned.records.measured, planned.records.fixes, planned.prepared

@@ -212,8 +212,13 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
     run.on_action = show
     watcher = _Instances(run, plan, preset_path, binary)
 
+    from draftwise.core.serving.served_usage import ServedUsage
+
+    served = ServedUsage.from_plan(plan)  # each model's requests, for learning from use
+
     def on_lines(lines: list[str]) -> None:
         watcher.add(lines)
+        served.lines(lines)
         if verbose:
             print("\n".join(f"  | {x}" for x in lines), flush=True)
 
@@ -240,10 +245,12 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
                 next_watch = time.monotonic() + WATCH_EVERY_S
                 watcher.poll()
                 prompts.ingest()
+                prompts.say(served.save())
     finally:
         if not run.flow.ended:
             run.stop()
         prompts.ingest(final=True)
+        prompts.say(served.save(final=True))
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if outcome["stopped_by_user"]:
@@ -265,7 +272,10 @@ class _Prompts:
         from draftwise.cli import learning
         from draftwise.core.serving import serve_plan
 
-        problem = serve_plan.ingest_prompts(self.plan, keep=learning.consent(), final=final)
+        self.say(serve_plan.ingest_prompts(self.plan, keep=learning.consent(), final=final))
+
+    def say(self, problem) -> None:
+        """A failure to keep what was logged (the prompts, the requests' figures), said once."""
         if problem is not None and not self.said:
             self.said = True
             print(f"warning: {problem}", flush=True)

@@ -50,6 +50,7 @@ from draftwise.core.serving import (
     served_state,
 )
 from draftwise.core.serving.served_state import LiveByModel, ServedRow
+from draftwise.core.serving.served_usage import ServedUsage
 from draftwise.viewmodels.i18n import N_, tr, tr_error, tr_message
 from draftwise.viewmodels.roles import EngineProcessRole
 
@@ -157,6 +158,8 @@ class ServeViewModel(QObject):
         self._watch = None  # services.router_models.RouterModels, made when first ready
         self._plans = 0  # the newest planning's number: an older answer is dropped
         self._prompts_said = False  # a failure to keep the logged prompts, said once
+        self.usage: ServedUsage | None = None  # each model's requests, for learning from use
+        self._usage_said = False  # a failure to keep them, said once
         self.log_lines.connect(app.logs.append)
         self.message.connect(app.message)
         for signal in (app.machine_known, app.engine.selection_changed, app.engine.changed):
@@ -321,6 +324,7 @@ class ServeViewModel(QObject):
         self.planning = False
         self.prepared = prepared
         self.flow = serve_flow.ServeFlow.from_plan(prepared.plan, Path(prepared.router.binary))
+        self.usage = ServedUsage.from_plan(prepared.plan)
         process = self.factory(prepared.router, self)
         self.process = process
         process.changed.connect(self._on_outcome)
@@ -358,6 +362,7 @@ class ServeViewModel(QObject):
             self._watch_models()
         if outcome.stage not in RUNNING:
             self._ingest_prompts(final=True)
+            self._save_usage(final=True)
             if self._watch is not None:
                 self._watch.stop()
             process, self.process = self.process, None
@@ -383,8 +388,19 @@ class ServeViewModel(QObject):
             self._prompts_said = True
             self.message.emit(tr_message(problem))
 
+    def _save_usage(self, *, final: bool = False) -> None:
+        """The requests each model served since the last save, kept for learning from use
+        (core/serving/served_usage.py)."""
+        if self.usage is None:
+            return
+        problem = self.usage.save(final=final)
+        if problem is not None and not self._usage_said:
+            self._usage_said = True
+            self.message.emit(tr_message(problem))
+
     def _on_models(self, body: bytes) -> None:
         self._ingest_prompts()  # on the router's watch: every few seconds while it serves
+        self._save_usage()
         now = instances.read(body)
         if now == self.instances:
             return
@@ -423,6 +439,8 @@ class ServeViewModel(QObject):
         self.lines.add(lines)
         if self.flow is not None:
             self.flow.add_lines(lines)
+        if self.usage is not None:
+            self.usage.lines(lines)
         if self.live.add(lines):
             self.changed.emit()
 

@@ -410,8 +410,9 @@ class EngineArms:
         return what_is_drafting(decision_for(self.prepared.spec, setup))
 
     def label(self, setup: Setup) -> Message:
-        if not setup.speculates:
-            return msg("without speculation")
+        if not setup.speculates:  # the settings stage's arms: "without speculation (-nr)"
+            return msg("without speculation ({settings})", settings=setup.engine.label()) if not setup.engine.default \
+                else msg("without speculation")
         return msg("with {what} ({setup})", what=self.words(setup), setup=setup.label())
 
     def launch(self, setup: Setup) -> launch_spec.LaunchSpec:

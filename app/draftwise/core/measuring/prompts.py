@@ -29,12 +29,12 @@ def rendered(chat: Mapping[str, Any], apply: Callable[[Mapping[str, Any]], str])
     /apply-template, what a chat request reaches the model as). A template that takes no tools
     drops them (the engine's ChatML fallback does); an agent's request then carries its tool
     definitions as JSON in its system message, as a client does for such a model, so the
-    prompt keeps their size."""
+    prompt keeps their size: one line, as templates write tools (Jinja's `tojson`)."""
     prompt = apply(chat)
     tools = chat.get("tools")
     if tools and json.dumps(tools[0]["function"]["description"])[1:-1] not in prompt:
         messages = [dict(m) for m in chat["messages"]]
-        listing = "\n\nTools you can call, as JSON:\n" + json.dumps(tools, indent=1)
+        listing = "\n\nTools you can call, as JSON:\n" + json.dumps(tools)
         if messages and messages[0].get("role") == "system":
             messages[0]["content"] = str(messages[0]["content"]) + listing
         else:

@@ -244,14 +244,18 @@ def engine_types_of(binary: Path) -> tuple[str, ...]:
 
 def engine_starts(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,
                   engine_types: Collection[str] = NGRAM_MEASURED) -> int:
-    """How many times a measurement loads the model at most: every setup, every round (none's
-    first start, with its two passes, counted twice), every setting."""
-    # The second stage: two drafter extras, or the pair of n-gram types.
+    """How many times a measurement loads the model: where the answer length comes from the
+    noise (`draftwise measure`, the window), each setup once and none's first start, with its
+    two passes, counted twice (more rounds go only to a verdict within the noise, which the
+    offer does not count); else every setup every round. Each setting once, with no final
+    (`measure`'s settings stage)."""
+    # The second stage: two drafter extras, or the other n-gram type alone.
     extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
     dims = tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK)
-    tune = sum(len(d.values) - 1 for d in dims) * settings.rounds + (3 * settings.rounds if len(dims) > 1 else 0)
+    tune = sum(len(d.values) - 1 for d in dims)
+    rounds = 1 if settings.tokens_from_noise else settings.rounds
     first = 1 if settings.tokens_from_noise else 0  # none's two passes: one start's load, two of prompts
-    return settings.rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune + first
+    return rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune + first
 
 
 def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTINGS,

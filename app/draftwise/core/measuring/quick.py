@@ -8,19 +8,20 @@ timings, noise from the spread between rounds). What it tries, in two stages:
    - for a model drafter (a draft model, the MTP head, EAGLE-3, DFlash): its draft lengths
      (`measured.n_max_candidates`: 2, 4, 8; 1, 2, 4 for MTP) and, when auto chose it, n-gram
      speculation (ngram-mod) alone;
-   - for a model with no drafter (auto's n-gram speculation): ngram-mod alone and ngram-mod
-     with ngram-simple in one launch (`--spec-type ngram-simple,ngram-mod`,
-     `QUICK_NGRAM_TYPES`), each at one length (`QUICK_NGRAM_LENGTH`), so the quick
-     measurement covers every model: the two draft from different places (ngram-simple from a
-     match anywhere in the context, the rewrite's source text; ngram-mod from its hash of what
-     came before), and on the real Gemma 3 270M the pair took each one's best prompt kinds
-     (setup.py);
+   - for a model with no drafter (auto's n-gram speculation): ngram-mod and ngram-simple
+     (`QUICK_NGRAM_TYPES`) at one length (`QUICK_NGRAM_LENGTH`), so the quick measurement
+     covers every model;
 2. only where the first stage says it may pay, at most two more setups: the best drafter
    with p-min (`P_MIN_QUICK`) when its acceptance leaves drafts to cut (`P_MIN_ROOM`), and
    the best drafter with ngram-mod beside it (one launch, `--spec-type ngram-mod,X`, at
    `COMBINED_NGRAM_LENGTH`) when the drafter was faster than none; for a model with no
-   drafter, ngram-simple alone, only when the pair is not the first stage's choice (the pair
-   is kept only where it beats each type measured alone);
+   drafter, the two n-gram types together (`--spec-type ngram-simple,ngram-mod`, each at its
+   length) when both drafted, one was faster than none, and the pair may be kept at all
+   (`_may_hold`: the engine asks the pair's first type first, so a prompt the first type alone
+   slows, the pair slows too): they draft from different places (ngram-simple from a match
+   anywhere in the context, the rewrite's source text; ngram-mod from its hash of what came
+   before), and on the real Gemma 3 270M's held-out prompts pairs with ngram-simple first
+   were the bench's best rows (setup.py);
 3. the engine's speed settings on the CPU (repack alone, `tuning.QUICK`), without
    speculation, in a stage of their own (core/measuring/tuning.py); the measurement carries
    what it kept (`Measurement.tuned`), which the caller records beside it.
@@ -32,7 +33,7 @@ combination or longer draft only where it beats its simpler form on most prompts
 rounds go only to none and the setups that can still win, until the choice is beyond the
 noise from none, up to `MAX_ROUNDS` (`_more_rounds`). The settings stage then runs repack
 once against none's own arm (its two passes). On the real Gemma 3 270M on 2 cores that is
-five engine starts' worth, about 55 s. The kept setup becomes the
+five engine starts' worth where the pair is skipped, about 50 s. The kept setup becomes the
 measurement's `setup`, which auto runs from then on (measured.decide). The sweep
 (core/measuring/sweep.py) tries every setup. Nothing is recorded here: the caller records
 the result once the whole measurement finished.
@@ -91,13 +92,9 @@ Arm, Cancelled, Prompt, PROMPTS = arms.Arm, arms.Cancelled, arms.Prompt, arms.PR
 # The n-gram draft length the quick measurement tries each type at (the sweep tries 8 to 64;
 # 32 was ngram-mod's fastest of 16/32/64 on the real Gemma 3 270M, acceptance 91 %).
 QUICK_NGRAM_LENGTH = 32
-# The n-gram types a model with no drafter is measured with: the first is auto's own
-# (the resolver's), measured alone and beside the second in one launch; the second alone only
-# when that pair is not the first stage's choice. ngram-map-k, which like ngram-simple drafts
-# the m-gram after a match, is left to the sweep (it was never the clear best of the bench's
-# rows). On the real Gemma 3 270M's held-out prompts (bench/generalize.py, 64 tokens) the pair
-# ran 1.46× of none, ngram-simple alone 1.33×, ngram-mod alone 1.23×: the pair first saves a
-# start where it wins, which is what keeps the quick measurement within a minute.
+# The n-gram types a model with no drafter is measured with: ngram-map-k, which like
+# ngram-simple drafts the m-gram after a match, is left to the sweep (it was never the clear
+# best of the bench's rows; each type here costs an engine start).
 QUICK_NGRAM_TYPES = (NGRAM_MOD, NGRAM_SIMPLE)
 # ngram-mod beside a drafter: the engine's own `--spec-default` length (n-max 64 with its n-min
 # 48), so it drafts only long repeated runs and leaves the rest to the drafter.
@@ -159,13 +156,9 @@ def first_stage(prepared: Prepared, settings: MeasureSettings, engine_types: Col
         if lengths != (None,) and settings.n_max_values is None and own.ngram in NGRAM_MEASURED:
             lengths = (QUICK_NGRAM_LENGTH,)
         setups += [own if n is None else replace(own, ngram_len=n) for n in lengths]
-        if automatic and own.ngram in NGRAM_MEASURED and settings.n_max_values is not None:
-            # Lengths asked for (`--n-max`): every quick type alone, the pair from their fastest.
+        if automatic and own.ngram in NGRAM_MEASURED:
             setups += [Setup(ngram=t, ngram_len=_ngram_length(t, prepared)) for t in QUICK_NGRAM_TYPES
                        if t != own.ngram and t in engine_types]
-        elif automatic and own.ngram in NGRAM_MEASURED:
-            pair = _quick_pair(prepared, engine_types)
-            setups += [pair] if pair is not None and own.ngram in pair.types else []
     return list(dict.fromkeys(setups))
 
 
@@ -173,7 +166,7 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
     """The cheap extras the first stage's figures call for (at most two; see the module's text)."""
     spec, own = prepared.spec, own_setup(prepared.spec)
     if own.drafter is None:
-        return _other_types(prepared, results)
+        return _ngram_pair(prepared, results)
     base = results.arms.get(setup_mod.NONE)
     drafter = max((a for a in results.full() if a.setup.drafter is not None), key=lambda a: a.tokens_per_s,
                   default=None)
@@ -192,41 +185,35 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
     return out
 
 
-def _quick_pair(prepared: Prepared, engine_types: Collection[str]) -> Setup | None:
-    """The two quick n-gram types together, each at its quick length (None where the engine
-    runs fewer than both)."""
-    if not all(t in engine_types for t in QUICK_NGRAM_TYPES):
-        return None
-    (first, second) = QUICK_NGRAM_TYPES
-    return Setup(ngram=first, ngram_len=_ngram_length(first, prepared),
-                 ngram2=second, ngram2_len=_ngram_length(second, prepared))
-
-
-def _other_types(prepared: Prepared, results: Results) -> list[Setup]:
-    """For auto's n-gram speculation: the quick types not yet measured alone, when the pair is
-    not what the first stage chose (its simpler forms then decide between them); where the
-    first stage ran the types alone instead (lengths asked for), their pair."""
-    spec = prepared.spec
-    if spec.source not in AUTO_SOURCES or setup_mod.NONE not in results.arms:
+def _ngram_pair(prepared: Prepared, results: Results) -> list[Setup]:
+    """The two n-gram types of the first stage together, for auto's n-gram speculation, when
+    both drafted, one of them was faster than none, and the pair may be kept (`_may_hold`)."""
+    base = results.arms.get(setup_mod.NONE)
+    if prepared.spec.source not in AUTO_SOURCES or base is None:
         return []
-    pair = next((s for s in results.arms if s.drafter is None and s.ngram2 is not None), None)
-    if pair is None:
-        return _ngram_pair(results)
-    chosen = choice.choose(standings(results))
-    if chosen is not None and chosen.setup == pair:
-        return []
-    alone = {s.ngram for s in results.arms if s.drafter is None and s.ngram is not None and s.ngram2 is None}
-    return [Setup(ngram=t, ngram_len=_ngram_length(t, prepared)) for t in pair.types if t not in alone]
-
-
-def _ngram_pair(results: Results) -> list[Setup]:
-    """The two n-gram types measured alone together (each at its fastest length), when both
-    drafted and one of them was faster than none."""
-    base = results.arms[setup_mod.NONE]
     pair = ngram_pair(results)
     fastest = max((a.tokens_per_s for a in results.full() if a.setup.drafter is None and a.setup.ngram is not None
                    and a.setup.ngram2 is None and a.counters.drafted > 0), default=0.0)
-    return [pair] if pair is not None and fastest > base.tokens_per_s else []
+    return [pair] if pair is not None and fastest > base.tokens_per_s and _may_hold(pair, results) else []
+
+
+def _may_hold(pair: Setup, results: Results) -> bool:
+    """Whether the pair can be kept at all: the engine asks its first type for a draft and the
+    second only where the first has none (common/speculative.cpp `common_speculative_draft`),
+    so on every prompt the pair makes the first type's drafts, and a prompt where the first
+    type alone is slower than none beyond the noise is slow with the pair too. A combination
+    slower than none on a prompt where a type alone is not is never kept (choice.admissible),
+    so where the first type is slow on a prompt the second is not, the pair is not started.
+    On the real Gemma 3 270M on 2 cores, ngram-simple (the first) wrote the short chat
+    question at 0.76-0.89× of none and ngram-mod at 0.95-1.06×, in three measurements of
+    five starts each (60.6-65.6 s): the pair was never kept, and the start it cost is what
+    kept them over the minute."""
+    alone = {s.setup.ngram: s for s in standings(results)
+             if s.setup.drafter is None and s.setup.ngram2 is None and s.setup.ngram in pair.ngrams}
+    first, second = alone.get(pair.ngram), alone.get(pair.ngram2)
+    if first is None or second is None:
+        return True
+    return choice.slower_on(first) <= choice.slower_on(second)
 
 
 def _ngram_length(ngram: str, prepared: Prepared) -> int | None:

@@ -188,10 +188,17 @@ def test_serve_keeps_each_served_models_logged_prompts(engine, lib, box, monkeyp
                                    max_tokens=4, temperature=0)
         an = anthropic.Anthropic(base_url=serve.url, api_key=SERVE_KEY, max_retries=0)
         an.messages.create(model="beta-F32", max_tokens=4, messages=[{"role": "user", "content": "Hello beta"}])
-        deadline = time.monotonic() + 30  # serve's watch reads the router every second
-        while not (store.model(alpha).prompts and store.model(beta).prompts) and time.monotonic() < deadline:
+        # Serve's watch reads the router every second: it takes the prompts in and keeps the
+        # requests' figures that arrived (the router forwards its instances' lines as they come).
+        def kept_figures() -> set[str]:
+            return {u.key.model for u in store.record_file.read()}
+
+        both = {identity.file_key(alpha), identity.file_key(beta)}
+        deadline = time.monotonic() + 30
+        while not (store.model(alpha).prompts and store.model(beta).prompts and both <= kept_figures()) \
+                and time.monotonic() < deadline:
             serve.drain()
-            time.sleep(0.2)
+            time.sleep(0.2)  # polling the records with a deadline
     finally:
         assert serve.stop() == 0
     assert store.model(alpha).prompts == ("<|im_start|>user\nHello alpha<|im_end|>\n<|im_start|>assistant\n",)

@@ -236,7 +236,7 @@ def engine_starts(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTIN
     two passes, counted twice (more rounds go only to a verdict within the noise, which the
     offer does not count); else every setup every round. Each setting once, with no final
     (`measure`'s settings stage)."""
-    # The second stage: two drafter extras, or the other n-gram type alone.
+    # The second stage: two drafter extras, or the pair of n-gram types.
     extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
     dims = tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK)
     tune = sum(len(d.values) - 1 for d in dims)

@@ -53,11 +53,12 @@ script end to end in a few minutes; it prints the seconds per engine start and t
 estimated duration. `--cpu-variant`: as bench/engine_settings.py's (the default runs the AVX2
 module alone, so repack is measured as on most users' x86 machines).
 
-Exit 1 when auto is below TARGET × the sweep's best on any model; 2 when something needed is
+Exit 1 when auto is below TARGET × the sweep's best on any model (on the confirmation's rounds;
+with `--confirm 0` on the sweep's); 2 when something needed is
 missing (no engine, no model file, a drafter model the resolver pairs with none).
 
     PYTHONPATH=app .venv/bin/python bench/generalize.py [--models gemma,corpus:SmolLM2-360M-Instruct+SmolLM2-135M-Instruct]
-        [--tokens 128] [--rounds 2] [--cross cut|full] [--swap] [--smoke] [--cpu-variant haswell|native] [--json OUT]
+        [--tokens 128] [--rounds 2] [--cross cut|full] [--swap] [--smoke] [--cpu-variant haswell|native] [--confirm 2] [--json OUT]
 """
 
 from __future__ import annotations

@@ -299,7 +299,7 @@ class ServeViewModel(QObject):
                           settings.keep_prompts)
         self.planning, self.problem, self.prepared = True, "", None
         self.instances, self.live, self.lines = {}, LiveByModel(), instances.ChildLines.new()
-        self.flow = None
+        self.flow, self.usage = None, None
         self._plans += 1
         number = self._plans
         self.changed.emit()

@@ -204,6 +204,19 @@ def render(v: Verdict) -> str:
     return "\n".join(lines)
 
 
+def rows_of(setups: Sequence[Setup], results: Any) -> list[Row]:
+    """Each setup's row from one stage's arms (`arms.Results`): its standing against none there,
+    with that stage's noise (the sweep's rows, and the confirmation's on its own rounds)."""
+    from draftwise.core.measuring import choice
+
+    none, noise = results.arms[setup_mod.NONE], results.noise()
+    rows = []
+    for s in setups:
+        st = choice.standing(results.arms[s], none, noise)
+        rows.append(Row(s.label(), st.geomean, st.error, st.speedups, results.arms[s].tokens_per_s))
+    return rows
+
+
 def finalists(rows: Sequence[Row], auto: str, top: int) -> list[str]:
     """The rows the confirmation runs again: no speculation, auto's, and the sweep's `top`
     fastest (labels, in that order, each once)."""
@@ -295,7 +308,7 @@ def _bench_model(name: str, model: Path, engine: Path, args: argparse.Namespace)
     from draftwise.core.launch import prepare, session
     from draftwise.core.machine import device_choice, hardware
     from draftwise.core.measurements import measured
-    from draftwise.core.measuring import arms, choice, prompts, quick, sweep, tuning
+    from draftwise.core.measuring import arms, prompts, quick, sweep, tuning
     from draftwise.core.speculation.setup import of_decision
 
     seen, unseen = halves(args.swap)
@@ -352,12 +365,7 @@ def _bench_model(name: str, model: Path, engine: Path, args: argparse.Namespace)
     t0 = time.monotonic()
     arms.run_stage(timed, [arms.Line((s,), prune=False) for s in todo], args.rounds, results, steps)
     sweep_s = time.monotonic() - t0
-    none = results.arms[setup_mod.NONE]
-    noise = results.noise()
-    rows = []
-    for s in todo:
-        st = choice.standing(results.arms[s], none, noise)
-        rows.append(Row(s.label(), st.geomean, st.error, st.speedups, results.arms[s].tokens_per_s))
+    rows = rows_of(todo, results)
     generating = sum(a.ms for a in results.arms.values()) / 1000.0 / max(len(walls), 1)
     per_start = sum(walls) / max(len(walls), 1)
     extra = {"measure_s": measure_s, "sweep_s": sweep_s, "per_start_s": per_start, "arms": len(todo),
@@ -375,16 +383,11 @@ def _bench_model(name: str, model: Path, engine: Path, args: argparse.Namespace)
               f"(none, auto's, the sweep's {CONFIRM_TOP} fastest)", flush=True)
         fresh = arms.Results()
         arms.run_stage(timed, [arms.Line((s,), prune=False) for s in again], args.confirm, fresh, steps)
-        none_again, noise_again = fresh.arms[setup_mod.NONE], fresh.noise()
-        confirmed = []
-        for s in again:
-            st = choice.standing(fresh.arms[s], none_again, noise_again)
-            confirmed.append(Row(s.label(), st.geomean, st.error, st.speedups, fresh.arms[s].tokens_per_s))
+        confirmed = rows_of(again, fresh)
         c = Verdict(f"{name} (confirmed)", kinds, confirmed, auto.label(), best=v.best)
         print(render(c), flush=True)
         extra.update(sweep_ratio=v.ratio, sweep_best=v.best, confirmed_ratio=c.ratio, confirm_rounds=args.confirm,
                      confirmed_rows=[r.__dict__ | {"speedups": list(r.speedups)} for r in confirmed])
-        v = Verdict(name, kinds, rows, auto.label(), extra=extra)
         v.ratio = c.ratio  # the verdict: the sweep's pick and auto, each on rounds that picked neither
     print(f"  {len(walls)} engine starts, {per_start:.1f} s each ({generating:.1f} s of it generating "
           f"{args.tokens} tokens × {len(unseen)} prompts); the sweep {sweep_s:.0f} s", flush=True)

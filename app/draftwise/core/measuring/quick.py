@@ -382,6 +382,12 @@ def standings(results: Results) -> list[choice.Standing]:
             if a.setup.speculates and a.counters.drafted > 0]
 
 
+def _chosen(ranked: Sequence[choice.Standing], out: Collection[Setup]) -> choice.Standing | None:
+    """The rule's choice among the setups still in the running (each held to every simpler form
+    measured), else among all when none of those is admissible."""
+    return choice.choose(ranked, among=[s.setup for s in ranked if s.setup not in out]) or choice.choose(ranked)
+
+
 def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> set[Setup]:
     """Rounds after the first, for none and the setups still in the running: a setup beyond
     the noise below the one chosen so far gets none (it cannot become the choice), and rounds
@@ -390,7 +396,7 @@ def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps
     out: set[Setup] = set()  # once behind, out for good: no round can make it the choice
     while True:
         ranked = standings(results)
-        chosen = choice.choose(ranked, among=[s.setup for s in ranked if s.setup not in out]) or choice.choose(ranked) or choice.choose(ranked)
+        chosen = _chosen(ranked, out)
         if chosen is None:
             return out
         out |= {s.setup for s in ranked if choice.behind(s, chosen) and s.setup != chosen.setup}
@@ -430,7 +436,7 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
     spec = prepared.spec
     base = results.arms[setup_mod.NONE]
     ranked = standings(results)
-    chosen = choice.choose(ranked, among=[s.setup for s in ranked if s.setup not in out]) or choice.choose(ranked)
+    chosen = _chosen(ranked, out)
     best = results.arms[chosen.setup] if chosen is not None else results.best()
     assert best is not None  # the first stage always has a speculating setup
     figures = best.figures

@@ -10,6 +10,7 @@ machine shared with other work is the measurement's to say, not the test's.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -85,3 +86,21 @@ def test_the_settings_stage_runs_every_setting_and_the_kept_layout_is_the_planne
     rows = {r["component"]: r for r in planned_vs_actual.compare(off.prepared.plan, off.actual)}
     assert abs(rows["compute"]["error"]) <= 0.10, rows
     assert rows["compute"]["planned"] > o.prepared.plan.bytes.compute
+
+
+@pytest.mark.timeout(600)
+def test_the_quick_measurements_settings_stage_runs_half_the_prompts(haswell, tmp_path, capsys):
+    """`draftwise measure` tries repack where the weights are re-laid (Q4_0 on the haswell
+    module), on the prompts of quick.SETTINGS_KINDS alone, set against none on those."""
+    from draftwise.cli.main import main
+    from draftwise.core.measuring import quick
+
+    model = write_tiny_model(tmp_path / "q4" / "q4.gguf", TinyModel(name="q4", n_layer=4, dtype="Q4_0",
+                                                                    **dict(ta.BENCH_GEOMETRY, n_ctx_train=4096)))[0]
+    code = main(["measure", str(model), "--engine", str(haswell), "--tokens", "8", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    ran = re.findall(r"without speculation \(-nr\): (.+) prompt, round 1$", out, re.M)
+    assert ran == list(quick.SETTINGS_KINDS), out
+    assert len(re.findall(r"without speculation: (.+) prompt, round 1$", out, re.M)) == len(quick.PROMPTS)
+    assert re.search(r"^-nr +\d", out, re.M), out  # its row in the settings table

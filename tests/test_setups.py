@@ -379,11 +379,20 @@ def test_a_verdict_within_the_noise_gets_more_rounds_of_none_and_the_best(alone)
             k = swing[r] / (1.0 + 0.01 * (r % 2))
             return replace(arm, ms=arm.ms / k, per_request=tuple((i, rr, t * k) for i, rr, t in arm.per_request))
 
+    fake = Busy(lambda s: 130.0 if s.ngram == NGRAM_SIMPLE else 110.0 if s.ngram else 100.0)
+    m = fa.run_measure(alone, fake)
+    assert fake.ran(NONE) == quick.MAX_ROUNDS == 3 and fake.ran(Setup(ngram=NGRAM_SIMPLE, ngram_len=32)) == 3
+    assert fake.ran(Setup(ngram=NGRAM_MOD, ngram_len=32)) == 1
+    assert m.ratio == pytest.approx(1.3, rel=0.01) and m.faster and m.noise < 0.3
+    # ngram-mod ahead on every prompt, within the noise of ngram-simple, its simpler form
+    # (choice._stateless_form): the third round goes to both, as it can settle that. Here the
+    # rounds stray ±30 % (each figure's error about 0.18 after three), wider than 1.3 against
+    # 1.1: still a tie after MAX_ROUNDS, and a tie keeps the simpler form.
     fake = Busy(lambda s: 130.0 if s.ngram == NGRAM_MOD else 110.0 if s.ngram else 100.0)
     m = fa.run_measure(alone, fake)
-    assert fake.ran(NONE) == quick.MAX_ROUNDS == 3 and fake.ran(Setup(ngram=NGRAM_MOD, ngram_len=32)) == 3
-    assert fake.ran(Setup(ngram=NGRAM_SIMPLE, ngram_len=32)) == 1
-    assert m.ratio == pytest.approx(1.3, rel=0.01) and m.faster and m.noise < 0.3
+    mod, simple = Setup(ngram=NGRAM_MOD, ngram_len=32), Setup(ngram=NGRAM_SIMPLE, ngram_len=32)
+    assert [fake.ran(s) for s in (NONE, mod, simple)] == [3, 3, 3]
+    assert m.setup == simple
 
 
 def test_ngram_is_turned_on_only_when_faster_beyond_the_noise(alone):

@@ -23,6 +23,14 @@ MODEL_DRAFTERS = (DRAFT_SIMPLE, DRAFT_EAGLE3, DRAFT_MTP, DRAFT_DFLASH, DRAFT_DSP
 # The n-gram types a measurement tries (ngram-map-k4v and ngram-cache aside: the first is the
 # engine's own "not sure this is a good config" in --spec-default, the second needs cache files).
 NGRAM_MEASURED = (NGRAM_MOD, NGRAM_SIMPLE, NGRAM_MAP_K)
+# The one n-gram type that drafts from the request's own context alone: ngram-simple's begin
+# and accept do nothing (common/speculative.cpp). ngram-mod's hash is "shared across all
+# sequences" and fed by every request, ngram-map-k keeps a map per slot from one request to
+# the next, ngram-cache its dynamic cache: what they draft on a request depends on what the
+# engine saw before it. On the real Gemma 3 270M, the same eight prompts in reverse order in a
+# fresh engine gave ngram-mod other drafts on four of them (the edit: 17 drafted, 17 accepted
+# against 98 and 41), ngram-map-k on one, ngram-simple the same on all eight.
+NGRAM_STATELESS = NGRAM_SIMPLE
 # The flag that sets each type's draft length (common/arg.cpp): the model drafters share
 # --spec-draft-n-max; ngram-mod has its own n-max; ngram-simple and ngram-map-k draft the
 # m-gram that follows a matched n-gram, so their length is size-m.

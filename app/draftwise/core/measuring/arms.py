@@ -32,7 +32,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -70,6 +70,9 @@ class MeasureSettings:
     passes: int = 1
     # The quick measurement sets `tokens` from the noise of its first start (quick.tokens_for).
     tokens_from_noise: bool = False
+    # The kinds of prompt a start runs (None: every prompt): the quick measurement's settings
+    # stage runs half of them (quick.SETTINGS_KINDS), each by its index in `prompts` still.
+    only: tuple[str, ...] | None = None
 
 
 DEFAULT_SETTINGS = MeasureSettings()
@@ -106,6 +109,18 @@ class SettingFault(MeasureError):
 
 
 @dataclass(frozen=True)
+class Timed:
+    """One measured request's own figures (`timings`): what `Arm.over` rebuilds an arm from."""
+
+    prompt: int  # its index in the settings' prompts
+    start: int  # the round the start that ran it was asked for
+    n: float  # tokens written
+    ms: float
+    prompt_n: float  # tokens read
+    prompt_ms: float
+
+
+@dataclass(frozen=True)
 class Arm:
     """One setup's engine starts so far: tokens/s over all measured requests, and per request."""
 
@@ -122,6 +137,21 @@ class Arm:
     prompt_tokens: float = 0.0
     prompt_ms: float = 0.0
     prompt_rounds: tuple[tuple[int, float], ...] = ()
+    timed: tuple[Timed, ...] = ()  # each measured request's figures (none from a runner that keeps none)
+
+    def over(self, prompts: Collection[int]) -> Arm:
+        """This arm on `prompts` alone, rebuilt from its requests' own figures: the quick
+        measurement's settings stage runs half the prompts and is set against none's arm on
+        that half, writing and reading alike (an arm that also timed the long prompt reads it
+        from its requests instead)."""
+        timed = tuple(t for t in self.timed if t.prompt in prompts)
+        starts = sorted({t.start for t in timed})
+        reading = [(st, sum(t.prompt_n for t in timed if t.start == st), sum(t.prompt_ms for t in timed if t.start == st))
+                   for st in starts]
+        return replace(self, tokens=sum(t.n for t in timed), ms=sum(t.ms for t in timed),
+                       per_request=tuple(x for x in self.per_request if x[0] in prompts),
+                       prompt_tokens=sum(t.prompt_n for t in timed), prompt_ms=sum(t.prompt_ms for t in timed),
+                       prompt_rounds=tuple((st, n * 1000.0 / ms) for st, n, ms in reading if ms > 0), timed=timed)
 
     @property
     def n_max(self) -> int | None:
@@ -139,7 +169,7 @@ class Arm:
                    self.per_request + other.per_request, self.counters.plus(other.counters),
                    self.rounds + other.rounds, other.per_type or self.per_type,
                    self.prompt_tokens + other.prompt_tokens, self.prompt_ms + other.prompt_ms,
-                   self.prompt_rounds + other.prompt_rounds)
+                   self.prompt_rounds + other.prompt_rounds, self.timed + other.timed)
 
     @property
     def prompt_per_s(self) -> float:
@@ -480,11 +510,14 @@ class EngineArms:
             _complete(run, _body(texts[0], 8), settings, cancel)
             before = _counters(run)
             per_request: list[tuple[int, int, float]] = []
+            timed: list[Timed] = []
             total_n, total_ms, prompt_n, prompt_ms = 0.0, 0.0, 0.0, 0.0
             counters = live_figures.Counters()
             passes = max(1, settings.passes)
             for k in range(passes):
                 for i, prompt in enumerate(settings.prompts):
+                    if settings.only is not None and prompt.kind not in settings.only:
+                        continue
                     step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r * passes + k + 1))
                     body = _body(texts[i], settings.tokens)
                     body["cache_prompt"] = k > 0  # a later pass's answer is timed alone: read once
@@ -495,8 +528,9 @@ class EngineArms:
                                                kind=prompt.kind))
                     per_request.append((i, r * passes + k, n * 1000.0 / ms))
                     total_n, total_ms = total_n + n, total_ms + ms
-                    prompt_n += float(timings.get("prompt_n", 0))
-                    prompt_ms += float(timings.get("prompt_ms", 0))
+                    read_n, read_ms = float(timings.get("prompt_n", 0)), float(timings.get("prompt_ms", 0))
+                    prompt_n, prompt_ms = prompt_n + read_n, prompt_ms + read_ms
+                    timed.append(Timed(i, r, n, ms, read_n, read_ms))
                     # Each request's own figures: exact, where a difference of /metrics totals rounds.
                     counters = counters.plus(live_figures.Counters.from_timings(timings))
             # Verification steps are in no request's timings: the /metrics difference, exact while
@@ -510,7 +544,8 @@ class EngineArms:
                 prompt_n, prompt_ms = float(timings.get("prompt_n", 0)), float(timings.get("prompt_ms", 0))
             prompt_rounds = ((r, prompt_n * 1000.0 / prompt_ms),) if prompt_ms > 0 else ()
             return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
-                       rounds=passes, per_type=per_type, prompt_tokens=prompt_n, prompt_ms=prompt_ms, prompt_rounds=prompt_rounds)
+                       rounds=passes, per_type=per_type, prompt_tokens=prompt_n, prompt_ms=prompt_ms,
+                       prompt_rounds=prompt_rounds, timed=tuple(timed))
         finally:
             run.stop()
 

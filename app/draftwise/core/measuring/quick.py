@@ -103,6 +103,12 @@ COMBINED_NGRAM_LENGTH = 64
 # the drafter was unsure of are rejected often enough that stopping them early may pay.
 P_MIN_QUICK = 0.5
 P_MIN_ROOM = 0.9
+# The settings stage's prompts, half the eight (by kind, the four shortest): a setting changes
+# how fast the engine computes a token, measured without speculation, so which text it writes
+# matters little, and each start of the stage costs half the time (about 6 s of the 13 a start
+# of all eight takes on the real Gemma 3 270M on 2 cores). None's arm is set against it on the
+# same four (`Arm.over`).
+SETTINGS_KINDS = ("chat", "write code", "translate", "extract JSON")  # of prompt_pool.KINDS
 # Rounds of none and the choice at most, when the first ones leave the verdict within the noise.
 MAX_ROUNDS = 3
 # The answer length of the first start, and the noise it must reach to be kept (else longer
@@ -238,8 +244,7 @@ def engine_starts(prepared: Prepared, settings: MeasureSettings = DEFAULT_SETTIN
     (`measure`'s settings stage)."""
     # The second stage: two drafter extras, or the pair of n-gram types.
     extras = 2 if own_setup(prepared.spec).drafter is not None else 1 if prepared.spec.source in AUTO_SOURCES else 0
-    dims = tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK)
-    tune = sum(len(d.values) - 1 for d in dims)
+    tune = _settings_starts(prepared)
     rounds = 1 if settings.tokens_from_noise else settings.rounds
     first = 1 if settings.tokens_from_noise else 0  # none's two passes: one start's load, two of prompts
     return rounds * (len(first_stage(prepared, settings, engine_types)) + extras) + tune + first
@@ -249,8 +254,17 @@ def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SE
                       engine_types: Collection[str] = NGRAM_MEASURED, *,
                       tokens_per_s: float | None = None) -> float:  # fmt: skip
     """A rough duration for the offer: every arm loads the model and generates the prompts
-    (at `tokens_per_s`, the speed estimate here, where the caller knows it)."""
-    return engine_starts(prepared, settings, engine_types) * seconds_per_start(prepared, settings, tokens_per_s)
+    (at `tokens_per_s`, the speed estimate here, where the caller knows it); the settings
+    stage's starts, the prompts of SETTINGS_KINDS alone."""
+    tune = _settings_starts(prepared)
+    half = replace(settings, prompts=tuple(p for p in settings.prompts if p.kind in SETTINGS_KINDS) or settings.prompts)
+    return ((engine_starts(prepared, settings, engine_types) - tune) * seconds_per_start(prepared, settings, tokens_per_s)
+            + tune * seconds_per_start(prepared, half, tokens_per_s))
+
+
+def _settings_starts(prepared: Prepared) -> int:
+    """The settings stage's starts: each setting of `tuning.QUICK` that applies, once."""
+    return sum(len(d.values) - 1 for d in tuning.dimensions(prepared, lambda _flag: True, which=tuning.QUICK))
 
 
 def seconds_per_start(prepared: Prepared, settings: MeasureSettings, tokens_per_s: float | None = None) -> float:
@@ -346,9 +360,21 @@ def measure(
     # first start has two rounds already.
     kept = tuning.settings_stage(run, prepared, m, binary, machine, has_flag=tuning.flags_of(binary, caps),
                                  which=tuning.QUICK, rounds=1, steps=steps, store=tuned,
-                                 measured=results.arms, carrier=setup_mod.NONE)
+                                 measured=_settings_half(run, results, settings, steps), carrier=setup_mod.NONE)
     steps.finish()
     return replace(m, tuned=kept, seconds=time.monotonic() - started)
+
+
+def _settings_half(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> dict[Setup, Arm]:
+    """The settings stage's prompts: the kinds in SETTINGS_KINDS, where the runner is the
+    engine's (each start then runs those alone), and none's arm over the same prompts."""
+    half = {i for i, p in enumerate(settings.prompts) if p.kind in SETTINGS_KINDS}
+    base = results.arms[setup_mod.NONE]
+    if not isinstance(run, arms.EngineArms) or not half or len(half) == len(settings.prompts) or not base.timed:
+        return dict(results.arms)
+    run.settings = replace(run.settings, only=tuple(settings.prompts[i].kind for i in sorted(half)))
+    steps.per_arm = 1 + len(half)
+    return {setup_mod.NONE: base.over(half)}
 
 
 def _first_start(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> MeasureSettings:
@@ -402,15 +428,21 @@ def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps
         out |= {s.setup for s in ranked if choice.behind(s, chosen) and s.setup != chosen.setup}
         running = [s.setup for s in ranked if s.setup not in out]
         dropped = [s.setup for s in ranked if s.setup in out]
+        # Ahead of the choice, yet not the choice: it has not beaten a simpler form beyond the
+        # rounds' noise yet, which more rounds can settle (not a lead on half the prompts or
+        # fewer, nor one within the prompts' own spread: the kinds differ, not the rounds).
+        contenders = [s.setup for s in ranked if s.setup in running and s.setup != chosen.setup
+                      and choice.rounds_may_settle(s, chosen)]
         rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
         # Settled once the choice is beyond the noise from none, with none measured the planned
-        # rounds (its first start's two passes count): the others within the noise of the
-        # choice are a tie more rounds of these prompts would not break (they differ by kind
-        # of prompt, not by chance), which learning from use settles on the user's own.
-        settled = results.arms[setup_mod.NONE].rounds >= settings.rounds and (
+        # rounds (its first start's two passes count), and no contender: the others within the
+        # noise of the choice are a tie more rounds of these prompts would not break (they
+        # differ by kind of prompt, not by chance), which learning from use settles on the
+        # user's own.
+        settled = results.arms[setup_mod.NONE].rounds >= settings.rounds and not contenders and (
             chosen.geomean * (1 - chosen.error) > 1 or chosen.geomean * (1 + chosen.error) < 1)
-        if rounds >= settings.rounds:  # past the planned rounds: the verdict on the choice alone
-            running = [chosen.setup]
+        if rounds >= settings.rounds:  # past the planned rounds: the verdict on the choice (and its contenders)
+            running = [chosen.setup, *contenders]
             rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
         if settled or rounds >= MAX_ROUNDS:
             return out

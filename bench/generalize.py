@@ -336,6 +336,7 @@ def _bench_model(name: str, model: Path, engine: Path, args: argparse.Namespace)
     from draftwise.core.machine import device_choice, hardware
     from draftwise.core.measurements import measured
     from draftwise.core.measuring import arms, prompts, quick, sweep, tuning
+    from draftwise.core.measuring.arm import Arm
     from draftwise.core.speculation.setup import of_decision
 
     seen, unseen = halves(args.swap)
@@ -380,7 +381,7 @@ def _bench_model(name: str, model: Path, engine: Path, args: argparse.Namespace)
                           requested=machine.requested)
     walls: list[float] = []
 
-    def timed(setup: Setup, r: int) -> arms.Arm:
+    def timed(setup: Setup, r: int) -> Arm:
         t0 = time.monotonic()
         arm = run(setup, r)
         walls.append(time.monotonic() - t0)

@@ -54,6 +54,7 @@ from draftwise.core.launch import prepare, session  # noqa: E402
 from draftwise.core.machine import hardware  # noqa: E402
 from draftwise.core.measurements import measured  # noqa: E402
 from draftwise.core.measuring import arms, quick, sweep  # noqa: E402
+from draftwise.core.measuring.arm import Arm  # noqa: E402
 from draftwise.core.speculation import resolver  # noqa: E402
 from draftwise.core.speculation import setup as setup_mod  # noqa: E402
 from draftwise.testing import realmodels  # noqa: E402
@@ -131,7 +132,7 @@ def _duel(prepared: prepare.Prepared, machine, settings: arms.MeasureSettings, s
     return results.arms
 
 
-def _kinds(arm: arms.Arm, settings: arms.MeasureSettings) -> str:
+def _kinds(arm: Arm, settings: arms.MeasureSettings) -> str:
     return " ".join(f"{p.kind} {arm.tokens_per_s_of(i):.1f}" for i, p in enumerate(settings.prompts))
 
 

@@ -14,6 +14,7 @@ from draftwise.core.launch import prepare
 from draftwise.core.machine.hardware import Machine
 from draftwise.core.measurements import live_figures, measured
 from draftwise.core.measuring import arms, quick
+from draftwise.core.measuring.arm import Arm
 from draftwise.core.planning import planner
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import Setup
@@ -70,7 +71,7 @@ class Fake:
         self.speed, self.acceptance = speed, acceptance
         self.starts: list[tuple[Setup, int]] = []
 
-    def __call__(self, setup: Setup, r: int) -> arms.Arm:
+    def __call__(self, setup: Setup, r: int) -> Arm:
         self.starts.append((setup, r))
         speed = self.speed(setup)  # one figure, or one per prompt (three prompts)
         per_prompt = [v * (1.0 + 0.01 * (r % 2)) for v in (speed if isinstance(speed, tuple) else (speed,) * 3)]
@@ -78,7 +79,7 @@ class Fake:
         ms = sum(64.0 * 1000.0 / v for v in per_prompt)
         drafted = 100.0 if setup.speculates else 0.0
         counters = live_figures.Counters(drafted, drafted * self.acceptance, 20.0 if drafted else 0.0, n, ms / 1000.0)
-        return arms.Arm(setup, n, ms, tuple((i, r, v) for i, v in enumerate(per_prompt)), counters)
+        return Arm(setup, n, ms, tuple((i, r, v) for i, v in enumerate(per_prompt)), counters)
 
     def ran(self, setup: Setup) -> int:
         return sum(1 for s, _ in self.starts if s == setup)

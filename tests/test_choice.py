@@ -11,7 +11,7 @@ from draftwise.core.engines.engine_settings import EngineSettings
 from draftwise.core.engines.spec_types import NGRAM_MAP_K, NGRAM_MOD, NGRAM_SIMPLE
 from draftwise.core.measurements import live_figures
 from draftwise.core.measuring import choice
-from draftwise.core.measuring.arms import Arm, Timed
+from draftwise.core.measuring.arm import Arm, Timed
 from draftwise.core.speculation.setup import NONE, Setup
 
 MOD = Setup(ngram=NGRAM_MOD, ngram_len=32)

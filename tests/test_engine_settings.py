@@ -21,6 +21,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measurements import live_figures, measured, tuned
 from draftwise.core.measuring import arms, quick, tuning
+from draftwise.core.measuring.arm import Arm
 from draftwise.core.speculation import resolver
 from draftwise.core.speculation.setup import NONE, Setup
 from draftwise.testing.tinymodels import TinyModel, write_tiny_model
@@ -128,7 +129,7 @@ class TimedFake(fa.Fake):
         super().__init__(lambda s: speed(s)[0])
         self.both, self.crash_on = speed, crash_on
 
-    def __call__(self, setup: Setup, r: int) -> arms.Arm:
+    def __call__(self, setup: Setup, r: int) -> Arm:
         if self.crash_on is not None and setup.engine == self.crash_on:
             self.starts.append((setup, r))
             cause = crash.classify(crash.ExitStatus(signal=crash.SIGSEGV), ["segfault"])
@@ -354,5 +355,5 @@ def test_a_repack_kernel_fault_is_fixed_with_no_repack_for_the_machine():
 
 
 def test_an_arm_without_prompt_timings_judges_on_decode(tmp_path):
-    arm = arms.Arm(NONE, 100.0, 1000.0, ((0, 0, 100.0),), live_figures.Counters())
+    arm = Arm(NONE, 100.0, 1000.0, ((0, 0, 100.0),), live_figures.Counters())
     assert arm.prompt_per_s == 0.0 and tuning._speed(arm).seconds() == pytest.approx(2.56)

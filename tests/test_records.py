@@ -422,6 +422,7 @@ def _fake_arms(monkeypatch) -> None:
     the fastest (tokens per second by draft length; None is the arm without speculation)."""
     from draftwise.core.measurements import live_figures
     from draftwise.core.measuring import arms
+    from draftwise.core.measuring.arm import Arm
 
     speeds = {None: 20.0, 1: 22.0, 2: 26.0, 4: 30.0, 8: 24.0}
 
@@ -429,7 +430,7 @@ def _fake_arms(monkeypatch) -> None:
         # The draft model alone at length 4 is the fastest: an n-gram beside it or a p-min costs.
         tps = speeds[setup.n_max] * (0.9 if setup.ngram is not None else 1.0) * (0.95 if setup.p_min else 1.0)
         n = 100.0 * 3
-        return arms.Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), live_figures.Counters())
+        return Arm(setup, n, n * 1000.0 / tps, tuple((i, r, tps) for i in range(3)), live_figures.Counters())
 
     monkeypatch.setattr(arms.EngineArms, "__call__", arm)
 

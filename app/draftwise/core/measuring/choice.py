@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from draftwise.core.engines.spec_types import DEFAULT_LENGTHS, LENGTH_FLAGS, NGRAM_STATELESS
 from draftwise.core.measurements import measurement
 from draftwise.core.measurements.measurement import NOISE_FLOOR
-from draftwise.core.measuring.arms import Arm
+from draftwise.core.measuring.arm import Arm
 from draftwise.core.speculation.setup import Setup
 
 

@@ -65,6 +65,7 @@ from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measurements import live_figures, measured
 from draftwise.core.measurements.tuned import TunedRecords
 from draftwise.core.measuring import arms, choice, tuning
+from draftwise.core.measuring.arm import Arm
 from draftwise.core.measuring.arms import (
     DEFAULT_SETTINGS,
     Line,
@@ -87,7 +88,7 @@ from draftwise.core.speculation.resolver import SpecDecision
 from draftwise.core.speculation.setup import Setup
 
 # The measurement's names from before the arms had a module of their own.
-Arm, Cancelled, Prompt, PROMPTS = arms.Arm, arms.Cancelled, arms.Prompt, arms.PROMPTS
+Cancelled, Prompt, PROMPTS = arms.Cancelled, arms.Prompt, arms.PROMPTS
 
 # The n-gram draft length the quick measurement tries each type at (the sweep tries 8 to 64;
 # 32 was ngram-mod's fastest of 16/32/64 on the real Gemma 3 270M, acceptance 91 %).

@@ -55,8 +55,8 @@ from draftwise.core.machine import cores
 from draftwise.core.measurements import live_figures, tuned
 from draftwise.core.measurements.measurement import Combination, Measurement
 from draftwise.core.measuring import choice
+from draftwise.core.measuring.arm import Arm
 from draftwise.core.measuring.arms import (
-    Arm,
     EngineArms,
     Line,
     Results,

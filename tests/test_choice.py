@@ -72,6 +72,7 @@ def test_simpler_forms():
     assert choice.simpler(SIMPLE, Setup(ngram=NGRAM_MAP_K, ngram_len=32))
     assert not choice.simpler(Setup(ngram=NGRAM_SIMPLE, ngram_len=64), MOD)
     assert choice.simpler(Setup(ngram=NGRAM_SIMPLE), Setup(ngram=NGRAM_MOD))  # the engine's 48 and 64
+    assert choice.simpler(SIMPLE, Setup(ngram="ngram-cache"))  # a type with no length to set
     assert not choice.simpler(MOD, Setup(ngram=NGRAM_MOD, ngram_len=64, engine=EngineSettings(repack=False)))
 
 

@@ -182,9 +182,11 @@ def _length_steps(a: Setup, b: Setup) -> bool:
     return longer or (a.p_min is None and b.p_min is not None)
 
 
-def _length(ngram: str, n: int | None) -> int:
-    """An n-gram type's draft length, the engine's default where the setup leaves it."""
-    return n if n is not None else DEFAULT_LENGTHS[LENGTH_FLAGS[ngram]]
+def _length(ngram: str, n: int | None) -> int | None:
+    """An n-gram type's draft length, the engine's default where the setup leaves it (None for
+    a type with no length to set: ngram-map-k4v, ngram-cache)."""
+    flag = LENGTH_FLAGS.get(ngram)
+    return n if n is not None else DEFAULT_LENGTHS.get(flag) if flag else None
 
 
 def _stateless_form(a: Setup, b: Setup) -> bool:
@@ -197,8 +199,10 @@ def _stateless_form(a: Setup, b: Setup) -> bool:
     a tie where the type with state was kept and lost."""
     if a.drafter is not None or b.drafter is not None or a.ngram2 is not None or b.ngram2 is not None:
         return False
-    return (a.ngram == NGRAM_STATELESS and b.ngram not in (None, NGRAM_STATELESS)
-            and _length(a.ngram, a.ngram_len) <= _length(b.ngram, b.ngram_len))
+    if a.ngram != NGRAM_STATELESS or b.ngram in (None, NGRAM_STATELESS):
+        return False
+    la, lb = _length(a.ngram, a.ngram_len), _length(b.ngram, b.ngram_len)
+    return la is None or lb is None or la <= lb
 
 
 def simpler(a: Setup, b: Setup) -> bool:

@@ -11,7 +11,8 @@ What: none, the setup kept and its rivals (`Trigger.rivals`: the fastest other s
 measurement ran), interleaved as every measurement is (core/measuring/arms.py), on up to
 `MAX_PROMPTS` of the user's latest prompts (usage.py). The result is recorded like a quick
 measurement of the same combination (measured.py), with `Learned` saying what ran before and
-how fast it was on those prompts, so the plan made next runs the fastest and says why:
+how fast it was on those prompts, so the plan made next runs the choice's rule's pick (the
+quick measurement's rule, core/measuring/choice.py) and says why:
 "ngram-mod 32 is faster on your requests: 1.31× vs 1.12× with ngram-simple 32". At most once a
 day per model (usage_check.ONCE_PER_S).
 """
@@ -30,7 +31,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measurements import measured, usage, usage_check
 from draftwise.core.measurements.learned import Learned
-from draftwise.core.measuring import arms, quick
+from draftwise.core.measuring import arms, choice, quick
 from draftwise.core.measuring.arms import Line, MeasureSettings, Progress, Results, Runner, Steps
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation import setup as setup_mod
@@ -74,7 +75,13 @@ def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigge
     setups = list(dict.fromkeys([setup_mod.NONE, trigger.kept, *trigger.rivals]))
     arms.run_stage(run, [Line((s,), prune=False) for s in setups], settings.rounds, results, steps)
     steps.finish()
-    base, best = results.arms[setup_mod.NONE], results.best()
+    base = results.arms[setup_mod.NONE]
+    # The choice's rule, as the quick measurement's (core/measuring/choice.py): a rival with
+    # more machinery than the kept setup (ngram-mod over ngram-simple, a pair over a type) is
+    # kept only where it beats it beyond the noise on most of the user's prompts.
+    ranked = quick.standings(results)
+    chosen = choice.choose(ranked)
+    best = results.arms[chosen.setup] if chosen is not None else results.best()
     if best is None:
         raise arms.MeasureError(msg("No setup drafted on your prompts."))
     kept = results.arms[trigger.kept]

@@ -31,7 +31,7 @@ from draftwise.core.launch.fixes import EngineFixes
 from draftwise.core.machine.hardware import Gpu, Machine
 from draftwise.core.measurements import measured, usage, usage_check
 from draftwise.core.measurements.learned import Learned
-from draftwise.core.measuring import arms, choice, quick
+from draftwise.core.measuring import arms, quick
 from draftwise.core.measuring.arms import Line, MeasureSettings, Progress, Results, Runner, Steps
 from draftwise.core.messages import Message, msg
 from draftwise.core.speculation import setup as setup_mod
@@ -79,9 +79,7 @@ def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigge
     # The choice's rule, as the quick measurement's (core/measuring/choice.py): a rival with
     # more machinery than the kept setup (ngram-mod over ngram-simple, a pair over a type) is
     # kept only where it beats it beyond the noise on most of the user's prompts.
-    ranked = quick.standings(results)
-    chosen = choice.choose(ranked)
-    best = results.arms[chosen.setup] if chosen is not None else results.best()
+    _, best = quick.kept_arm(results, quick.standings(results))
     if best is None:
         raise arms.MeasureError(msg("No setup drafted on your prompts."))
     kept = results.arms[trigger.kept]

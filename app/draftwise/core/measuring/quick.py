@@ -415,6 +415,14 @@ def _chosen(ranked: Sequence[choice.Standing], out: Collection[Setup]) -> choice
     return choice.choose(ranked, among=[s.setup for s in ranked if s.setup not in out]) or choice.choose(ranked)
 
 
+def kept_arm(results: Results, ranked: Sequence[choice.Standing],
+             out: Collection[Setup] = ()) -> tuple[choice.Standing | None, Arm | None]:
+    """The rule's choice (`_chosen`) and its arm; with none admissible, no standing and the
+    fastest arm (`Results.best`). The quick measurement's and learning from use's pick."""
+    chosen = _chosen(ranked, out)
+    return chosen, results.arms[chosen.setup] if chosen is not None else results.best()
+
+
 def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> set[Setup]:
     """Rounds after the first, for none and the setups still in the running: a setup beyond
     the noise below the one chosen so far gets none (it cannot become the choice), and rounds
@@ -469,8 +477,7 @@ def _measurement(prepared: Prepared, binary: Path, machine: Machine, results: Re
     spec = prepared.spec
     base = results.arms[setup_mod.NONE]
     ranked = standings(results)
-    chosen = _chosen(ranked, out)
-    best = results.arms[chosen.setup] if chosen is not None else results.best()
+    chosen, best = kept_arm(results, ranked, out)
     assert best is not None  # the first stage always has a speculating setup
     figures = best.figures
     s = best.setup

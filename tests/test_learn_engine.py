@@ -145,7 +145,7 @@ def test_the_users_requests_are_measured_on_and_the_next_plan_runs_what_was_foun
     notes = " ".join(str(n) for n in after.prepared.spec.notes)
     if m.pays:  # faster than none beyond the noise on their prompts: it runs, and says why
         assert learn.running_setup(after.prepared) == m.setup
-        why = (f"{m.setup.label()} is still the fastest on your requests" if m.setup == kept
+        why = (f"{m.setup.label()} stays: nothing measured beat it beyond the noise on your requests" if m.setup == kept
                else f"{m.setup.label()} is faster on your requests: {m.ratio:.2f}× vs ")
         assert why in notes, notes
     else:  # not beyond the noise on them: n-gram off, as for any measurement

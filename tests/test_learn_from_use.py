@@ -106,7 +106,7 @@ def test_the_plan_says_why_it_switched():
     assert use.setup == MOD
     assert str(use.note) == "ngram-mod 32 is faster on your requests: 1.31× vs 1.12× with ngram-simple 32"
     same = measured.decide(replace(m, learned=replace(learned, before="ngram-mod 32")), automatic=True)
-    assert str(same.note) == "ngram-mod 32 is still the fastest on your requests: 1.31× (measured again on 4 of them)"
+    assert str(same.note) == "ngram-mod 32 stays: nothing measured beat it beyond the noise on your requests (1.31×, measured again on 4 of them)"
 
 
 def test_a_learned_measurement_round_trips_and_outranks_an_older_sweep(tmp_path):

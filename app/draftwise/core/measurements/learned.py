@@ -42,8 +42,9 @@ def switched_words(setup_label: str, ratio: float, learned: Learned) -> Message:
     """The plan's reason after a measurement on the user's prompts: the setup kept now against
     the one before, each as a speed-up over none on those prompts."""
     if setup_label == learned.before:
-        return msg("{setup} is still the fastest on your requests: {ratio}× (measured again on {n} of them)",
-                   setup=setup_label, ratio=f"{ratio:.2f}", n=learned.prompts)
+        # The rule keeps it on a tie too (nothing beat it beyond the noise), so not "the fastest".
+        return msg("{setup} stays: nothing measured beat it beyond the noise on your requests ({ratio}×, "
+                   "measured again on {n} of them)", setup=setup_label, ratio=f"{ratio:.2f}", n=learned.prompts)
     return msg("{setup} is faster on your requests: {ratio}× vs {before_ratio}× with {before}",
                setup=setup_label, ratio=f"{ratio:.2f}", before_ratio=f"{learned.before_ratio:.2f}",
                before=learned.before)

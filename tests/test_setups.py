@@ -395,6 +395,39 @@ def test_a_verdict_within_the_noise_gets_more_rounds_of_none_and_the_best(alone)
     assert m.setup == simple
 
 
+def test_rounds_past_the_first_run_only_within_the_minute(alone):
+    """The same busy machine, with the product's minute (`MeasureSettings.within_s`): where a
+    start takes 13 s (the real Gemma 3 270M's eight prompts on 2 cores, about), the second round
+    of none and the best would end past 60 s, so it is not run: the choice stands on one round,
+    and the progress line says why. Where a start takes 2 s, the rounds run as the rule asks."""
+    swing = (1.3, 0.7, 1.0, 1.0)
+    now = [0.0]
+
+    class Busy(fa.Fake):
+        def __init__(self, speed, seconds: float) -> None:
+            super().__init__(speed)
+            self.seconds = seconds
+
+        def __call__(self, setup, r):
+            now[0] += self.seconds
+            arm = super().__call__(setup, r)
+            k = swing[r] / (1.0 + 0.01 * (r % 2))
+            return replace(arm, ms=arm.ms / k, per_request=tuple((i, rr, t * k) for i, rr, t in arm.per_request))
+
+    simple = Setup(ngram=NGRAM_SIMPLE, ngram_len=32)
+    settings = replace(fa.SETTINGS, within_s=quick.MINUTE_S)
+    for seconds, rounds in ((13.0, 1), (2.0, quick.MAX_ROUNDS)):
+        now[0] = 0.0
+        said: list[str] = []
+        fake = Busy(lambda s: 130.0 if s.ngram == NGRAM_SIMPLE else 110.0 if s.ngram else 100.0, seconds)
+        m = quick.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake,
+                          engine_types=NGRAM_MEASURED, clock=lambda: now[0], report=lambda p: said.append(str(p.text)))
+        assert fake.ran(NONE) == fake.ran(simple) == rounds, seconds
+        stopped = [t for t in said if t.startswith("no round 2: it would take the measurement past 60 s")]
+        assert bool(stopped) is (rounds == 1), said
+        assert m.seconds <= quick.MINUTE_S or rounds > 1
+
+
 def test_ngram_is_turned_on_only_when_faster_beyond_the_noise(alone):
     """n-gram for a model with no drafter turns on only when it measured faster beyond the
     noise: 1.03× with ±8 % noise is a tie (off; the prompt kinds can pull apart within it),
@@ -421,6 +454,21 @@ def test_measure_says_when_auto_leaves_a_tied_ngram_off(alone):
     assert "not faster than none beyond the noise, so auto leaves n-gram speculation off" in out
     assert "setup kept" not in out
     assert "setup kept: ngram-mod 32 (what auto runs from now on)" in render(m, on_trial=True)
+
+
+def test_measure_never_calls_a_drafter_left_out_kept(with_drafter):
+    """A drafter slower than none beyond the noise (the zero-weight corpus SmolLM2 pair's 0.22×
+    in bench/generalize.py's smoke run, here a landscape): its fastest length is named as that,
+    not as "what auto runs from now on", beside the line that says it is left out."""
+    from draftwise.cli.measure import render
+
+    m = fa.run_measure(with_drafter, fa.Fake(lambda s: 25.0 if s.speculates else 100.0))
+    assert m.slower
+    out = render(m)
+    assert "setup kept" not in out and "* kept" not in out, out
+    assert f"fastest setup: {m.setup.label()}; slower than none beyond the noise" in out
+    assert "(geometric mean first; * the choice, not run)" in out
+    assert "An automatic drafter is left out from now on" in out
 
 
 def test_a_pairs_length_the_user_set_is_left_to_them(alone: prepare.Prepared):

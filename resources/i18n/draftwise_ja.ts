@@ -1514,17 +1514,17 @@
       <translation>このコンピューターの速度は測れましたが、保存できませんでした（{error}）。今はこの値で速度を示し、次回 Draftwise がもう一度測ります。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/learned.py" line="45" />
-      <source>{setup} is still the fastest on your requests: {ratio}× (measured again on {n} of them)</source>
-      <translation>あなたのリクエストでも {setup} が最速です: {ratio}×（そのうち {n} 件で測り直しました）</translation>
+      <location filename="../../app/draftwise/core/measurements/learned.py" line="46" />
+      <source>{setup} stays: nothing measured beat it beyond the noise on your requests ({ratio}×, measured again on {n} of them)</source>
+      <translation>{setup} のままです: あなたのリクエストでは、測ったどの設定もノイズを超えて速くはありませんでした（{ratio}×、そのうち {n} 件で測り直しました）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/learned.py" line="47" />
+      <location filename="../../app/draftwise/core/measurements/learned.py" line="48" />
       <source>{setup} is faster on your requests: {ratio}× vs {before_ratio}× with {before}</source>
       <translation>あなたのリクエストでは {setup} のほうが速い: {ratio}×（{before} は {before_ratio}×）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/learned.py" line="55" />
+      <location filename="../../app/draftwise/core/measurements/learned.py" line="56" />
       <source>n-gram speculation is not faster on your requests ({ratio}×, noise ±{noise} %; measured again on {n} of them), so it stays off</source>
       <translation>あなたのリクエストでは n-gram 投機は速くなりません（{ratio}×、ノイズ ±{noise} %。そのうち {n} 件で測り直しました）。そのためオフのままです</translation>
     </message>
@@ -1724,97 +1724,102 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="246" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="184" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="355" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="293" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="359" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="297" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="414" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="352" />
       <source>without speculation ({settings})</source>
       <translation>投機的デコードなし（{settings}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="415" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="353" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="416" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="354" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="465" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="403" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="471" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="409" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="488" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="429" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="494" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="435" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="534" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="477" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="536" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="479" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="551" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="494" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="578" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="521" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/learn.py" line="79" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="84" />
       <source>No setup drafted on your prompts.</source>
       <translation>あなたのプロンプトではどの設定もドラフトしませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/learn.py" line="132" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="137" />
       <source>measuring again on {n} of your prompts, because {why}</source>
       <translation>あなたのプロンプト {n} 件で測り直します。理由: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/learn.py" line="183" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="188" />
       <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
       <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="424" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="492" />
+      <source>no round {r}: it would take the measurement past {seconds} s; the choice stands on what was measured, and learning from use checks it on your own requests</source>
+      <translation>ラウンド {r} は行いません: 測定が {seconds} 秒を超えるためです。選択は測った結果のままで、使いながらの学習があなた自身のリクエストで確かめます</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="496" />
       <source>round {r}: still checking {running} against none{dropped}</source>
       <translation>ラウンド {r}: {running} を投機なしと比べて確認中{dropped}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="426" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="498" />
       <source>; left out, behind beyond the noise: {setups}</source>
       <translation>。ノイズを超えて遅れているため除外: {setups}</translation>
     </message>
@@ -4517,47 +4522,47 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>ソフトウェア、低速</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="90" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="91" />
       <source>{0:.1f} tokens/s</source>
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="210" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="224" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
       <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
       <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="243" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="244" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="258" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="259" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="272" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="273" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="280" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="281" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="294" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="295" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="299" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="300" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -5402,132 +5407,132 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="66" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="67" />
       <source>Loaded</source>
       <translation>読み込み済み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
       <source>Loading…</source>
       <translation>読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="69" />
       <source>Sleeping</source>
       <translation>休止中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="69" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="70" />
       <source>Not loaded</source>
       <translation>未読み込み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="71" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="72" />
       <source>Waiting</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="74" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
       <source>In memory: answers at once</source>
       <translation>メモリー上にあり、すぐに応答します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
       <source>Being read into memory for a request</source>
       <translation>リクエストのためにメモリーへ読み込んでいます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="77" />
       <source>Idle for a while, so its memory was given back; the next request wakes it</source>
       <translation>しばらく使われなかったのでメモリーを返しました。次のリクエストで目覚めます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="77" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="78" />
       <source>Not in memory: it starts when a program asks for it by name</source>
       <translation>メモリーにありません。プログラムが名前で求めると起動します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="78" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="79" />
       <source>It could not start; the other models keep serving</source>
       <translation>起動できませんでした。ほかのモデルはサーブを続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="79" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="80" />
       <source>The engine has not listed it yet</source>
       <translation>エンジンがまだ一覧に載せていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="193" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="196" />
       <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
       <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="195" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="198" />
       <source>Looking at this computer…</source>
       <translation>このコンピューターを調べています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="200" />
       <source>Add a folder of models to the library first.</source>
       <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="203" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="206" />
       <source>Getting your models ready…</source>
       <translation>モデルを準備しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="205" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
       <source>Not serving.</source>
       <translation>サーブしていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="211" />
       <source>Serving {0} models. Programs pick one by its name.</source>
       <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="209" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="212" />
       <source>Serving 1 model. Programs pick it by its name.</source>
       <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="215" />
       <source>Serving stopped: {0}</source>
       <translation>サーブが止まりました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="213" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="216" />
       <source>Serving stopped.</source>
       <translation>サーブが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="214" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="217" />
       <source>Starting the engine…</source>
       <translation>エンジンを起動しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="266" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="269" />
       <source>{0} tokens/s</source>
       <translation>{0} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="268" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="271" />
       <source>{0} % of drafts accepted</source>
       <translation>ドラフトの {0} % を採用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="339" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="343" />
       <source>Your models could not be planned: {0}</source>
       <translation>モデルの計画を立てられませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="416" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="432" />
       <source>The engine's model list could not be written ({0}): {1}</source>
       <translation>エンジンのモデル一覧を書き込めませんでした（{0}）: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="457" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="475" />
       <source>Could not change the start at login ({0}): {1}</source>
       <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>
@@ -6047,6 +6052,10 @@ or drop a .gguf file on this window.</source>
     <message>
       <source>{name} does not share the model's vocabulary: its {difference} differs. A draft must come from the same model family.</source>
       <translation type="vanished">{name} はモデルと語彙が違います（{difference} が異なります）。ドラフトモデルは同じモデルファミリーのものを使ってください。</translation>
+    </message>
+    <message>
+      <source>{setup} is still the fastest on your requests: {ratio}× (measured again on {n} of them)</source>
+      <translation type="vanished">あなたのリクエストでも {setup} が最速です: {ratio}×（そのうち {n} 件で測り直しました）</translation>
     </message>
     <message>
       <source>{tokens} tokens (random weights: the words are nonsense)</source>

@@ -31,7 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     add_request_options(p)
     p.add_argument("--tokens", type=int, default=None,
                    help="tokens generated per prompt (default: from the noise of the first start; 128 for --sweep)")
-    p.add_argument("--rounds", type=int, default=2, help="rounds of the prompt set per arm (default: 2)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds of the prompt set per arm (default: 2, and more only while the measurement "
+                        "stays within a minute)")
     p.add_argument("--n-max", default=None,
                    help="draft lengths to try, comma-separated (default: a small set for the drafter's type)")
     p.add_argument("--sweep", action="store_true",
@@ -61,7 +63,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         print(f"Forgot {n} measurement{'s' if n != 1 else ''} of {Path(args.model).name}." if n
               else f"No measurement of {Path(args.model).name} was recorded.")
         return 0
-    if (args.tokens is not None and args.tokens < 1) or args.rounds < 1:
+    if (args.tokens is not None and args.tokens < 1) or (args.rounds is not None and args.rounds < 1):
         raise UserError("--tokens and --rounds must be at least 1.")
     try:
         n_values = tuple(int(x) for x in args.n_max.split(",")) if args.n_max else None
@@ -94,8 +96,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not prepared.spec.argv:
         why = " ".join(str(n) for n in prepared.spec.notes[-1:])
         raise UserError(f"There is no speculation to measure for {prepared.model.path.name}. {why}".strip())
-    settings = quick.MeasureSettings(tokens=args.tokens or quick.MeasureSettings.tokens, rounds=args.rounds,
-                                     n_max_values=n_values, tokens_from_noise=args.tokens is None and not args.sweep)
+    # The product's own quick measurement (no length or rounds set here) keeps to the minute.
+    own = args.tokens is None and args.rounds is None and not args.sweep
+    settings = quick.MeasureSettings(tokens=args.tokens or quick.MeasureSettings.tokens,
+                                     rounds=args.rounds or quick.MeasureSettings.rounds, n_max_values=n_values,
+                                     tokens_from_noise=args.tokens is None and not args.sweep,
+                                     within_s=quick.MINUTE_S if own else None)
     here = speed.speed_here(prepared.model.path, machine, engine.binary)  # the kept figure: nothing measured
     if args.sweep:
         eta = sweep.estimated_seconds(prepared, settings, quick.engine_types_of(engine.binary), tokens_per_s=here)
@@ -178,28 +184,34 @@ def render(m, *, on_trial: bool = False) -> str:
     if m.n_max is not None and m.tried:
         tried = ", ".join(f"{n}: {tps:.1f}" for n, tps in m.tried)
         lines.append(f"draft length kept: {m.n_max} (tokens/s per length tried: {tried})")
+    # "kept" only where auto runs it: n-gram on trial runs where it pays; a drafter slower than
+    # none beyond the noise is left out (the last line), so it was only the fastest tried.
+    kept = m.setup is not None and (m.pays if on_trial else not m.slower)
     if m.setup is not None and on_trial and not m.pays:
         lines.append(f"fastest setup: {m.setup.label()}; not faster than none beyond the noise, so auto leaves "
                      "n-gram speculation off")
+    elif m.setup is not None and not kept:
+        lines.append(f"fastest setup: {m.setup.label()}; slower than none beyond the noise")
     elif m.setup is not None:
         lines.append(f"setup kept: {m.setup.label()} (what auto runs from now on)")
-    lines += per_prompt_table(m)
+    lines += per_prompt_table(m, kept=kept)
     lines.append(f"({m.prompts} prompts × {m.tokens} tokens, {m.seconds:.0f} s; recorded for the next launch)")
     if m.slower and not on_trial:  # n-gram on trial was never on: nothing is left out
         lines.append("An automatic drafter is left out from now on; `draftwise measure --forget MODEL` undoes this.")
     return "\n".join(lines)
 
 
-def per_prompt_table(m) -> list[str]:
+def per_prompt_table(m, *, kept: bool = True) -> list[str]:
     """Each setup's speed-up on each prompt against none, and their geometric mean (what the
-    choice ranks by: core/measuring/choice.py), fastest first; the kept setup marked."""
+    choice ranks by: core/measuring/choice.py), fastest first; the rule's choice marked, as kept
+    or (not `kept`: auto does not run it) as the fastest tried."""
     from draftwise.core.measuring.choice import geometric_mean as _geomean
 
     if not m.per_prompt or not m.kinds:
         return []
     width = max(len(s.label()) for s, _r in m.per_prompt) + 2
     heads = [k[:9] for k in m.kinds]
-    lines = ["", "speed-up against none, per prompt (geometric mean first; * kept):",
+    lines = ["", f"speed-up against none, per prompt (geometric mean first; * {'kept' if kept else 'the choice, not run'}):",
              f"{'setup':{width}} {'mean':>6} " + " ".join(f"{h:>9}" for h in heads)]
     ranked = sorted(m.per_prompt, key=lambda row: -_geomean(row[1]))
     for setup, ratios in ranked:

@@ -48,8 +48,9 @@ class DraftingViewModel(QObject):
         self.app = app
         self.monitor = DraftingMonitor(app.runner, self)
         self.runner = MeasureRunner(app.runner, self)
-        # The answer length from the noise (the quick measurement's; the sweep's stays 128).
-        self.settings = quick.MeasureSettings(tokens_from_noise=True)
+        # The answer length from the noise, and the minute (the quick measurement's; the sweep's
+        # length stays 128).
+        self.settings = quick.MeasureSettings(tokens_from_noise=True, within_s=quick.MINUTE_S)
         self.watch: Watch | None = None
         self.warnings: list[str] = []
         self.can_turn_off = False

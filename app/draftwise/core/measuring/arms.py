@@ -74,6 +74,10 @@ class MeasureSettings:
     # The kinds of prompt a start runs (None: every prompt): the quick measurement's settings
     # stage runs half of them (quick.SETTINGS_KINDS), each by its index in `prompts` still.
     only: tuple[str, ...] | None = None
+    # The quick measurement's rounds past the first stop where they would take it past this many
+    # seconds, the settings stage counted (quick.MINUTE_S where the product runs it with its own
+    # lengths and rounds: the choice in about a minute; None: rounds as the rule asks).
+    within_s: float | None = None
 
 
 DEFAULT_SETTINGS = MeasureSettings()

@@ -112,6 +112,14 @@ P_MIN_ROOM = 0.9
 SETTINGS_KINDS = ("chat", "write code", "translate", "extract JSON")  # of prompt_pool.KINDS
 # Rounds of none and the choice at most, when the first ones leave the verdict within the noise.
 MAX_ROUNDS = 3
+# The quick measurement as the product runs it gives its choice in about a minute (issue 38):
+# a round past the first runs only where it, and the settings stage after it, end within this
+# (`MeasureSettings.within_s`). On the real Gemma 3 270M on 2 cores a start of the eight prompts
+# takes some 13 s and the first stage about 40 s, so a second round of none and two types (81 s
+# in all once) does not fit: the choice then stands on its first round, where the rule already
+# keeps n-gram speculation off within the noise, and learning from use measures it again on the
+# user's own requests.
+MINUTE_S = 60.0
 # The answer length of the first start, and the noise it must reach to be kept (else longer
 # answers for every start, up to MAX_TOKENS: `tokens_for`). Not shorter: at 32 tokens the
 # real Gemma 3 270M measured n-gram drafting at 0.96× of none on the eight prompts, while
@@ -258,7 +266,7 @@ def estimated_seconds(prepared: Prepared, settings: MeasureSettings = DEFAULT_SE
     (at `tokens_per_s`, the speed estimate here, where the caller knows it); the settings
     stage's starts, the prompts of SETTINGS_KINDS alone."""
     tune = _settings_starts(prepared)
-    half = replace(settings, prompts=tuple(p for p in settings.prompts if p.kind in SETTINGS_KINDS) or settings.prompts)
+    half = replace(settings, prompts=_settings_prompts(settings))
     return ((engine_starts(prepared, settings, engine_types) - tune) * seconds_per_start(prepared, settings, tokens_per_s)
             + tune * seconds_per_start(prepared, half, tokens_per_s))
 
@@ -326,18 +334,19 @@ def measure(
     engine_types: Collection[str] | None = None,
     caps: EngineCaps | None = None,
     tuned: TunedRecords | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> measured.Measurement:
     """Run the stages and return the measurement (not recorded: the caller records it, and
     its `tuned` engine settings). `fixes`: the engine-fix record (a fix found on the way is
     written there at once); `tuned`: the engine settings' record (a setting that crashed the
     engine is written there at once, and none recorded so is tried); `caps`: the build's
     flags (default: its --help); `runner`: runs one setup's round (default: on the real
-    engine; tests pass their own)."""
+    engine; tests pass their own, and a `clock` to go with it)."""
     spec = prepared.spec
     steps = Steps(1 + len(settings.prompts), report, cancel)
     run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
                      cancel=cancel, fixes=fixes, runner=runner)
-    started = time.monotonic()
+    started = clock()
     types = engine_types_of(binary) if engine_types is None else engine_types
     results = Results()
     first = first_stage(prepared, settings, types)
@@ -350,8 +359,11 @@ def measure(
     extras = [s for s in second_stage(prepared, results) if s not in results.arms]
     if extras:
         run_stage(run, [Line((s,), prune=False) for s in extras], 1, results, steps)
-    out = _more_rounds(run, results, settings, steps)
-    m = _measurement(prepared, binary, machine, results, settings, time.monotonic() - started, out=out)
+    # The settings stage's starts, each of the SETTINGS_KINDS prompts alone: in rounds of all of them.
+    tuning_rounds = _settings_starts(prepared) * len(_settings_prompts(settings)) / max(1, len(settings.prompts))
+    out = _more_rounds(run, results, settings, steps,
+                       fits=lambda more: within(settings.within_s, clock() - started, results, more + tuning_rounds))
+    m = _measurement(prepared, binary, machine, results, settings, clock() - started, out=out)
     # The engine's speed settings (core/measuring/tuning.py), measured without speculation:
     # a setting changes how fast the engine computes a token, the same with drafts or without
     # (repack: 1.10× on none and on ngram-simple 32 in bench/generalize.py's sweep of the real
@@ -363,13 +375,29 @@ def measure(
                                  which=tuning.QUICK, rounds=1, steps=steps, store=tuned,
                                  measured=_settings_half(run, results, settings, steps), carrier=setup_mod.NONE)
     steps.finish()
-    return replace(m, tuned=kept, seconds=time.monotonic() - started)
+    return replace(m, tuned=kept, seconds=clock() - started)
+
+
+def _settings_prompts(settings: MeasureSettings) -> tuple[arms.Prompt, ...]:
+    """The settings stage's prompts: those of SETTINGS_KINDS, else (none of those kinds among
+    the prompts: a measurement on the user's own) all of them."""
+    return tuple(p for p in settings.prompts if p.kind in SETTINGS_KINDS) or settings.prompts
+
+
+def within(limit: float | None, elapsed: float, results: Results, more: float) -> bool:
+    """Whether `more` rounds of the prompts (an engine start of all of them is one) end the
+    measurement within `limit` seconds, at the seconds a round took so far (`elapsed` over the
+    rounds in `results`; none's first start, two passes on one load, counts two). No limit:
+    always."""
+    done = sum(a.rounds for a in results.arms.values())
+    return limit is None or done == 0 or elapsed + more * elapsed / done <= limit
 
 
 def _settings_half(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> dict[Setup, Arm]:
-    """The settings stage's prompts: the kinds in SETTINGS_KINDS, where the runner is the
-    engine's (each start then runs those alone), and none's arm over the same prompts."""
-    half = {i for i, p in enumerate(settings.prompts) if p.kind in SETTINGS_KINDS}
+    """The settings stage's prompts (`_settings_prompts`), where the runner is the engine's
+    (each start then runs those alone), and none's arm over the same prompts."""
+    kinds = {p.kind for p in _settings_prompts(settings)}
+    half = {i for i, p in enumerate(settings.prompts) if p.kind in kinds}
     base = results.arms[setup_mod.NONE]
     if not isinstance(run, arms.EngineArms) or not half or len(half) == len(settings.prompts) or not base.timed:
         return dict(results.arms)
@@ -423,10 +451,12 @@ def kept_arm(results: Results, ranked: Sequence[choice.Standing],
     return chosen, results.arms[chosen.setup] if chosen is not None else results.best()
 
 
-def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps) -> set[Setup]:
+def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps: Steps,
+                 fits: Callable[[int], bool] = lambda _more: True) -> set[Setup]:
     """Rounds after the first, for none and the setups still in the running: a setup beyond
     the noise below the one chosen so far gets none (it cannot become the choice), and rounds
-    go on while the choice and none are within the noise of each other, up to MAX_ROUNDS.
+    go on while the choice and none are within the noise of each other, up to MAX_ROUNDS, and
+    while `fits` says that many more starts keep the measurement within its time (MINUTE_S).
     Returns the setups left out."""
     out: set[Setup] = set()  # once behind, out for good: no round can make it the choice
     while True:
@@ -455,13 +485,18 @@ def _more_rounds(run: Runner, results: Results, settings: MeasureSettings, steps
             rounds = min(results.arms[s].rounds for s in (setup_mod.NONE, *running))
         if settled or rounds >= MAX_ROUNDS:
             return out
+        todo = [s for s in (setup_mod.NONE, *running) if results.arms[s].rounds <= rounds]
+        if not todo:
+            return out
+        if not fits(len(todo)):
+            steps.say(msg("no round {r}: it would take the measurement past {seconds} s; the choice stands on what "
+                          "was measured, and learning from use checks it on your own requests",
+                          r=rounds + 1, seconds=f"{settings.within_s or 0:.0f}"))
+            return out
         steps.say(msg("round {r}: still checking {running} against none{dropped}", r=rounds + 1,
                       running=", ".join(s.label() for s in running),
                       dropped=msg("; left out, behind beyond the noise: {setups}",
                                   setups=", ".join(s.label() for s in dropped)) if dropped else ""))
-        todo = [s for s in (setup_mod.NONE, *running) if results.arms[s].rounds <= rounds]
-        if not todo:
-            return out
         steps.plan(len(todo))
         for s in (reversed(todo) if rounds % 2 else todo):
             results.add(run(s, rounds))

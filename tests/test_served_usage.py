@@ -6,11 +6,13 @@ instance's load, timing and release lines, as forwarded: `[ PORT] line`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from draftwise.core.engines.spec_types import NGRAM_SIMPLE
 from draftwise.core.measurements import usage
 from draftwise.core.serving.served_usage import ServedUsage, same_file
-from draftwise.core.speculation.setup import NONE
+from draftwise.core.speculation.setup import NONE, Setup
 
 LOG = Path(__file__).parent / "data" / "learn" / "serve-router-two-models.log"
 GEMMA, TINY = "/tmp/rec/lib/gemma-3-270m-q4_k_m.gguf", "/tmp/rec/lib/tiny-F32.gguf"  # as the log names them
@@ -54,3 +56,20 @@ def test_a_port_given_to_another_model_is_read_as_that_ones(tmp_path: Path):
     served.lines([gemma_port + line.split("]", 1)[1] for line in tiny_lines])
     served.save(final=True)
     assert store.usage(keys[GEMMA]).count == 2 and store.usage(keys[TINY]).count == 2
+
+
+def test_a_model_loaded_again_without_speculation_keeps_its_later_requests_under_none(tmp_path: Path):
+    """serve_flow's fallback (its drafter made it stop): the requests served before are the
+    planned setup's, the ones after are none's, so the planned setup's figures stay its own."""
+    store = usage.UsageRecords(tmp_path / "usage.json")
+    planned = usage.Key("gemma", "engine", "machine", Setup(ngram=NGRAM_SIMPLE, ngram_len=32))
+    keeper = usage.Keeper(planned, store)
+    served = ServedUsage({same_file(GEMMA): keeper}, {"gemma": keeper})
+    gemma = [line for line in LOG.read_text(encoding="utf-8").splitlines() if line.startswith("[37753]")]
+    first = next(i for i, line in enumerate(gemma) if "release:" in line) + 1  # the first request's last line
+    served.lines(gemma[:first])
+    assert served.fell_back("gemma") is None and served.fell_back("not served") is None
+    served.lines(gemma[first:])
+    served.save(final=True)
+    assert [(r.tokens, r.ms) for r in store.usage(planned).requests] == [(24, 303.42)]
+    assert [(r.tokens, r.ms) for r in store.usage(replace(planned, setup=NONE)).requests] == [(24, 288.02)]

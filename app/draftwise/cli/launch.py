@@ -271,6 +271,8 @@ def _run(run, watch=None, *, verbose: bool) -> int:
                 _print_memory(run, attempt_lines)
         elif isinstance(action, lf.FellBack):
             print(f"fallback: {action.reason}", flush=True)
+            if watch is not None and watch.usage is not None and (problem := watch.usage.ran_without_speculation()):
+                print(f"warning: {problem}", flush=True)
             print(f"  because: {action.cause.sentence}", flush=True)
             print("  (once it is ready without it, `draftwise broken clear` lets auto try it again later)",
                   flush=True)

@@ -210,11 +210,10 @@ def _run(router, plan, preset_path: Path, binary: Path, *, verbose: bool) -> int
             print(f"warning: {action.text}", flush=True)
 
     run.on_action = show
-    watcher = _Instances(run, plan, preset_path, binary)
-
     from draftwise.core.serving.served_usage import ServedUsage
 
     served = ServedUsage.from_plan(plan)  # each model's requests, for learning from use
+    watcher = _Instances(run, plan, preset_path, binary, served)
 
     def on_lines(lines: list[str]) -> None:
         watcher.add(lines)
@@ -286,10 +285,11 @@ class _Instances:
     about each model's failures (its fallback, its ladder rung): this only asks the router,
     writes the preset and prints."""
 
-    def __init__(self, run, plan, preset_path: Path, binary: Path) -> None:
+    def __init__(self, run, plan, preset_path: Path, binary: Path, served=None) -> None:
         from draftwise.core.serving import serve_flow
 
         self.run, self.plan, self.preset_path = run, plan, preset_path
+        self.served = served  # served_usage.ServedUsage: a model's requests after its fallback are none's
         self.flow = serve_flow.ServeFlow.from_plan(plan, Path(binary))
 
     def add(self, lines: list[str]) -> None:
@@ -324,6 +324,8 @@ class _Instances:
             elif isinstance(a, sf.ModelFellBack):
                 print(f"fallback: {a.id} is loaded again without speculation (its drafter made it stop at start; "
                       f"`draftwise broken clear` lets auto try it again later)", flush=True)
+                if self.served is not None and (problem := self.served.fell_back(a.id)) is not None:
+                    print(f"warning: {problem}", flush=True)
             elif isinstance(a, sf.Failed):
                 print(f"model {a.id}: {a.problem}", flush=True)
             elif isinstance(a, sf.ModelNotice):

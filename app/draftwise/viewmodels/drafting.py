@@ -116,6 +116,8 @@ class DraftingViewModel(QObject):
         if spec is None or spec.kind != EngineKind.LLAMA_CPP or self.measuring:
             return
         prepared = self._prepared()
+        # A relaunch (its fallback): the last start's requests are kept under its own setup.
+        unsaved = self.watch.usage.save() if self.watch is not None and self.watch.usage is not None else None
         self.watch = quick.watch_for(prepared) if prepared is not None else Watch(
             speculating=bool(spec.spec.argv), what=quick.what_is_drafting(spec.spec), break_even=None)
         out = self.app.outcome
@@ -123,11 +125,14 @@ class DraftingViewModel(QObject):
             # The user's requests' figures, per model and setup (core/measurements/usage.py), and
             # the prompts the engine logs (with consent): what it logged before this launch
             # first, so the offer below sees it.
-            self.watch.usage = usage.Keeper(learn.usage_key(out.planned), out.planned.records.usage,
+            # After the startup fallback the engine runs without speculation: its requests are none's.
+            fell_back = self.app.launch.outcome.fallback_reason is not None
+            self.watch.usage = usage.Keeper(learn.usage_key(out.planned, fell_back=fell_back),
+                                            out.planned.records.usage,
                                             prompts=self._ingest_for(out.planned, spec))
             if self.watch.usage.prompts is not None:
                 self.watch.usage.prompts(False)
-        self.warnings, self.can_turn_off = [], False
+        self.warnings, self.can_turn_off = [tr_message(unsaved)] if unsaved is not None else [], False
         self.monitor.start(spec.url, spec.api_key, ask_slots=self.watch.speculating)
         self._maybe_offer(prepared)
         if self.offer is None and out is not None and out.planned is not None:

@@ -39,6 +39,7 @@ from draftwise.core.launch.outcome import (
 )
 from draftwise.core.launch.session import Engine, Records
 from draftwise.core.machine.hardware import Machine
+from draftwise.core.messages import Message
 from draftwise.core.planning import planner
 from draftwise.core.serving import (
     autostart,
@@ -393,7 +394,10 @@ class ServeViewModel(QObject):
         (core/serving/served_usage.py)."""
         if self.usage is None:
             return
-        problem = self.usage.save(final=final)
+        self._usage_problem(self.usage.save(final=final))
+
+    def _usage_problem(self, problem: Message | None) -> None:
+        """A failure to keep the served requests, said once."""
         if problem is not None and not self._usage_said:
             self._usage_said = True
             self.message.emit(tr_message(problem))
@@ -418,6 +422,8 @@ class ServeViewModel(QObject):
                 self._rewrite(a)
             elif isinstance(a, serve_flow.ModelFellBack | serve_flow.ModelClimbed):
                 self.log_lines.emit([f"draftwise: {a.reason}"])
+                if isinstance(a, serve_flow.ModelFellBack) and self.usage is not None:
+                    self._usage_problem(self.usage.fell_back(a.id))
             elif isinstance(a, serve_flow.Failed):
                 self.log_lines.emit([f"draftwise: {a.problem}"])
             elif isinstance(a, serve_flow.ModelNotice):

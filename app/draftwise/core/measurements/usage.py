@@ -37,7 +37,7 @@ from draftwise.core import identity, paths
 from draftwise.core.measurements import live_figures, measurement
 from draftwise.core.messages import Message, msg
 from draftwise.core.records import JsonRecord, Store, write_error
-from draftwise.core.speculation.setup import Setup
+from draftwise.core.speculation.setup import NONE, Setup
 
 log = logging.getLogger(__name__)
 
@@ -416,4 +416,12 @@ class Keeper:
                                error=write_error(exc))
             return self.problem if first else said
         self.saved += len(requests)
+        return said
+
+    def ran_without_speculation(self) -> Message | None:
+        """The engine runs on without speculation (the startup fallback after its drafter
+        crashed): the requests so far are kept under the setup they ran with, the later ones
+        under none's, so that the planned setup's figures are its own. A failed write, as `save`."""
+        said = self.save()
+        self.key = replace(self.key, setup=NONE)
         return said

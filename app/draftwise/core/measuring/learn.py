@@ -52,10 +52,11 @@ def running_setup(prepared: prepare.Prepared) -> Setup:
     return setup_mod.of_decision(prepared.spec) if prepared.spec.argv else setup_mod.NONE
 
 
-def usage_key(planned: session.PlannedLaunch) -> usage.Key:
-    """Where a launch's requests are kept: its model file, engine build, machine and setup."""
+def usage_key(planned: session.PlannedLaunch, *, fell_back: bool = False) -> usage.Key:
+    """Where a launch's requests are kept: its model file, engine build, machine and setup (none
+    once it `fell_back`: the startup fallback runs without speculation)."""
     return usage.key_for(planned.prepared.model.path, planned.engine.binary, planned.machine,
-                         running_setup(planned.prepared))
+                         setup_mod.NONE if fell_back else running_setup(planned.prepared))
 
 
 def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigger: usage_check.Trigger,

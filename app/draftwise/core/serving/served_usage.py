@@ -13,7 +13,9 @@ model '<path>'"), so each port's lines go to that model's Keeper from its first 
 without waiting for the router's model list. A port the router gives to another model later
 (a model unloaded, another loaded) is mapped again by that instance's own start-up line.
 Kept under the key a launch of the same model uses, so a model used only through `serve`
-teaches auto as one launched does.
+teaches auto as one launched does; a model loaded again without speculation (serve_flow's
+fallback, after its drafter made it stop) keeps its later requests under none's key, as a
+launch's fallback does (`usage.Keeper.ran_without_speculation`).
 """
 
 from __future__ import annotations
@@ -41,13 +43,15 @@ def same_file(path: Path | str) -> str:
 class ServedUsage:
     """One Keeper per served model, fed the router's lines by instance port."""
 
-    def __init__(self, keepers: dict[str, usage.Keeper]) -> None:
+    def __init__(self, keepers: dict[str, usage.Keeper], by_id: dict[str, usage.Keeper] | None = None) -> None:
         self.keepers = keepers  # by the model file's normalised path
+        self.by_id = by_id or {}  # the same, by the model's id in the router's list
         self.ports: dict[int, usage.Keeper] = {}
 
     @classmethod
     def from_plan(cls, plan: ServePlan) -> ServedUsage:
         keepers: dict[str, usage.Keeper] = {}
+        by_id: dict[str, usage.Keeper] = {}
         for m in plan.models:
             store = m.planned.records.usage
             if store is None:
@@ -55,7 +59,13 @@ class ServedUsage:
             keeper = usage.Keeper(learn.usage_key(m.planned), store)
             for path in (m.path, m.planned.prepared.model.path):
                 keepers[same_file(path)] = keeper
-        return cls(keepers)
+            by_id[m.id] = keeper
+        return cls(keepers, by_id)
+
+    def fell_back(self, ident: str) -> Message | None:
+        """`ident` is loaded again without speculation: its later requests are none's."""
+        keeper = self.by_id.get(ident)
+        return keeper.ran_without_speculation() if keeper is not None else None
 
     def lines(self, lines: Iterable[str]) -> None:
         for line in lines:

@@ -285,6 +285,44 @@ def test_a_switch_after_use(tmp_path, monkeypatch):
     assert busy.measurement is None and again.starts == []
 
 
+def test_learning_tries_the_pair_the_minute_left_out(tmp_path, monkeypatch):
+    """The built-in prompts: ngram-simple (the faster type, so the pair's first) slows one
+    prompt where ngram-mod does not, so the quick measurement skips the pair (quick._may_hold)
+    and keeps ngram-simple. On the user's prompts neither type slows any, and the two together
+    are fastest: measured again, the pair is tried after the types (quick.second_stage) and
+    kept, as it beats each type alone on every prompt beyond the noise."""
+    from tests import fake_arms as fa
+
+    from draftwise.core.chat import protocol as chat
+    from draftwise.core.measuring import learn, quick
+
+    request, records, plan = _alone_model(tmp_path, monkeypatch)
+    builtin = fa.Fake(lambda s: (150.0, 150.0, 90.0) if s == SIMPLE else 115.0 if s == MOD
+                      else 140.0 if s.speculates else 100.0)
+    target = learn.measured_planned(plan())
+    assert target is not None
+    records.measured.record(quick.measure(target.prepared, fa.ENGINE, fa.MACHINE, settings=fa.SETTINGS,
+                                          runner=builtin, engine_types=fa.NGRAM_MEASURED))
+    assert {s for s, _ in builtin.starts} == {NONE, SIMPLE, MOD}  # no pair: it could not hold there
+    before = plan()
+    assert learn.running_setup(before.prepared) == SIMPLE
+
+    store = usage.UsageRecords()
+    keeper = usage.Keeper(learn.usage_key(before), store)
+    keeper.lines(LOGS[0].read_text(encoding="utf-8").splitlines())
+    keeper.save(final=True)
+    for ask in ["Summarise the minutes below.", "Now the same for Tuesday's meeting.", "And for Friday's."]:
+        store.add_prompts(request.model, (usage.prompt_of(chat.request_body([("user", ask)], chat.Options())),))
+
+    theirs = fa.Fake(lambda s: 170.0 if s.ngram2 is not None else {MOD: 120.0, SIMPLE: 110.0}.get(s, 100.0))
+    out = learn.before_launch(before, store, now=1_000_000.0, idle=lambda: True, settings=fa.SETTINGS, runner=theirs)
+    assert out.measurement is not None and out.trigger is not None and out.trigger.rivals == (MOD,)
+    pair = replace(MOD, ngram2=SIMPLE.ngram, ngram2_len=SIMPLE.ngram_len)  # the faster type first
+    assert [s for s, r in theirs.starts if r == 0] == [NONE, SIMPLE, MOD, pair]
+    assert out.measurement.setup == pair
+    assert learn.running_setup(plan().prepared) == pair
+
+
 def test_the_windows_measurement_from_use_says_when_nothing_calls_for_it(tmp_path, monkeypatch):
     """The window offers it when `learn.due` says so; by the time the user accepts, the
     worker asks again, and with nothing due it fails with a sentence, measuring nothing."""

@@ -8,7 +8,9 @@ request in flight would slow every round. Before the launch nothing of the user'
 idle probe (core/machine/idle.py) says whether anything else does.
 
 What: none, the setup kept and its rivals (`Trigger.rivals`: the fastest other setups the
-measurement ran), interleaved as every measurement is (core/measuring/arms.py), on up to
+measurement ran), then, for a model with no drafter, the pair of n-gram types the quick
+measurement left out where the user's prompts say it may be kept (`quick.second_stage`),
+interleaved as every measurement is (core/measuring/arms.py), on up to
 `MAX_PROMPTS` of the user's latest prompts (usage.py). The result is recorded like a quick
 measurement of the same combination (measured.py), with `Learned` saying what ran before and
 how fast it was on those prompts, so the plan made next runs the choice's rule's pick (the
@@ -75,6 +77,14 @@ def remeasure(prepared: prepare.Prepared, binary: Path, machine: Machine, trigge
     results = Results()
     setups = list(dict.fromkeys([setup_mod.NONE, trigger.kept, *trigger.rivals]))
     arms.run_stage(run, [Line((s,), prune=False) for s in setups], settings.rounds, results, steps)
+    # What the quick measurement's minute may have left out for a model with no drafter: the two
+    # n-gram types together, skipped there where the built-in prompts said it could not hold
+    # (quick._may_hold); the user's own prompts may say otherwise. A drafter's extras are left
+    # to `measure`: each would cost this wait, before the user's launch, a large model's starts.
+    if quick.own_setup(prepared.spec).drafter is None:
+        extras = [s for s in quick.second_stage(prepared, results) if s not in results.arms]
+        if extras:
+            arms.run_stage(run, [Line((s,), prune=False) for s in extras], settings.rounds, results, steps)
     steps.finish()
     base = results.arms[setup_mod.NONE]
     # The choice's rule, as the quick measurement's (core/measuring/choice.py): a rival with

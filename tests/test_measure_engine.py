@@ -95,6 +95,30 @@ def test_fixtures_draft_exactly_and_never(paying: Path, slow: Path, engine, monk
         assert result.tried and result.tried[0][0] == 2
 
 
+def test_a_start_of_a_drafter_whose_drafts_are_refused_stops_early(paying: Path, slow: Path, engine):
+    """The quick measurement's arms (`stop_refused`): the never-accepted draft stops once it
+    drafted REFUSED_DRAFTED tokens with none accepted, its figures on the prompts it ran; the
+    same start without the stop runs every prompt, and the paying draft is never stopped."""
+    from draftwise.core.measuring import arms
+
+    settings = replace(QUICK, tokens=16)
+    prepared = _prepared(slow, engine)
+    setup = replace(quick.own_setup(prepared.spec), n_max=2)
+    said: list[str] = []
+    steps = arms.Steps(1 + len(settings.prompts), report=lambda p: said.append(str(p.text)))
+    arm = arms.EngineArms(prepared, engine.binary, settings=replace(settings, stop_refused=True), steps=steps,
+                          machine=MACHINE)(setup, 0)
+    assert arm.refused and arm.counters.accepted == 0 and arm.counters.drafted >= arms.REFUSED_DRAFTED
+    assert 0 < len(arm.per_request) < len(settings.prompts)
+    assert any(t.endswith(f"stopped, its drafts are refused (0 of {arm.counters.drafted:.0f} accepted)") for t in said)
+    full = arms.EngineArms(prepared, engine.binary, settings=settings, machine=MACHINE)(setup, 0)
+    assert not full.refused and len(full.per_request) == len(settings.prompts)
+    good = _prepared(paying, engine)
+    kept = arms.EngineArms(good, engine.binary, settings=replace(settings, stop_refused=True), machine=MACHINE)(
+        replace(quick.own_setup(good.spec), n_max=2), 0)
+    assert not kept.refused and len(kept.per_request) == len(settings.prompts)
+
+
 def test_recorded_slower_result_leaves_the_auto_drafter_out_and_forget_resets(slow: Path, engine, capsys):
     prepared = _prepared(slow, engine)
     assert prepared.spec.source == resolver.AUTO_COMPANION

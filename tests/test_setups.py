@@ -471,6 +471,26 @@ def test_measure_never_calls_a_drafter_left_out_kept(with_drafter):
     assert "An automatic drafter is left out from now on" in out
 
 
+def test_a_drafter_whose_drafts_are_refused_is_not_ranked_nor_given_p_min(with_drafter):
+    """The engine's arms stop a drafter whose drafts are refused (arms.refused: a start's
+    first prompts alone): such an arm is never ranked prompt by prompt against whole ones,
+    p-min is not tried on it (it cannot make refused drafts pay), and ngram-mod, which pays,
+    is kept."""
+    class Refusing(fa.Fake):
+        def __call__(self, setup, r):
+            arm = super().__call__(setup, r)
+            if setup.drafter is None:
+                return arm
+            return replace(arm, per_request=arm.per_request[:1], tokens=64.0, ms=64.0 * 1000.0 / 20.0,
+                           counters=replace(arm.counters, accepted=0.0), refused=True)
+
+    fake = Refusing(lambda s: 20.0 if s.drafter is not None else 150.0 if s.ngram else 100.0)
+    m = fa.run_measure(with_drafter, fake)
+    assert not any(s.p_min for s, _ in fake.starts)
+    assert m.setup is not None and m.setup.drafter is None and m.setup.ngram == NGRAM_MOD
+    assert all(s.drafter is None for s, _ in m.per_prompt)
+
+
 def test_a_pairs_length_the_user_set_is_left_to_them(alone: prepare.Prepared):
     """Your own --spec-ngram-mod-n-max wins over the measured pair's, never doubled."""
     m = fa.run_measure(alone, fa.Fake(lambda s: 146.0 if s.ngram2 else 120.0 if s.ngram else 100.0))

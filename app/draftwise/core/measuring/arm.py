@@ -43,6 +43,9 @@ class Arm:
     prompt_ms: float = 0.0
     prompt_rounds: tuple[tuple[int, float], ...] = ()
     timed: tuple[Timed, ...] = ()  # each measured request's figures (none from a runner that keeps none)
+    # Stopped after its first prompts: a model drafter whose drafts the target refused
+    # (arms.refused); its figures cover those prompts alone, so it is not ranked prompt by prompt.
+    refused: bool = False
 
     def over(self, prompts: Collection[int]) -> Arm:
         """This arm on `prompts` alone, rebuilt from its requests' own figures: the quick
@@ -74,7 +77,8 @@ class Arm:
                    self.per_request + other.per_request, self.counters.plus(other.counters),
                    self.rounds + other.rounds, other.per_type or self.per_type,
                    self.prompt_tokens + other.prompt_tokens, self.prompt_ms + other.prompt_ms,
-                   self.prompt_rounds + other.prompt_rounds, self.timed + other.timed)
+                   self.prompt_rounds + other.prompt_rounds, self.timed + other.timed,
+                   self.refused or other.refused)
 
     @property
     def prompt_per_s(self) -> float:

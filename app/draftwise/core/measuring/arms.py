@@ -78,6 +78,9 @@ class MeasureSettings:
     # seconds, the settings stage counted (quick.MINUTE_S where the product runs it with its own
     # lengths and rounds: the choice in about a minute; None: rounds as the rule asks).
     within_s: float | None = None
+    # A start of a model drafter stops once its drafts are refused (`refused`): the quick
+    # measurement's, which has a minute; the sweep and learning from use run every prompt.
+    stop_refused: bool = False
 
 
 DEFAULT_SETTINGS = MeasureSettings()
@@ -173,6 +176,10 @@ class Steps:
             self.report(Progress(self.done, max(self.total, self.done + 1), text))
         self.done += 1
 
+    def skip(self, steps: int) -> None:
+        """Steps planned that will not run (a start stopped early)."""
+        self.total = max(self.done, self.total - steps)
+
     def say(self, text: Message) -> None:
         """Report what the measurement goes on with, without a step of its own."""
         check(self.cancel)
@@ -232,6 +239,24 @@ class Results:
         """The measurement's noise so far: RMS of the spread of every arm with two rounds."""
         spreads = [a.noise() for a in self.full() if a.rounds >= 2]
         return math.sqrt(sum(s * s for s in spreads) / len(spreads)) if spreads else 0.0
+
+
+# A model drafter whose drafts the target refuses cannot pay: every draft costs the drafter's
+# steps and a verification that keeps one token. Once it drafted REFUSED_DRAFTED tokens with
+# fewer than REFUSED_SHARE of them accepted, its start stops (`MeasureSettings.stop_refused`).
+# A drafter paired well accepts 30-90 % on the built-in prompts; the corpus SmolLM2-135M beside
+# SmolLM2-360M (zero weights: their ties break apart) accepted 0 % and ran 0.10-0.21× of none,
+# 8 prompts × 128 tokens a start, so three lengths and p-min took most of the quick
+# measurement's 675 s in bench/generalize.py.
+REFUSED_DRAFTED = 64
+REFUSED_SHARE = 0.10
+
+
+def refused(setup: Setup, counters: live_figures.Counters) -> bool:
+    """A model drafter's drafts refused so far (an n-gram type beside it drafts too: its
+    acceptance then counts, and a pair that pays is not stopped)."""
+    return (setup.drafter is not None and counters.drafted >= REFUSED_DRAFTED
+            and counters.accepted < REFUSED_SHARE * counters.drafted)
 
 
 def falling(tps: float, previous: float | None, best: float, noise: float) -> bool:
@@ -422,9 +447,13 @@ class EngineArms:
             total_n, total_ms, prompt_n, prompt_ms = 0.0, 0.0, 0.0, 0.0
             counters = live_figures.Counters()
             passes = max(1, settings.passes)
+            stopped = False
             for k in range(passes):
                 for i, prompt in enumerate(settings.prompts):
                     if settings.only is not None and prompt.kind not in settings.only:
+                        continue
+                    if stopped:
+                        step.skip(1)
                         continue
                     step(msg("{label}: {kind} prompt, round {r}", label=label, kind=prompt.kind, r=r * passes + k + 1))
                     body = _body(texts[i], settings.tokens)
@@ -441,6 +470,11 @@ class EngineArms:
                     timed.append(Timed(i, r, n, ms, read_n, read_ms))
                     # Each request's own figures: exact, where a difference of /metrics totals rounds.
                     counters = counters.plus(live_figures.Counters.from_timings(timings))
+                    if settings.stop_refused and refused(setup, counters):
+                        stopped = True
+                        step.say(msg("{label}: stopped, its drafts are refused ({accepted} of {drafted} accepted)",
+                                     label=label, accepted=f"{counters.accepted:.0f}",
+                                     drafted=f"{counters.drafted:.0f}"))
             # Verification steps are in no request's timings: the /metrics difference, exact while
             # the totals are below 10^6 (each arm starts its own engine); else unknown.
             after = _counters(run)
@@ -453,7 +487,7 @@ class EngineArms:
             prompt_rounds = ((r, prompt_n * 1000.0 / prompt_ms),) if prompt_ms > 0 else ()
             return Arm(setup, total_n, total_ms, tuple(per_request), replace(counters, drafts=drafts),
                        rounds=passes, per_type=per_type, prompt_tokens=prompt_n, prompt_ms=prompt_ms,
-                       prompt_rounds=prompt_rounds, timed=tuple(timed))
+                       prompt_rounds=prompt_rounds, timed=tuple(timed), refused=stopped)
         finally:
             run.stop()
 

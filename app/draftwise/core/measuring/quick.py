@@ -185,8 +185,8 @@ def second_stage(prepared: Prepared, results: Results) -> list[Setup]:
     base = results.arms.get(setup_mod.NONE)
     drafter = max((a for a in results.full() if a.setup.drafter is not None), key=lambda a: a.tokens_per_s,
                   default=None)
-    if base is None or drafter is None:
-        return []
+    if base is None or drafter is None or drafter.refused:
+        return []  # a drafter whose drafts are refused: p-min cannot make it pay, nor n-gram beside it
     out: list[Setup] = []
     acceptance = drafter.figures.acceptance
     if (acceptance is not None and acceptance < P_MIN_ROOM and not drafter.setup.p_min
@@ -344,6 +344,7 @@ def measure(
     engine; tests pass their own, and a `clock` to go with it)."""
     spec = prepared.spec
     steps = Steps(1 + len(settings.prompts), report, cancel)
+    settings = replace(settings, stop_refused=True)  # a drafter refused stops early (arms.refused)
     run = runner_for(prepared, binary, machine, steps, backend=backend, gpus=gpus, settings=settings,
                      cancel=cancel, fixes=fixes, runner=runner)
     started = clock()
@@ -430,11 +431,13 @@ def _first_start(run: Runner, results: Results, settings: MeasureSettings, steps
 
 
 def standings(results: Results) -> list[choice.Standing]:
-    """Every speculating setup that drafted, against none, prompt by prompt."""
+    """Every speculating setup that drafted, against none, prompt by prompt; not one stopped
+    because its drafts were refused (its figures cover its first prompts alone, and it cannot
+    pay: it stays among the measurement's others, by its tokens/s)."""
     base = results.arms[setup_mod.NONE]
     noise = results.noise()
     return [choice.standing(a, base, noise) for a in results.full()
-            if a.setup.speculates and a.counters.drafted > 0]
+            if a.setup.speculates and a.counters.drafted > 0 and not a.refused]
 
 
 def _chosen(ranked: Sequence[choice.Standing], out: Collection[Setup]) -> choice.Standing | None:

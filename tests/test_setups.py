@@ -420,8 +420,8 @@ def test_rounds_past_the_first_run_only_within_the_minute(alone):
         now[0] = 0.0
         said: list[str] = []
         fake = Busy(lambda s: 130.0 if s.ngram == NGRAM_SIMPLE else 110.0 if s.ngram else 100.0, seconds)
-        m = quick.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake,
-                          engine_types=NGRAM_MEASURED, clock=lambda: now[0], report=lambda p: said.append(str(p.text)))
+        m = quick.measure(alone, fa.ENGINE, fa.MACHINE, settings=settings, runner=fake, engine_types=NGRAM_MEASURED,
+                          clock=lambda: now[0], report=lambda p, said=said: said.append(str(p.text)))
         assert fake.ran(NONE) == fake.ran(simple) == rounds, seconds
         stopped = [t for t in said if t.startswith("no round 2: it would take the measurement past 60 s")]
         assert bool(stopped) is (rounds == 1), said

@@ -1724,102 +1724,107 @@
       <translation>あなたのプロンプトには繰り返しが多く（単語の {pct} % が既出の語句に続きます）、n-gram ドラフトが予測できる内容ですが、{kept} はそれをドラフトしません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="184" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="191" />
       <source>measured</source>
       <translation>測定完了</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="293" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="318" />
       <source>There is no speculation to measure for this model: {why}</source>
       <translation>このモデルには測定する投機的デコードがありません: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="297" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="322" />
       <source>The model does not fit this machine.</source>
       <translation>このモデルはこのマシンに収まりません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="352" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="377" />
       <source>without speculation ({settings})</source>
       <translation>投機的デコードなし（{settings}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="353" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="378" />
       <source>without speculation</source>
       <translation>投機的デコードなし</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="354" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="379" />
       <source>with {what} ({setup})</source>
       <translation>{what}あり（{setup}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="403" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="428" />
       <source>starting the engine {label}</source>
       <translation>エンジンを起動中（{label}）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="409" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="434" />
       <source>The engine was not ready after {s} s.</source>
       <translation>エンジンは {s} 秒たっても準備ができませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="429" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="458" />
       <source>{label}: {kind} prompt, round {r}</source>
       <translation>{label}: {kind} プロンプト、{r} 回目</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="435" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="464" />
       <source>The engine generated no tokens for the {kind} prompt.</source>
       <translation>{kind} プロンプトでエンジンがトークンを生成しませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="477" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="475" />
+      <source>{label}: stopped, its drafts are refused ({accepted} of {drafted} accepted)</source>
+      <translation>{label}: 下書きが受け入れられないため止めました（{drafted} 個中 {accepted} 個を受理）</translation>
+    </message>
+    <message>
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="511" />
       <source>The engine stopped: {sentence}</source>
       <translation>エンジンが停止しました: {sentence}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="479" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="513" />
       <source>The engine stopped before it was ready.</source>
       <translation>エンジンは準備ができる前に停止しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="494" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="528" />
       <source>The engine answered {status}: {body}</source>
       <translation>エンジンの応答は {status} でした: {body}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/arms.py" line="521" />
+      <location filename="../../app/draftwise/core/measuring/arms.py" line="555" />
       <source>The engine did not answer: {why}</source>
       <translation>エンジンが応答しませんでした: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/learn.py" line="84" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="95" />
       <source>No setup drafted on your prompts.</source>
       <translation>あなたのプロンプトではどの設定もドラフトしませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/learn.py" line="137" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="148" />
       <source>measuring again on {n} of your prompts, because {why}</source>
       <translation>あなたのプロンプト {n} 件で測り直します。理由: {why}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/learn.py" line="188" />
+      <location filename="../../app/draftwise/core/measuring/learn.py" line="199" />
       <source>Your requests suggest measuring again ({why}), but the computer is busy; Draftwise asks again at the next launch.</source>
       <translation>あなたのリクエストからは測り直しが勧められます（{why}）が、コンピューターが使用中です。次の起動時にもう一度確認します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="492" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="495" />
       <source>no round {r}: it would take the measurement past {seconds} s; the choice stands on what was measured, and learning from use checks it on your own requests</source>
       <translation>ラウンド {r} は行いません: 測定が {seconds} 秒を超えるためです。選択は測った結果のままで、使いながらの学習があなた自身のリクエストで確かめます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="496" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="499" />
       <source>round {r}: still checking {running} against none{dropped}</source>
       <translation>ラウンド {r}: {running} を投機なしと比べて確認中{dropped}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measuring/quick.py" line="498" />
+      <location filename="../../app/draftwise/core/measuring/quick.py" line="501" />
       <source>; left out, behind beyond the noise: {setups}</source>
       <translation>。ノイズを超えて遅れているため除外: {setups}</translation>
     </message>
@@ -4527,42 +4532,42 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>{0:.1f} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="210" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="215" />
       <source>Measure how much faster speculation makes this model? About {0}; the model is loaded {1} times and your engine restarted after.</source>
       <translation>投機的デコードでこのモデルがどれだけ速くなるか測定しますか？ 約 {0}。モデルを {1} 回読み込み、その後エンジンを再起動します。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="225" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="230" />
       <source>Your requests suggest measuring again: {0}. Measure on your prompts? Your engine is restarted after.</source>
       <translation>あなたのリクエストからは測り直しが勧められます: {0}。あなたのプロンプトで測りますか？ エンジンはその後で再起動されます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="244" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="249" />
       <source>Starting the measurement…</source>
       <translation>測定を開始しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="259" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="264" />
       <source>Nothing to measure: choose a model first.</source>
       <translation>測定するものがありません。先にモデルを選んでください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="273" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="278" />
       <source>Stopping the measurement…</source>
       <translation>測定を中止しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="281" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="286" />
       <source>The speed measurements of this model were forgotten.</source>
       <translation>このモデルの速度測定結果を消去しました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="295" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="300" />
       <source>Slower than without speculation: an automatic drafter is left out from now on.</source>
       <translation>投機的デコードなしより遅い結果でした。今後、自動で選ばれたドラフターは使いません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/drafting.py" line="300" />
+      <location filename="../../app/draftwise/viewmodels/drafting.py" line="305" />
       <source>The measurement failed: {0}</source>
       <translation>測定に失敗しました: {0}</translation>
     </message>
@@ -5407,132 +5412,132 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
       <translation>追加引数を読み取れません: {0}。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="67" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
       <source>Loaded</source>
       <translation>読み込み済み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="68" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="69" />
       <source>Loading…</source>
       <translation>読み込み中…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="69" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="70" />
       <source>Sleeping</source>
       <translation>休止中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="70" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="71" />
       <source>Not loaded</source>
       <translation>未読み込み</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="72" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="73" />
       <source>Waiting</source>
       <translation>待機中</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="75" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
       <source>In memory: answers at once</source>
       <translation>メモリー上にあり、すぐに応答します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="76" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="77" />
       <source>Being read into memory for a request</source>
       <translation>リクエストのためにメモリーへ読み込んでいます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="77" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="78" />
       <source>Idle for a while, so its memory was given back; the next request wakes it</source>
       <translation>しばらく使われなかったのでメモリーを返しました。次のリクエストで目覚めます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="78" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="79" />
       <source>Not in memory: it starts when a program asks for it by name</source>
       <translation>メモリーにありません。プログラムが名前で求めると起動します</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="79" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="80" />
       <source>It could not start; the other models keep serving</source>
       <translation>起動できませんでした。ほかのモデルはサーブを続けます</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="80" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="81" />
       <source>The engine has not listed it yet</source>
       <translation>エンジンがまだ一覧に載せていません</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="196" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="197" />
       <source>Serving needs the llama.cpp engine: install it first (Engine menu).</source>
       <translation>サーブには llama.cpp エンジンが必要です。先にインストールしてください（エンジンメニュー）。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="198" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="199" />
       <source>Looking at this computer…</source>
       <translation>このコンピューターを調べています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="200" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="201" />
       <source>Add a folder of models to the library first.</source>
       <translation>先にモデルのフォルダーをライブラリに追加してください。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="206" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="207" />
       <source>Getting your models ready…</source>
       <translation>モデルを準備しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="208" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="209" />
       <source>Not serving.</source>
       <translation>サーブしていません。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="211" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="212" />
       <source>Serving {0} models. Programs pick one by its name.</source>
       <translation>{0} 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="212" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="213" />
       <source>Serving 1 model. Programs pick it by its name.</source>
       <translation>1 個のモデルをサーブ中です。プログラムは名前でモデルを選びます。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="215" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="216" />
       <source>Serving stopped: {0}</source>
       <translation>サーブが止まりました: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="216" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="217" />
       <source>Serving stopped.</source>
       <translation>サーブが止まりました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="217" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="218" />
       <source>Starting the engine…</source>
       <translation>エンジンを起動しています…</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="269" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="270" />
       <source>{0} tokens/s</source>
       <translation>{0} トークン/秒</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="271" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="272" />
       <source>{0} % of drafts accepted</source>
       <translation>ドラフトの {0} % を採用</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="343" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="344" />
       <source>Your models could not be planned: {0}</source>
       <translation>モデルの計画を立てられませんでした: {0}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="432" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="438" />
       <source>The engine's model list could not be written ({0}): {1}</source>
       <translation>エンジンのモデル一覧を書き込めませんでした（{0}）: {1}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/viewmodels/serve.py" line="475" />
+      <location filename="../../app/draftwise/viewmodels/serve.py" line="481" />
       <source>Could not change the start at login ({0}): {1}</source>
       <translation>ログイン時の開始を変更できませんでした（{0}）: {1}</translation>
     </message>

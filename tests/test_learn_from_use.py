@@ -224,6 +224,32 @@ def _alone_model(tmp_path, monkeypatch):
     return request, records, lambda: session.plan_launch(request, engine, fa.MACHINE, records)
 
 
+ASKS = ["Summarise the minutes below.", "Now the same for Tuesday's meeting.", "And for Friday's."]
+
+
+def _measured_then_used(request, records, plan, builtin):
+    """The quick measurement on the built-in prompts (the fake `builtin` arms) recorded, then
+    the user's requests: figures from the real engine's lines of ngram-simple 32 serving chat
+    requests, and ASKS as the chat sends them. (the plan after it, the usage store, the keeper)."""
+    from tests import fake_arms as fa
+
+    from draftwise.core.chat import protocol as chat
+    from draftwise.core.measuring import learn, quick
+
+    target = learn.measured_planned(plan())
+    assert target is not None
+    records.measured.record(quick.measure(target.prepared, fa.ENGINE, fa.MACHINE, settings=fa.SETTINGS,
+                                          runner=builtin, engine_types=fa.NGRAM_MEASURED))
+    before = plan()
+    store = usage.UsageRecords()
+    keeper = usage.Keeper(learn.usage_key(before), store)
+    keeper.lines(LOGS[0].read_text(encoding="utf-8").splitlines())
+    keeper.save(final=True)
+    for ask in ASKS:
+        store.add_prompts(request.model, (usage.prompt_of(chat.request_body([("user", ask)], chat.Options())),))
+    return before, store, keeper
+
+
 def test_a_switch_after_use(tmp_path, monkeypatch):
     """A model with no drafter: measured on the built-in prompts, ngram-simple 32 is kept; the
     user's requests (the real engine's lines of ngram-simple 32 serving chat requests) run far
@@ -232,28 +258,14 @@ def test_a_switch_after_use(tmp_path, monkeypatch):
     saying why; the day after the first, not before."""
     from tests import fake_arms as fa
 
-    from draftwise.core.chat import protocol as chat
-    from draftwise.core.measuring import learn, quick
+    from draftwise.core.measuring import learn
 
     request, records, plan = _alone_model(tmp_path, monkeypatch)
 
     # The built-in prompts: ngram-simple fastest.
     builtin = fa.Fake(lambda s: {MOD: 115.0, SIMPLE: 130.0}.get(s, 110.0 if s.speculates else 100.0))
-    target = learn.measured_planned(plan())
-    assert target is not None
-    records.measured.record(quick.measure(target.prepared, fa.ENGINE, fa.MACHINE, settings=fa.SETTINGS,
-                                          runner=builtin, engine_types=fa.NGRAM_MEASURED))
-    before = plan()
+    before, store, keeper = _measured_then_used(request, records, plan, builtin)
     assert learn.running_setup(before.prepared) == SIMPLE
-
-    # The user's requests: figures from the engine's lines, prompts as the chat sends them.
-    store = usage.UsageRecords()
-    keeper = usage.Keeper(learn.usage_key(before), store)
-    keeper.lines(LOGS[0].read_text(encoding="utf-8").splitlines())
-    keeper.save(final=True)
-    asks = ["Summarise the minutes below.", "Now the same for Tuesday's meeting.", "And for Friday's."]
-    for ask in asks:
-        store.add_prompts(request.model, (usage.prompt_of(chat.request_body([("user", ask)], chat.Options())),))
     assert keeper.saved == 6 and store.usage(keeper.key).count == 6
 
     # On the user's prompts ngram-mod is fastest.
@@ -266,7 +278,7 @@ def test_a_switch_after_use(tmp_path, monkeypatch):
     assert reason.startswith("ngram-simple 32 ran ") and "on your last 6 requests; ngram-mod 32 reached 115." in reason
     # Only none, the kept setup and its rivals, on the user's prompts (not the built-in ones).
     assert {s for s, _ in theirs.starts} == {NONE, SIMPLE, *out.trigger.rivals}
-    assert out.measurement.prompts == len(asks) and out.measurement.learned is not None
+    assert out.measurement.prompts == len(ASKS) and out.measurement.learned is not None
 
     after = plan()
     assert learn.running_setup(after.prepared) == MOD
@@ -293,26 +305,14 @@ def test_learning_tries_the_pair_the_minute_left_out(tmp_path, monkeypatch):
     kept, as it beats each type alone on every prompt beyond the noise."""
     from tests import fake_arms as fa
 
-    from draftwise.core.chat import protocol as chat
-    from draftwise.core.measuring import learn, quick
+    from draftwise.core.measuring import learn
 
     request, records, plan = _alone_model(tmp_path, monkeypatch)
     builtin = fa.Fake(lambda s: (150.0, 150.0, 90.0) if s == SIMPLE else 115.0 if s == MOD
                       else 140.0 if s.speculates else 100.0)
-    target = learn.measured_planned(plan())
-    assert target is not None
-    records.measured.record(quick.measure(target.prepared, fa.ENGINE, fa.MACHINE, settings=fa.SETTINGS,
-                                          runner=builtin, engine_types=fa.NGRAM_MEASURED))
+    before, store, _keeper = _measured_then_used(request, records, plan, builtin)
     assert {s for s, _ in builtin.starts} == {NONE, SIMPLE, MOD}  # no pair: it could not hold there
-    before = plan()
     assert learn.running_setup(before.prepared) == SIMPLE
-
-    store = usage.UsageRecords()
-    keeper = usage.Keeper(learn.usage_key(before), store)
-    keeper.lines(LOGS[0].read_text(encoding="utf-8").splitlines())
-    keeper.save(final=True)
-    for ask in ["Summarise the minutes below.", "Now the same for Tuesday's meeting.", "And for Friday's."]:
-        store.add_prompts(request.model, (usage.prompt_of(chat.request_body([("user", ask)], chat.Options())),))
 
     theirs = fa.Fake(lambda s: 170.0 if s.ngram2 is not None else {MOD: 120.0, SIMPLE: 110.0}.get(s, 100.0))
     out = learn.before_launch(before, store, now=1_000_000.0, idle=lambda: True, settings=fa.SETTINGS, runner=theirs)

@@ -251,6 +251,21 @@ def test_two_settings_faster_alone_are_measured_together_in_a_final(tmp_path):
     assert notes[-1] == "Together: 21 % faster than the engine's own settings, measured side by side."
 
 
+def test_where_the_engines_own_settings_stay_the_note_names_what_did_not_beat_them(tmp_path):
+    """Not "the fastest": a setting within the noise of the defaults is not kept either, so
+    the note says which settings did not beat them (here both are slower)."""
+    p = _q4(tmp_path)
+    fake = TimedFake(lambda s: (100.0 * (0.9 if s.engine.threads == 1 else 0.97 if s.engine.repack is False else 1.0),
+                                500.0))
+    dims = tuning.dimensions(p, fa.CAPS.has_flag, physical=2, logical=2)
+    t = tuning.tune(fake, NONE, dims, 2, arms.Steps(4), key=tuned.key_for(p.model.path, fa.ENGINE, HASWELL))
+    assert t.settings == DEFAULTS
+    others = ", ".join(r.settings.label() for r in t.rows if r.settings != DEFAULTS)
+    assert "-nr" in others and "-t 1" in others
+    assert [str(n) for n in t.notes()] == [
+        f"Engine settings: the engine's own are kept; {others} did not beat them beyond the noise on most prompts here."]
+
+
 def test_a_setting_that_crashes_is_left_out_and_recorded_once_per_machine(tmp_path):
     p = _q4(tmp_path)
     store = tuned.TunedRecords(tmp_path / "settings.json")

@@ -1634,47 +1634,47 @@
       <translation>組み合わせると、エンジン既定の設定より {pct} % 速いと、並べて測定されました。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="184" />
-      <source>Engine settings: the engine's own were the fastest of {n} measured here.</source>
-      <translation>エンジン設定: このコンピューターで測定した {n} 通りのうち、エンジン既定の設定が最速でした。</translation>
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="187" />
+      <source>Engine settings: the engine's own are kept; {others} did not beat them beyond the noise on most prompts here.</source>
+      <translation>エンジン設定: エンジン既定の設定のままです。このコンピューターでは {others} が、ほとんどのプロンプトでノイズを超えて速くはありませんでした。</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="211" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="214" />
       <source>weights not repacked (-nr)</source>
       <translation>重みを再配置しない（-nr）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="211" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="214" />
       <source>weights repacked</source>
       <translation>重みを再配置する</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="213" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="216" />
       <source>engine threads {n} (-t)</source>
       <translation>エンジンのスレッド数 {n}（-t）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="215" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="218" />
       <source>engine threads for prompts {n} (-tb)</source>
       <translation>プロンプト処理のスレッド数 {n}（-tb）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="217" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="220" />
       <source>flash attention {state} (-fa)</source>
       <translation>Flash Attention {state}（-fa）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="219" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="222" />
       <source>prompt batch {n} (-ub)</source>
       <translation>プロンプトのバッチ {n}（-ub）</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="220" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="223" />
       <source>{flag} {value}</source>
       <translation>{flag} {value}</translation>
     </message>
     <message>
-      <location filename="../../app/draftwise/core/measurements/tuned.py" line="276" />
+      <location filename="../../app/draftwise/core/measurements/tuned.py" line="279" />
       <source>record of engine settings</source>
       <translation>エンジン設定の記録</translation>
     </message>
@@ -5735,6 +5735,10 @@ llama.cpp でローカル LLM を動かします。投機的デコードと MTP 
     <message>
       <source>EOS token id</source>
       <translation type="vanished">EOS トークン ID</translation>
+    </message>
+    <message>
+      <source>Engine settings: the engine's own were the fastest of {n} measured here.</source>
+      <translation type="vanished">エンジン設定: このコンピューターで測定した {n} 通りのうち、エンジン既定の設定が最速でした。</translation>
     </message>
     <message>
       <source>Engine start</source>

@@ -184,9 +184,9 @@ def render(m, *, on_trial: bool = False) -> str:
     if m.n_max is not None and m.tried:
         tried = ", ".join(f"{n}: {tps:.1f}" for n, tps in m.tried)
         lines.append(f"draft length kept: {m.n_max} (tokens/s per length tried: {tried})")
-    # "kept" only where auto runs it: n-gram on trial runs where it pays; a drafter slower than
-    # none beyond the noise is left out (the last line), so it was only the fastest tried.
-    kept = m.setup is not None and (m.pays if on_trial else not m.slower)
+    # "kept" only where auto runs it (`Measurement.runs`; this output speaks of an automatic
+    # drafter, left out when slower: the last line), else it was only the fastest tried.
+    kept = m.runs(automatic=True, on_trial=on_trial)
     if m.setup is not None and on_trial and not m.pays:
         lines.append(f"fastest setup: {m.setup.label()}; not faster than none beyond the noise, so auto leaves "
                      "n-gram speculation off")

@@ -125,6 +125,12 @@ class Measurement:
         rewrites at 1.22× (docs/measure.md), so a tie leaves speculation off."""
         return self.faster
 
+    def runs(self, *, automatic: bool, on_trial: bool) -> bool:
+        """Whether auto runs the measured setup from now on: n-gram speculation on trial where
+        it pays; a drafter unless it is automatic and slower beyond the noise (one the user
+        chose stays)."""
+        return self.setup is not None and (self.pays if on_trial else not (self.slower and automatic))
+
     def summary(self) -> Message:
         return msg(
             "{ratio}× with {what} ({with_tps} vs {without_tps} tokens/s, noise ±{noise} %)",

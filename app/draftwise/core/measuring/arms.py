@@ -168,7 +168,7 @@ class Steps:
         self.total += starts * self.per_arm
 
     def unplan(self, starts: int) -> None:
-        self.total = max(self.done, self.total - starts * self.per_arm)
+        self.skip(starts * self.per_arm)
 
     def __call__(self, text: Message) -> None:
         check(self.cancel)
@@ -177,7 +177,7 @@ class Steps:
         self.done += 1
 
     def skip(self, steps: int) -> None:
-        """Steps planned that will not run (a start stopped early)."""
+        """Steps planned that will not run (a start stopped early; starts `unplan`ned)."""
         self.total = max(self.done, self.total - steps)
 
     def say(self, text: Message) -> None:

@@ -97,10 +97,9 @@ def carrier_of(m: Measurement, *, automatic: bool, on_trial: bool) -> Setup:
     """The setup auto runs after this measurement (the settings are measured on it): the best
     where it pays (n-gram on trial) or is not slower (an automatic drafter; a chosen one stays),
     else none."""
-    if m.setup is None:
+    if m.setup is None or not m.runs(automatic=automatic, on_trial=on_trial):
         return setup_mod.NONE
-    runs = m.pays if on_trial else not (m.slower and automatic)
-    return replace(m.setup, engine=DEFAULTS) if runs else setup_mod.NONE
+    return replace(m.setup, engine=DEFAULTS)
 
 
 def dimensions(prepared: Prepared, has_flag: Callable[[str], bool], *, which: Collection[str] = BASICS,
